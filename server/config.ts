@@ -1,0 +1,94 @@
+// One valibot-checked reading of the environment (pitfall 9: never runtimeConfig/destr for secrets).
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { resolve } from 'node:path'
+import * as v from 'valibot'
+
+const Env = v.object({
+  PORT: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3000'),
+  HOST: v.optional(v.string(), '127.0.0.1'),
+  DATABASE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must start with postgres://'))),
+  SVC_DATA_DIR: v.optional(v.string(), '.data'),
+  SVC_ENV: v.optional(v.picklist(['development', 'production', 'test']), 'development'),
+  SVC_MASTER_KEY: v.optional(v.pipe(v.string(), v.regex(/^svc_mk_live_.{48,}$/, 'SVC_MASTER_KEY must be svc_mk_live_ followed by at least 48 characters'))),
+  SVC_SECRET: v.optional(v.pipe(v.string(), v.minLength(32, 'SVC_SECRET must be at least 32 characters'))),
+  REDIS_URL: v.optional(v.string()),
+  SVC_PUBLIC_URL: v.optional(v.pipe(v.string(), v.url())),
+  SVC_ALLOW_PRIVATE_HOSTS: v.optional(v.string(), ''),
+  SVC_CHAT_ENGINE: v.optional(v.string(), 'local'),
+  SVC_TELEPHONY: v.optional(v.string(), 'simulated'),
+  SVC_MAIL: v.optional(v.string(), 'outbox'),
+  SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
+})
+
+export interface Config {
+  port: number
+  host: string
+  databaseUrl: string | undefined
+  dataDir: string
+  production: boolean
+  masterKey: string
+  masterKeyFile: string | undefined
+  secret: string
+  redisUrl: string | undefined
+  publicUrl: string
+  allowPrivateHosts: string[]
+  chatEngine: string
+  telephony: string
+  mail: string
+  jobPollSeconds: number
+}
+
+// A generated dev secret lives in the data dir (mode 0600) so restarts keep cursors and keys valid.
+function devSecret(dir: string, file: string, make: () => string): { value: string; path: string; created: boolean } {
+  const path = resolve(dir, file)
+  if (existsSync(path)) return { value: readFileSync(path, 'utf8').trim(), path, created: false }
+  mkdirSync(dir, { recursive: true })
+  const value = make()
+  writeFileSync(path, value + '\n', { mode: 0o600 })
+  return { value, path, created: true }
+}
+
+let cached: Config | undefined
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  if (cached) return cached
+  const parsed = v.safeParse(Env, env)
+  if (!parsed.success) {
+    const issue = parsed.issues[0]
+    throw new Error(`[config] ${v.getDotPath(issue) ?? 'env'}: ${issue.message}`)
+  }
+  const e = parsed.output
+  const production = e.SVC_ENV === 'production'
+  const dataDir = resolve(e.SVC_DATA_DIR)
+  if (production && (!e.SVC_MASTER_KEY || !e.SVC_SECRET)) {
+    throw new Error('[config] SVC_ENV=production requires SVC_MASTER_KEY and SVC_SECRET')
+  }
+  let masterKey = e.SVC_MASTER_KEY
+  let masterKeyFile: string | undefined
+  if (!masterKey) {
+    const k = devSecret(dataDir, 'master.key', () => 'svc_mk_live_' + randomBytes(36).toString('base64url'))
+    masterKey = k.value
+    masterKeyFile = k.path
+  }
+  const secret = e.SVC_SECRET ?? devSecret(dataDir, 'secret.key', () => randomBytes(32).toString('base64url')).value
+  const port = Number(e.PORT)
+  cached = {
+    port,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir,
+    production,
+    masterKey,
+    masterKeyFile,
+    secret,
+    redisUrl: e.REDIS_URL,
+    publicUrl: (e.SVC_PUBLIC_URL ?? `http://${e.HOST}:${port}`).replace(/\/$/, ''),
+    allowPrivateHosts: e.SVC_ALLOW_PRIVATE_HOSTS.split(',').map((s) => s.trim()).filter(Boolean),
+    chatEngine: e.SVC_CHAT_ENGINE,
+    telephony: e.SVC_TELEPHONY,
+    mail: e.SVC_MAIL,
+    jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
+  }
+  return cached
+}

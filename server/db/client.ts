@@ -1,0 +1,85 @@
+// Two engines, one dialect: postgres.js when DATABASE_URL is set, PGlite (in-process PostgreSQL) otherwise.
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { ExtractTablesWithRelations } from 'drizzle-orm'
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
+import * as schema from './schema'
+
+type Schema = typeof schema
+export type Db = PgDatabase<PgQueryResultHKT, Schema>
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>
+/** What domain code queries through: the pool, or the open transaction it was handed. */
+export type Executor = Db | Tx
+
+export interface Database {
+  kind: 'pglite' | 'postgres'
+  db: Db
+  /** Runs `fn` in one transaction. On PGlite transactions are serialised by the engine's own mutex;
+   *  never call the outer `db` inside `fn` (it would wait for the transaction that waits for it). */
+  tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
+  /** Raw SQL for the migrator and for pg-boss's `db.executeSql` adapter. */
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+export async function openDatabase(opts: { url?: string; dataDir: string }): Promise<Database> {
+  return opts.url ? openPostgres(opts.url) : openPglite(join(opts.dataDir, 'pglite'))
+}
+
+async function openPostgres(url: string): Promise<Database> {
+  const { default: postgres } = await import('postgres')
+  const { drizzle } = await import('drizzle-orm/postgres-js')
+  const sql = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 5, idle_timeout: 30 })
+  const db = drizzle({ client: sql, schema }) as unknown as Db
+  return {
+    kind: 'postgres',
+    db,
+    tx: (fn) => db.transaction(fn as any) as any,
+    async executeSql(text, values) {
+      const rows = values?.length ? await sql.unsafe(text, values as any[]) : await sql.unsafe(text)
+      return { rows: Array.isArray(rows) ? [...rows] : [] }
+    },
+    async ping() {
+      await withTimeout(sql`select 1`, 2000)
+    },
+    close: () => sql.end({ timeout: 5 }),
+  }
+}
+
+async function openPglite(dir: string): Promise<Database> {
+  const { PGlite } = await import('@electric-sql/pglite')
+  const { drizzle } = await import('drizzle-orm/pglite')
+  mkdirSync(dir, { recursive: true })
+  const pg = await PGlite.create(dir)
+  const db = drizzle({ client: pg, schema }) as unknown as Db
+  return {
+    kind: 'pglite',
+    db,
+    tx: (fn) => db.transaction(fn as any) as any,
+    async executeSql(text, values) {
+      // pg-boss sends multi-statement scripts without parameters (schema set-up, migrations):
+      // only the simple-query protocol (`exec`) accepts those.
+      if (values?.length) return { rows: (await pg.query(text, values)).rows }
+      const results = await pg.exec(text)
+      return { rows: results.at(-1)?.rows ?? [] }
+    },
+    async ping() {
+      await withTimeout(pg.query('select 1'), 2000)
+    },
+    close: () => pg.close(),
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('database ping timed out')), ms) }),
+  ])
+}
+
+/** `execute()` answers an array on postgres.js and `{rows}` on PGlite. */
+export function rowsOf<T = Record<string, unknown>>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
+}

@@ -1,0 +1,51 @@
+// Account resolution runs before any query (contract, "Account resolution"): query account_id, then
+// body account_id, then X-Svc-Account, then the credential's home account. Any requested account not on
+// the credential rejects the whole request with 403 forbidden_account.
+import { inArray } from 'drizzle-orm'
+import type { Database } from '../../db/client'
+import { accounts } from '../../db/schema'
+import { Errors } from '../../utils/api-error'
+import type { Principal } from '../credentials/principal'
+
+export interface AccountScope {
+  /** The account the request acts for. */
+  id: string | null
+  /** Every account the request named (query account_id may repeat). */
+  ids: string[]
+  /** True when the master key acts for an account (audit cross_account). */
+  crossAccount: boolean
+}
+
+const ACCOUNT_ID = /^(acc|usr)_(\d{1,18})$/
+
+/** usr_7 and acc_7 name the same tenant. */
+export function normaliseAccountId(id: string): string | null {
+  const m = ACCOUNT_ID.exec(id)
+  return m ? `acc_${m[2]}` : null
+}
+
+export async function resolveAccount(
+  database: Database,
+  principal: Principal,
+  req: { queryAccountIds: string[]; bodyAccountId?: string; header?: string; dataRoute: boolean },
+): Promise<AccountScope> {
+  const requested = req.queryAccountIds.length ? req.queryAccountIds : req.bodyAccountId ? [req.bodyAccountId] : req.header ? [req.header] : []
+  const ids: string[] = []
+  for (const raw of requested) {
+    const id = normaliseAccountId(raw)
+    if (!id) throw Errors.forbiddenAccount(`"${raw}" is not an account id this credential covers.`)
+    if (!ids.includes(id)) ids.push(id)
+  }
+  if (principal.type === 'master') {
+    if (req.dataRoute && !req.header) throw Errors.forbiddenAccount('The master key must name an account with X-Svc-Account on data routes.')
+    if (ids.length) {
+      const found = await database.db.select({ id: accounts.id }).from(accounts).where(inArray(accounts.id, ids))
+      if (found.length !== ids.length) throw Errors.forbiddenAccount('An account named by the request does not exist.')
+    }
+    return { id: ids[0] ?? null, ids, crossAccount: true }
+  }
+  const allowed = principal.accountIds ?? []
+  for (const id of ids) if (!allowed.includes(id)) throw Errors.forbiddenAccount()
+  const home = principal.homeAccountId
+  return { id: ids[0] ?? home, ids: ids.length ? ids : home ? [home] : [], crossAccount: false }
+}

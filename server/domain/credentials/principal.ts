@@ -1,0 +1,15 @@
+import type { Scope } from './scopes'
+
+/** Who is calling, resolved once per request by defineApiRoute. */
+export interface Principal {
+  type: 'master' | 'personal' | 'oauth'
+  /** key_<n>, or the literal "master". */
+  credentialId: string
+  userId: string | null
+  scopes: ReadonlySet<Scope>
+  /** Accounts the credential may act for; null for the master key (any account). */
+  accountIds: readonly string[] | null
+  homeAccountId: string | null
+  ipAllowlist: readonly string[]
+  expiresAt: Date | null
+}

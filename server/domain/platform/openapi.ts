@@ -1,0 +1,151 @@
+// The OpenAPI 3.1 document is built from the route table: each route's valibot schemas, scope, rate
+// class and error codes, so the document cannot drift from what the code validates.
+import * as v from 'valibot'
+import { toJsonSchema } from '@valibot/to-json-schema'
+import type { RouteEntry } from '../../utils/route-table'
+import { VERSION } from './health'
+
+const GENERIC_ERRORS: Record<string, [number, string]> = {
+  missing_credentials: [401, 'No bearer credential'],
+  invalid_credentials: [401, 'Unknown, malformed or revoked credential'],
+  expired_token: [401, 'Credential past expiry'],
+  insufficient_scope: [403, 'The credential lacks the route scope'],
+  forbidden_account: [403, 'The account is not on the credential'],
+  ip_not_allowed: [403, 'Source IP outside the key ip_allowlist'],
+  rate_limited: [429, 'Rate class or per-IP limit reached; see Retry-After'],
+  validation_error: [400, 'A value failed validation; error.field names it'],
+  unsupported_field: [400, 'Unknown body key; error.field names it'],
+  unsupported_filter: [400, 'Unknown query parameter, enum value, include or sort'],
+  invalid_json: [400, 'Malformed JSON body'],
+  empty_update: [400, 'Patch with no fields'],
+  unsupported_media_type: [415, 'Body is not application/json'],
+  payload_too_large: [413, 'JSON body above 2 MB or upload above 10 MB'],
+  internal_error: [500, 'Unexpected failure; quote the request id'],
+}
+
+const jsonSchema = (s: v.GenericSchema) => {
+  const out = toJsonSchema(s, { errorMode: 'ignore', target: 'draft-2020-12' }) as Record<string, unknown>
+  delete out.$schema
+  return out
+}
+
+const ErrorEnvelope = {
+  type: 'object',
+  required: ['error', 'meta'],
+  properties: {
+    error: {
+      type: 'object', required: ['code', 'message', 'field', 'request_id'],
+      properties: { code: { type: 'string' }, message: { type: 'string' }, field: { type: ['string', 'null'] }, request_id: { type: 'string' } },
+    },
+    meta: { $ref: '#/components/schemas/Meta' },
+  },
+}
+
+export const toOpenApiPath = (route: string) => route.replace(/^\/v1/, '').replace(/:(\w+)/g, '{$1}') || '/'
+
+export function buildOpenApi(entries: RouteEntry[], origin: string) {
+  const paths: Record<string, Record<string, unknown>> = {}
+  const tags = new Set<string>()
+  for (const { path, method, meta } of entries) {
+    if (!meta) continue
+    const p = toOpenApiPath(path)
+    const m = method === 'ALL' ? 'get' : method.toLowerCase()
+    for (const t of meta.tags ?? ['Other']) tags.add(t)
+    const isPublic = meta.auth === 'public'
+    const parameters: unknown[] = []
+    const paramNames = [...path.matchAll(/:(\w+)/g)].map((x) => x[1])
+    const paramEntries = (meta.params as any)?.entries ?? {}
+    for (const name of paramNames) parameters.push({ name, in: 'path', required: true, schema: paramEntries[name] ? jsonSchema(paramEntries[name]) : { type: 'string' } })
+    const queryEntries = (meta.query as any)?.entries ?? {}
+    for (const [name, schema] of Object.entries(queryEntries)) {
+      const s = schema as v.GenericSchema
+      const repeat = meta.repeatable?.includes(name)
+      parameters.push({
+        name, in: 'query', required: !(s.type === 'optional' || s.type === 'nullish'),
+        ...(repeat ? { schema: { type: 'array', items: jsonSchema(s) }, explode: true } : { schema: jsonSchema(s) }),
+      })
+    }
+    const errorCodes = isPublic ? ['internal_error'] : [
+      'missing_credentials', 'invalid_credentials', 'expired_token', 'insufficient_scope', 'forbidden_account', 'ip_not_allowed', 'rate_limited',
+      ...(meta.body ? ['invalid_json', 'unsupported_field', 'validation_error', 'unsupported_media_type', 'payload_too_large'] : []),
+      ...(meta.patch ? ['empty_update'] : []),
+      ...(Object.keys(queryEntries).length || !meta.body ? ['unsupported_filter'] : []),
+      ...(meta.errors ?? []),
+      'internal_error',
+    ]
+    const byStatus = new Map<number, string[]>()
+    for (const code of new Set(errorCodes)) {
+      const status = GENERIC_ERRORS[code]?.[0] ?? statusFromCode(code)
+      byStatus.set(status, [...(byStatus.get(status) ?? []), code])
+    }
+    const success = String(meta.status ?? 200)
+    const responses: Record<string, unknown> = {
+      [success]: success === '204' ? { description: 'No content' } : {
+        description: 'Success',
+        content: { 'application/json': { schema: meta.response ? jsonSchema(meta.response) : { type: 'object' }, ...(meta.example ? { example: meta.example } : {}) } },
+      },
+    }
+    for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+      responses[String(status)] = {
+        description: codes.map((c) => `\`${c}\`${GENERIC_ERRORS[c] ? `: ${GENERIC_ERRORS[c][1]}` : ''}`).join('; '),
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: errorExample(codes[0]) } },
+      }
+    }
+    const scopeText = isPublic ? 'Public: no credential, unmetered, not audited.' : `Scope: \`${[meta.scope, ...(meta.anyScope ?? [])].filter(Boolean).join('` or `') || 'any credential'}\`. Rate class: \`${meta.rateClass ?? (m === 'get' ? 'read' : 'write')}\`.`
+    paths[p] ??= {}
+    paths[p][m] = {
+      operationId: operationId(m, p),
+      summary: meta.summary,
+      description: [meta.description, scopeText].filter(Boolean).join('\n\n'),
+      tags: meta.tags ?? ['Other'],
+      security: isPublic ? [] : [{ bearerAuth: meta.scope ? [meta.scope] : [] }],
+      'x-scope': isPublic ? null : meta.scope ?? null,
+      'x-rate-class': isPublic ? null : meta.rateClass ?? (m === 'get' ? 'read' : 'write'),
+      ...(parameters.length ? { parameters } : {}),
+      ...(meta.body ? { requestBody: { required: !meta.patch, content: { 'application/json': { schema: jsonSchema(meta.body as v.GenericSchema) } } } } : {}),
+      responses,
+    }
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Conversational Agent Service API',
+      version: VERSION,
+      summary: 'Multi-tenant server-to-server API hosting AI agents for phone, web chat and voice chat.',
+      description: 'Contract 1.0.0-draft. Every response carries X-Request-Id and Cache-Control: no-store; every non-2xx uses the error envelope.',
+    },
+    servers: [{ url: `${origin}/v1` }, { url: `${origin}/api/v1`, description: 'Fallback base path' }],
+    tags: [...tags].sort().map((name) => ({ name })),
+    paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'svc_mk_live_… master key, svc_sk_live_… personal key or svc_at_… OAuth access token' } },
+      schemas: {
+        Meta: { type: 'object', required: ['request_id', 'environment'], properties: { request_id: { type: 'string' }, environment: { const: 'production' } } },
+        Error: ErrorEnvelope,
+        Pagination: {
+          type: 'object', required: ['limit', 'has_more', 'next_cursor'],
+          properties: { limit: { type: 'integer' }, has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } },
+        },
+      },
+    },
+  }
+}
+
+function statusFromCode(code: string): number {
+  if (/not_found$/.test(code)) return 404
+  if (/exists$|in_progress$|reused$|in_use$/.test(code)) return 409
+  if (code === 'payment_required') return 402
+  if (code === 'plan_limit_reached') return 403
+  if (code === 'conversation_deleted') return 410
+  if (code === 'quota_exceeded') return 429
+  return 400
+}
+
+function errorExample(code: string) {
+  return { error: { code, message: GENERIC_ERRORS[code]?.[1] ?? code.replace(/_/g, ' '), field: null, request_id: 'req_example' }, meta: { request_id: 'req_example', environment: 'production' } }
+}
+
+function operationId(method: string, path: string): string {
+  const words = path.split('/').filter(Boolean).map((s) => s.replace(/[{}]/g, '').replace(/[^a-zA-Z0-9]+/g, '_'))
+  return [method, ...words].join('_')
+}

@@ -1,0 +1,80 @@
+// Tenants: one transaction creates the user, its account (same number) and its subscription.
+import { randomBytes } from 'node:crypto'
+import { eq, sql } from 'drizzle-orm'
+import type { Database } from '../../db/client'
+import { rowsOf } from '../../db/client'
+import { accounts, subscriptions, users } from '../../db/schema'
+import { ApiError, Errors } from '../../utils/api-error'
+import { isUniqueViolation } from '../../utils/db-errors'
+import { hashPassword } from '../../utils/password'
+import type { User, UserCreate } from './schemas'
+
+const TRIAL_DAYS = 30
+const PLAN_PRICE: Record<string, number> = { trial: 0, starter: 49 }
+
+type UserRow = typeof users.$inferSelect
+type AccountRow = typeof accounts.$inferSelect
+
+function present(u: UserRow, a: AccountRow): User {
+  return {
+    user_id: u.id,
+    account_id: a.id,
+    email: u.email,
+    name: u.name,
+    plan: a.plan as User['plan'],
+    plan_expires_at: a.planExpiresAt?.toISOString() ?? null,
+    company_name: u.companyName,
+    language: u.language,
+    timezone: u.timezone,
+    currency_code: u.currencyCode,
+    external_ids: u.externalIds,
+    status: u.status as User['status'],
+    limits: u.limits,
+    transcript_retention_days: a.transcriptRetentionDays,
+    created_at: u.createdAt.toISOString(),
+    updated_at: u.updatedAt.toISOString(),
+  }
+}
+
+export async function createUser(database: Database, input: UserCreate): Promise<User> {
+  // Hash before the transaction: scrypt takes ~100 ms and PGlite serialises transactions.
+  const passwordHash = await hashPassword(input.password ?? randomBytes(32).toString('base64url'))
+  try {
+    return await database.tx(async (tx) => {
+      const [{ n }] = rowsOf<{ n: string }>(await tx.execute(sql`SELECT nextval('tenant_seq')::text AS n`))
+      const now = new Date()
+      const [account] = await tx.insert(accounts).values({
+        id: `acc_${n}`,
+        name: input.company_name ?? input.name ?? input.email,
+        plan: input.plan,
+        planExpiresAt: input.plan === 'trial' ? new Date(now.getTime() + TRIAL_DAYS * 86_400_000) : null,
+        createdAt: now, updatedAt: now,
+      }).returning()
+      const [user] = await tx.insert(users).values({
+        id: `usr_${n}`,
+        accountId: account.id,
+        email: input.email,
+        name: input.name ?? null,
+        companyName: input.company_name ?? null,
+        language: input.language ?? null,
+        timezone: input.timezone ?? null,
+        currencyCode: input.currency_code,
+        externalIds: input.external_ids ?? {},
+        passwordHash,
+        passwordGenerated: input.password === undefined,
+        createdAt: now, updatedAt: now,
+      }).returning()
+      await tx.insert(subscriptions).values({ accountId: account.id, plan: input.plan, planLimit: PLAN_PRICE[input.plan] ?? 0, createdAt: now, updatedAt: now })
+      return present(user, account)
+    })
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ApiError(409, 'email_exists', 'A user with this email already exists.', 'email')
+    throw err
+  }
+}
+
+export async function getUser(database: Database, id: string): Promise<User> {
+  const [row] = await database.db.select().from(users).innerJoin(accounts, eq(accounts.id, users.accountId)).where(eq(users.id, id))
+  if (!row) throw Errors.notFound('User')
+  return present(row.users, row.accounts)
+}

@@ -1,0 +1,62 @@
+// pg-boss on the same database: directly on PostgreSQL, through the `db.executeSql` adapter on PGlite.
+// Jobs live in the database, so a restart (or a crash) resumes them; any number of instances share them.
+import PgBoss from 'pg-boss'
+import type { Database } from '../db/client'
+import type { JobContext, JobDefinition } from '../kit/job'
+import { createRegistry } from '../kit/registry'
+
+export interface Queue {
+  boss: PgBoss
+  send: JobContext['send']
+  state(): Promise<'ok' | 'degraded'>
+  stop(): Promise<void>
+}
+
+export async function startQueue(opts: {
+  database: Database
+  databaseUrl?: string
+  jobs: JobDefinition[]
+  pollSeconds: number
+  log?: (m: string, extra?: Record<string, unknown>) => void
+}): Promise<Queue> {
+  const registry = createRegistry<JobDefinition>('job')
+  registry.registerAll(opts.jobs)
+  const log = opts.log ?? ((m, extra) => console.log(`[jobs] ${m}`, extra ?? ''))
+  const boss = opts.databaseUrl
+    ? new PgBoss({ connectionString: opts.databaseUrl, max: 4, schema: 'pgboss' })
+    : new PgBoss({ db: { executeSql: (text: string, values?: unknown[]) => opts.database.executeSql(text, values) }, schema: 'pgboss' } as any)
+  let lastErrorAt = 0
+  boss.on('error', (err) => { lastErrorAt = Date.now(); log(`error: ${err.message}`) })
+  await boss.start()
+
+  const send: JobContext['send'] = (name, data = {}, o = {}) =>
+    boss.send(name, data, { singletonKey: o.singletonKey, startAfter: o.startAfter as any })
+  const ctx: JobContext = { database: opts.database, send, log }
+
+  for (const job of registry.list()) {
+    await boss.createQueue(job.name, {
+      name: job.name,
+      retryLimit: job.retryLimit ?? 3,
+      retryDelay: job.retryDelaySeconds ?? 5,
+      retryBackoff: true,
+    } as any)
+    const workers = Math.max(1, job.concurrency ?? 1)
+    for (let i = 0; i < workers; i++) {
+      await boss.work(job.name, { pollingIntervalSeconds: Math.max(0.5, opts.pollSeconds), batchSize: 1, includeMetadata: true }, async (batch) => {
+        for (const j of batch) await job.run(j.data as any, ctx, { id: j.id, retryCount: j.retryCount })
+      })
+    }
+    if (job.schedule) await boss.schedule(job.name, job.schedule, {}, { tz: 'UTC' })
+  }
+
+  return {
+    boss,
+    send,
+    // A queue error in the last minute (lost connection, failed poll) shows as degraded, not down:
+    // jobs are durable and resume once the database answers again.
+    async state() {
+      return Date.now() - lastErrorAt < 60_000 ? 'degraded' : 'ok'
+    },
+    stop: () => boss.stop({ graceful: true, wait: true, timeout: 5000 }),
+  }
+}

@@ -1,0 +1,23 @@
+// A job kind is one file under server/jobs/ exporting defineJob({...}). Handlers must be idempotent:
+// pg-boss delivers at least once (a crash after the work and before the ack runs it again).
+import type { Database } from '../db/client'
+
+export interface JobContext {
+  database: Database
+  /** Enqueue follow-up work from inside a job. */
+  send(name: string, data?: object, options?: { singletonKey?: string; startAfter?: number | Date }): Promise<string | null>
+  log(message: string, extra?: Record<string, unknown>): void
+}
+
+export interface JobDefinition<D extends object = any> {
+  name: string
+  /** cron (UTC) for recurring jobs, e.g. sweeps; omitted for on-demand kinds. */
+  schedule?: string
+  retryLimit?: number
+  retryDelaySeconds?: number
+  /** Concurrent handlers in this process. */
+  concurrency?: number
+  run(data: D, ctx: JobContext, meta: { id: string; retryCount: number }): Promise<void>
+}
+
+export const defineJob = <D extends object>(job: JobDefinition<D>) => job

@@ -1,0 +1,12 @@
+// Route-agnostic first step: request id and no-store on every response, then wait for boot.
+import { defineEventHandler, getHeader, setResponseHeader } from 'h3'
+import { chooseRequestId } from '../utils/request-id'
+import { whenReady } from '../utils/runtime'
+
+export default defineEventHandler(async (event) => {
+  const id = chooseRequestId(getHeader(event, 'x-request-id'))
+  event.context.requestId = id
+  setResponseHeader(event, 'X-Request-Id', id)
+  setResponseHeader(event, 'Cache-Control', 'no-store')
+  await whenReady()
+})

@@ -1,0 +1,15 @@
+import { setResponseHeader } from 'h3'
+import { defineApiRoute } from '../../../utils/define-api-route'
+import { openApiDocument } from '../../../utils/openapi-doc'
+import { allMarkdown } from '../../../domain/platform/docs'
+
+export default defineApiRoute({
+  summary: 'Whole reference as one Markdown file',
+  tags: ['Platform'],
+  auth: 'public',
+  raw: true,
+  async handler({ event }) {
+    setResponseHeader(event, 'Content-Type', 'text/markdown; charset=utf-8')
+    return allMarkdown(await openApiDocument())
+  },
+})

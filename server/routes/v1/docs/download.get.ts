@@ -1,0 +1,17 @@
+import { setResponseHeader } from 'h3'
+import { defineApiRoute } from '../../../utils/define-api-route'
+import { openApiDocument } from '../../../utils/openapi-doc'
+import { docsArchive } from '../../../domain/platform/docs'
+
+export default defineApiRoute({
+  summary: 'Reference bundle (zip)',
+  description: 'A zip holding openapi.json, openapi.yaml, all.md and pages/<name>.md.',
+  tags: ['Platform'],
+  auth: 'public',
+  raw: true,
+  async handler({ event }) {
+    setResponseHeader(event, 'Content-Type', 'application/zip')
+    setResponseHeader(event, 'Content-Disposition', 'attachment; filename="svc-api-reference.zip"')
+    return Buffer.from(docsArchive(await openApiDocument()))
+  },
+})

@@ -1,0 +1,16 @@
+import { setResponseHeader } from 'h3'
+import { defineApiRoute } from '../../../utils/define-api-route'
+import { openApiDocument } from '../../../utils/openapi-doc'
+import { docsHtml } from '../../../domain/platform/docs'
+
+export default defineApiRoute({
+  summary: 'HTML reference',
+  description: 'The OpenAPI document rendered as one self-contained page (no external assets).',
+  tags: ['Platform'],
+  auth: 'public',
+  raw: true,
+  async handler({ event }) {
+    setResponseHeader(event, 'Content-Type', 'text/html; charset=utf-8')
+    return docsHtml(await openApiDocument())
+  },
+})

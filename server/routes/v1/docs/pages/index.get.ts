@@ -1,0 +1,17 @@
+import * as v from 'valibot'
+import { defineApiRoute } from '../../../../utils/define-api-route'
+import { openApiDocument } from '../../../../utils/openapi-doc'
+import { markdownPages } from '../../../../domain/platform/docs'
+
+export default defineApiRoute({
+  summary: 'Index of reference pages',
+  tags: ['Platform'],
+  auth: 'public',
+  response: v.object({ data: v.array(v.object({ name: v.string(), title: v.string(), path: v.string() })) }),
+  async handler() {
+    const pages = markdownPages(await openApiDocument())
+    return {
+      data: [...pages].map(([name, md]) => ({ name, title: md.split('\n')[0].replace(/^#\s*/, ''), path: `/v1/docs/pages/${name}.md` })),
+    }
+  },
+})

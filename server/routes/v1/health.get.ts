@@ -1,0 +1,18 @@
+import { setResponseStatus } from 'h3'
+import { defineApiRoute } from '../../utils/define-api-route'
+import { single } from '../../utils/envelope'
+import { checkHealth, Health } from '../../domain/platform/health'
+
+export default defineApiRoute({
+  summary: 'Service health',
+  description: 'Checks the database live. 200 for ok or degraded; 503 with the same body when the database is unreachable.',
+  tags: ['Platform'],
+  auth: 'public',
+  response: Health,
+  raw: true,
+  async handler({ event, runtime }) {
+    const health = await checkHealth(runtime)
+    if (health.status === 'down') setResponseStatus(event, 503)
+    return single(event, health)
+  },
+})

@@ -1,0 +1,11 @@
+import { defineApiRoute } from '../../utils/define-api-route'
+import { openApiDocument } from '../../utils/openapi-doc'
+
+export default defineApiRoute({
+  summary: 'OpenAPI 3.1 document (JSON)',
+  description: 'Generated from the route table: every route, its schemas, scope, rate class and errors.',
+  tags: ['Platform'],
+  auth: 'public',
+  raw: true,
+  handler: () => openApiDocument(),
+})

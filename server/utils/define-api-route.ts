@@ -1,0 +1,209 @@
+// The one place that authenticates, resolves the account, checks the scope, applies the rate class,
+// validates params, query and body, and wraps the envelope. It also attaches its options to the handler
+// it returns, which is what the OpenAPI builder reads (pitfall 8: lazy routes, no import side effects).
+import { defineEventHandler, getHeader, getQuery, getRouterParams, readRawBody, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
+import * as v from 'valibot'
+import { ApiError, Errors, splitCoded } from './api-error'
+import { list, single, type Page } from './envelope'
+import { useRuntime, type Runtime } from './runtime'
+import { DEFAULT_RATE_LIMITS, type RateClass } from './rate-limit'
+import { clientIp } from './client-ip'
+import { authenticate } from '../domain/credentials/authenticate'
+import type { Principal } from '../domain/credentials/principal'
+import type { Scope } from '../domain/credentials/scopes'
+import { resolveAccount, type AccountScope } from '../domain/accounts/resolve'
+
+type ObjSchema = v.ObjectSchema<any, any> | v.StrictObjectSchema<any, any> | v.LooseObjectSchema<any, any>
+type Out<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined
+
+export interface RouteContext<P, Q, B> {
+  event: H3Event
+  params: P
+  query: Q
+  body: B
+  /** null only on public routes. */
+  principal: Principal
+  /** The account the request acts for (contract "Account resolution"); null where the route is account-free. */
+  account: AccountScope
+  runtime: Runtime
+}
+
+export interface ApiRouteOptions<PS, QS, BS, R> {
+  summary: string
+  description?: string
+  tags?: string[]
+  /** 'public' routes skip authentication, rate limits and audit (health, openapi, docs). */
+  auth?: 'credential' | 'public'
+  scope?: Scope
+  /** Alternative scopes that also unlock the route (e.g. summaries:read or conversations:read). */
+  anyScope?: Scope[]
+  rateClass?: RateClass
+  /** Data routes refuse the master key unless X-Svc-Account names an account. */
+  dataRoute?: boolean
+  params?: PS
+  query?: QS
+  /** Names of query keys that may repeat (?account_id=a&account_id=b); they arrive as arrays. */
+  repeatable?: string[]
+  body?: BS
+  /** A patch: an empty body is 400 empty_update. */
+  patch?: boolean
+  status?: number
+  /** Schema of the success payload (without meta), for the OpenAPI document only. */
+  response?: v.GenericSchema
+  /** Error codes this route can answer beyond the generic ones, for the OpenAPI document. */
+  errors?: string[]
+  example?: unknown
+  /** The handler writes the response itself (docs, openapi): no envelope. */
+  raw?: boolean
+  handler: (ctx: RouteContext<Out<PS>, Out<QS>, Out<BS>>) => R | Promise<R>
+}
+
+const LIST = Symbol('list')
+export type ListResult<T> = Page<T> & { [LIST]: true }
+/** Mark a handler result as a list page so it gets the list envelope. */
+export const asList = <T>(page: Page<T>): ListResult<T> => ({ ...page, [LIST]: true })
+
+export type ApiRouteMeta = Omit<ApiRouteOptions<any, any, any, any>, 'handler'>
+
+const PAYLOAD_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+export function defineApiRoute<
+  PS extends ObjSchema | undefined = undefined,
+  QS extends ObjSchema | undefined = undefined,
+  BS extends v.GenericSchema | undefined = undefined,
+  R = unknown,
+>(opts: ApiRouteOptions<PS, QS, BS, R>) {
+  const handler = defineEventHandler(async (event) => {
+    const runtime = useRuntime()
+    let principal: Principal | null = null
+    if (opts.auth !== 'public') {
+      principal = await authenticateRequest(event, runtime)
+      requireScope(principal, opts)
+      await applyRateLimit(event, runtime, principal, opts.rateClass ?? defaultRateClass(event.method))
+    }
+    const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
+    const query = parseQuery(event, opts)
+    const body = await parseBody(event, opts)
+    const account = principal
+      ? await resolveAccount(runtime.database, principal, {
+          queryAccountIds: accountIdsFrom((query as any)?.account_id ?? getQuery(event).account_id),
+          bodyAccountId: typeof (body as any)?.account_id === 'string' ? (body as any).account_id : undefined,
+          header: getHeader(event, 'x-svc-account'),
+          dataRoute: !!opts.dataRoute,
+        })
+      : null
+    event.context.principal = principal
+    event.context.account = account
+    const result = await opts.handler({ event, params, query, body, principal: principal as Principal, account: account as AccountScope, runtime } as any)
+    if (opts.raw) return result
+    if (opts.status) setResponseStatus(event, opts.status)
+    if (opts.status === 204) return null
+    if (result && typeof result === 'object' && (result as any)[LIST]) return list(event, result as unknown as Page<unknown>)
+    return single(event, (result ?? {}) as object)
+  })
+  return Object.assign(handler, { __api: { ...opts, handler: undefined } as ApiRouteMeta })
+}
+
+function defaultRateClass(method: string): RateClass {
+  return method === 'GET' || method === 'HEAD' ? 'read' : 'write'
+}
+
+async function authenticateRequest(event: H3Event, runtime: Runtime): Promise<Principal> {
+  try {
+    return await authenticate(getHeader(event, 'authorization'), runtime.config.masterKey, runtime.credentialResolvers)
+  } catch (e) {
+    // Failed unauthenticated attempts are limited per client IP; past the limit they answer 429.
+    if (e instanceof ApiError && e.status === 401) {
+      const d = await runtime.authFailureLimiter.consume(`ip:${clientIp(event)}`, 20)
+      if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
+    }
+    throw e
+  }
+}
+
+function requireScope(principal: Principal, opts: ApiRouteMeta) {
+  const wanted = [opts.scope, ...(opts.anyScope ?? [])].filter(Boolean) as Scope[]
+  if (wanted.length && !wanted.some((s) => principal.scopes.has(s))) throw Errors.insufficientScope(wanted.join(' or '))
+}
+
+async function applyRateLimit(event: H3Event, runtime: Runtime, principal: Principal, rateClass: RateClass) {
+  const limit = DEFAULT_RATE_LIMITS[rateClass]
+  const d = await runtime.rateLimiter.consume(`${principal.credentialId}:${rateClass}`, limit)
+  setResponseHeader(event, 'X-RateLimit-Limit', String(d.limit))
+  setResponseHeader(event, 'X-RateLimit-Remaining', String(d.remaining))
+  setResponseHeader(event, 'X-RateLimit-Reset', String(d.resetEpoch))
+  if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
+}
+
+function accountIdsFrom(value: unknown): string[] {
+  if (value === undefined || value === null) return []
+  return (Array.isArray(value) ? value : [value]).map(String)
+}
+
+/** Turns the first valibot issue into the contract's error: unknown key first, then the first bad value. */
+export function issueToError(issues: readonly v.BaseIssue<unknown>[], where: 'body' | 'query' | 'params'): ApiError {
+  const unknown = issues.find((i) => (i.type === 'strict_object' || i.type === 'object') && i.expected === 'never')
+  if (unknown) {
+    const key = v.getDotPath(unknown) ?? String(unknown.received).replace(/^"|"$/g, '')
+    return where === 'query' ? Errors.unsupportedFilter(key) : Errors.unsupportedField(key)
+  }
+  const issue = issues[0]
+  const field = v.getDotPath(issue)
+  if (issue.received === 'undefined' && (issue.type === 'strict_object' || issue.type === 'object' || issue.kind === 'schema')) {
+    const { code } = splitCoded(issue.message)
+    if (code === 'validation_error') return Errors.validation(field, `${field ?? 'value'} is required.`)
+  }
+  const { code, message } = splitCoded(issue.message)
+  if (code !== 'validation_error') return new ApiError(400, code, message, field)
+  // valibot's own messages ("Invalid type: Expected string but received 1") are fine for humans.
+  return Errors.validation(field, field ? `${field}: ${message}` : message)
+}
+
+function parseWith<S extends v.GenericSchema | undefined>(schema: S, input: unknown, where: 'params' | 'query' | 'body'): Out<S> {
+  if (!schema) return undefined as Out<S>
+  const r = v.safeParse(schema, input)
+  if (!r.success) throw issueToError(r.issues, where)
+  return r.output as Out<S>
+}
+
+function parseQuery(event: H3Event, opts: ApiRouteMeta) {
+  const raw = getQuery(event) as Record<string, string | string[]>
+  const schema = opts.query as ObjSchema | undefined
+  const known = schema ? Object.keys(schema.entries) : []
+  const repeatable = new Set(opts.repeatable ?? [])
+  const input: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(raw)) {
+    if (!known.includes(key)) throw Errors.unsupportedFilter(key)
+    if (repeatable.has(key)) input[key] = Array.isArray(value) ? value : [value]
+    else if (Array.isArray(value)) throw Errors.validation(key, `${key} may be given only once.`)
+    else input[key] = value
+  }
+  return parseWith(schema, input, 'query')
+}
+
+async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unknown> {
+  if (!PAYLOAD_METHODS.has(event.method)) return undefined
+  const raw = await readRawBody(event, false)
+  const text = raw && raw.length ? raw.toString('utf8') : ''
+  let body: unknown
+  if (text.trim() === '') {
+    if (opts.patch) throw Errors.emptyUpdate()
+    body = opts.body ? {} : undefined
+  } else {
+    const type = (getHeader(event, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
+    if (type && type !== 'application/json' && !type.endsWith('+json')) throw Errors.unsupportedMediaType('application/json')
+    try {
+      body = JSON.parse(text)
+    } catch {
+      throw Errors.invalidJson()
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw Errors.validation(null, 'The request body must be a JSON object.')
+    const keys = Object.keys(body)
+    if (!opts.body) {
+      if (keys.length) throw Errors.unsupportedField(keys[0])
+      return undefined
+    }
+    if (opts.patch && keys.length === 0) throw Errors.emptyUpdate()
+  }
+  return parseWith(opts.body as v.GenericSchema | undefined, body, 'body')
+}

@@ -1,0 +1,48 @@
+// Per-credential, per-class limits (per minute), in memory or in Redis when REDIS_URL is set so that
+// every instance counts against the same budget. rate-limiter-flexible does the counting.
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
+
+export const RATE_CLASSES = ['read', 'metrics', 'audio', 'backfill', 'write', 'calls', 'build', 'chat'] as const
+export type RateClass = (typeof RATE_CLASSES)[number]
+
+/** The contract's sample-account figures, per minute. */
+export const DEFAULT_RATE_LIMITS: Record<RateClass, number> = {
+  read: 60, metrics: 20, audio: 30, backfill: 10, write: 60, calls: 20, build: 5, chat: 30,
+}
+
+export interface RateDecision { limit: number; remaining: number; resetEpoch: number; allowed: boolean; retryAfter: number }
+
+export interface RateLimiter {
+  consume(key: string, points: number): Promise<RateDecision>
+}
+
+export function createRateLimiter(opts: { redis?: unknown; prefix: string; duration?: number }): RateLimiter {
+  const limiters = new Map<number, RateLimiterAbstract>()
+  const duration = opts.duration ?? 60
+  const limiterFor = (points: number) => {
+    let l = limiters.get(points)
+    if (!l) {
+      const common = { points, duration, keyPrefix: `${opts.prefix}:${points}` }
+      l = opts.redis ? new RateLimiterRedis({ ...common, storeClient: opts.redis, useRedisPackage: false }) : new RateLimiterMemory(common)
+      limiters.set(points, l)
+    }
+    return l
+  }
+  return {
+    async consume(key, points) {
+      const toDecision = (r: RateLimiterRes, allowed: boolean): RateDecision => ({
+        limit: points,
+        remaining: Math.max(0, r.remainingPoints),
+        resetEpoch: Math.ceil((Date.now() + r.msBeforeNext) / 1000),
+        allowed,
+        retryAfter: Math.ceil(r.msBeforeNext / 1000),
+      })
+      try {
+        return toDecision(await limiterFor(points).consume(key, 1), true)
+      } catch (e) {
+        if (e instanceof RateLimiterRes) return toDecision(e, false)
+        throw e
+      }
+    },
+  }
+}

@@ -1,0 +1,37 @@
+// The booted process: one memoized `ready` promise (pitfall 2: Nitro does not await async plugins).
+// Middleware 01 awaits it before any route runs; routes then read the runtime synchronously.
+import type { Config } from '../config'
+import type { Database } from '../db/client'
+import type { Queue } from '../jobs/_queue'
+import type { CredentialResolver } from '../domain/credentials/authenticate'
+import type { RateLimiter } from './rate-limit'
+import type { Registries } from '../kit/registries'
+
+export interface Runtime {
+  config: Config
+  database: Database
+  queue: Queue
+  registries: Registries
+  rateLimiter: RateLimiter
+  /** Failed unauthenticated attempts, per client IP. */
+  authFailureLimiter: RateLimiter
+  credentialResolvers: CredentialResolver[]
+  startedAt: Date
+}
+
+let ready: Promise<Runtime> | undefined
+let current: Runtime | undefined
+
+export function setBoot(promise: Promise<Runtime>) {
+  ready = promise.then((r) => (current = r))
+}
+
+export function whenReady(): Promise<Runtime> {
+  if (!ready) throw new Error('boot has not started')
+  return ready
+}
+
+export function useRuntime(): Runtime {
+  if (!current) throw new Error('runtime used before boot completed')
+  return current
+}

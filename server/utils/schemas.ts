@@ -1,0 +1,54 @@
+// Shared valibot building blocks. Keep them declarative (pitfall 12): to-json-schema turns them into
+// the OpenAPI document, and custom codes travel in the message as `code|text` (see api-error.ts).
+import * as v from 'valibot'
+import { coded } from './api-error'
+
+// Strict ISO-8601 with a time and a zone: 2026-11-22T10:00:00Z, …T10:00:00.123+02:00.
+const ISO = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/
+
+export function isStrictTimestamp(value: string): boolean {
+  if (!ISO.test(value)) return false
+  const d = new Date(value)
+  if (Number.isNaN(d.getTime())) return false
+  // Reject calendar overflow (2026-02-30 would roll over to March).
+  const [y, m, day] = value.slice(0, 10).split('-').map(Number)
+  const probe = new Date(Date.UTC(y, m - 1, day))
+  return probe.getUTCMonth() === m - 1 && probe.getUTCDate() === day
+}
+
+/** A date-time input; answers 400 invalid_date otherwise. Output stays the string; use toDate(). */
+export const Timestamp = v.pipe(
+  v.string(coded('invalid_date', 'Expected an ISO-8601 date-time with a zone, e.g. 2026-01-31T12:00:00Z.')),
+  v.check(isStrictTimestamp, coded('invalid_date', 'Expected an ISO-8601 date-time with a zone, e.g. 2026-01-31T12:00:00Z.')),
+  v.metadata({ format: 'date-time' }),
+)
+
+/** Path or query id of the form `<prefix>_<n>`; anything else is 400 invalid_id. */
+export const Id = (prefix: string) =>
+  v.pipe(
+    v.string(coded('invalid_id', `Expected an id of the form ${prefix}_<n>.`)),
+    v.regex(new RegExp(`^${prefix}_\\d{1,18}$`), coded('invalid_id', `Expected an id of the form ${prefix}_<n>.`)),
+    v.description(`${prefix}_<n>`),
+  )
+
+/** Query `limit` arrives as text; a bad value is 400 invalid_limit. */
+export const Limit = (max = 100, fallback = 50) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,6}$/, coded('invalid_limit', `limit must be an integer from 1 to ${max}.`)),
+      v.transform(Number),
+      v.minValue(1, coded('invalid_limit', `limit must be an integer from 1 to ${max}.`)),
+      v.maxValue(max, coded('invalid_limit', `limit must be an integer from 1 to ${max}.`)),
+    ),
+    String(fallback),
+  )
+
+export const Cursor = v.optional(v.pipe(v.string(), v.maxLength(2048, coded('invalid_cursor', 'The cursor is malformed.'))))
+
+/** Query booleans are the words true and false; anything else is validation_error. */
+export const QueryBoolean = v.optional(
+  v.pipe(v.picklist(['true', 'false'], 'Expected true or false.'), v.transform((s) => s === 'true')),
+)
+
+export const toDate = (s: string) => new Date(s)
