@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { coded } from '../../utils/api-error'
-import { Id } from '../../utils/schemas'
+import { Cursor, Id, Limit, Timestamp } from '../../utils/schemas'
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'))
 const ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC'])
@@ -58,3 +58,27 @@ export const User = v.object({
   updated_at: Ts,
 })
 export type User = v.InferOutput<typeof User>
+
+export const UserListQuery = v.object({
+  status: v.optional(v.picklist(['active', 'suspended'], coded('unsupported_filter', 'status must be active or suspended.'))),
+  updated_since: v.optional(Timestamp),
+  limit: Limit(100, 50),
+  cursor: Cursor,
+})
+
+const Count = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000))
+export const UserLimits = v.strictObject({
+  max_calls_per_day: v.optional(v.nullable(Count)),
+  max_agent_creates_per_day: v.optional(v.nullable(Count)),
+  max_builds_per_day: v.optional(v.nullable(Count)),
+  max_concurrent_builds: v.optional(v.nullable(v.pipe(Count, v.maxValue(100)))),
+})
+
+export const UserPatch = v.strictObject({
+  // trial is derived from the plan, never set: the contract answers 400 validation_error field status.
+  status: v.optional(v.picklist(['active', 'suspended'], 'status must be active or suspended (trial is derived from the plan).')),
+  external_ids: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')), v.nullable(v.pipe(v.string(), v.maxLength(256))))),
+  limits: v.optional(UserLimits),
+  transcript_retention_days: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650)))),
+})
+export type UserPatch = v.InferOutput<typeof UserPatch>

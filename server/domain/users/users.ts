@@ -1,13 +1,15 @@
 // Tenants: one transaction creates the user, its account (same number) and its subscription.
 import { randomBytes } from 'node:crypto'
-import { eq, sql } from 'drizzle-orm'
+import { and, desc, eq, gt, lt, or, sql } from 'drizzle-orm'
 import type { Database } from '../../db/client'
 import { rowsOf } from '../../db/client'
 import { accounts, subscriptions, users } from '../../db/schema'
 import { ApiError, Errors } from '../../utils/api-error'
 import { isUniqueViolation } from '../../utils/db-errors'
 import { hashPassword } from '../../utils/password'
-import type { User, UserCreate } from './schemas'
+import type { KeysetRequest } from '../../utils/keyset'
+import { keysetPage } from '../../utils/keyset'
+import type { User, UserCreate, UserPatch } from './schemas'
 
 const TRIAL_DAYS = 30
 const PLAN_PRICE: Record<string, number> = { trial: 0, starter: 49 }
@@ -77,4 +79,47 @@ export async function getUser(database: Database, id: string): Promise<User> {
   const [row] = await database.db.select().from(users).innerJoin(accounts, eq(accounts.id, users.accountId)).where(eq(users.id, id))
   if (!row) throw Errors.notFound('User')
   return present(row.users, row.accounts)
+}
+
+export async function listUsers(database: Database, filters: { status?: string; updated_since?: string }, page: KeysetRequest) {
+  const conds = []
+  if (filters.status) conds.push(eq(users.status, filters.status))
+  if (filters.updated_since) conds.push(gt(users.updatedAt, new Date(filters.updated_since)))
+  if (page.after) {
+    const [at, id] = page.after as [string, string]
+    const after = new Date(at)
+    conds.push(or(lt(users.createdAt, after), and(eq(users.createdAt, after), lt(users.id, id))))
+  }
+  const rows = await database.db.select().from(users).innerJoin(accounts, eq(accounts.id, users.accountId))
+    .where(conds.length ? and(...conds) : undefined)
+    .orderBy(desc(users.createdAt), desc(users.id))
+    .limit(page.binding.limit + 1)
+  return keysetPage(page, rows, (r) => [r.users.createdAt.toISOString(), r.users.id], (r) => present(r.users, r.accounts))
+}
+
+/** status, external_ids (merged key by key; null clears), limits (merged; null clears), retention. */
+export async function patchUser(database: Database, id: string, patch: UserPatch): Promise<User> {
+  return database.tx(async (tx) => {
+    const [row] = await tx.select().from(users).innerJoin(accounts, eq(accounts.id, users.accountId)).where(eq(users.id, id)).for('update')
+    if (!row) throw Errors.notFound('User')
+    const now = new Date()
+    const merge = <T>(current: Record<string, T>, changes: Record<string, T | null> | undefined) => {
+      if (!changes) return current
+      const next = { ...current }
+      for (const [k, v] of Object.entries(changes)) if (v === null) delete next[k]; else next[k] = v
+      return next
+    }
+    const [user] = await tx.update(users).set({
+      status: patch.status ?? row.users.status,
+      externalIds: merge(row.users.externalIds, patch.external_ids),
+      limits: merge(row.users.limits, patch.limits as Record<string, number | null> | undefined),
+      updatedAt: now,
+    }).where(eq(users.id, id)).returning()
+    const [account] = await tx.update(accounts).set({
+      status: patch.status ?? row.accounts.status,
+      transcriptRetentionDays: patch.transcript_retention_days === undefined ? row.accounts.transcriptRetentionDays : patch.transcript_retention_days,
+      updatedAt: now,
+    }).where(eq(accounts.id, row.accounts.id)).returning()
+    return present(user, account)
+  })
 }

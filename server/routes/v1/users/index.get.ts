@@ -1,0 +1,20 @@
+import { asList, defineApiRoute } from '../../../utils/define-api-route'
+import { keysetRequest } from '../../../utils/keyset'
+import { User, UserListQuery } from '../../../domain/users/schemas'
+import { listUsers } from '../../../domain/users/users'
+import * as v from 'valibot'
+
+export default defineApiRoute({
+  summary: 'List tenant users',
+  description: 'Newest first, keyset on (created_at, id). The cursor is bound to the filters, limit and credential.',
+  tags: ['Users and credentials'],
+  scope: 'users:manage',
+  query: UserListQuery,
+  response: v.object({ data: v.array(User) }),
+  errors: ['invalid_date', 'invalid_limit', 'invalid_cursor'],
+  async handler({ event, runtime, principal, query }) {
+    const { cursor, limit, ...filters } = query
+    const page = await keysetRequest({ event, principal, filters, sort: '-created_at', limit, cursor, secret: runtime.config.secret })
+    return asList(await listUsers(runtime.database, filters, page))
+  },
+})

@@ -1,0 +1,46 @@
+// Keyset pagination: fetch limit + 1 rows past the decoded position; the extra row says has_more, and the
+// last returned row's sort key becomes the signed next_cursor.
+import type { H3Event } from 'h3'
+import type { Principal } from '../domain/credentials/principal'
+import { decodeCursor, encodeCursor, type CursorBinding } from './cursor'
+import type { Page } from './envelope'
+
+export interface KeysetRequest {
+  binding: CursorBinding
+  secret: string
+  /** Decoded position of the last row of the previous page, or null on the first page. */
+  after: unknown[] | null
+}
+
+export async function keysetRequest(opts: {
+  event: H3Event
+  principal: Principal
+  filters: Record<string, unknown>
+  sort: string
+  limit: number
+  cursor: string | undefined
+  secret: string
+}): Promise<KeysetRequest> {
+  const binding: CursorBinding = {
+    route: `${opts.event.method} ${opts.event.path.split('?')[0].replace(/^\/api\/v1\//, '/v1/')}`,
+    filters: opts.filters,
+    sort: opts.sort,
+    limit: opts.limit,
+    credentialId: opts.principal.credentialId,
+  }
+  const after = opts.cursor ? await decodeCursor(opts.cursor, binding, opts.secret) : null
+  return { binding, secret: opts.secret, after }
+}
+
+export async function keysetPage<R, T>(req: KeysetRequest, rows: R[], position: (row: R) => unknown[], present: (row: R) => T): Promise<Page<T>> {
+  const limit = req.binding.limit
+  const hasMore = rows.length > limit
+  const pageRows = rows.slice(0, limit)
+  const last = pageRows.at(-1)
+  return {
+    data: pageRows.map(present),
+    limit,
+    hasMore,
+    nextCursor: hasMore && last !== undefined ? await encodeCursor(position(last), req.binding, req.secret) : null,
+  }
+}

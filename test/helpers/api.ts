@@ -1,0 +1,44 @@
+// A thin fetch wrapper for black-box tests: answers status, headers and parsed JSON (or text).
+export interface ApiResponse<T = any> { status: number; headers: Headers; body: T; text: string }
+
+export interface Api {
+  base: string
+  request<T = any>(method: string, path: string, opts?: { body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string>; key?: string | null }): Promise<ApiResponse<T>>
+  get<T = any>(path: string, opts?: { headers?: Record<string, string>; key?: string | null }): Promise<ApiResponse<T>>
+  post<T = any>(path: string, body?: unknown, opts?: { headers?: Record<string, string>; key?: string | null }): Promise<ApiResponse<T>>
+  patch<T = any>(path: string, body?: unknown, opts?: { headers?: Record<string, string>; key?: string | null }): Promise<ApiResponse<T>>
+  delete<T = any>(path: string, opts?: { headers?: Record<string, string>; key?: string | null }): Promise<ApiResponse<T>>
+}
+
+export function createApi(base: string, key?: string): Api {
+  const request: Api['request'] = async (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) }
+    const k = opts.key === undefined ? key : opts.key
+    if (k) headers.authorization ??= `Bearer ${k}`
+    let body: string | Uint8Array | undefined = opts.raw
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body)
+      headers['content-type'] ??= 'application/json'
+    }
+    const res = await fetch(base + path, { method, headers, body: body as BodyInit | undefined })
+    const text = await res.text()
+    let parsed: any = text
+    if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text)
+    return { status: res.status, headers: res.headers, body: parsed, text }
+  }
+  return {
+    base,
+    request,
+    get: (p, o) => request('GET', p, o),
+    post: (p, b, o) => request('POST', p, { ...o, body: b }),
+    patch: (p, b, o) => request('PATCH', p, { ...o, body: b }),
+    delete: (p, o) => request('DELETE', p, o),
+  }
+}
+
+/** Asserts nothing itself: returns the error envelope's parts for expect() calls. */
+export const err = (r: ApiResponse) => r.body?.error as { code: string; message: string; field: string | null; request_id: string }
+
+let seq = 0
+/** A unique e-mail per call, so files can share one server and one database. */
+export const uniqueEmail = (tag = 'u') => `${tag}-${process.pid}-${Date.now().toString(36)}-${++seq}@example.com`

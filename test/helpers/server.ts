@@ -1,0 +1,70 @@
+// Runs the built server (.output) as a black box: a child process on a free port with its own data dir.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+export interface TestServer {
+  origin: string
+  base: string
+  masterKey: string
+  dataDir: string
+  logs: string[]
+  child: ChildProcess
+  stop(signal?: NodeJS.Signals): Promise<void>
+}
+
+export const ENTRY = resolve(import.meta.dirname, '../../.output/server/index.mjs')
+
+export function newMasterKey() {
+  return 'svc_mk_live_' + randomBytes(36).toString('base64url')
+}
+
+export async function startServer(opts: { dataDir?: string; env?: Record<string, string | undefined>; masterKey?: string; secret?: string } = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'))
+  const masterKey = opts.masterKey ?? newMasterKey()
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SVC_DATA_DIR: dataDir,
+    SVC_MASTER_KEY: masterKey,
+    SVC_SECRET: opts.secret ?? 'test-secret-' + 'x'.repeat(40),
+    SVC_JOB_POLL_SECONDS: '0.5',
+    ...opts.env,
+  }
+  // Started from its data dir, not the repository: .output must boot from any working directory.
+  const child = spawn(process.execPath, [ENTRY], { cwd: dataDir, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+  const logs: string[] = []
+  const origin = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not listen in 60 s:\n${logs.join('')}`)), 60_000)
+    const onData = (chunk: Buffer) => {
+      logs.push(chunk.toString())
+      const m = /Listening on (http:\/\/[^\s]+)/.exec(logs.join(''))
+      if (m) { clearTimeout(timer); resolveUrl(m[1].replace(/\/$/, '').replace('[::]', '127.0.0.1')) }
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', (c: Buffer) => logs.push(c.toString()))
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}):\n${logs.join('')}`)) })
+  })
+  child.removeAllListeners('exit')
+  // Listening precedes readiness (boot is awaited per request); wait for the database and queue.
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    try {
+      const r = await fetch(`${origin}/v1/health`)
+      if (r.status === 200) break
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`server not healthy in 60 s:\n${logs.join('')}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  return {
+    origin, base: `${origin}/v1`, masterKey, dataDir, logs, child,
+    stop: (signal = 'SIGTERM') => new Promise((done) => {
+      if (child.exitCode !== null || child.signalCode) return done()
+      child.once('exit', () => done())
+      child.kill(signal)
+    }),
+  }
+}

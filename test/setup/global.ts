@@ -1,0 +1,29 @@
+// Builds .output once, starts one shared server (embedded PGlite, or PostgreSQL when DATABASE_URL is
+// set), and prints the requirements coverage when the run ends.
+import { spawnSync } from 'node:child_process'
+import { resolve } from 'node:path'
+import type { TestProject } from 'vitest/node'
+import { startServer, type TestServer } from '../helpers/server'
+import { coverageReport } from '../requirements-coverage'
+
+declare module 'vitest' {
+  export interface ProvidedContext { base: string; origin: string; masterKey: string; engine: string }
+}
+
+let server: TestServer | undefined
+
+export async function setup(project: TestProject) {
+  if (!process.env.SVC_TEST_SKIP_BUILD) {
+    const r = spawnSync(process.execPath, [resolve('node_modules/nitropack/dist/cli/index.mjs'), 'build'], { stdio: 'inherit' })
+    if (r.status !== 0) throw new Error('nitropack build failed')
+  }
+  server = await startServer()
+  project.provide('base', server.base)
+  project.provide('origin', server.origin)
+  project.provide('masterKey', server.masterKey)
+  project.provide('engine', process.env.DATABASE_URL ? 'postgres' : 'pglite')
+  return async () => {
+    await server?.stop()
+    console.log('\n' + coverageReport())
+  }
+}

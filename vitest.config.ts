@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/setup/global.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 90_000,
+    // Files share one server (one tenant per file); PGlite-heavy files starting their own servers run
+    // alongside, so keep the worker count to the machine's two cores.
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+})
