@@ -18,6 +18,7 @@ const Env = v.object({
   SVC_CHAT_ENGINE: v.optional(v.string(), 'local'),
   SVC_TELEPHONY: v.optional(v.string(), 'simulated'),
   SVC_MAIL: v.optional(v.string(), 'outbox'),
+  SVC_RATE_LIMITS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z]+=\d+\s*)(,\s*[a-z]+=\d+\s*)*$|^$/, 'SVC_RATE_LIMITS is a comma list of class=n, e.g. read=600,write=120')), ''),
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
 })
 
@@ -37,6 +38,8 @@ export interface Config {
   telephony: string
   mail: string
   jobPollSeconds: number
+  /** Per-minute overrides of the default rate-class limits (operators; tests raise them). */
+  rateLimits: Record<string, number>
 }
 
 // A generated dev secret lives in the data dir (mode 0600) so restarts keep cursors and keys valid.
@@ -89,6 +92,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     telephony: e.SVC_TELEPHONY,
     mail: e.SVC_MAIL,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
+    rateLimits: Object.fromEntries(e.SVC_RATE_LIMITS.split(',').filter((x) => x.trim()).map((x) => { const [k, n] = x.split('='); return [k.trim(), Number(n)] })),
   }
   return cached
 }

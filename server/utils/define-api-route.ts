@@ -127,7 +127,7 @@ function requireScope(principal: Principal, opts: ApiRouteMeta) {
 }
 
 async function applyRateLimit(event: H3Event, runtime: Runtime, principal: Principal, rateClass: RateClass) {
-  const limit = DEFAULT_RATE_LIMITS[rateClass]
+  const limit = runtime.config.rateLimits[rateClass] ?? DEFAULT_RATE_LIMITS[rateClass]
   const d = await runtime.rateLimiter.consume(`${principal.credentialId}:${rateClass}`, limit)
   setResponseHeader(event, 'X-RateLimit-Limit', String(d.limit))
   setResponseHeader(event, 'X-RateLimit-Remaining', String(d.remaining))

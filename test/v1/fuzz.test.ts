@@ -27,6 +27,7 @@ describe('random JSON at POST /users', () => {
           expect(body.user_id).toMatch(/^usr_\d+$/)
         } else {
           expect(res.status).toBeGreaterThanOrEqual(400)
+          expect(res.status).not.toBe(429)
           expect(body.error.code).toMatch(/^[a-z_]+$/)
           expect(body.meta.environment).toBe('production')
           expect(body.error.request_id).toBe(res.headers.get('x-request-id'))

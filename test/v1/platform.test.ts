@@ -207,17 +207,33 @@ describe('413 payload_too_large', () => {
   })
 })
 
-/** POST that still reads the answer when the server refuses the body early and closes (EPIPE on our side). */
+/**
+ * POST that offers the body in 64 KB chunks and stops offering once the server answers: a server that
+ * refuses early closes the socket, and a client that kept writing would fail with EPIPE instead of
+ * reading the answer.
+ */
 function rawPost(url: string, headers: Record<string, string>, body: string) {
   const u = new URL(url)
+  const data = Buffer.from(body)
   return new Promise<{ status: number; body: string }>((resolveResult, reject) => {
-    const req = httpRequest({ hostname: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+    let answered = false
+    const req = httpRequest({ hostname: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...headers, 'content-length': String(data.length) } }, (res) => {
+      answered = true
       let text = ''
       res.on('data', (c) => (text += c))
       res.on('end', () => resolveResult({ status: res.statusCode!, body: text }))
     })
-    req.on('error', (e: NodeJS.ErrnoException) => { if (e.code !== 'EPIPE' && e.code !== 'ECONNRESET') reject(e) })
-    req.end(body)
+    req.on('error', (e: NodeJS.ErrnoException) => { if (!answered) reject(e) })
+    let offset = 0
+    const pump = () => {
+      if (answered) return
+      if (offset >= data.length) return req.end()
+      const chunk = data.subarray(offset, offset + 64 * 1024)
+      offset += chunk.length
+      req.write(chunk, () => setImmediate(pump))
+    }
+    req.flushHeaders()
+    setTimeout(pump, 20)
   })
 }
 
@@ -230,12 +246,26 @@ describe('authentication machinery', () => {
     expectErrorEnvelope(await anon.get('/users/usr_1', { key: 'svc_sk_live_nope' }), 401, 'invalid_credentials')
   })
 
+  it('limits failed unauthenticated attempts to 20 per minute per client IP (first X-Forwarded-For hop)', async () => {
+    verifies('auth.ip-failure-limit', 'auth.invalid_credentials')
+    const ip = `203.0.113.${(process.pid % 200) + 20}`
+    const attempt = (forwarded: string) => anon.get('/users/usr_1', { key: 'svc_sk_live_wrong', headers: { 'x-forwarded-for': forwarded } })
+    for (let i = 0; i < 20; i++) expect((await attempt(`${ip}, 10.0.0.1`)).status).toBe(401)
+    const limited = await attempt(`${ip}, 10.0.0.2`)
+    expectErrorEnvelope(limited, 429, 'rate_limited')
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    // Another client IP is unaffected, and a valid credential from the limited IP still works.
+    expect((await attempt('198.51.100.9')).status).toBe(401)
+    expect((await api.get('/users/usr_987654', { headers: { 'x-forwarded-for': ip } })).status).toBe(404)
+  })
+
   it('metered responses carry the rate-limit headers', async () => {
     verifies('rate.headers')
     const r = await api.get('/users/usr_999999')
     expect(r.status).toBe(404)
-    expect(Number(r.headers.get('x-ratelimit-limit'))).toBe(60)
-    expect(Number(r.headers.get('x-ratelimit-remaining'))).toBeLessThan(60)
+    const limit = Number(r.headers.get('x-ratelimit-limit'))
+    expect(limit).toBeGreaterThan(0)
+    expect(Number(r.headers.get('x-ratelimit-remaining'))).toBeLessThan(limit)
     expect(Number(r.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000 - 1)
   })
 })
