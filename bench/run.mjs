@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+// `npm run bench`: in one run, a bare node:http hello-world and GET /v1/health of the built server
+// (embedded PGlite, fresh data dir), each loaded by autocannon after a warm-up; prints req/s, p50, p99
+// and the ratio. Loopback only; bounded by time. Servers run in their own processes, pinned to CPU 1
+// with taskset when it exists, while autocannon runs here on CPU 0 (perf-baselines.md's set-up).
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import autocannon from 'autocannon'
+
+const root = resolve(import.meta.dirname, '..')
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
+
+function load(url, duration) {
+  return new Promise((res, rej) => autocannon({ url, connections: CONNECTIONS, duration }, (err, r) => (err ? rej(err) : res(r))))
+}
+
+async function measure(name, url) {
+  await load(url, WARMUP)
+  const r = await load(url, DURATION)
+  const non2xx = r.non2xx + r.errors
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx }
+}
+
+const pin = spawnSync('taskset', ['-c', '1', 'true']).status === 0
+const run = (args, opts) => (pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], opts) : spawn(process.execPath, args, opts))
+if (pin) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' })
+
+function listening(child) {
+  return new Promise((res, rej) => {
+    let out = ''
+    child.stdout.on('data', (c) => { out += c; const m = /Listening on (http:\/\/\S+)/.exec(out); if (m) res(m[1].replace(/\/$/, '').replace('[::]', '127.0.0.1')) })
+    child.on('exit', (code) => rej(new Error(`server exited ${code}`)))
+  })
+}
+
+async function startBare() {
+  const src = `const s=require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'application/json'});r.end('{"hello":"world","ok":true}')});s.listen(0,'127.0.0.1',()=>console.log('Listening on http://127.0.0.1:'+s.address().port))`
+  const child = run(['-e', src], { stdio: ['ignore', 'pipe', 'inherit'] })
+  return { origin: await listening(child), stop: () => child.kill('SIGTERM') }
+}
+
+async function startSvc() {
+  if (!process.env.BENCH_SKIP_BUILD) {
+    const b = spawnSync(process.execPath, [join(root, 'node_modules/nitropack/dist/cli/index.mjs'), 'build'], { cwd: root, stdio: 'ignore' })
+    if (b.status !== 0) throw new Error('build failed')
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'))
+  const child = run([join(root, '.output/server/index.mjs')], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const origin = await listening(child)
+  for (let i = 0; i < 300; i++) {
+    try { if ((await fetch(`${origin}/v1/health`)).ok) break } catch {}
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  return { origin, stop: () => child.kill('SIGTERM') }
+}
+
+const bare = await startBare()
+const svc = await startSvc()
+const results = []
+try {
+  results.push(await measure('bare node:http hello-world', `${bare.origin}/`))
+  results.push(await measure(`GET /v1/health (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}, live db check)`, `${svc.origin}/v1/health`))
+} finally {
+  svc.stop()
+  bare.stop()
+}
+
+console.log(`\nautocannon: ${CONNECTIONS} connections${pin ? ', servers on CPU 1, load on CPU 0' : ''}, ${DURATION} s after a ${WARMUP} s warm-up, node ${process.version}, ${new Date().toISOString()}\n`)
+console.log('| target | req/s | p50 ms | p99 ms | requests | non-2xx/errors |')
+console.log('|---|---|---|---|---|---|')
+for (const r of results) console.log(`| ${r.name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.non2xx} |`)
+console.log(`\nratio health / bare: ${(results[1].rps / results[0].rps).toFixed(3)}`)
+process.exit(0)
