@@ -3,27 +3,10 @@
 // skips the response hooks.
 import type { NitroErrorHandler } from 'nitropack/types'
 import { getRequestURL, send, setResponseHeader, setResponseStatus, type H3Error } from 'h3'
-import { ApiError, Errors } from './utils/api-error'
+import { toApiError } from './utils/api-error'
 import { allowedMethods } from './utils/route-table'
 import { errorBody } from './utils/envelope'
 import { mintRequestId } from './utils/request-id'
-
-const GENERIC: Record<number, string> = {
-  400: 'validation_error', 401: 'invalid_credentials', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed',
-  408: 'request_timeout', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited',
-}
-
-export function toApiError(error: H3Error | Error, path: string): ApiError {
-  const cause = (error as H3Error).cause
-  if (error instanceof ApiError) return error
-  if (cause instanceof ApiError) return cause
-  const status = (error as H3Error).statusCode
-  if (status === 404) return Errors.notFound('Route')
-  if (status === 405) return Errors.methodNotAllowed(allowedMethods(path))
-  if (status === 413) return Errors.payloadTooLarge(2 * 1024 * 1024)
-  if (status && status >= 400 && status < 500) return new ApiError(status, GENERIC[status] ?? 'bad_request', (error as H3Error).statusMessage || 'The request was not understood.')
-  return Errors.internal()
-}
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
@@ -31,7 +14,7 @@ const REASONS: Record<number, string> = {
 }
 
 const handler: NitroErrorHandler = (error, event) => {
-  const api = toApiError(error, event.path)
+  const api = toApiError(error, () => allowedMethods(event.path))
   if (!event.context.requestId) event.context.requestId = mintRequestId()
   if (api.status >= 500) {
     const original = (error as H3Error).cause ?? error

@@ -46,3 +46,25 @@ export function splitCoded(message: string): { code: string; message: string } {
   const m = /^([a-z_]+)\|(.*)$/s.exec(message)
   return m ? { code: m[1], message: m[2] } : { code: 'validation_error', message }
 }
+
+const GENERIC: Record<number, string> = {
+  400: 'validation_error', 401: 'invalid_credentials', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed',
+  408: 'request_timeout', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited',
+}
+
+/**
+ * Maps anything thrown to the contract error: ApiError as is (also when h3 wrapped it), the router's
+ * own 404/405 to not_found/method_not_allowed, other 4xx H3Errors to their generic code, and everything
+ * else to 500 internal_error, whose message never carries the original error.
+ */
+export function toApiError(error: unknown, allow: () => string[] = () => []): ApiError {
+  if (error instanceof ApiError) return error
+  const e = error as { cause?: unknown; statusCode?: number; statusMessage?: string } | null
+  if (e?.cause instanceof ApiError) return e.cause
+  const status = e?.statusCode
+  if (status === 404) return Errors.notFound('Route')
+  if (status === 405) return Errors.methodNotAllowed(allow())
+  if (status === 413) return Errors.payloadTooLarge(2 * 1024 * 1024)
+  if (status && status >= 400 && status < 500) return new ApiError(status, GENERIC[status] ?? 'bad_request', 'The request was not understood.')
+  return Errors.internal()
+}

@@ -134,3 +134,21 @@ describe('PATCH /users/{usr}', () => {
     expect((await api.patch('/users/usr_987654321', { status: 'active' })).status).toBe(404)
   })
 })
+
+describe('concurrent writes', () => {
+  it('parallel creates each get their own ids and all persist (PGlite serialises, PostgreSQL runs them at once)', async () => {
+    verifies('storage.migrations')
+    const emails = Array.from({ length: 20 }, () => uniqueEmail('par'))
+    const results = await Promise.all(emails.map((email) => api.post('/users', { email })))
+    expect(results.map((r) => r.status)).toEqual(emails.map(() => 201))
+    const ids = results.map((r) => r.body.user_id)
+    expect(new Set(ids).size).toBe(20)
+    const reads = await Promise.all(ids.map((id) => api.get(`/users/${id}`)))
+    expect(reads.map((r) => r.body.email)).toEqual(emails)
+    // The same e-mail raced 5 times: exactly one wins, the rest are 409 and nothing is half-written.
+    const contested = uniqueEmail('race')
+    const race = await Promise.all(Array.from({ length: 5 }, () => api.post('/users', { email: contested })))
+    expect(race.filter((r) => r.status === 201)).toHaveLength(1)
+    expect(race.filter((r) => r.status === 409).map((r) => r.body.error.code)).toEqual(Array(4).fill('email_exists'))
+  })
+})
