@@ -16,6 +16,8 @@ const REASONS: Record<number, string> = {
 const handler: NitroErrorHandler = (error, event) => {
   const api = toApiError(error, () => allowedMethods(event.path))
   if (!event.context.requestId) event.context.requestId = mintRequestId()
+  // Read by the audit row written when the response finishes.
+  event.context.errorCode = api.code
   if (api.status >= 500) {
     const original = (error as H3Error).cause ?? error
     console.error(`[error] ${event.context.requestId} ${event.method} ${getRequestURL(event).pathname}:`, original instanceof Error ? original.stack : original)

@@ -15,6 +15,7 @@ import { startQueue } from '../jobs/_queue'
 import { createRegistries } from '../kit/registries'
 import { createRateLimiter } from '../utils/rate-limit'
 import { setBoot, type Runtime } from '../utils/runtime'
+import { createAuditWriter } from '../domain/audit/writer'
 
 export default defineNitroPlugin((nitroApp) => {
   const config = loadConfig()
@@ -42,6 +43,7 @@ export default defineNitroPlugin((nitroApp) => {
       rateLimiter: createRateLimiter({ redis, prefix: 'rl' }),
       authFailureLimiter: createRateLimiter({ redis, prefix: 'rl-auth' }),
       credentialResolvers: [],
+      audit: createAuditWriter(database),
       startedAt: new Date(),
     }
     console.log(`[boot] ready on ${database.kind === 'pglite' ? `embedded PGlite (${config.dataDir})` : 'PostgreSQL'}: ${config.publicUrl}/v1`)
@@ -55,6 +57,7 @@ export default defineNitroPlugin((nitroApp) => {
   })
 
   nitroApp.hooks.hook('close', async () => {
+    await runtime?.audit.stop().catch(() => {})
     await runtime?.queue.stop().catch(() => {})
     await runtime?.database.close().catch(() => {})
   })

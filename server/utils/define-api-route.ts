@@ -77,7 +77,9 @@ export function defineApiRoute<
     const runtime = useRuntime()
     let principal: Principal | null = null
     if (opts.auth !== 'public') {
+      auditOnFinish(event, runtime)
       principal = await authenticateRequest(event, runtime)
+      event.context.principal = principal
       requireScope(principal, opts)
       await applyRateLimit(event, runtime, principal, opts.rateClass ?? defaultRateClass(event.method))
     }
@@ -102,6 +104,32 @@ export function defineApiRoute<
     return single(event, (result ?? {}) as object)
   })
   return Object.assign(handler, { __api: { ...opts, handler: undefined } as ApiRouteMeta })
+}
+
+/** One audit row per metered request, success or failure, written after the response (batched). */
+function auditOnFinish(event: H3Event, runtime: Runtime) {
+  const started = Date.now()
+  // The path as the client sent it (the /api/v1 alias rewrites event.path), never with the query string.
+  const path = (event.node.req.originalUrl ?? event.node.req.url ?? event.path).split('?')[0]
+  event.node.res.once('finish', () => {
+    const principal = event.context.principal as Principal | null | undefined
+    const account = event.context.account as AccountScope | null | undefined
+    runtime.audit.record({
+      requestId: event.context.requestId,
+      credentialType: principal?.type ?? null,
+      credentialId: principal?.credentialId ?? null,
+      accountIds: account?.ids ?? (principal?.homeAccountId ? [principal.homeAccountId] : []),
+      crossAccount: principal?.type === 'master',
+      method: event.method,
+      path,
+      statusCode: event.node.res.statusCode,
+      errorCode: (event.context.errorCode as string | undefined) ?? null,
+      ip: clientIp(event),
+      userAgent: (event.node.req.headers['user-agent'] as string | undefined)?.slice(0, 512) ?? null,
+      durationMs: Date.now() - started,
+      createdAt: new Date(started),
+    })
+  })
 }
 
 function defaultRateClass(method: string): RateClass {

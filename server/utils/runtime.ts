@@ -6,6 +6,7 @@ import type { Queue } from '../jobs/_queue'
 import type { CredentialResolver } from '../domain/credentials/authenticate'
 import type { RateLimiter } from './rate-limit'
 import type { Registries } from '../kit/registries'
+import type { AuditWriter } from '../domain/audit/writer'
 
 export interface Runtime {
   config: Config
@@ -16,6 +17,7 @@ export interface Runtime {
   /** Failed unauthenticated attempts, per client IP. */
   authFailureLimiter: RateLimiter
   credentialResolvers: CredentialResolver[]
+  audit: AuditWriter
   startedAt: Date
 }
 
