@@ -16,6 +16,7 @@ import { createRegistries } from '../kit/registries'
 import { createRateLimiter } from '../utils/rate-limit'
 import { setBoot, type Runtime } from '../utils/runtime'
 import { createAuditWriter } from '../domain/audit/writer'
+import { personalKeyResolver } from '../domain/credentials/keys'
 
 export default defineNitroPlugin((nitroApp) => {
   const config = loadConfig()
@@ -42,7 +43,7 @@ export default defineNitroPlugin((nitroApp) => {
       config, database, queue, registries,
       rateLimiter: createRateLimiter({ redis, prefix: 'rl' }),
       authFailureLimiter: createRateLimiter({ redis, prefix: 'rl-auth' }),
-      credentialResolvers: [],
+      credentialResolvers: [personalKeyResolver(database)],
       audit: createAuditWriter(database),
       startedAt: new Date(),
     }

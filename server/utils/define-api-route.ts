@@ -9,6 +9,7 @@ import { useRuntime, type Runtime } from './runtime'
 import { DEFAULT_RATE_LIMITS, type RateClass } from './rate-limit'
 import { clientIp } from './client-ip'
 import { authenticate } from '../domain/credentials/authenticate'
+import { ipAllowed } from '../domain/credentials/ip'
 import type { Principal } from '../domain/credentials/principal'
 import type { Scope } from '../domain/credentials/scopes'
 import { resolveAccount, type AccountScope } from '../domain/accounts/resolve'
@@ -80,6 +81,8 @@ export function defineApiRoute<
       auditOnFinish(event, runtime)
       principal = await authenticateRequest(event, runtime)
       event.context.principal = principal
+      if (!ipAllowed(clientIp(event), principal.ipAllowlist)) throw new ApiError(403, 'ip_not_allowed', 'This key does not accept requests from your IP address.')
+      warnOfExpiry(event, principal)
       requireScope(principal, opts)
       await applyRateLimit(event, runtime, principal, opts.rateClass ?? defaultRateClass(event.method))
     }
@@ -132,6 +135,13 @@ function auditOnFinish(event: H3Event, runtime: Runtime) {
   })
 }
 
+/** Within 30 days of expiry every response says how many days are left (contract, "Other rules"). */
+function warnOfExpiry(event: H3Event, principal: Principal) {
+  if (!principal.expiresAt) return
+  const left = principal.expiresAt.getTime() - Date.now()
+  if (left <= 30 * 86_400_000) setResponseHeader(event, 'X-Svc-Key-Expires-In', `${Math.max(0, Math.ceil(left / 86_400_000))}d`)
+}
+
 function defaultRateClass(method: string): RateClass {
   return method === 'GET' || method === 'HEAD' ? 'read' : 'write'
 }
@@ -149,7 +159,7 @@ async function authenticateRequest(event: H3Event, runtime: Runtime): Promise<Pr
   }
 }
 
-function requireScope(principal: Principal, opts: ApiRouteMeta) {
+export function requireScope(principal: Principal, opts: ApiRouteMeta) {
   const wanted = [opts.scope, ...(opts.anyScope ?? [])].filter(Boolean) as Scope[]
   if (wanted.length && !wanted.some((s) => principal.scopes.has(s))) throw Errors.insufficientScope(wanted.join(' or '))
 }
@@ -160,6 +170,11 @@ async function applyRateLimit(event: H3Event, runtime: Runtime, principal: Princ
   setResponseHeader(event, 'X-RateLimit-Limit', String(d.limit))
   setResponseHeader(event, 'X-RateLimit-Remaining', String(d.remaining))
   setResponseHeader(event, 'X-RateLimit-Reset', String(d.resetEpoch))
+  // The IETF fields beside them (draft-ietf-httpapi-ratelimit-headers): policy quota and window, and
+  // what is left with the seconds until the window resets.
+  const reset = Math.max(0, d.resetEpoch - Math.floor(Date.now() / 1000))
+  setResponseHeader(event, 'RateLimit-Policy', `"${rateClass}";q=${d.limit};w=60`)
+  setResponseHeader(event, 'RateLimit', `"${rateClass}";r=${d.remaining};t=${reset}`)
   if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
 }
 
@@ -187,14 +202,14 @@ export function issueToError(issues: readonly v.BaseIssue<unknown>[], where: 'bo
   return Errors.validation(field, field ? `${field}: ${message}` : message)
 }
 
-function parseWith<S extends v.GenericSchema | undefined>(schema: S, input: unknown, where: 'params' | 'query' | 'body'): Out<S> {
+export function parseWith<S extends v.GenericSchema | undefined>(schema: S, input: unknown, where: 'params' | 'query' | 'body'): Out<S> {
   if (!schema) return undefined as Out<S>
   const r = v.safeParse(schema, input)
   if (!r.success) throw issueToError(r.issues, where)
   return r.output as Out<S>
 }
 
-function parseQuery(event: H3Event, opts: ApiRouteMeta) {
+export function parseQuery(event: H3Event, opts: ApiRouteMeta) {
   const raw = getQuery(event) as Record<string, string | string[]>
   const schema = opts.query as ObjSchema | undefined
   const known = schema ? Object.keys(schema.entries) : []
@@ -209,7 +224,7 @@ function parseQuery(event: H3Event, opts: ApiRouteMeta) {
   return parseWith(schema, input, 'query')
 }
 
-async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unknown> {
+export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unknown> {
   if (!PAYLOAD_METHODS.has(event.method)) return undefined
   const raw = await readRawBody(event, false)
   const text = raw && raw.length ? raw.toString('utf8') : ''

@@ -1,0 +1,34 @@
+// ip_allowlist entries are IPv4/IPv6 addresses or CIDRs; node's BlockList does the matching.
+import { BlockList, isIP } from 'node:net'
+
+export function parseAllowEntry(entry: string): { address: string; prefix: number | null; family: 'ipv4' | 'ipv6' } | null {
+  const [address, prefixText, extra] = entry.trim().split('/')
+  if (extra !== undefined) return null
+  const version = isIP(address)
+  if (!version) return null
+  const family = version === 4 ? 'ipv4' : 'ipv6'
+  if (prefixText === undefined) return { address, prefix: null, family }
+  if (!/^\d{1,3}$/.test(prefixText)) return null
+  const prefix = Number(prefixText)
+  if (prefix > (version === 4 ? 32 : 128)) return null
+  return { address, prefix, family }
+}
+
+export const isValidAllowEntry = (entry: string) => parseAllowEntry(entry) !== null
+
+export function ipAllowed(ip: string, allowlist: readonly string[]): boolean {
+  if (!allowlist.length) return true
+  const list = new BlockList()
+  for (const entry of allowlist) {
+    const e = parseAllowEntry(entry)
+    if (!e) continue
+    if (e.prefix === null) list.addAddress(e.address, e.family)
+    else list.addSubnet(e.address, e.prefix, e.family)
+  }
+  const version = isIP(ip)
+  if (!version) return false
+  if (list.check(ip, version === 4 ? 'ipv4' : 'ipv6')) return true
+  // An IPv4 client seen through an IPv6 socket (::ffff:a.b.c.d) matches IPv4 entries too.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
+  return mapped ? list.check(mapped[1], 'ipv4') : false
+}

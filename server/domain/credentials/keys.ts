@@ -1,0 +1,210 @@
+// Personal API keys: minting, listing, rotation and revocation, plus the resolver that turns a bearer
+// secret back into a principal. Only the SHA-256 of a secret is stored.
+import { createHash, randomBytes } from 'node:crypto'
+import { and, desc, eq, inArray, lt, lte, or, sql } from 'drizzle-orm'
+import type { Database, Executor } from '../../db/client'
+import { accounts, apiKeys, users } from '../../db/schema'
+import { ApiError, Errors } from '../../utils/api-error'
+import { keysetPage, type KeysetRequest } from '../../utils/keyset'
+import type { Principal } from './principal'
+import { MASTER_ONLY, SCOPES, type Scope } from './scopes'
+import type { ApiKey, KeyCreate, KeyUpdate } from './schemas'
+
+export const KEY_PREFIX = 'svc_sk_live_'
+const DAY = 86_400_000
+export const ROTATION_GRACE_MS = 7 * DAY
+
+type KeyRow = typeof apiKeys.$inferSelect
+
+export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex')
+
+/** svc_sk_live_ + 43 base64url characters (32 random bytes). */
+export function mintSecret(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url')
+}
+
+export function present(row: KeyRow, extra: { secret?: string; grace_expires_at?: string } = {}): ApiKey {
+  return {
+    key_id: row.id,
+    name: row.name,
+    key_prefix: row.keyPrefix,
+    ...(extra.secret ? { secret: extra.secret } : {}),
+    user_id: row.userId,
+    scopes: row.scopes,
+    account_ids: row.accountIds,
+    environment: 'live',
+    ip_allowlist: row.ipAllowlist,
+    status: row.status as ApiKey['status'],
+    expires_at: row.expiresAt.toISOString(),
+    rotated_from: row.rotatedFrom,
+    created_at: row.createdAt.toISOString(),
+    ...(extra.grace_expires_at ? { grace_expires_at: extra.grace_expires_at } : {}),
+  }
+}
+
+/** Unknown and master-only scopes are 400 invalid_scope; so is a scope the issuing key does not hold itself. */
+export function checkScopes(requested: string[], issuer: Principal | null): Scope[] {
+  if (!requested.length) throw new ApiError(400, 'invalid_scope', 'Grant at least one scope.', 'scopes')
+  for (const s of requested) {
+    if (!(SCOPES as readonly string[]).includes(s)) throw new ApiError(400, 'invalid_scope', `Unknown scope "${s}".`, 'scopes')
+    if (MASTER_ONLY.includes(s as Scope)) throw new ApiError(400, 'invalid_scope', `The scope "${s}" belongs to the master key and cannot be granted.`, 'scopes')
+    if (issuer && issuer.type !== 'master' && !issuer.scopes.has(s as Scope)) {
+      throw new ApiError(400, 'invalid_scope', `A key cannot grant the scope "${s}", which it does not hold.`, 'scopes')
+    }
+  }
+  return [...new Set(requested)] as Scope[]
+}
+
+/** A personal key acts for its own user only; another user's id is 403 forbidden_account. */
+export function assertOwnUser(principal: Principal, userId: string) {
+  if (principal.type !== 'master' && principal.userId !== userId) {
+    throw Errors.forbiddenAccount('A personal key may only manage the credentials of its own user.')
+  }
+}
+
+export async function createKey(
+  database: Database,
+  principal: Principal,
+  userId: string,
+  input: Pick<KeyCreate, 'name' | 'scopes' | 'account_ids' | 'expires_in_days' | 'ip_allowlist'>,
+  source: 'api' | 'dashboard' | 'oauth' = 'api',
+): Promise<ApiKey> {
+  assertOwnUser(principal, userId)
+  const scopes = checkScopes(input.scopes, principal)
+  const [user] = await database.db.select().from(users).where(eq(users.id, userId))
+  if (!user) throw Errors.notFound('User')
+  const requested = [...new Set((input.account_ids ?? []).map((id) => id.replace(/^usr_/, 'acc_')))]
+  const accountIds = [user.accountId, ...requested.filter((id) => id !== user.accountId)]
+  if (accountIds.length > 1) {
+    // Only the master key may reach beyond the user's own account.
+    if (principal.type !== 'master') throw Errors.forbiddenAccount('Extra account_ids need the master key.')
+    const found = await database.db.select({ id: accounts.id }).from(accounts).where(inArray(accounts.id, accountIds))
+    if (found.length !== accountIds.length) throw Errors.validation('account_ids', 'account_ids names an account that does not exist.')
+  }
+  const secret = mintSecret()
+  const now = new Date()
+  const [row] = await database.db.insert(apiKeys).values({
+    userId,
+    accountId: user.accountId,
+    name: input.name ?? null,
+    keyHash: hashSecret(secret),
+    keyPrefix: secret.slice(0, 24),
+    scopes,
+    accountIds,
+    ipAllowlist: input.ip_allowlist ?? [],
+    expiresAt: new Date(now.getTime() + (input.expires_in_days ?? 365) * DAY),
+    source,
+    createdAt: now,
+    updatedAt: now,
+  }).returning()
+  return present(row, { secret })
+}
+
+/** Keys newest first, keyset on (created_at, id). `userId` null lists every key (master only). */
+export async function listKeys(database: Database, userId: string | null, page: KeysetRequest, opts: { source?: string } = {}) {
+  const conds = []
+  if (userId) conds.push(eq(apiKeys.userId, userId))
+  if (opts.source) conds.push(eq(apiKeys.source, opts.source))
+  if (page.after) {
+    const [at, id] = page.after as [string, string]
+    const after = new Date(at)
+    conds.push(or(lt(apiKeys.createdAt, after), and(eq(apiKeys.createdAt, after), lt(apiKeys.id, id))))
+  }
+  const rows = await database.db.select().from(apiKeys).where(conds.length ? and(...conds) : undefined)
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(page.binding.limit + 1)
+  return keysetPage(page, rows, (r) => [r.createdAt.toISOString(), r.id], (r) => present(r))
+}
+
+/** The key as its caller may see it: another user's key answers 404, as if it did not exist. */
+async function ownedKey(tx: Executor, principal: Principal, keyId: string, opts: { lock?: boolean } = {}): Promise<KeyRow> {
+  const q = tx.select().from(apiKeys).where(eq(apiKeys.id, keyId))
+  const [row] = opts.lock ? await q.for('update') : await q
+  if (!row || (principal.type !== 'master' && row.userId !== principal.userId)) throw Errors.notFound('Credential')
+  return row
+}
+
+export async function rotateKey(database: Database, principal: Principal, keyId: string): Promise<ApiKey> {
+  return database.tx(async (tx) => {
+    const old = await ownedKey(tx, principal, keyId, { lock: true })
+    if (old.status === 'revoked') throw Errors.validation('key', 'A revoked credential cannot be rotated; revocation is final.')
+    const now = new Date()
+    // Both keys work until the predecessor's grace ends: 7 days, or its own earlier expiry.
+    const grace = new Date(Math.min(now.getTime() + ROTATION_GRACE_MS, old.expiresAt.getTime()))
+    const secret = mintSecret()
+    const lifetime = Math.max(old.expiresAt.getTime() - old.createdAt.getTime(), DAY)
+    const [successor] = await tx.insert(apiKeys).values({
+      userId: old.userId,
+      accountId: old.accountId,
+      name: old.name,
+      keyHash: hashSecret(secret),
+      keyPrefix: secret.slice(0, 24),
+      scopes: old.scopes,
+      accountIds: old.accountIds,
+      ipAllowlist: old.ipAllowlist,
+      expiresAt: new Date(now.getTime() + lifetime),
+      rotatedFrom: old.id,
+      source: old.source,
+      createdAt: now,
+      updatedAt: now,
+    }).returning()
+    await tx.update(apiKeys).set({ expiresAt: grace, updatedAt: now }).where(eq(apiKeys.id, old.id))
+    return present(successor, { secret, grace_expires_at: grace.toISOString() })
+  })
+}
+
+export async function revokeKey(database: Database, principal: Principal, keyId: string): Promise<void> {
+  await database.tx(async (tx) => {
+    const row = await ownedKey(tx, principal, keyId, { lock: true })
+    if (row.status === 'revoked') return
+    const now = new Date()
+    await tx.update(apiKeys).set({ status: 'revoked', revokedAt: now, updatedAt: now }).where(eq(apiKeys.id, row.id))
+  })
+}
+
+/** Dashboard edit: scopes replace the whole set, expires_in_days counts from now; never the secret. */
+export async function updateKey(database: Database, principal: Principal, keyId: string, patch: KeyUpdate, opts: { source?: string } = {}): Promise<ApiKey> {
+  if (patch.scopes === undefined && patch.expires_in_days === undefined) throw Errors.validation(null, 'Send scopes, expires_in_days or both.')
+  return database.tx(async (tx) => {
+    const row = await ownedKey(tx, principal, keyId, { lock: true })
+    if (opts.source && row.source !== opts.source) throw Errors.notFound('Credential')
+    if (row.status === 'revoked') throw Errors.validation('key', 'A revoked credential cannot be edited; revocation is final.')
+    const now = new Date()
+    const [updated] = await tx.update(apiKeys).set({
+      scopes: patch.scopes ? checkScopes(patch.scopes, null) : row.scopes,
+      expiresAt: patch.expires_in_days ? new Date(now.getTime() + patch.expires_in_days * DAY) : row.expiresAt,
+      updatedAt: now,
+    }).where(eq(apiKeys.id, row.id)).returning()
+    return present(updated)
+  })
+}
+
+/** Bearer secret → principal; null when unknown or revoked (401 invalid_credentials). */
+export function personalKeyResolver(database: Database) {
+  return async (token: string): Promise<Principal | null> => {
+    if (!token.startsWith(KEY_PREFIX) || token.length !== KEY_PREFIX.length + 43) return null
+    const [row] = await database.db.select().from(apiKeys).where(eq(apiKeys.keyHash, hashSecret(token)))
+    if (!row || row.status !== 'active') return null
+    return principalOf(row)
+  }
+}
+
+export function principalOf(row: KeyRow, type: Principal['type'] = 'personal'): Principal {
+  return {
+    type,
+    credentialId: row.id,
+    userId: row.userId,
+    scopes: new Set(row.scopes as Scope[]),
+    accountIds: row.accountIds,
+    homeAccountId: row.accountId,
+    ipAllowlist: row.ipAllowlist,
+    expiresAt: row.expiresAt,
+  }
+}
+
+/** Sweep: rotated predecessors whose grace has ended become revoked. */
+export async function revokeEndedGrace(database: Database, now = new Date()): Promise<number> {
+  const rows = await database.db.update(apiKeys).set({ status: 'revoked', revokedAt: now, updatedAt: now })
+    .where(and(eq(apiKeys.status, 'active'), lte(apiKeys.expiresAt, now), sql`${apiKeys.id} IN (SELECT rotated_from FROM api_keys WHERE rotated_from IS NOT NULL)`))
+    .returning({ id: apiKeys.id })
+  return rows.length
+}
