@@ -3,7 +3,7 @@
 // it returns, which is what the OpenAPI builder reads (pitfall 8: lazy routes, no import side effects).
 import { defineEventHandler, getHeader, getQuery, getRouterParams, readRawBody, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
 import * as v from 'valibot'
-import { ApiError, Errors, splitCoded } from './api-error'
+import { ApiError, Errors, splitCoded, toApiError } from './api-error'
 import { list, single, type Page } from './envelope'
 import { useRuntime, type Runtime } from './runtime'
 import { DEFAULT_RATE_LIMITS, type RateClass } from './rate-limit'
@@ -13,6 +13,7 @@ import { ipAllowed } from '../domain/credentials/ip'
 import type { Principal } from '../domain/credentials/principal'
 import type { Scope } from '../domain/credentials/scopes'
 import { resolveAccount, type AccountScope } from '../domain/accounts/resolve'
+import { bodyHash, checkKey, claim, complete, release } from '../domain/idempotency/idempotency'
 
 type ObjSchema = v.ObjectSchema<any, any> | v.StrictObjectSchema<any, any> | v.LooseObjectSchema<any, any>
 type Out<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined
@@ -86,27 +87,66 @@ export function defineApiRoute<
       requireScope(principal, opts)
       await applyRateLimit(event, runtime, principal, opts.rateClass ?? defaultRateClass(event.method))
     }
-    const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
-    const query = parseQuery(event, opts)
-    const body = await parseBody(event, opts)
-    const account = principal
-      ? await resolveAccount(runtime.database, principal, {
-          queryAccountIds: accountIdsFrom((query as any)?.account_id ?? getQuery(event).account_id),
-          bodyAccountId: typeof (body as any)?.account_id === 'string' ? (body as any).account_id : undefined,
-          header: getHeader(event, 'x-svc-account'),
-          dataRoute: !!opts.dataRoute,
-        })
-      : null
-    event.context.principal = principal
-    event.context.account = account
-    const result = await opts.handler({ event, params, query, body, principal: principal as Principal, account: account as AccountScope, runtime } as any)
-    if (opts.raw) return result
-    if (opts.status) setResponseStatus(event, opts.status)
-    if (opts.status === 204) return null
-    if (result && typeof result === 'object' && (result as any)[LIST]) return list(event, result as unknown as Page<unknown>)
-    return single(event, (result ?? {}) as object)
+    const run = async (): Promise<{ status: number; kind: 'single' | 'list' | 'empty' | 'raw'; payload: unknown }> => {
+      const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
+      const query = parseQuery(event, opts)
+      const body = await parseBody(event, opts)
+      const account = principal
+        ? await resolveAccount(runtime.database, principal, {
+            queryAccountIds: accountIdsFrom((query as any)?.account_id ?? getQuery(event).account_id),
+            bodyAccountId: typeof (body as any)?.account_id === 'string' ? (body as any).account_id : undefined,
+            header: getHeader(event, 'x-svc-account'),
+            dataRoute: !!opts.dataRoute,
+          })
+        : null
+      event.context.account = account
+      const result = await opts.handler({ event, params, query, body, principal: principal as Principal, account: account as AccountScope, runtime } as any)
+      if (opts.raw) return { status: event.node.res.statusCode, kind: 'raw', payload: result }
+      const status = opts.status ?? 200
+      if (status === 204) return { status, kind: 'empty', payload: null }
+      const isList = !!(result && typeof result === 'object' && (result as any)[LIST])
+      return { status, kind: isList ? 'list' : 'single', payload: isList ? { ...(result as object) } : (result ?? {}) }
+    }
+    const idemKey = getHeader(event, 'idempotency-key')
+    const answer = principal && event.method === 'POST' && idemKey !== undefined && !opts.raw
+      ? await withIdempotency(event, runtime, principal, idemKey, run)
+      : await run()
+    if (answer.kind === 'raw') return answer.payload
+    setResponseStatus(event, answer.status)
+    if (answer.kind === 'empty') return null
+    if (answer.kind === 'list') return list(event, answer.payload as Page<unknown>)
+    return single(event, answer.payload as object)
   })
   return Object.assign(handler, { __api: { ...opts, handler: undefined } as ApiRouteMeta })
+}
+
+async function withIdempotency(event: H3Event, runtime: Runtime, principal: Principal, key: string, run: () => Promise<any>) {
+  checkKey(key)
+  const raw = await readRawBody(event, false)
+  const k = { credentialId: principal.credentialId, method: event.method, path: event.path.split('?')[0].replace(/^\/api\/v1\//, '/v1/'), key }
+  const claimed = await claim(runtime.database, k, bodyHash(raw ?? undefined))
+  if ('replay' in claimed) {
+    setResponseHeader(event, 'Idempotent-Replayed', 'true')
+    const stored = claimed.replay
+    if (stored.kind === 'error') {
+      const e = stored.payload as { code: string; message: string; field: string | null; headers: Record<string, string> }
+      throw new ApiError(stored.status, e.code, e.message, e.field, e.headers)
+    }
+    return stored
+  }
+  try {
+    const answer = await run()
+    await complete(runtime.database, k, answer)
+    return answer
+  } catch (err) {
+    const api = toApiError(err)
+    if (api.status < 500) {
+      await complete(runtime.database, k, { status: api.status, kind: 'error', payload: { code: api.code, message: api.message, field: api.field, headers: api.headers } })
+    } else {
+      await release(runtime.database, k).catch(() => {})
+    }
+    throw err
+  }
 }
 
 /** One audit row per metered request, success or failure, written after the response (batched). */

@@ -65,12 +65,19 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         ...(repeat ? { schema: { type: 'array', items: jsonSchema(s) }, explode: true } : { schema: jsonSchema(s) }),
       })
     }
+    if (!isPublic && m === 'post' && !meta.raw) {
+      parameters.push({
+        name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
+        description: 'Makes the POST safe to retry for 24 hours: the same key and body replay the stored answer with Idempotent-Replayed: true; another body is 409 idempotency_key_reused; a repeat while the first runs is 409 idempotency_key_in_use. 5xx answers are not stored.',
+      })
+    }
     const errorCodes = isPublic ? ['internal_error'] : [
       'missing_credentials', 'invalid_credentials', 'expired_token', 'insufficient_scope', 'forbidden_account', 'ip_not_allowed', 'rate_limited',
       ...(meta.body ? ['invalid_json', 'unsupported_field', 'validation_error', 'unsupported_media_type', 'payload_too_large'] : []),
       ...(meta.patch ? ['empty_update'] : []),
       ...(Object.keys(queryEntries).length || !meta.body ? ['unsupported_filter'] : []),
       ...(meta.errors ?? []),
+      ...(m === 'post' && !meta.raw ? ['idempotency_key_reused', 'idempotency_key_in_use'] : []),
       'internal_error',
     ]
     const byStatus = new Map<number, string[]>()

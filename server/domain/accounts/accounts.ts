@@ -1,0 +1,180 @@
+// Accounts (tenants): read, list, patch, limits, balance and usage. A path account that is not on the
+// credential answers 404, as any resource of another account does.
+import { and, desc, eq, gt, gte, inArray, lt, or, sql } from 'drizzle-orm'
+import type { Database } from '../../db/client'
+import { rowsOf } from '../../db/client'
+import { accounts, subscriptions, usageRecords, users } from '../../db/schema'
+import { ApiError, Errors } from '../../utils/api-error'
+import { keysetPage, type KeysetRequest } from '../../utils/keyset'
+import { DEFAULT_RATE_LIMITS } from '../../utils/rate-limit'
+import type { Principal } from '../credentials/principal'
+import { effectiveLimits, nextUtcMidnight, quotaUsed, utcDay } from '../limits/quotas'
+import type { Account, AccountPatch } from './schemas'
+import { GROUP_BY } from './schemas'
+
+type AccountRow = typeof accounts.$inferSelect
+
+export function presentAccount(a: AccountRow): Account {
+  return {
+    account_id: a.id,
+    name: a.name,
+    status: a.status as Account['status'],
+    plan: a.plan as Account['plan'],
+    plan_expires_at: a.planExpiresAt?.toISOString() ?? null,
+    external_ids: a.externalIds,
+    default_redaction: a.defaultRedaction,
+    transcript_retention_days: a.transcriptRetentionDays,
+    created_at: a.createdAt.toISOString(),
+    updated_at: a.updatedAt.toISOString(),
+  }
+}
+
+export function canSee(principal: Principal, accountId: string): boolean {
+  return principal.type === 'master' || (principal.accountIds ?? []).includes(accountId)
+}
+
+export async function getAccount(database: Database, principal: Principal, id: string): Promise<Account> {
+  if (!canSee(principal, id)) throw Errors.notFound('Account')
+  const [row] = await database.db.select().from(accounts).where(eq(accounts.id, id))
+  if (!row) throw Errors.notFound('Account')
+  return presentAccount(row)
+}
+
+export async function listAccounts(database: Database, principal: Principal, filters: { status?: string; updated_since?: string; account_id?: string[] }, page: KeysetRequest) {
+  const conds = []
+  if (principal.type !== 'master') conds.push(inArray(accounts.id, [...(principal.accountIds ?? [])]))
+  if (filters.account_id?.length) conds.push(inArray(accounts.id, filters.account_id))
+  if (filters.status) conds.push(eq(accounts.status, filters.status))
+  if (filters.updated_since) conds.push(gt(accounts.updatedAt, new Date(filters.updated_since)))
+  if (page.after) {
+    const [at, id] = page.after as [string, string]
+    const after = new Date(at)
+    conds.push(or(lt(accounts.createdAt, after), and(eq(accounts.createdAt, after), lt(accounts.id, id))))
+  }
+  const rows = await database.db.select().from(accounts).where(conds.length ? and(...conds) : undefined)
+    .orderBy(desc(accounts.createdAt), desc(accounts.id)).limit(page.binding.limit + 1)
+  return keysetPage(page, rows, (r) => [r.createdAt.toISOString(), r.id], presentAccount)
+}
+
+export async function patchAccount(database: Database, principal: Principal, id: string, patch: AccountPatch): Promise<Account> {
+  if (!canSee(principal, id)) throw Errors.notFound('Account')
+  return database.tx(async (tx) => {
+    const [row] = await tx.select().from(accounts).where(eq(accounts.id, id)).for('update')
+    if (!row) throw Errors.notFound('Account')
+    const externalIds = { ...row.externalIds }
+    for (const [k, v] of Object.entries(patch.external_ids ?? {})) if (v === null) delete externalIds[k]; else externalIds[k] = v
+    const [updated] = await tx.update(accounts).set({
+      externalIds,
+      defaultRedaction: patch.default_redaction ?? row.defaultRedaction,
+      transcriptRetentionDays: patch.transcript_retention_days === undefined ? row.transcriptRetentionDays : patch.transcript_retention_days,
+      updatedAt: new Date(),
+    }).where(eq(accounts.id, id)).returning()
+    return presentAccount(updated)
+  })
+}
+
+export async function accountLimits(database: Database, principal: Principal, id: string, rateLimits: Record<string, number>) {
+  await getAccount(database, principal, id)
+  const now = new Date()
+  const limits = await effectiveLimits(database.db, id)
+  const used = await quotaUsed(database.db, id, now)
+  const dayStart = new Date(`${utcDay(now)}T00:00:00Z`)
+  // Call counters come from outbound usage records (contract): created today, and not yet ended.
+  const [calls] = rowsOf<{ today: number; running: number }>(await database.db.execute(sql`
+    SELECT count(*) FILTER (WHERE started_at >= ${dayStart.toISOString()})::int AS today,
+           count(*) FILTER (WHERE ended_at IS NULL)::int AS running
+    FROM usage_records WHERE account_id = ${id} AND channel = 'phone_outbound'`))
+  const counter = (k: keyof typeof used) => ({ limit: limits.quotas[k], used: used[k] })
+  return {
+    account_id: id,
+    max_concurrent_calls: limits.maxConcurrentCalls,
+    max_calls_per_day: limits.maxCallsPerDay,
+    calls_today: Number(calls?.today ?? 0),
+    calls_in_progress: Number(calls?.running ?? 0),
+    quotas: {
+      day: utcDay(now),
+      resets_at: nextUtcMidnight(now).toISOString(),
+      agent_creates: counter('agent_creates'),
+      builds: counter('builds'),
+      kb_documents: counter('kb_documents'),
+      chat_messages: counter('chat_messages'),
+      webhook_tests: counter('webhook_tests'),
+      max_concurrent_builds: limits.maxConcurrentBuilds,
+      // Builds arrive with agents; until then nothing can be in progress.
+      builds_in_progress: 0,
+    },
+    rate_limits: { ...DEFAULT_RATE_LIMITS, ...rateLimits },
+  }
+}
+
+/** Subscription status as billing sees it: a trial past plan_expires_at is expired. */
+export function subscriptionStatus(sub: { status: string }, account: AccountRow, now = new Date()): string {
+  if (sub.status !== 'active') return sub.status
+  if (account.plan === 'trial' && account.planExpiresAt && account.planExpiresAt <= now) return 'expired'
+  return account.status === 'suspended' ? 'suspended' : 'active'
+}
+
+export async function accountBalance(database: Database, principal: Principal, id: string) {
+  if (!canSee(principal, id)) throw Errors.notFound('Account')
+  const [row] = await database.db.select().from(accounts).innerJoin(subscriptions, eq(subscriptions.accountId, accounts.id))
+    .innerJoin(users, eq(users.accountId, accounts.id)).where(eq(accounts.id, id))
+  if (!row) throw Errors.notFound('Account')
+  const now = new Date()
+  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
+  const [spent] = await database.db.select({ total: sql<string>`coalesce(sum(${usageRecords.costUsd}), 0)` }).from(usageRecords)
+    .where(and(eq(usageRecords.accountId, id), gte(usageRecords.startedAt, monthStart)))
+  return {
+    account_id: id,
+    wallet_balance: Number(row.subscriptions.walletBalance),
+    currency_code: row.users.currencyCode,
+    monthly_spending: Number(spent?.total ?? 0),
+    plan_limit: Number(row.subscriptions.planLimit),
+    status: subscriptionStatus(row.subscriptions, row.accounts, now),
+  }
+}
+
+export function parseGroupBy(text: string): (typeof GROUP_BY)[number][] {
+  const parts = text.split(',').map((s) => s.trim())
+  for (const p of parts) if (!(GROUP_BY as readonly string[]).includes(p)) throw new ApiError(400, 'unsupported_filter', `group_by accepts ${GROUP_BY.join(', ')}.`, 'group_by')
+  if (parts.length > 3) throw Errors.validation('group_by', 'group_by takes one to three dimensions.')
+  if (new Set(parts).size !== parts.length) throw Errors.validation('group_by', 'Each group_by dimension may appear once.')
+  return parts as (typeof GROUP_BY)[number][]
+}
+
+const VOICE_CHANNELS = ['phone_inbound', 'phone_outbound', 'voice_chat']
+
+/** Billed usage in [from, to) grouped by up to three dimensions; voice seconds prefer the telephony
+ *  duration, and a duration derived from timestamps is ignored above 4 hours. */
+export async function accountUsage(database: Database, principal: Principal, id: string, q: { from?: string; to?: string; group_by: string }) {
+  if (!canSee(principal, id)) throw Errors.notFound('Account')
+  if (!q.from) throw new ApiError(400, 'missing_param', 'from is required (ISO-8601 date-time).', 'from')
+  if (!q.to) throw new ApiError(400, 'missing_param', 'to is required (ISO-8601 date-time).', 'to')
+  const from = new Date(q.from)
+  const to = new Date(q.to)
+  if (from >= to) throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
+  const groups = parseGroupBy(q.group_by)
+  const dims: Record<string, ReturnType<typeof sql>> = {
+    agent: sql`agent_id`,
+    agent_type: sql`agent_type`,
+    channel: sql`channel`,
+    date: sql`to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+    month: sql`to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM')`,
+  }
+  const names: Record<string, string> = { agent: 'agent_id', agent_type: 'agent_type', channel: 'channel', date: 'date', month: 'month' }
+  const select = groups.map((g) => sql`${dims[g]} AS ${sql.identifier(names[g])}`)
+  const voice = sql`CASE WHEN channel IN (${sql.join(VOICE_CHANNELS.map((c) => sql`${c}`), sql`, `)}) THEN coalesce(telephony_seconds,
+      CASE WHEN ended_at IS NOT NULL AND extract(epoch FROM ended_at - started_at) <= 14400 THEN extract(epoch FROM ended_at - started_at)::int ELSE 0 END) ELSE 0 END`
+  const rows = rowsOf<Record<string, unknown>>(await database.db.execute(sql`
+    SELECT ${sql.join(select, sql`, `)}, count(*)::int AS conversations, coalesce(sum(${voice}), 0)::int AS voice_seconds,
+           coalesce(sum(tokens), 0)::int AS tokens, coalesce(sum(cost_usd), 0)::float8 AS cost_usd
+    FROM usage_records WHERE account_id = ${id} AND started_at >= ${from.toISOString()} AND started_at < ${to.toISOString()}
+    GROUP BY ${sql.join(groups.map((_, i) => sql.raw(String(i + 1))), sql`, `)}
+    ORDER BY ${sql.join(groups.map((_, i) => sql.raw(String(i + 1))), sql`, `)}`))
+  const data = rows.map((r) => ({ ...r, conversations: Number(r.conversations), voice_seconds: Number(r.voice_seconds), tokens: Number(r.tokens), cost_usd: Number(r.cost_usd) }))
+  const totals = data.reduce((t, r) => ({
+    conversations: t.conversations + r.conversations, voice_seconds: t.voice_seconds + r.voice_seconds,
+    tokens: t.tokens + r.tokens, cost_usd: Math.round((t.cost_usd + r.cost_usd) * 1e6) / 1e6,
+  }), { conversations: 0, voice_seconds: 0, tokens: 0, cost_usd: 0 })
+  const [user] = await database.db.select({ currency: users.currencyCode }).from(users).where(eq(users.accountId, id))
+  return { report: { data, totals }, meta: { from: from.toISOString(), to: to.toISOString(), group_by: groups.join(','), currency_code: user?.currency ?? 'USD' } }
+}

@@ -1,0 +1,78 @@
+import * as v from 'valibot'
+import { coded } from '../../utils/api-error'
+import { Cursor, Limit, Timestamp } from '../../utils/schemas'
+
+const AccountIdParam = v.pipe(
+  v.string(),
+  v.regex(/^(acc|usr)_\d{1,18}$/, coded('invalid_id', 'Expected an id of the form acc_<n>.')),
+  v.transform((s) => s.replace(/^usr_/, 'acc_')),
+  v.description('acc_<n> (usr_<n> names the same tenant)'),
+)
+export const AccountParams = v.object({ acc: AccountIdParam })
+
+export const AccountListQuery = v.object({
+  status: v.optional(v.picklist(['active', 'suspended'], coded('unsupported_filter', 'status must be active or suspended.'))),
+  updated_since: v.optional(Timestamp),
+  account_id: v.optional(v.array(AccountIdParam)),
+  limit: Limit(100, 50),
+  cursor: Cursor,
+})
+
+export const AccountPatch = v.strictObject({
+  external_ids: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')), v.nullable(v.pipe(v.string(), v.maxLength(256))))),
+  default_redaction: v.optional(v.boolean()),
+  transcript_retention_days: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650)))),
+})
+export type AccountPatch = v.InferOutput<typeof AccountPatch>
+
+const Ts = v.pipe(v.string(), v.isoTimestamp())
+export const Account = v.object({
+  account_id: v.string(),
+  name: v.string(),
+  status: v.picklist(['active', 'suspended']),
+  plan: v.picklist(['trial', 'starter']),
+  plan_expires_at: v.nullable(Ts),
+  external_ids: v.record(v.string(), v.string()),
+  default_redaction: v.boolean(),
+  transcript_retention_days: v.nullable(v.number()),
+  created_at: Ts,
+  updated_at: Ts,
+})
+export type Account = v.InferOutput<typeof Account>
+
+const Counter = v.object({ limit: v.number(), used: v.number() })
+export const AccountLimits = v.object({
+  account_id: v.string(),
+  max_concurrent_calls: v.number(),
+  max_calls_per_day: v.number(),
+  calls_today: v.number(),
+  calls_in_progress: v.number(),
+  quotas: v.object({
+    day: v.string(), resets_at: Ts,
+    agent_creates: Counter, builds: Counter, kb_documents: Counter, chat_messages: Counter, webhook_tests: Counter,
+    max_concurrent_builds: v.number(), builds_in_progress: v.number(),
+  }),
+  rate_limits: v.record(v.string(), v.number()),
+})
+
+export const Balance = v.object({
+  account_id: v.string(),
+  wallet_balance: v.number(),
+  currency_code: v.string(),
+  monthly_spending: v.number(),
+  plan_limit: v.number(),
+  status: v.string(),
+})
+
+export const GROUP_BY = ['agent', 'agent_type', 'channel', 'date', 'month'] as const
+export const UsageQuery = v.object({
+  from: v.optional(Timestamp),
+  to: v.optional(Timestamp),
+  group_by: v.optional(v.pipe(v.string(), v.maxLength(200)), 'agent'),
+  account_id: v.optional(v.array(AccountIdParam)),
+})
+
+export const UsageReport = v.object({
+  data: v.array(v.record(v.string(), v.union([v.string(), v.number(), v.null()]))),
+  totals: v.object({ conversations: v.number(), voice_seconds: v.number(), tokens: v.number(), cost_usd: v.number() }),
+})
