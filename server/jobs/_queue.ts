@@ -47,6 +47,7 @@ export async function startQueue(opts: {
       })
     }
     if (job.schedule) await boss.schedule(job.name, job.schedule, {}, { tz: 'UTC' })
+    if (job.runAtStart) await boss.send(job.name, {}, { singletonKey: 'at-start', singletonSeconds: 30 } as any)
   }
 
   return {

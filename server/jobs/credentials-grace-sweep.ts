@@ -6,6 +6,7 @@ import { revokeEndedGrace } from '../domain/credentials/keys'
 export default defineJob({
   name: 'credentials.grace-sweep',
   schedule: '* * * * *',
+  runAtStart: true,
   async run(_data, { database, log }) {
     const n = await revokeEndedGrace(database)
     if (n) log(`revoked ${n} rotated key(s) at the end of their grace`)

@@ -13,6 +13,8 @@ export interface JobDefinition<D extends object = any> {
   name: string
   /** cron (UTC) for recurring jobs, e.g. sweeps; omitted for on-demand kinds. */
   schedule?: string
+  /** Also run once when a process starts its queue (sweeps catch up after downtime). */
+  runAtStart?: boolean
   retryLimit?: number
   retryDelaySeconds?: number
   /** Concurrent handlers in this process. */
