@@ -33,8 +33,9 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
   summary: string
   description?: string
   tags?: string[]
-  /** 'public' routes skip authentication, rate limits and audit (health, openapi, docs). */
-  auth?: 'credential' | 'public'
+  /** 'public' routes skip authentication, rate limits and audit (health, openapi, docs). 'session' is set
+   *  by defineSessionRoute (dashboard routes), never passed to defineApiRoute. */
+  auth?: 'credential' | 'public' | 'session'
   scope?: Scope
   /** Alternative scopes that also unlock the route (e.g. summaries:read or conversations:read). */
   anyScope?: Scope[]
@@ -63,6 +64,7 @@ const LIST = Symbol('list')
 export type ListResult<T> = Page<T> & { [LIST]: true }
 /** Mark a handler result as a list page so it gets the list envelope. */
 export const asList = <T>(page: Page<T>): ListResult<T> => ({ ...page, [LIST]: true })
+export const isList = (result: unknown): result is ListResult<unknown> => !!result && typeof result === 'object' && LIST in result
 
 export type ApiRouteMeta = Omit<ApiRouteOptions<any, any, any, any>, 'handler'>
 
@@ -103,7 +105,7 @@ export function defineApiRoute<
     if (opts.raw) return result
     if (opts.status) setResponseStatus(event, opts.status)
     if (opts.status === 204) return null
-    if (result && typeof result === 'object' && (result as any)[LIST]) return list(event, result as unknown as Page<unknown>)
+    if (isList(result)) return list(event, result)
     return single(event, (result ?? {}) as object)
   })
   return Object.assign(handler, { __api: { ...opts, handler: undefined } as ApiRouteMeta })
@@ -142,7 +144,7 @@ function warnOfExpiry(event: H3Event, principal: Principal) {
   if (left <= 30 * 86_400_000) setResponseHeader(event, 'X-Svc-Key-Expires-In', `${Math.max(0, Math.ceil(left / 86_400_000))}d`)
 }
 
-function defaultRateClass(method: string): RateClass {
+export function defaultRateClass(method: string): RateClass {
   return method === 'GET' || method === 'HEAD' ? 'read' : 'write'
 }
 
@@ -150,13 +152,24 @@ async function authenticateRequest(event: H3Event, runtime: Runtime): Promise<Pr
   try {
     return await authenticate(getHeader(event, 'authorization'), runtime.config.masterKey, runtime.credentialResolvers)
   } catch (e) {
-    // Failed unauthenticated attempts are limited per client IP; past the limit they answer 429.
-    if (e instanceof ApiError && e.status === 401) {
-      const d = await runtime.authFailureLimiter.consume(`ip:${clientIp(event)}`, 20)
-      if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
-    }
+    if (e instanceof ApiError && e.status === 401) await countAuthFailure(event, runtime)
     throw e
   }
+}
+
+export const AUTH_FAILURES_PER_MINUTE = 20
+const failureKey = (event: H3Event) => `ip:${clientIp(event)}`
+
+/** Failed unauthenticated attempts are limited per client IP; past the limit they answer 429. */
+export async function countAuthFailure(event: H3Event, runtime: Runtime) {
+  const d = await runtime.authFailureLimiter.consume(failureKey(event), AUTH_FAILURES_PER_MINUTE)
+  if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
+}
+
+/** Refuses a client that has used up its failures before a password is even checked, so guessing stops. */
+export async function refuseIfFailureLimited(event: H3Event, runtime: Runtime) {
+  const d = await runtime.authFailureLimiter.peek(failureKey(event), AUTH_FAILURES_PER_MINUTE)
+  if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
 }
 
 export function requireScope(principal: Principal, opts: ApiRouteMeta) {
@@ -164,7 +177,7 @@ export function requireScope(principal: Principal, opts: ApiRouteMeta) {
   if (wanted.length && !wanted.some((s) => principal.scopes.has(s))) throw Errors.insufficientScope(wanted.join(' or '))
 }
 
-async function applyRateLimit(event: H3Event, runtime: Runtime, principal: Principal, rateClass: RateClass) {
+export async function applyRateLimit(event: H3Event, runtime: Runtime, principal: Principal, rateClass: RateClass) {
   const limit = runtime.config.rateLimits[rateClass] ?? DEFAULT_RATE_LIMITS[rateClass]
   const d = await runtime.rateLimiter.consume(`${principal.credentialId}:${rateClass}`, limit)
   setResponseHeader(event, 'X-RateLimit-Limit', String(d.limit))
