@@ -67,6 +67,14 @@ export const requirements = {
   'audit.rows': { source: 'contract Audit', behavior: 'One audit row per metered request; platform routes are not audited; path never holds the query.' },
   'audit.csv': { source: 'contract Audit', behavior: 'GET /audit?format=csv streams up to 50000 rows with the listed columns.' },
   'tenancy.isolation': { source: 'contract Account resolution', behavior: 'Resources of another account answer 404.' },
+  // Dashboard origin (decisions "Dashboard origin"; contract "Session-authenticated routes")
+  'dashboard.login': { source: 'decisions Dashboard origin', behavior: 'POST /api/auth/login checks e-mail (case-insensitive) and password, answers a session token and sets svc_session (HttpOnly, SameSite=Lax, Secure outside localhost); a wrong e-mail or password is 401 invalid_credentials with one message.' },
+  'dashboard.login-failure-limit': { source: 'contract Authentication; decisions Dashboard origin', behavior: 'Failed logins count against the 20 per minute per IP failure limit; past it, login answers 429 rate_limited with Retry-After even for the right password.' },
+  'dashboard.session': { source: 'decisions Dashboard origin', behavior: 'Dashboard routes take the svc_session cookie or Authorization: Session <token>; logout, expiry or suspension ends the session (401).' },
+  'dashboard.refuses-api-keys': { source: 'decisions Dashboard origin', behavior: 'An API key (personal or master) on a dashboard route is 401.' },
+  'dashboard.login-links': { source: 'contract Partners and login; decisions Dashboard origin', behavior: 'POST /users/{usr}/login-links mints a single-use 15-minute link; redeeming it answers a session; used, expired or unknown is 401 invalid_credentials.' },
+  'dashboard.api-keys': { source: 'contract Session-authenticated routes', behavior: 'The session routes list, create, edit, rotate and revoke the logged-in user\'s personal live keys; account_id, account_ids and user_id are ignored; master-only scopes are 400 invalid_scope; other people\'s keys are 404.' },
+  'dashboard.api-keys-patch': { source: 'contract Session-authenticated routes', behavior: 'PATCH takes scopes (whole set, catalogue check) and expires_in_days (1 to 365 from now), at least one (else 400 validation_error); the secret never changes; a revoked key is 400; a scope removal takes effect on the next request.' },
   'idempotency.header': { source: 'decisions Idempotency-Key header', behavior: 'A POST with a reused Idempotency-Key replays the stored answer with Idempotent-Replayed: true, or 409 idempotency_key_reused for another body.' },
   // Agents, knowledge, conversations, webhooks, MCP
   'agents.build': { source: 'contract Lifecycle step 2', behavior: 'POST /accounts/{acc}/agents/build answers 202 and runs crawl, summary, greeting, instructions.' },

@@ -34,8 +34,9 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
   summary: string
   description?: string
   tags?: string[]
-  /** 'public' routes skip authentication, rate limits and audit (health, openapi, docs). */
-  auth?: 'credential' | 'public'
+  /** 'public' routes skip authentication, rate limits and audit (health, openapi, docs). 'session' is set
+   *  by defineSessionRoute (dashboard routes), never passed to defineApiRoute. */
+  auth?: 'credential' | 'public' | 'session'
   scope?: Scope
   /** Alternative scopes that also unlock the route (e.g. summaries:read or conversations:read). */
   anyScope?: Scope[]
@@ -64,6 +65,7 @@ const LIST = Symbol('list')
 export type ListResult<T> = Page<T> & { [LIST]: true }
 /** Mark a handler result as a list page so it gets the list envelope. */
 export const asList = <T>(page: Page<T>): ListResult<T> => ({ ...page, [LIST]: true })
+export const isList = (result: unknown): result is ListResult<unknown> => !!result && typeof result === 'object' && LIST in result
 
 export type ApiRouteMeta = Omit<ApiRouteOptions<any, any, any, any>, 'handler'>
 
@@ -104,8 +106,7 @@ export function defineApiRoute<
       if (opts.raw) return { status: event.node.res.statusCode, kind: 'raw', payload: result }
       const status = opts.status ?? 200
       if (status === 204) return { status, kind: 'empty', payload: null }
-      const isList = !!(result && typeof result === 'object' && (result as any)[LIST])
-      return { status, kind: isList ? 'list' : 'single', payload: isList ? { ...(result as object) } : (result ?? {}) }
+      return isList(result) ? { status, kind: 'list', payload: { ...result } } : { status, kind: 'single', payload: result ?? {} }
     }
     const idemKey = getHeader(event, 'idempotency-key')
     const answer = principal && event.method === 'POST' && idemKey !== undefined && !opts.raw
@@ -182,7 +183,7 @@ function warnOfExpiry(event: H3Event, principal: Principal) {
   if (left <= 30 * 86_400_000) setResponseHeader(event, 'X-Svc-Key-Expires-In', `${Math.max(0, Math.ceil(left / 86_400_000))}d`)
 }
 
-function defaultRateClass(method: string): RateClass {
+export function defaultRateClass(method: string): RateClass {
   return method === 'GET' || method === 'HEAD' ? 'read' : 'write'
 }
 
@@ -190,13 +191,24 @@ async function authenticateRequest(event: H3Event, runtime: Runtime): Promise<Pr
   try {
     return await authenticate(getHeader(event, 'authorization'), runtime.config.masterKey, runtime.credentialResolvers)
   } catch (e) {
-    // Failed unauthenticated attempts are limited per client IP; past the limit they answer 429.
-    if (e instanceof ApiError && e.status === 401) {
-      const d = await runtime.authFailureLimiter.consume(`ip:${clientIp(event)}`, 20)
-      if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
-    }
+    if (e instanceof ApiError && e.status === 401) await countAuthFailure(event, runtime)
     throw e
   }
+}
+
+export const AUTH_FAILURES_PER_MINUTE = 20
+const failureKey = (event: H3Event) => `ip:${clientIp(event)}`
+
+/** Failed unauthenticated attempts are limited per client IP; past the limit they answer 429. */
+export async function countAuthFailure(event: H3Event, runtime: Runtime) {
+  const d = await runtime.authFailureLimiter.consume(failureKey(event), AUTH_FAILURES_PER_MINUTE)
+  if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
+}
+
+/** Refuses a client that has used up its failures before a password is even checked, so guessing stops. */
+export async function refuseIfFailureLimited(event: H3Event, runtime: Runtime) {
+  const d = await runtime.authFailureLimiter.peek(failureKey(event), AUTH_FAILURES_PER_MINUTE)
+  if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
 }
 
 export function requireScope(principal: Principal, opts: ApiRouteMeta) {
@@ -204,7 +216,7 @@ export function requireScope(principal: Principal, opts: ApiRouteMeta) {
   if (wanted.length && !wanted.some((s) => principal.scopes.has(s))) throw Errors.insufficientScope(wanted.join(' or '))
 }
 
-async function applyRateLimit(event: H3Event, runtime: Runtime, principal: Principal, rateClass: RateClass) {
+export async function applyRateLimit(event: H3Event, runtime: Runtime, principal: Principal, rateClass: RateClass) {
   const limit = runtime.config.rateLimits[rateClass] ?? DEFAULT_RATE_LIMITS[rateClass]
   const d = await runtime.rateLimiter.consume(`${principal.credentialId}:${rateClass}`, limit)
   setResponseHeader(event, 'X-RateLimit-Limit', String(d.limit))

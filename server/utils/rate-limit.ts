@@ -14,6 +14,8 @@ export interface RateDecision { limit: number; remaining: number; resetEpoch: nu
 
 export interface RateLimiter {
   consume(key: string, points: number): Promise<RateDecision>
+  /** The decision without spending a point: lets a password check refuse before it runs. */
+  peek(key: string, points: number): Promise<RateDecision>
 }
 
 export function createRateLimiter(opts: { redis?: unknown; prefix: string; duration?: number }): RateLimiter {
@@ -28,21 +30,26 @@ export function createRateLimiter(opts: { redis?: unknown; prefix: string; durat
     }
     return l
   }
+  const toDecision = (points: number, r: RateLimiterRes, allowed: boolean): RateDecision => ({
+    limit: points,
+    remaining: Math.max(0, r.remainingPoints),
+    resetEpoch: Math.ceil((Date.now() + r.msBeforeNext) / 1000),
+    allowed,
+    retryAfter: Math.ceil(r.msBeforeNext / 1000),
+  })
   return {
     async consume(key, points) {
-      const toDecision = (r: RateLimiterRes, allowed: boolean): RateDecision => ({
-        limit: points,
-        remaining: Math.max(0, r.remainingPoints),
-        resetEpoch: Math.ceil((Date.now() + r.msBeforeNext) / 1000),
-        allowed,
-        retryAfter: Math.ceil(r.msBeforeNext / 1000),
-      })
       try {
-        return toDecision(await limiterFor(points).consume(key, 1), true)
+        return toDecision(points, await limiterFor(points).consume(key, 1), true)
       } catch (e) {
-        if (e instanceof RateLimiterRes) return toDecision(e, false)
+        if (e instanceof RateLimiterRes) return toDecision(points, e, false)
         throw e
       }
+    },
+    async peek(key, points) {
+      const r = await limiterFor(points).get(key)
+      if (!r) return { limit: points, remaining: points, resetEpoch: Math.ceil(Date.now() / 1000) + duration, allowed: true, retryAfter: 0 }
+      return toDecision(points, r, r.consumedPoints < points)
     },
   }
 }

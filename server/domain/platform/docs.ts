@@ -8,8 +8,11 @@ type Operation = { summary: string; description: string; tags: string[]; paramet
 
 export const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')
 
+const METHODS = new Set(['get', 'put', 'post', 'patch', 'delete', 'head', 'options'])
+
+// A path item may also hold `servers` (the dashboard paths do): only HTTP methods are operations.
 function operations(doc: Doc): { method: string; path: string; op: Operation }[] {
-  return Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, op: op as Operation })))
+  return Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).filter(([method]) => METHODS.has(method)).map(([method, op]) => ({ method: method.toUpperCase(), path, op: op as Operation })))
 }
 
 const OVERVIEW = (doc: Doc) => `# ${doc.info.title}
@@ -25,6 +28,10 @@ ${doc.servers.map((s) => `- \`${s.url}\`${s.description ? ` (${s.description})` 
 Send \`Authorization: Bearer <credential>\` on every route except the public platform routes. Other schemes or
 no header answer 401 \`missing_credentials\`; an unknown, malformed or revoked credential 401 \`invalid_credentials\`;
 an expired one 401 \`expired_token\`. Each route names its scope and rate class below.
+
+The dashboard routes under \`/api/\` (on the origin, not under the base URL) take a session instead: log in with
+\`POST /api/auth/login\` or a login link, then send the \`svc_session\` cookie or \`Authorization: Session <token>\`.
+API keys are refused there with 401 \`invalid_credentials\`.
 
 ## Envelopes
 

@@ -43,6 +43,9 @@ const ErrorEnvelope = {
 
 export const toOpenApiPath = (route: string) => route.replace(/^\/v1/, '').replace(/:(\w+)/g, '{$1}') || '/'
 
+/** Dashboard routes live on the origin under /api/…, outside the /v1 servers (decisions "Dashboard origin"). */
+const isDashboardPath = (p: string) => p.startsWith('/api/')
+
 export function buildOpenApi(entries: RouteEntry[], origin: string) {
   const paths: Record<string, Record<string, unknown>> = {}
   const tags = new Set<string>()
@@ -52,6 +55,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
     const m = method === 'ALL' ? 'get' : method.toLowerCase()
     for (const t of meta.tags ?? ['Other']) tags.add(t)
     const isPublic = meta.auth === 'public'
+    const isSession = meta.auth === 'session'
     const parameters: unknown[] = []
     const paramNames = [...path.matchAll(/:(\w+)/g)].map((x) => x[1])
     const paramEntries = (meta.params as any)?.entries ?? {}
@@ -65,19 +69,22 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         ...(repeat ? { schema: { type: 'array', items: jsonSchema(s) }, explode: true } : { schema: jsonSchema(s) }),
       })
     }
-    if (!isPublic && m === 'post' && !meta.raw) {
+    if (!isPublic && !isSession && m === 'post' && !meta.raw) {
       parameters.push({
         name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
         description: 'Makes the POST safe to retry for 24 hours: the same key and body replay the stored answer with Idempotent-Replayed: true; another body is 409 idempotency_key_reused; a repeat while the first runs is 409 idempotency_key_in_use. 5xx answers are not stored.',
       })
     }
-    const errorCodes = isPublic ? ['internal_error'] : [
-      'missing_credentials', 'invalid_credentials', 'expired_token', 'insufficient_scope', 'forbidden_account', 'ip_not_allowed', 'rate_limited',
-      ...(meta.body ? ['invalid_json', 'unsupported_field', 'validation_error', 'unsupported_media_type', 'payload_too_large'] : []),
+    const bodyErrors = meta.body ? ['invalid_json', 'unsupported_field', 'validation_error', 'unsupported_media_type', 'payload_too_large'] : []
+    const errorCodes = isPublic ? [...bodyErrors, ...(meta.errors ?? []), 'internal_error'] : [
+      ...(isSession
+        ? ['missing_credentials', 'invalid_credentials', 'rate_limited']
+        : ['missing_credentials', 'invalid_credentials', 'expired_token', 'insufficient_scope', 'forbidden_account', 'ip_not_allowed', 'rate_limited']),
+      ...bodyErrors,
       ...(meta.patch ? ['empty_update'] : []),
       ...(Object.keys(queryEntries).length || !meta.body ? ['unsupported_filter'] : []),
       ...(meta.errors ?? []),
-      ...(m === 'post' && !meta.raw ? ['idempotency_key_reused', 'idempotency_key_in_use'] : []),
+      ...(!isSession && m === 'post' && !meta.raw ? ['idempotency_key_reused', 'idempotency_key_in_use'] : []),
       'internal_error',
     ]
     const byStatus = new Map<number, string[]>()
@@ -98,16 +105,19 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: errorExample(codes[0]) } },
       }
     }
-    const scopeText = isPublic ? 'Public: no credential, unmetered, not audited.' : `Scope: \`${[meta.scope, ...(meta.anyScope ?? [])].filter(Boolean).join('` or `') || 'any credential'}\`. Rate class: \`${meta.rateClass ?? (m === 'get' ? 'read' : 'write')}\`.`
-    paths[p] ??= {}
+    const rateClass = meta.rateClass ?? (m === 'get' ? 'read' : 'write')
+    const scopeText = isPublic ? 'Public: no credential, unmetered, not audited.' : isSession
+      ? `Dashboard session: cookie \`svc_session\` or \`Authorization: Session <token>\`; API keys are refused (401). Rate class: \`${rateClass}\`. Not audited.`
+      : `Scope: \`${[meta.scope, ...(meta.anyScope ?? [])].filter(Boolean).join('` or `') || 'any credential'}\`. Rate class: \`${rateClass}\`.`
+    paths[p] ??= isDashboardPath(p) ? { servers: [{ url: origin, description: 'Dashboard origin' }] } : {}
     paths[p][m] = {
       operationId: operationId(m, p),
       summary: meta.summary,
       description: [meta.description, scopeText].filter(Boolean).join('\n\n'),
       tags: meta.tags ?? ['Other'],
-      security: isPublic ? [] : [{ bearerAuth: meta.scope ? [meta.scope] : [] }],
-      'x-scope': isPublic ? null : meta.scope ?? null,
-      'x-rate-class': isPublic ? null : meta.rateClass ?? (m === 'get' ? 'read' : 'write'),
+      security: isPublic ? [] : isSession ? [{ sessionAuth: [] }, { sessionHeader: [] }] : [{ bearerAuth: meta.scope ? [meta.scope] : [] }],
+      'x-scope': isPublic || isSession ? null : meta.scope ?? null,
+      'x-rate-class': isPublic ? null : rateClass,
       ...(parameters.length ? { parameters } : {}),
       ...(meta.body ? { requestBody: { required: !meta.patch, content: { 'application/json': { schema: jsonSchema(meta.body as v.GenericSchema) } } } } : {}),
       responses,
@@ -125,7 +135,11 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
     tags: [...tags].sort().map((name) => ({ name })),
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'svc_mk_live_… master key, svc_sk_live_… personal key or svc_at_… OAuth access token' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'svc_mk_live_… master key, svc_sk_live_… personal key or svc_at_… OAuth access token' },
+        sessionAuth: { type: 'apiKey', in: 'cookie', name: 'svc_session', description: 'Dashboard session cookie set by POST /api/auth/login or a login link' },
+        sessionHeader: { type: 'http', scheme: 'Session', description: 'The same svc_ses_… session token as Authorization: Session <token>' },
+      },
       schemas: {
         Meta: { type: 'object', required: ['request_id', 'environment'], properties: { request_id: { type: 'string' }, environment: { const: 'production' } } },
         Error: ErrorEnvelope,
