@@ -1,5 +1,6 @@
 // Keyset pagination: fetch limit + 1 rows past the decoded position; the extra row says has_more, and the
 // last returned row's sort key becomes the signed next_cursor.
+import { and, eq, lt, or, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { H3Event } from 'h3'
 import type { Principal } from '../domain/credentials/principal'
 import { decodeCursor, encodeCursor, type CursorBinding } from './cursor'
@@ -43,4 +44,22 @@ export async function keysetPage<R, T>(req: KeysetRequest, rows: R[], position: 
     hasMore,
     nextCursor: hasMore && last !== undefined ? await encodeCursor(position(last), req.binding, req.secret) : null,
   }
+}
+
+/** Rows strictly after the decoded (created_at, id) position of a newest-first list, or no condition. */
+export function afterPosition(req: KeysetRequest, createdAt: AnyColumn, id: AnyColumn): SQL | undefined {
+  if (!req.after) return undefined
+  const [at, lastId] = req.after as [string, string]
+  const after = new Date(at)
+  return or(lt(createdAt, after), and(eq(createdAt, after), lt(id, lastId)))
+}
+
+/** Key-by-key merge of a patch into a string map: a null value removes the key (external_ids, limits). */
+export function mergeKeys<T>(current: Record<string, T>, changes: Record<string, T | null> | undefined): Record<string, T> {
+  const next = { ...current }
+  for (const [k, v] of Object.entries(changes ?? {})) {
+    if (v === null) delete next[k]
+    else next[k] = v
+  }
+  return next
 }

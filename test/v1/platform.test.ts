@@ -6,7 +6,7 @@ import { join, relative, resolve } from 'node:path'
 import { unzipSync, strFromU8 } from 'fflate'
 import { parse as parseYaml } from 'yaml'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
-import { createApi, err, uniqueEmail } from '../helpers/api'
+import { createApi, uniqueEmail } from '../helpers/api'
 import { verifies } from '../requirements'
 
 const base = inject('base')

@@ -1,11 +1,11 @@
 // Accounts (tenants): read, list, patch, limits, balance and usage. A path account that is not on the
 // credential answers 404, as any resource of another account does.
-import { and, desc, eq, gt, gte, inArray, lt, or, sql } from 'drizzle-orm'
+import { and, desc, eq, gt, gte, inArray, sql } from 'drizzle-orm'
 import type { Database } from '../../db/client'
 import { rowsOf } from '../../db/client'
 import { accounts, subscriptions, usageRecords, users } from '../../db/schema'
 import { ApiError, Errors } from '../../utils/api-error'
-import { keysetPage, type KeysetRequest } from '../../utils/keyset'
+import { afterPosition, keysetPage, mergeKeys, type KeysetRequest } from '../../utils/keyset'
 import { DEFAULT_RATE_LIMITS } from '../../utils/rate-limit'
 import type { Principal } from '../credentials/principal'
 import { effectiveLimits, nextUtcMidnight, quotaUsed, utcDay } from '../limits/quotas'
@@ -46,11 +46,8 @@ export async function listAccounts(database: Database, principal: Principal, fil
   if (filters.account_id?.length) conds.push(inArray(accounts.id, filters.account_id))
   if (filters.status) conds.push(eq(accounts.status, filters.status))
   if (filters.updated_since) conds.push(gt(accounts.updatedAt, new Date(filters.updated_since)))
-  if (page.after) {
-    const [at, id] = page.after as [string, string]
-    const after = new Date(at)
-    conds.push(or(lt(accounts.createdAt, after), and(eq(accounts.createdAt, after), lt(accounts.id, id))))
-  }
+  const after = afterPosition(page, accounts.createdAt, accounts.id)
+  if (after) conds.push(after)
   const rows = await database.db.select().from(accounts).where(conds.length ? and(...conds) : undefined)
     .orderBy(desc(accounts.createdAt), desc(accounts.id)).limit(page.binding.limit + 1)
   return keysetPage(page, rows, (r) => [r.createdAt.toISOString(), r.id], presentAccount)
@@ -61,10 +58,8 @@ export async function patchAccount(database: Database, principal: Principal, id:
   return database.tx(async (tx) => {
     const [row] = await tx.select().from(accounts).where(eq(accounts.id, id)).for('update')
     if (!row) throw Errors.notFound('Account')
-    const externalIds = { ...row.externalIds }
-    for (const [k, v] of Object.entries(patch.external_ids ?? {})) if (v === null) delete externalIds[k]; else externalIds[k] = v
     const [updated] = await tx.update(accounts).set({
-      externalIds,
+      externalIds: mergeKeys(row.externalIds, patch.external_ids),
       defaultRedaction: patch.default_redaction ?? row.defaultRedaction,
       transcriptRetentionDays: patch.transcript_retention_days === undefined ? row.transcriptRetentionDays : patch.transcript_retention_days,
       updatedAt: new Date(),

@@ -1,11 +1,11 @@
 // Personal API keys: minting, listing, rotation and revocation, plus the resolver that turns a bearer
 // secret back into a principal. Only the SHA-256 of a secret is stored.
 import { createHash, randomBytes } from 'node:crypto'
-import { and, desc, eq, inArray, lt, lte, or, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, lte, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../../db/client'
 import { accounts, apiKeys, users } from '../../db/schema'
 import { ApiError, Errors } from '../../utils/api-error'
-import { keysetPage, type KeysetRequest } from '../../utils/keyset'
+import { afterPosition, keysetPage, type KeysetRequest } from '../../utils/keyset'
 import type { Principal } from './principal'
 import { MASTER_ONLY, SCOPES, type Scope } from './scopes'
 import type { ApiKey, KeyCreate, KeyUpdate } from './schemas'
@@ -105,11 +105,8 @@ export async function listKeys(database: Database, userId: string | null, page: 
   const conds = []
   if (userId) conds.push(eq(apiKeys.userId, userId))
   if (opts.source) conds.push(eq(apiKeys.source, opts.source))
-  if (page.after) {
-    const [at, id] = page.after as [string, string]
-    const after = new Date(at)
-    conds.push(or(lt(apiKeys.createdAt, after), and(eq(apiKeys.createdAt, after), lt(apiKeys.id, id))))
-  }
+  const after = afterPosition(page, apiKeys.createdAt, apiKeys.id)
+  if (after) conds.push(after)
   const rows = await database.db.select().from(apiKeys).where(conds.length ? and(...conds) : undefined)
     .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(page.binding.limit + 1)
   return keysetPage(page, rows, (r) => [r.createdAt.toISOString(), r.id], (r) => present(r))

@@ -1,6 +1,6 @@
 // Tenants: one transaction creates the user, its account (same number) and its subscription.
 import { randomBytes } from 'node:crypto'
-import { and, desc, eq, gt, lt, or, sql } from 'drizzle-orm'
+import { and, desc, eq, gt, sql } from 'drizzle-orm'
 import type { Database } from '../../db/client'
 import { rowsOf } from '../../db/client'
 import { accounts, subscriptions, users } from '../../db/schema'
@@ -8,7 +8,7 @@ import { ApiError, Errors } from '../../utils/api-error'
 import { isUniqueViolation } from '../../utils/db-errors'
 import { hashPassword } from '../../utils/password'
 import type { KeysetRequest } from '../../utils/keyset'
-import { keysetPage } from '../../utils/keyset'
+import { afterPosition, keysetPage, mergeKeys } from '../../utils/keyset'
 import type { User, UserCreate, UserPatch } from './schemas'
 
 const TRIAL_DAYS = 30
@@ -85,11 +85,8 @@ export async function listUsers(database: Database, filters: { status?: string; 
   const conds = []
   if (filters.status) conds.push(eq(users.status, filters.status))
   if (filters.updated_since) conds.push(gt(users.updatedAt, new Date(filters.updated_since)))
-  if (page.after) {
-    const [at, id] = page.after as [string, string]
-    const after = new Date(at)
-    conds.push(or(lt(users.createdAt, after), and(eq(users.createdAt, after), lt(users.id, id))))
-  }
+  const after = afterPosition(page, users.createdAt, users.id)
+  if (after) conds.push(after)
   const rows = await database.db.select().from(users).innerJoin(accounts, eq(accounts.id, users.accountId))
     .where(conds.length ? and(...conds) : undefined)
     .orderBy(desc(users.createdAt), desc(users.id))
@@ -103,16 +100,10 @@ export async function patchUser(database: Database, id: string, patch: UserPatch
     const [row] = await tx.select().from(users).innerJoin(accounts, eq(accounts.id, users.accountId)).where(eq(users.id, id)).for('update')
     if (!row) throw Errors.notFound('User')
     const now = new Date()
-    const merge = <T>(current: Record<string, T>, changes: Record<string, T | null> | undefined) => {
-      if (!changes) return current
-      const next = { ...current }
-      for (const [k, v] of Object.entries(changes)) if (v === null) delete next[k]; else next[k] = v
-      return next
-    }
     const [user] = await tx.update(users).set({
       status: patch.status ?? row.users.status,
-      externalIds: merge(row.users.externalIds, patch.external_ids),
-      limits: merge(row.users.limits, patch.limits as Record<string, number | null> | undefined),
+      externalIds: mergeKeys(row.users.externalIds, patch.external_ids),
+      limits: mergeKeys(row.users.limits, patch.limits as Record<string, number | null> | undefined),
       updatedAt: now,
     }).where(eq(users.id, id)).returning()
     const [account] = await tx.update(accounts).set({
