@@ -47,7 +47,8 @@ export async function startQueue(opts: {
       })
     }
     if (job.schedule) await boss.schedule(job.name, job.schedule, {}, { tz: 'UTC' })
-    if (job.runAtStart) await boss.send(job.name, {}, { singletonKey: 'at-start', singletonSeconds: 30 } as any)
+    // No singleton key: another instance's start must not swallow this one's catch-up run.
+    if (job.runAtStart) await boss.send(job.name, {})
   }
 
   return {

@@ -58,10 +58,12 @@ describe('expiry and the end of grace', () => {
     expect(expired.status).toBe(401)
     expect(err(expired).code).toBe('expired_token')
     // The grace sweep also runs when a process starts: the predecessor turns revoked.
+    // Each probe is a failed authentication: give each its own client IP so that the per-IP failure
+    // limit (20 a minute) does not answer instead.
     let code = ''
-    for (let i = 0; i < 50 && code !== 'invalid_credentials'; i++) {
-      code = err(await createApi(server.base, old.body.secret).get(`/accounts/${t.accountId}`)).code
-      if (code !== 'invalid_credentials') await new Promise((r) => setTimeout(r, 200))
+    for (let i = 0; i < 40 && code !== 'invalid_credentials'; i++) {
+      code = err(await createApi(server.base, old.body.secret).get(`/accounts/${t.accountId}`, { headers: { 'x-forwarded-for': `192.0.2.${i + 1}` } })).code
+      if (code !== 'invalid_credentials') await new Promise((r) => setTimeout(r, 250))
     }
     expect(code).toBe('invalid_credentials')
     expect((await createApi(server.base, successor.body.secret).get(`/accounts/${t.accountId}`)).status).toBe(200)
