@@ -1,0 +1,74 @@
+// The default engine: deterministic and offline. It answers by lexical retrieval over the knowledge in the
+// system prompt, fires the lead tool by intent and writes build outputs from templates and an extractive summary.
+import { defineChatEngine, estimateTokens, KNOWLEDGE_HEADING, type ChatResponse, type ToolCall, type ToolSpec } from '../../server/kit/chat-engine'
+import { bm25, EMAIL, PHONE, sentences, tokens } from './_text'
+import { summarizeText } from './_summary'
+import { greeting, instructions } from './_prompts'
+
+const NAME = 'local'
+const MODEL = 'local-retrieval-1'
+
+const FALLBACK = "I'm sorry, I don't have that information. If you leave your e-mail address or phone number, someone will get back to you."
+const CALLBACK = /\b(call|ring|phone|text|e-?mail|contact|reach|get back to)\s+(me|us)\b|\bcall\s*back\b|\bcallback\b|\bget in touch\b/i
+const NAME_OF = /\b(?:my name is|i am|i'm|this is)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)/u
+
+export default defineChatEngine({
+  name: NAME,
+  models: [MODEL],
+  async complete(req) {
+    const last = [...req.messages].reverse().find((m) => m.role === 'user' || m.role === 'tool')
+    const input = estimateTokens(req.system + req.messages.map((m) => m.content).join(''))
+    const answer = (text: string, unanswered = false, toolCalls: ToolCall[] = []): ChatResponse =>
+      ({ text, toolCalls, unanswered, usage: { input, output: estimateTokens(text) }, model: MODEL })
+    if (!last) return answer('Hello! How can I help you?')
+    // After a tool ran, its result is what the visitor needs to hear.
+    if (last.role === 'tool') return answer(last.content)
+    const call = leadCall(req.tools ?? [], last.content)
+    if (call) return answer('Thank you, I have passed on your details and someone will get back to you shortly.', false, [call])
+    const query = tokens(last.content)
+    if (!query.length) return answer('Hello! How can I help you?')
+    const best = retrieve(knowledgeOf(req.system), query)
+    return best.length ? answer(best.join(' ')) : answer(FALLBACK, true)
+  },
+  async summarize(sources, opts) {
+    return summarizeText(sources, opts?.maxChars ?? 4000)
+  },
+  async writeGreeting(input) {
+    return greeting(input)
+  },
+  async writeInstructions(input) {
+    return instructions(input)
+  },
+})
+
+function knowledgeOf(system: string): string {
+  const at = system.indexOf(KNOWLEDGE_HEADING)
+  return at >= 0 ? system.slice(at + KNOWLEDGE_HEADING.length) : system
+}
+
+/** The best one or two passages, or none when the overlap is too thin to be an answer. */
+function retrieve(knowledge: string, query: string[]): string[] {
+  const passages = sentences(knowledge).filter((s) => !s.startsWith('#'))
+  const scored = bm25(passages.map(tokens), query).map((s, i) => ({ ...s, text: passages[i].replace(/^[-*]\s+/, '') }))
+  const distinct = new Set(query).size
+  // Meaningful: at least two query terms, or a third of them for short questions.
+  const good = scored.filter((s) => s.matched.length >= Math.min(2, Math.ceil(distinct / 3)) && s.score > 0)
+  good.sort((a, b) => b.score - a.score)
+  if (!good.length) return []
+  const out = [good[0].text]
+  if (good[1] && good[1].score >= good[0].score * 0.6 && good[1].text !== good[0].text) out.push(good[1].text)
+  return out
+}
+
+/** A lead tool call when the visitor leaves an e-mail or phone number and asks to be contacted. */
+function leadCall(tools: ToolSpec[], text: string): ToolCall | null {
+  const tool = tools.find((t) => /lead|callback|call_back|contact/i.test(t.name))
+  if (!tool || !CALLBACK.test(text)) return null
+  const email = text.match(EMAIL)?.[0]
+  const phone = text.match(PHONE)?.[0].trim()
+  if (!email && !phone) return null
+  const args: Record<string, unknown> = { name: text.match(NAME_OF)?.[1], email, phone, message: text }
+  const declared = (tool.parameters as { properties?: Record<string, unknown> }).properties
+  for (const k of Object.keys(args)) if (args[k] === undefined || (declared && !(k in declared))) delete args[k]
+  return { name: tool.name, arguments: args }
+}
