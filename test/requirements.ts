@@ -35,6 +35,9 @@ export const requirements = {
   'storage.migrations': { source: 'issue 2 Storage', behavior: 'Committed SQL migrations apply at boot on PGlite and PostgreSQL; data survives a restart.' },
   'jobs.durable': { source: 'issue 2 Job queue', behavior: 'Jobs live in the database, survive a restart and are processed after it.' },
   'plugins.registry': { source: 'issue 2 Plugin registries', behavior: 'Each plugin registry rejects a duplicate name at boot with a clear message.' },
+  'plugins.contract': { source: 'architecture rule 6; issue 4 Capabilities', behavior: 'Every file of capabilities/ and providers/chat|voice passes its kind\'s contract suite; adding one is one file plus its test.' },
+  'engine.local': { source: 'decisions Chat engine local', behavior: 'The local engine is offline and deterministic: extractive summary, template greeting and prompts, lexical answers, tools by intent, unanswered when nothing matches, model local-retrieval-1.' },
+  'engine.openai': { source: 'decisions SVC_CHAT_ENGINE', behavior: 'The openai engine speaks any OpenAI-compatible /chat/completions endpoint (OPENAI_BASE_URL, OPENAI_API_KEY), maps tools, retries once on 429/5xx.' },
   // Authentication
   'auth.missing_credentials': { source: 'contract Authentication', behavior: 'No header or another scheme is 401 missing_credentials.' },
   'auth.invalid_credentials': { source: 'contract Authentication', behavior: 'Unknown, malformed or revoked credential is 401 invalid_credentials.' },
@@ -77,6 +80,8 @@ export const requirements = {
   'dashboard.api-keys-patch': { source: 'contract Session-authenticated routes', behavior: 'PATCH takes scopes (whole set, catalogue check) and expires_in_days (1 to 365 from now), at least one (else 400 validation_error); the secret never changes; a revoked key is 400; a scope removal takes effect on the next request.' },
   'idempotency.header': { source: 'decisions Idempotency-Key header', behavior: 'A POST with a reused Idempotency-Key replays the stored answer with Idempotent-Replayed: true, or 409 idempotency_key_reused for another body.' },
   // Agents, knowledge, conversations, webhooks, MCP
+  'catalogue.voices': { source: 'contract Widget and voice', behavior: 'GET /voices lists every provider\'s voices (voice_id, name, locale, gender, preview_url, provider, model), filtered by provider and locale.' },
+  'catalogue.capabilities': { source: 'contract Lifecycle step 9', behavior: 'GET /capabilities and /outbound-capabilities list the registered capabilities with JSON Schema parameters, needs and api_chat.' },
   'agents.build': { source: 'contract Lifecycle step 2', behavior: 'POST /accounts/{acc}/agents/build answers 202 and runs crawl, summary, greeting, instructions.' },
   'agents.patch-whitelist': { source: 'contract Agent', behavior: 'PATCH /agents/{agt} takes exactly the 43 whitelisted fields and bumps agent_version at most once for behavioural ones.' },
   'agents.prompts': { source: 'contract Agents and prompts', behavior: 'Prompt versions are immutable; deploy and restore bump agent_version; labels unique per agent.' },

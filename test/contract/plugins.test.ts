@@ -1,0 +1,46 @@
+// Runs the contract of its kind on EVERY plugin file, found the way the boot manifest finds them (".ts",
+// not starting with "_"): a new file is checked without being listed anywhere.
+import { readdirSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { verifies } from '../requirements'
+import { testCapability } from './capability.contract'
+import { testChatEngine } from './chat-engine.contract'
+import { testVoiceProvider } from './voice.contract'
+
+const ROOT = resolve(import.meta.dirname, '../..')
+// Engines whose calls need no network; the others get the shape contract and their own test with a fake server.
+const OFFLINE_ENGINES = new Set(['local'])
+
+async function load(dir: string) {
+  const files = readdirSync(resolve(ROOT, dir)).filter((n) => n.endsWith('.ts') && !n.startsWith('_')).sort()
+  return Promise.all(files.map(async (file) => ({ file, plugin: (await import(resolve(ROOT, dir, file))).default })))
+}
+
+const kinds = {
+  capabilities: await load('capabilities'),
+  chat: await load('providers/chat'),
+  voice: await load('providers/voice'),
+}
+
+describe('plugin files', () => {
+  it('each kind has its plugins, each with a unique name', () => {
+    verifies('plugins.contract')
+    for (const [kind, list] of Object.entries(kinds)) {
+      expect(list.length, kind).toBeGreaterThan(0)
+      const names = list.map((x) => x.plugin?.name)
+      expect(new Set(names).size, kind).toBe(names.length)
+    }
+    expect(kinds.capabilities.length).toBeGreaterThanOrEqual(5)
+    expect(kinds.chat.map((x) => x.plugin.name)).toEqual(expect.arrayContaining(['local', 'openai']))
+  })
+
+  it('voice ids are unique across providers', async () => {
+    const ids = (await Promise.all(kinds.voice.map((x) => x.plugin.voices()))).flat().map((v: { voice_id: string }) => v.voice_id)
+    expect(new Set(ids).size).toBe(ids.length)
+  })
+})
+
+for (const { file, plugin } of kinds.capabilities) describe(`capabilities/${file}`, () => testCapability(plugin))
+for (const { file, plugin } of kinds.chat) describe(`providers/chat/${file}`, () => testChatEngine(plugin, { offline: OFFLINE_ENGINES.has(plugin.name) }))
+for (const { file, plugin } of kinds.voice) describe(`providers/voice/${file}`, () => testVoiceProvider(plugin))
