@@ -10,7 +10,8 @@ const MODEL = 'local-retrieval-1'
 
 const FALLBACK = "I'm sorry, I don't have that information. If you leave your e-mail address or phone number, someone will get back to you."
 const CALLBACK = /\b(call|ring|phone|text|e-?mail|contact|reach|get back to)\s+(me|us)\b|\bcall\s*back\b|\bcallback\b|\bget in touch\b/i
-const NAME_OF = /\b(?:my name is|i am|i'm|this is)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)/u
+// Case-sensitive on purpose: the name itself must be capitalised, which keeps "I'm happy" from becoming a name.
+const NAME_OF = /\b(?:[Mm]y name is|I am|I'm|[Tt]his is)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)/u
 
 export default defineChatEngine({
   name: NAME,

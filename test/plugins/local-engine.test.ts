@@ -1,0 +1,96 @@
+// The default engine, offline: what the build asks of it (summary, greeting, prompts) and what a turn gets.
+import { describe, expect, it } from 'vitest'
+import local from '../../providers/chat/local'
+import { withKnowledge, type BuildInput } from '../../server/kit/chat-engine'
+import { verifies } from '../requirements'
+
+const SOURCES = [
+  { title: 'Home', text: "Welcome to Joe's Pizza, the best pizza in town! We bake every pizza in a wood-fired oven. Our dough rests for 48 hours before baking. We love pizza and we love our customers. Come and visit us soon!\nHome | Menu | Contact" },
+  { title: 'Menu', text: 'Our menu changes with the seasons. A margherita pizza costs $12. A large pepperoni pizza costs $16.50. Gluten-free dough is available for $2 extra. We love pizza and we love our customers. Drinks start at $3.' },
+  { title: 'Contact', text: 'Call us at +1 555 010 2030 or e-mail hello@joespizza.com. We are open Monday to Friday from 11am to 10pm and on weekends from noon to 11pm. Find us at 12 Baker Street, Springfield. We look forward to seeing you.\nHome | Menu | Contact' },
+]
+const all = SOURCES.map((s) => s.text).join('\n')
+const input = async (extra: Partial<BuildInput> = {}): Promise<BuildInput> =>
+  ({ businessName: null, websiteUrl: 'https://www.joes-pizza.com/', summary: await local.summarize(SOURCES), language: 'en', agentType: 'support', refinementRules: ['Never promise a delivery time.'], ...extra })
+
+describe('local engine: build outputs', () => {
+  it('summarizes extractively: shorter, whole source sentences in source order, facts kept, repeats dropped', async () => {
+    verifies('engine.local')
+    const summary = await local.summarize(SOURCES)
+    expect(summary.length).toBeLessThan(all.length)
+    const sentences = summary.split(/\n|(?<=[.!?])\s+/).filter(Boolean)
+    for (const s of sentences) expect(all).toContain(s)
+    expect(summary).toContain('$12')
+    expect(summary).toContain('+1 555 010 2030')
+    expect(summary).toContain('11am to 10pm')
+    expect(summary).not.toContain('Home | Menu | Contact')
+    expect(summary.match(/We love pizza and we love our customers/g)?.length ?? 0).toBeLessThanOrEqual(1)
+    const positions = sentences.map((s) => all.indexOf(s))
+    expect(positions).toEqual([...positions].sort((a, b) => a - b))
+    expect((await local.summarize(SOURCES, { maxChars: 120 })).length).toBeLessThanOrEqual(120)
+    expect(await local.summarize(SOURCES)).toBe(summary)
+  })
+
+  it('greets by the business name, or a name made from the site host', async () => {
+    verifies('engine.local')
+    expect(await local.writeGreeting(await input())).toContain('Joes Pizza')
+    expect(await local.writeGreeting(await input({ businessName: "Joe's Pizza" }))).toContain("Joe's Pizza")
+    expect(await local.writeGreeting(await input({ businessName: 'Chez Joe', language: 'fr-FR' }))).toMatch(/^Bonjour.*Chez Joe/)
+  })
+
+  it('writes one prompt per surface with the role, key facts and refinement rules', async () => {
+    verifies('engine.local')
+    const base = await input({ role: 'the friendly order-taker of Joe\'s Pizza' })
+    const [phone, chat, voice] = await Promise.all((['phone', 'chat', 'voice_chat'] as const).map((surface) => local.writeInstructions({ ...base, surface })))
+    expect(new Set([phone, chat, voice]).size).toBe(3)
+    for (const p of [phone, chat, voice]) {
+      expect(p).toContain("the friendly order-taker of Joe's Pizza")
+      expect(p).toContain('- Never promise a delivery time.')
+      expect(p).toContain('$12')
+    }
+    expect(phone).toMatch(/phone/i)
+    expect(phone).toMatch(/spell out numbers/i)
+    expect(chat).toMatch(/links/i)
+    expect(voice).toMatch(/spoken/i)
+  })
+})
+
+describe('local engine: turns', () => {
+  const system = async () => withKnowledge(await local.writeInstructions({ ...(await input()), surface: 'chat' }), await local.summarize(SOURCES))
+  const ask = async (content: string, tools?: { name: string; description: string; parameters: Record<string, unknown> }[]) =>
+    local.complete({ system: await system(), messages: [{ role: 'user', content }], tools })
+
+  it('answers from the knowledge by lexical retrieval', async () => {
+    verifies('engine.local')
+    const hours = await ask('What are your opening hours on Monday?')
+    expect(hours).toMatchObject({ unanswered: false, toolCalls: [], model: 'local-retrieval-1' })
+    expect(hours.text).toContain('11am to 10pm')
+    expect((await ask('How much is a margherita?')).text).toContain('$12')
+    expect(hours.usage.output).toBe(Math.ceil(hours.text.length / 4))
+  })
+
+  it('marks unanswered when nothing in the knowledge overlaps', async () => {
+    verifies('engine.local')
+    const r = await ask('Do you repair motorcycles?')
+    expect(r.unanswered).toBe(true)
+    expect(r.text).toMatch(/don't have that information/)
+  })
+
+  it('calls the lead tool when an e-mail comes with "call me back"', async () => {
+    verifies('engine.local')
+    const tools = [{ name: 'capture_lead', description: 'lead', parameters: { type: 'object', properties: { name: {}, email: {}, phone: {}, message: {} } } }]
+    const r = await ask("I'm Ada Lovelace, please call me back at a@b.co", tools)
+    expect(r.toolCalls).toEqual([{ name: 'capture_lead', arguments: { name: 'Ada Lovelace', email: 'a@b.co', message: "I'm Ada Lovelace, please call me back at a@b.co" } }])
+    const phone = await ask('Contact me on +44 20 7946 0958 please', tools)
+    expect(phone.toolCalls[0].arguments.phone).toBe('+44 20 7946 0958')
+    // No tool offered, or no way to reach the visitor: no call.
+    expect((await ask('please call me back at a@b.co')).toolCalls).toEqual([])
+    expect((await ask('please call me back', tools)).toolCalls).toEqual([])
+  })
+
+  it('reads a tool result back after the tool ran', async () => {
+    verifies('engine.local')
+    const r = await local.complete({ system: await system(), messages: [{ role: 'user', content: 'call me back at a@b.co' }, { role: 'tool', name: 'capture_lead', content: 'Thank you, we will get back to you shortly.' }] })
+    expect(r.text).toBe('Thank you, we will get back to you shortly.')
+  })
+})
