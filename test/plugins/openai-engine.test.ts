@@ -73,7 +73,7 @@ describe('openai engine', () => {
 
   it('gives up after the one retry with an error naming the status, never the key', async () => {
     script = [[429, { error: { message: 'slow down' } }], [503, { error: { message: 'busy' } }]]
-    const e = await openai.complete({ system: 's', messages: [{ role: 'user', content: 'hi' }] }).catch((x) => x as Error)
+    const e = await openai.complete({ system: 's', messages: [{ role: 'user', content: 'hi' }] }).then(() => new Error('resolved'), (x: Error) => x)
     expect(seen).toHaveLength(2)
     expect(e.message).toMatch(/\[chat\] \[openai\].*503/)
     expect(e.message).not.toContain('sk-test-123')
