@@ -10,11 +10,9 @@ export function scoreSentences(sources: { text: string }[]): Candidate[] {
   const tf = new Map<string, number>()
   const df = new Map<string, number>()
   for (const c of all) for (const t of c.terms) tf.set(t, (tf.get(t) ?? 0) + 1)
-  sources.forEach((_, i) => {
-    const seen = new Set<string>()
-    for (const c of all) if (c.source === i) for (const t of c.terms) seen.add(t)
-    for (const t of seen) df.set(t, (df.get(t) ?? 0) + 1)
-  })
+  const perSource = sources.map(() => new Set<string>())
+  for (const c of all) for (const t of c.terms) perSource[c.source].add(t)
+  for (const seen of perSource) for (const t of seen) df.set(t, (df.get(t) ?? 0) + 1)
   const n = Math.max(1, sources.length)
   for (const c of all) {
     let sum = 0
@@ -41,12 +39,12 @@ export function summarizeText(sources: { title: string; text: string }[], maxCha
     used += cost
   }
   kept.sort((a, b) => a.source - b.source || a.index - b.index)
+  // One paragraph per source page.
   const paragraphs: string[] = []
-  for (const c of kept) {
-    const last = kept.indexOf(c) > 0 && kept[kept.indexOf(c) - 1].source === c.source
-    if (last) paragraphs[paragraphs.length - 1] += ' ' + c.text
+  kept.forEach((c, i) => {
+    if (i > 0 && kept[i - 1].source === c.source) paragraphs[paragraphs.length - 1] += ' ' + c.text
     else paragraphs.push(c.text)
-  }
+  })
   return paragraphs.join('\n').slice(0, maxChars)
 }
 

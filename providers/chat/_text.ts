@@ -59,20 +59,24 @@ export function jaccard(a: Set<string>, b: Set<string>): number {
   return inter / (a.size + b.size - inter)
 }
 
-/** Okapi BM25 of every passage against the query terms, plus which query terms each passage matched. */
-export function bm25(passages: string[][], query: string[], k1 = 1.2, b = 0.75) {
-  const n = passages.length
-  const avg = passages.reduce((s, p) => s + p.length, 0) / Math.max(1, n)
+export interface LexicalIndex { docs: string[][]; df: Map<string, number>; avg: number }
+
+export function indexOf(docs: string[][]): LexicalIndex {
   const df = new Map<string, number>()
-  for (const p of passages) for (const t of new Set(p)) df.set(t, (df.get(t) ?? 0) + 1)
-  const terms = [...new Set(query)]
-  return passages.map((p) => {
-    const tf = new Map<string, number>()
-    for (const t of p) tf.set(t, (tf.get(t) ?? 0) + 1)
+  for (const p of docs) for (const t of new Set(p)) df.set(t, (df.get(t) ?? 0) + 1)
+  return { docs, df, avg: docs.reduce((s, p) => s + p.length, 0) / Math.max(1, docs.length) }
+}
+
+/** Okapi BM25 of every passage against the query terms, plus which query terms each passage matched. */
+export function bm25({ docs, df, avg }: LexicalIndex, query: string[], k1 = 1.2, b = 0.75) {
+  const n = docs.length
+  const terms = [...new Set(query)].filter((t) => df.has(t))
+  return docs.map((p) => {
     let score = 0
     const matched: string[] = []
     for (const t of terms) {
-      const f = tf.get(t)
+      let f = 0
+      for (const x of p) if (x === t) f++
       if (!f) continue
       matched.push(t)
       const d = df.get(t)!

@@ -1,7 +1,7 @@
 // The default engine: deterministic and offline. It answers by lexical retrieval over the knowledge in the
 // system prompt, fires the lead tool by intent and writes build outputs from templates and an extractive summary.
 import { defineChatEngine, estimateTokens, KNOWLEDGE_HEADING, type ChatResponse, type ToolCall, type ToolSpec } from '../../server/kit/chat-engine'
-import { bm25, EMAIL, PHONE, sentences, tokens } from './_text'
+import { bm25, EMAIL, indexOf, PHONE, sentences, tokens, type LexicalIndex } from './_text'
 import { summarizeText } from './_summary'
 import { greeting, instructions } from './_prompts'
 
@@ -48,9 +48,25 @@ function knowledgeOf(system: string): string {
 }
 
 /** The best one or two passages, or none when the overlap is too thin to be an answer. */
+// Every turn of a conversation sends the same knowledge: indexing it once keeps a turn over a large
+// knowledge base from re-tokenising it (a few recent knowledge bases; each can hold a million characters, so few).
+const indexes = new Map<string, { passages: string[]; index: LexicalIndex }>()
+
+function indexed(knowledge: string) {
+  let hit = indexes.get(knowledge)
+  if (hit) indexes.delete(knowledge)
+  else {
+    const passages = sentences(knowledge).filter((s) => !s.startsWith('#')).map((s) => s.replace(/^[-*]\s+/, ''))
+    hit = { passages, index: indexOf(passages.map(tokens)) }
+  }
+  indexes.set(knowledge, hit)
+  if (indexes.size > 8) indexes.delete(indexes.keys().next().value!)
+  return hit
+}
+
 function retrieve(knowledge: string, query: string[]): string[] {
-  const passages = sentences(knowledge).filter((s) => !s.startsWith('#'))
-  const scored = bm25(passages.map(tokens), query).map((s, i) => ({ ...s, text: passages[i].replace(/^[-*]\s+/, '') }))
+  const { passages, index } = indexed(knowledge)
+  const scored = bm25(index, query).map((s, i) => ({ ...s, text: passages[i] }))
   const distinct = new Set(query).size
   // Meaningful: at least two query terms, or a third of them for short questions.
   const good = scored.filter((s) => s.matched.length >= Math.min(2, Math.ceil(distinct / 3)) && s.score > 0)

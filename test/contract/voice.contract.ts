@@ -17,7 +17,8 @@ export function testVoiceProvider(p: VoiceProvider) {
       expect(x.voice_id).toMatch(/^[a-z0-9][a-z0-9_.-]*$/)
       expect(x.name.length).toBeGreaterThan(0)
       expect(Intl.getCanonicalLocales(x.locale)).toEqual([x.locale])
-      expect(x.locale).toMatch(/^[a-z]{2,3}-[A-Z]{2}$/)
+      // A region is required: a voice speaks one accent (zh-Hans-CN and es-419 are fine).
+      expect(x.locale).toMatch(/^[a-z]{2,3}(-[A-Z][a-z]{3})?-([A-Z]{2}|\d{3})$/)
       expect([null, 'female', 'male', 'neutral']).toContain(x.gender)
       if (x.preview_url !== null) expect(() => new URL(x.preview_url!)).not.toThrow()
     }
