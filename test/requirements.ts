@@ -79,6 +79,12 @@ export const requirements = {
   // Agents, knowledge, conversations, webhooks, MCP
   'agents.build': { source: 'contract Lifecycle step 2', behavior: 'POST /accounts/{acc}/agents/build answers 202 and runs crawl, summary, greeting, instructions.' },
   'agents.patch-whitelist': { source: 'contract Agent', behavior: 'PATCH /agents/{agt} takes exactly the 43 whitelisted fields and bumps agent_version at most once for behavioural ones.' },
+  'agents.read': { source: 'contract Agent; Agents and prompts', behavior: 'GET /agents/{agt} answers every documented key (null when unknown) with nested voice and widget (has_public_token, never the token) and the resolved model; GET /accounts/{acc}/agents answers {account_id, agents[], meta} with enriched summaries.' },
+  'agents.aliases': { source: 'contract Aliases', behavior: 'GET and PATCH /accounts/{acc}/agents/{agt} and POST /accounts/{acc}/agents/{agt}/prompt behave as the flat forms.' },
+  'agents.widget': { source: 'contract Widget; States Widget token', behavior: 'A widget token is minted when allowed_domains becomes non-empty; only GET widget shows it; regenerate-token replaces it at once; widget patches do not bump agent_version.' },
+  'agents.voice': { source: 'contract Voice configuration; Widget and voice', behavior: 'PATCH /agents/{agt}/voice bumps agent_version and mirrors voice_id, voice_locale, speaking_rate, barge_in and style onto the agent.' },
+  'agents.versions': { source: 'contract GET /agent-versions', behavior: 'GET /agent-versions lists deploy markers newest first, keyset on (deployed_at, id), filtered by account_id, agent_id, from and to.' },
+  'tenancy.agents': { source: 'contract Account resolution; Errors', behavior: 'An agent of another account answers 404 agent_not_found; the master key needs X-Svc-Account on agent routes (else 403 forbidden_account).' },
   'agents.prompts': { source: 'contract Agents and prompts', behavior: 'Prompt versions are immutable; deploy and restore bump agent_version; labels unique per agent.' },
   'kb.documents': { source: 'contract Knowledge base', behavior: 'POST kb/documents answers 202 processing; ingestion moves it to indexed or failed.' },
   'kb.verbatim': { source: 'contract Runtime knowledge rules 3', behavior: 'Keep-as-is caps: chat 1,000,000, calls 270,000 characters, verbatim_in_calls first.' },
