@@ -1,7 +1,7 @@
 // The one schema for PostgreSQL and PGlite. Ids are `prefix_<n>` minted from sequences in SQL defaults,
 // so every writer (any instance, any engine) gets the same shape without application-side counters.
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, date, index, integer, jsonb, numeric, pgSequence, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { bigint, boolean, date, doublePrecision, index, integer, jsonb, numeric, pgSequence, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 })
 const now = (name: string) => ts(name).notNull().defaultNow()
@@ -159,3 +159,131 @@ export const usageRecords = pgTable('usage_records', {
   index('usage_account_started_idx').on(t.accountId, t.startedAt),
   uniqueIndex('usage_session_uq').on(t.accountId, t.sessionId),
 ])
+
+// Agents (issue 4). Created only by the asynchronous build (createAgentRecord, applyBuildOutputs).
+// Behavioural fields of the patch whitelist are columns; the non-behavioural ones (decisions "Agent patch
+// whitelist") live in `settings`, a jsonb object keyed by their API names. agent_version is
+// `agt<n>-v<version_n>`.
+export const agentSeq = pgSequence('agent_seq', { startWith: 1 })
+
+export const agents = pgTable('agents', {
+  id: text('id').primaryKey().default(sql`'agt_' || nextval('agent_seq')`),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  name: text('name').notNull(),
+  /** chat, phone, dashboard or phone_outbound. */
+  agentType: text('agent_type').notNull().default('chat'),
+  versionN: integer('version_n').notNull().default(0),
+  /** Label of the most recently deployed prompt version; null until a deploy. */
+  promptVersion: text('prompt_version'),
+  websiteUrl: text('website_url'),
+  // Behavioural (19): prompts, build outputs and refinement rules, model, capabilities, voice.
+  instructions: text('instructions'),
+  chatInstructions: text('chat_instructions'),
+  voiceChatInstructions: text('voice_chat_instructions'),
+  role: text('role'),
+  greetingInitial: text('greeting_initial'),
+  businessName: text('business_name'),
+  businessProfile: text('business_profile'),
+  conversationStyle: text('conversation_style'),
+  refinementRules: jsonb('refinement_rules').$type<string[]>().notNull().default([]),
+  aiProvider: text('ai_provider').notNull().default('openai'),
+  useLargeModel: boolean('use_large_model').notNull().default(false),
+  temperature: doublePrecision('temperature').notNull().default(0.7),
+  maxResponseTokens: integer('max_response_tokens'),
+  capabilities: jsonb('capabilities').$type<string[]>().notNull().default([]),
+  capabilitySettings: jsonb('capability_settings').$type<Record<string, unknown>>().notNull().default({}),
+  voiceId: text('voice_id'),
+  voiceLocale: text('voice_locale'),
+  speakingRate: doublePrecision('speaking_rate').notNull().default(1),
+  bargeIn: boolean('barge_in').notNull().default(true),
+  /** Non-behavioural whitelist fields other than name and website_url, by API name. */
+  settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
+  // Widget: the public token is null until minted (non-empty allowed_domains or regenerate-token).
+  publicToken: text('public_token'),
+  allowedDomains: jsonb('allowed_domains').$type<string[]>().notNull().default([]),
+  appearance: jsonb('appearance').$type<Record<string, unknown>>().notNull().default({}),
+  createdAt: now('created_at'),
+  updatedAt: now('updated_at'),
+}, (t) => [
+  index('agents_account_created_idx').on(t.accountId, t.createdAt, t.id),
+  uniqueIndex('agents_public_token_uq').on(t.publicToken),
+])
+
+export const promptVersionSeq = pgSequence('prompt_version_seq', { startWith: 1 })
+
+// Immutable prompt versions; one active per agent and type (phone, chat, voice_chat).
+export const promptVersions = pgTable('prompt_versions', {
+  id: text('id').primaryKey().default(sql`'pv_' || nextval('prompt_version_seq')`),
+  agentId: text('agent_id').notNull().references(() => agents.id),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  type: text('type').notNull(),
+  body: text('body'),
+  label: text('label').notNull(),
+  notes: text('notes'),
+  restoredFrom: text('restored_from'),
+  agentVersion: text('agent_version').notNull(),
+  deployedAt: now('deployed_at'),
+  active: boolean('active').notNull().default(true),
+}, (t) => [
+  uniqueIndex('prompt_versions_label_uq').on(t.agentId, t.label),
+  uniqueIndex('prompt_versions_active_uq').on(t.agentId, t.type).where(sql`${t.active}`),
+  index('prompt_versions_agent_idx').on(t.agentId, t.deployedAt, t.id),
+])
+
+// Deploy markers: one row per agent_version (GET /agent-versions), keyset on (deployed_at, id).
+export const agentVersions = pgTable('agent_versions', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  agentId: text('agent_id').notNull().references(() => agents.id),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  agentVersion: text('agent_version').notNull(),
+  promptVersion: text('prompt_version'),
+  /** build, patch, prompt_deploy, prompt_restore or voice. */
+  reason: text('reason').notNull(),
+  changed: jsonb('changed').$type<string[]>().notNull().default([]),
+  deployedAt: now('deployed_at'),
+}, (t) => [
+  uniqueIndex('agent_versions_version_uq').on(t.agentId, t.agentVersion),
+  index('agent_versions_account_idx').on(t.accountId, t.deployedAt, t.id),
+])
+
+export const agentBuildSeq = pgSequence('agent_build_seq', { startWith: 1 })
+
+export interface BuildStep { name: string; status: string; started_at: string | null; finished_at: string | null; error: string | null }
+
+export const agentBuilds = pgTable('agent_builds', {
+  id: text('id').primaryKey().default(sql`'bld_' || nextval('agent_build_seq')`),
+  agentId: text('agent_id').notNull().references(() => agents.id),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  /** queued, running, succeeded or failed. */
+  status: text('status').notNull().default('queued'),
+  steps: jsonb('steps').$type<BuildStep[]>().notNull().default([]),
+  fromStep: text('from_step'),
+  createdAt: now('created_at'),
+  startedAt: ts('started_at'),
+  finishedAt: ts('finished_at'),
+}, (t) => [index('agent_builds_agent_idx').on(t.agentId, t.createdAt)])
+
+// One sequence for every knowledge document: doc_f<n> (file, text) and doc_c<n> (crawled page) share the
+// numbers, so ids never collide across kinds. Writers mint the id (see nextDocumentId).
+export const kbDocumentSeq = pgSequence('kb_document_seq', { startWith: 1 })
+
+export const kbDocuments = pgTable('kb_documents', {
+  id: text('id').primaryKey(),
+  agentId: text('agent_id').notNull().references(() => agents.id),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  /** file, text or page. */
+  kind: text('kind').notNull(),
+  title: text('title'),
+  url: text('url'),
+  /** processing, indexed or failed. */
+  status: text('status').notNull().default('processing'),
+  error: text('error'),
+  text: text('text'),
+  language: text('language'),
+  keepVerbatim: boolean('keep_verbatim').notNull().default(false),
+  verbatimInCalls: boolean('verbatim_in_calls').notNull().default(false),
+  chars: integer('chars').notNull().default(0),
+  crawlId: text('crawl_id'),
+  createdAt: now('created_at'),
+  updatedAt: now('updated_at'),
+}, (t) => [index('kb_documents_agent_idx').on(t.agentId, t.createdAt, t.kind, t.id)])

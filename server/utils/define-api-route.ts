@@ -212,6 +212,9 @@ export async function refuseIfFailureLimited(event: H3Event, runtime: Runtime) {
 }
 
 export function requireScope(principal: Principal, opts: ApiRouteMeta) {
+  // The master key acts for one account on data routes (contract "Account resolution"): it has none of
+  // their scopes, so the X-Svc-Account rule (403 forbidden_account without it) decides instead.
+  if (principal.type === 'master' && opts.dataRoute) return
   const wanted = [opts.scope, ...(opts.anyScope ?? [])].filter(Boolean) as Scope[]
   if (wanted.length && !wanted.some((s) => principal.scopes.has(s))) throw Errors.insufficientScope(wanted.join(' or '))
 }

@@ -1,0 +1,311 @@
+// Agents: read, list, patch, and the version machinery every behavioural write shares (one bump per
+// request, a deploy marker per bump, prompt versions deployed in the same transaction).
+import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
+import type { Database, Executor, Tx } from '../../db/client'
+import { agents, agentVersions, kbDocuments, promptVersions } from '../../db/schema'
+import { ApiError, Errors } from '../../utils/api-error'
+import { mergeKeys } from '../../utils/keyset'
+import type { Runtime } from '../../utils/runtime'
+import type { Principal } from '../credentials/principal'
+import type { AccountScope } from '../accounts/resolve'
+import {
+  APPEARANCE_KEYS, BEHAVIOURAL_FIELDS, NON_BEHAVIOURAL_FIELDS, PROMPT_FIELD, PROMPT_TYPES, SETTINGS_FIELDS,
+  type AgentPatch, type PromptType, type PromptVersionOut, type VoiceConfig,
+} from './schemas'
+
+export type AgentRow = typeof agents.$inferSelect
+export type PromptVersionRow = typeof promptVersions.$inferSelect
+
+export const agentNotFound = () => new ApiError(404, 'agent_not_found', 'Agent not found.')
+
+export const agentVersionOf = (row: Pick<AgentRow, 'id' | 'versionN'>) => `${row.id.replace('_', '')}-v${row.versionN}`
+
+/** The account an agent request acts for: the resolved account, or on the nested alias the path account,
+ *  which must be one the request may act for. Anything else answers 404 agent_not_found. */
+export function agentAccount(principal: Principal, account: AccountScope, pathAccount?: string): string {
+  if (pathAccount === undefined) {
+    if (!account.id) throw agentNotFound()
+    return account.id
+  }
+  const covered = principal.type === 'master' ? account.id === pathAccount : (principal.accountIds ?? []).includes(pathAccount)
+  if (!covered) throw agentNotFound()
+  return pathAccount
+}
+
+/** The agent of that account, optionally locked for update; another account's agent is agent_not_found. */
+export async function loadAgent(ex: Executor, accountId: string, agentId: string, lock = false): Promise<AgentRow> {
+  const q = ex.select().from(agents).where(and(eq(agents.id, agentId), eq(agents.accountId, accountId)))
+  const [row] = lock ? await q.for('update') : await q
+  if (!row) throw agentNotFound()
+  return row
+}
+
+// Static names for engines whose plugin is not registered (the local engine's model is documented).
+const KNOWN_MODELS: Record<string, [string, string]> = {
+  local: ['local-retrieval-1', 'local-retrieval-1'],
+  openai: ['gpt-4o-mini', 'gpt-4o'],
+}
+
+/** Chat via API always runs on the one configured engine; use_large_model picks its large model. */
+export function resolveModel(runtime: Pick<Runtime, 'config' | 'registries'>, useLargeModel: boolean): string {
+  const name = runtime.config.chatEngine
+  const engine = runtime.registries?.chat.get(name)
+  const models = engine?.models.length ? [engine.models[0], engine.models[1] ?? engine.models[0]] : KNOWN_MODELS[name]
+  if (!models) return name
+  return useLargeModel ? models[1] : models[0]
+}
+
+export function presentVoice(runtime: Pick<Runtime, 'registries'>, row: AgentRow): VoiceConfig {
+  return {
+    provider: row.aiProvider,
+    model: runtime.registries?.voice.get(row.aiProvider)?.realtimeModel ?? null,
+    voice_id: row.voiceId,
+    voice_locale: row.voiceLocale,
+    speaking_rate: row.speakingRate,
+    barge_in: row.bargeIn,
+    style: (row.settings.voice_style as string | undefined) ?? null,
+  }
+}
+
+export const presentAppearance = (a: Record<string, unknown>) => Object.fromEntries(APPEARANCE_KEYS.map((k) => [k, (a[k] as string | undefined) ?? null]))
+
+/** The value of one whitelisted field as the API shows it (null when unknown). */
+export function fieldValue(row: AgentRow, field: string): unknown {
+  switch (field) {
+    case 'instructions': return row.instructions
+    case 'chat_instructions': return row.chatInstructions
+    case 'voice_chat_instructions': return row.voiceChatInstructions
+    case 'role': return row.role
+    case 'greeting_initial': return row.greetingInitial
+    case 'business_name': return row.businessName
+    case 'business_profile': return row.businessProfile
+    case 'conversation_style': return row.conversationStyle
+    case 'refinement_rules': return row.refinementRules
+    case 'ai_provider': return row.aiProvider
+    case 'use_large_model': return row.useLargeModel
+    case 'temperature': return row.temperature
+    case 'max_response_tokens': return row.maxResponseTokens
+    case 'capabilities': return row.capabilities
+    case 'capability_settings': return row.capabilitySettings
+    case 'voice_id': return row.voiceId
+    case 'voice_locale': return row.voiceLocale
+    case 'speaking_rate': return row.speakingRate
+    case 'barge_in': return row.bargeIn
+    case 'name': return row.name
+    case 'website_url': return row.websiteUrl
+    default: return SETTINGS_DEFAULTS[field] === undefined ? (row.settings[field] ?? null) : (row.settings[field] ?? SETTINGS_DEFAULTS[field])
+  }
+}
+
+/** Settings that read as an empty collection or false rather than null when never set. */
+const SETTINGS_DEFAULTS: Record<string, unknown> = {
+  greetings: {}, languages: [], notification_emails: [], end_call_phrases: [], tags: [], external_ids: {},
+  collect_identity: false, record_calls: false,
+}
+
+export function presentAgent(runtime: Pick<Runtime, 'config' | 'registries'>, row: AgentRow) {
+  const fields = Object.fromEntries([...BEHAVIOURAL_FIELDS, ...NON_BEHAVIOURAL_FIELDS].map((f) => [f, fieldValue(row, f)]))
+  return {
+    agent_id: row.id,
+    account_id: row.accountId,
+    name: row.name,
+    agent_type: row.agentType,
+    agent_version: agentVersionOf(row),
+    prompt_version: row.promptVersion,
+    model: resolveModel(runtime, row.useLargeModel),
+    ...fields,
+    voice: presentVoice(runtime, row),
+    widget: { has_public_token: row.publicToken !== null, allowed_domains: row.allowedDomains, appearance: presentAppearance(row.appearance) },
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }
+}
+
+export function presentPromptVersion(p: PromptVersionRow, withBody: boolean): PromptVersionOut {
+  const out: PromptVersionOut = {
+    id: p.id, agent_id: p.agentId, type: p.type as PromptType, label: p.label, notes: p.notes, restored_from: p.restoredFrom,
+    agent_version: p.agentVersion, active: p.active, deployed_at: p.deployedAt.toISOString(),
+  }
+  return withBody ? { ...out, body: p.body } : out
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Versioning shared by patch, prompt deploy and restore, voice patch and the build.
+
+/** A label free on this agent: `base`, else `base-2`, `base-3`… (generated labels only). */
+export async function freeLabel(tx: Tx, agentId: string, base: string): Promise<string> {
+  const taken = new Set((await tx.select({ label: promptVersions.label }).from(promptVersions)
+    .where(and(eq(promptVersions.agentId, agentId), sql`${promptVersions.label} LIKE ${base.replace(/[%_\\]/g, '\\$&') + '%'}`))).map((r) => r.label))
+  if (!taken.has(base)) return base
+  for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`
+}
+
+export const labelExists = () => new ApiError(409, 'version_label_exists', 'This agent already has a prompt version with that label.', 'label')
+
+/** Retires the active version of that type and inserts the new one (active). 409 on a taken label. */
+export async function insertPromptVersion(tx: Tx, agent: AgentRow, v: { type: PromptType; body: string | null; label: string; notes?: string | null; restoredFrom?: string | null; agentVersion: string; at: Date }) {
+  const [clash] = await tx.select({ id: promptVersions.id }).from(promptVersions).where(and(eq(promptVersions.agentId, agent.id), eq(promptVersions.label, v.label)))
+  if (clash) throw labelExists()
+  await tx.update(promptVersions).set({ active: false })
+    .where(and(eq(promptVersions.agentId, agent.id), eq(promptVersions.type, v.type), eq(promptVersions.active, true)))
+  const [row] = await tx.insert(promptVersions).values({
+    agentId: agent.id, accountId: agent.accountId, type: v.type, body: v.body, label: v.label, notes: v.notes ?? null,
+    restoredFrom: v.restoredFrom ?? null, agentVersion: v.agentVersion, deployedAt: v.at, active: true,
+  }).returning()
+  return row
+}
+
+/** Records a new agent_version (deploy marker) and returns it; the caller writes version_n. */
+export async function recordVersion(tx: Tx, agent: AgentRow, next: { versionN: number; promptVersion: string | null; reason: string; changed: string[]; at: Date }) {
+  const agentVersion = agentVersionOf({ id: agent.id, versionN: next.versionN })
+  await tx.insert(agentVersions).values({
+    agentId: agent.id, accountId: agent.accountId, agentVersion, promptVersion: next.promptVersion, reason: next.reason, changed: next.changed, deployedAt: next.at,
+  })
+  return agentVersion
+}
+
+/** The agent columns a prompt type writes. */
+export function promptColumn(type: PromptType, body: string | null): Partial<AgentRow> {
+  return type === 'phone' ? { instructions: body } : type === 'chat' ? { chatInstructions: body } : { voiceChatInstructions: body }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Capabilities seam.
+
+/**
+ * Checks the capabilities an agent is given against their completions. For now it only checks the
+ * names are unique strings. The capabilities engineer plugs the registry check in here: each name must
+ * be a registered capability, and every value in its `needs` must be present in `settings`, otherwise
+ * 400 validation_error naming the missing value (field `capability_settings.<need>`).
+ */
+export function checkCapabilities(capabilities: readonly string[], settings: Record<string, unknown>): void {
+  void settings
+  const seen = new Set<string>()
+  for (const [i, name] of capabilities.entries()) {
+    if (typeof name !== 'string' || !name) throw Errors.validation(`capabilities.${i}`, 'Capability names are non-empty strings.')
+    if (seen.has(name)) throw Errors.validation(`capabilities.${i}`, `Capability "${name}" is listed twice.`)
+    seen.add(name)
+  }
+  // Registry check plugs in here (see above).
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reads.
+
+export async function getAgent(runtime: Runtime, accountId: string, agentId: string) {
+  return presentAgent(runtime, await loadAgent(runtime.database.db, accountId, agentId))
+}
+
+/** GET /accounts/{acc}/agents: every agent of the account, newest first, enriched (no cursor). */
+export async function listAgents(runtime: Runtime, accountId: string) {
+  const db = runtime.database.db
+  const rows = await db.select().from(agents).where(eq(agents.accountId, accountId)).orderBy(desc(agents.createdAt), desc(agents.id))
+  const counts = rows.length
+    ? await db.select({ agentId: kbDocuments.agentId, kind: kbDocuments.kind, n: count() }).from(kbDocuments)
+      .where(inArray(kbDocuments.agentId, rows.map((r) => r.id))).groupBy(kbDocuments.agentId, kbDocuments.kind)
+    : []
+  const countOf = (agentId: string, kinds: string[]) => counts.filter((c) => c.agentId === agentId && kinds.includes(c.kind)).reduce((s, c) => s + Number(c.n), 0)
+  // The knowledge summary arrives with the knowledge-base issue; until then its freshness is unknown (null).
+  const summary = { summary_status: null, summary_stale: null, summary_updated_at: null }
+  return {
+    account_id: accountId,
+    agents: rows.map((r) => ({
+      agent_id: r.id,
+      name: r.name,
+      agent_type: r.agentType,
+      agent_version: agentVersionOf(r),
+      prompt_version: r.promptVersion,
+      model: resolveModel(runtime, r.useLargeModel),
+      website_url: r.websiteUrl,
+      knowledge_bases: [
+        { kind: 'files', count: countOf(r.id, ['file', 'text']), ...summary },
+        { kind: 'pages', count: countOf(r.id, ['page']), ...summary },
+      ],
+      created_at: r.createdAt.toISOString(),
+      updated_at: r.updatedAt.toISOString(),
+    })),
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// PATCH /agents/{agt}.
+
+const COLUMN_OF: Record<string, keyof AgentRow> = {
+  instructions: 'instructions', chat_instructions: 'chatInstructions', voice_chat_instructions: 'voiceChatInstructions',
+  role: 'role', greeting_initial: 'greetingInitial', business_name: 'businessName', business_profile: 'businessProfile',
+  conversation_style: 'conversationStyle', refinement_rules: 'refinementRules', ai_provider: 'aiProvider',
+  use_large_model: 'useLargeModel', temperature: 'temperature', max_response_tokens: 'maxResponseTokens',
+  capabilities: 'capabilities', capability_settings: 'capabilitySettings', voice_id: 'voiceId', voice_locale: 'voiceLocale',
+  speaking_rate: 'speakingRate', barge_in: 'bargeIn', name: 'name', website_url: 'websiteUrl',
+}
+
+const same = (a: unknown, b: unknown) => stable(a) === stable(b)
+function stable(x: unknown): string {
+  if (Array.isArray(x)) return `[${x.map(stable).join(',')}]`
+  if (x && typeof x === 'object') return `{${Object.keys(x).sort().map((k) => `${JSON.stringify(k)}:${stable((x as any)[k])}`).join(',')}}`
+  return JSON.stringify(x ?? null)
+}
+
+/**
+ * Applies whitelisted fields to an agent inside `tx`: writes only the values that change, bumps
+ * agent_version once when any behavioural field changed, and deploys one prompt version per changed
+ * prompt field. Shared by PATCH /agents/{agt} and PATCH /agents/{agt}/voice.
+ */
+export async function applyAgentChanges(tx: Tx, agent: AgentRow, patch: Record<string, unknown>, opts: { reason: string; labelPrefix: string; forceBump?: boolean }) {
+  const at = new Date()
+  const set: Record<string, unknown> = {}
+  const settings = { ...agent.settings }
+  const changed: string[] = []
+  for (const [field, raw] of Object.entries(patch)) {
+    if (raw === undefined) continue
+    const before = fieldValue(agent, field)
+    let after: unknown = raw
+    if (field === 'external_ids') after = mergeKeys((before ?? {}) as Record<string, string>, raw as Record<string, string | null>)
+    if (field === 'capability_settings') after = mergeKeys((before ?? {}) as Record<string, unknown>, raw as Record<string, unknown>)
+    if (same(before, after)) continue
+    changed.push(field)
+    if (COLUMN_OF[field]) set[COLUMN_OF[field]] = after
+    else if ((SETTINGS_FIELDS as readonly string[]).includes(field)) {
+      if (after === null) delete settings[field]
+      else settings[field] = after
+    }
+  }
+  if (changed.includes('capabilities') || changed.includes('capability_settings')) {
+    checkCapabilities((set.capabilities ?? agent.capabilities) as string[], (set.capabilitySettings ?? agent.capabilitySettings) as Record<string, unknown>)
+  }
+  const behavioural = changed.some((f) => (BEHAVIOURAL_FIELDS as readonly string[]).includes(f))
+  const deployed: PromptVersionRow[] = []
+  let versionN = agent.versionN
+  let promptVersion = agent.promptVersion
+  if (behavioural || (opts.forceBump && changed.length)) {
+    versionN = agent.versionN + 1
+    const agentVersion = agentVersionOf({ id: agent.id, versionN })
+    for (const type of PROMPT_TYPES) {
+      const field = PROMPT_FIELD[type]
+      if (!changed.includes(field)) continue
+      const label = await freeLabel(tx, agent.id, `${opts.labelPrefix}-${agentVersion}-${type}`)
+      deployed.push(await insertPromptVersion(tx, agent, { type, body: patch[field] as string, label, notes: null, agentVersion, at }))
+      promptVersion = label
+    }
+    await recordVersion(tx, agent, { versionN, promptVersion, reason: opts.reason, changed, at })
+  }
+  let row = agent
+  if (changed.length) {
+    ;[row] = await tx.update(agents).set({ ...set, settings, versionN, promptVersion, updatedAt: at } as Partial<AgentRow>).where(eq(agents.id, agent.id)).returning()
+  }
+  return { row, changed, deployed }
+}
+
+export async function patchAgent(database: Database, accountId: string, agentId: string, patch: AgentPatch) {
+  return database.tx(async (tx) => {
+    const agent = await loadAgent(tx, accountId, agentId, true)
+    const { row, changed, deployed } = await applyAgentChanges(tx, agent, patch, { reason: 'patch', labelPrefix: 'patch' })
+    return {
+      agent_id: row.id,
+      agent_version: agentVersionOf(row),
+      prompt_version: row.promptVersion,
+      changed,
+      deployed: deployed.map((p) => presentPromptVersion(p, false)),
+    }
+  })
+}

@@ -1,0 +1,18 @@
+import { defineApiRoute } from '../../../../utils/define-api-route'
+import { AGENT_PATCH_DESCRIPTION, AgentParams, AgentPatch, AgentWriteResult } from '../../../../domain/agents/schemas'
+import { agentAccount, patchAgent } from '../../../../domain/agents/agents'
+
+
+export default defineApiRoute({
+  summary: 'Update an agent',
+  description: AGENT_PATCH_DESCRIPTION,
+  tags: ['Agents'],
+  scope: 'agents:write',
+  dataRoute: true,
+  params: AgentParams,
+  body: AgentPatch,
+  patch: true,
+  response: AgentWriteResult,
+  errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'empty_update'],
+  handler: ({ runtime, principal, account, params, body }) => patchAgent(runtime.database, agentAccount(principal, account), params.agt, body),
+})

@@ -1,0 +1,16 @@
+import { defineApiRoute } from '../../../../../utils/define-api-route'
+import { AgentParams, Widget } from '../../../../../domain/agents/schemas'
+import { agentAccount } from '../../../../../domain/agents/agents'
+import { regenerateWidgetToken } from '../../../../../domain/agents/widget'
+
+export default defineApiRoute({
+  summary: 'Regenerate the widget token',
+  description: 'Mints a new public token; the old one stops working at once. Answers the Widget with the new token.',
+  tags: ['Widget and voice'],
+  scope: 'agents:write',
+  dataRoute: true,
+  params: AgentParams,
+  response: Widget,
+  errors: ['invalid_id', 'agent_not_found', 'unsupported_field'],
+  handler: ({ runtime, principal, account, params }) => regenerateWidgetToken(runtime.database, runtime.config.publicUrl, agentAccount(principal, account), params.agt),
+})
