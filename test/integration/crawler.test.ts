@@ -120,6 +120,13 @@ describe('crawlSite', () => {
     expect(paths(single.pages)).toEqual(['/'])
   })
 
+  it('stops when its signal aborts', async () => {
+    const controller = new AbortController()
+    const run = crawlSite(`${base}/`, { ...allowLocal, maxPages: 50, concurrency: 1, signal: controller.signal, onPage: async () => controller.abort(new Error('stop')) })
+    await expect(run).rejects.toThrow('stop')
+    expect(pagesRequested()).toEqual(['/'])
+  })
+
   it('refuses a private start URL with invalid_url before any request', async () => {
     verifies('kb.crawler', 'kb.url-safety')
     for (const url of [`${base}/`, `http://localhost:${port}/`, 'http://10.0.0.1/', 'http://169.254.169.254/', `http://[::1]:${port}/`, 'ftp://example.com/']) {

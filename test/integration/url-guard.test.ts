@@ -1,6 +1,11 @@
 // URL safety on real sockets: a local site on 127.0.0.1 is reachable only when allow-listed, and
 // nothing private is reachable through it by redirect; every fetch is bounded in time and size.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ApiError } from '../../server/utils/api-error'
@@ -42,6 +47,10 @@ afterAll(async () => {
   server.closeAllConnections()
   await new Promise((r) => server.close(r))
 })
+
+function hasOpenssl(): boolean {
+  try { execFileSync('openssl', ['version'], { stdio: 'ignore' }); return true } catch { return false }
+}
 
 const allowLocal = { allowPrivateHosts: ['127.0.0.1'] }
 const none = { allowPrivateHosts: [] as string[] }
@@ -163,6 +172,29 @@ describe('safeFetch', () => {
     // The same with the system resolver: localhost allowed by name reaches the server as localhost.
     const local = await safeFetch(`http://localhost:${port}/whoami`, { allowPrivateHosts: ['localhost'] })
     expect(local.body.toString()).toBe(`host=localhost:${port}`)
+  })
+
+  it.skipIf(!hasOpenssl())('over https, connects to the checked address and names the original host in SNI', async () => {
+    verifies('kb.url-safety')
+    const dir = mkdtempSync(join(tmpdir(), 'svc-tls-'))
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-subj', '/CN=secure.test'], { stdio: 'ignore' })
+    const servernames: (string | undefined)[] = []
+    const tls = createTlsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => res.end('tls'))
+    tls.on('secureConnection', (s) => servernames.push((s as any).servername))
+    tls.on('tlsClientError', (_e, s) => servernames.push((s as any).servername))
+    await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r))
+    try {
+      const tlsPort = (tls.address() as AddressInfo).port
+      const resolver: Resolver = async () => [{ address: '127.0.0.1', family: 4 }]
+      // The self-signed certificate is rightly refused; what matters is where and as whom it connected.
+      await fetchError(safeFetch(`https://secure.test:${tlsPort}/`, { allowPrivateHosts: ['secure.test'], resolver, timeoutMs: 3000 }), 'network')
+      await new Promise((r) => setTimeout(r, 50))
+      expect(servernames).toEqual(['secure.test'])
+    } finally {
+      tls.closeAllConnections()
+      await new Promise((r) => tls.close(r))
+    }
   })
 
   it('times out on a server that never answers', async () => {

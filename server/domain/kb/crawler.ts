@@ -37,6 +37,8 @@ export interface CrawlOptions extends FetchPageOptions {
   concurrency?: number
   /** Called once per kept page, in crawl order; a throw stops the crawl and rejects crawlSite. */
   onPage?: (page: CrawledPage) => Promise<void>
+  /** Stops the crawl between pages (a deleted agent, a shutting-down worker); crawlSite rejects with its reason. */
+  signal?: AbortSignal
 }
 
 export interface CrawlResult { pages: CrawledPage[]; skipped: SkippedPage[] }
@@ -116,6 +118,10 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
   // Workers take from the front of one FIFO, so pages come out in breadth-first order.
   const worker = async () => {
     while (!failure) {
+      if (opts.signal?.aborted) {
+        failure = opts.signal.reason ?? new Error('The crawl was aborted.')
+        return
+      }
       if (reserved >= opts.maxPages || fetches >= opts.maxPages * MAX_FETCHES_PER_PAGE) return
       const item = queue.shift()
       if (!item) {
