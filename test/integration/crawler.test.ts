@@ -76,7 +76,7 @@ describe('crawlSite', () => {
     const depths = pages.map((p) => p.depth)
     expect(depths).toEqual([...depths].sort((a, b) => a - b))
     expect(pages.find((p) => p.url.endsWith('/products/widget'))?.depth).toBe(2)
-    expect(seen).toEqual(pages.map((p) => p.url))
+    expect(seen.sort()).toEqual(pages.map((p) => p.url).sort())
     expect(requested.filter((p) => p === '/robots.txt')).toHaveLength(1)
     expect(requested).not.toContain('/private/secret')
     expect(requested).not.toContain('/products/widget/specs/deep')

@@ -35,7 +35,7 @@ export interface CrawlOptions extends FetchPageOptions {
   /** Link hops from the start page; the start page is depth 0. */
   maxDepth?: number
   concurrency?: number
-  /** Called once per kept page, in crawl order; a throw stops the crawl and rejects crawlSite. */
+  /** Called once per kept page as it completes; a throw stops the crawl and rejects crawlSite. */
   onPage?: (page: CrawledPage) => Promise<void>
   /** Stops the crawl between pages (a deleted agent, a shutting-down worker); crawlSite rejects with its reason. */
   signal?: AbortSignal
@@ -74,6 +74,7 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
   }
   let reserved = 0 // pages kept plus fetches in flight: keeps concurrency from overshooting maxPages
   let fetches = 0
+  let inFlight = 0
   let failure: unknown = null
 
   const allowedByRobots = (url: URL) => {
@@ -115,7 +116,7 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
     return true
   }
 
-  // Workers take from the front of one FIFO, so pages come out in breadth-first order.
+  // Workers take from the front of one FIFO, so pages are fetched in breadth-first order.
   const worker = async () => {
     while (!failure) {
       if (opts.signal?.aborted) {
@@ -125,25 +126,28 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
       if (reserved >= opts.maxPages || fetches >= opts.maxPages * MAX_FETCHES_PER_PAGE) return
       const item = queue.shift()
       if (!item) {
-        if (reserved === pages.length) return // nothing in flight can add more links
+        if (inFlight === 0) return // nothing in flight can add more links
         await new Promise((r) => setTimeout(r, 10))
         continue
       }
       reserved++
       fetches++
+      inFlight++
       let wasKept = false
       try {
         wasKept = await visit(item)
       } catch (e) {
         failure ??= e
       } finally {
+        inFlight--
         if (!wasKept) reserved--
       }
     }
   }
   await Promise.all(Array.from({ length: concurrency }, worker))
   if (failure) throw failure
-  return { pages, skipped }
+  // Concurrent fetches finish out of order; the stable sort restores breadth-first order.
+  return { pages: pages.sort((a, b) => a.depth - b.depth), skipped }
 }
 
 /**
