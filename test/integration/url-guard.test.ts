@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import { createServer as createTlsServer } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ApiError } from '../../server/utils/api-error'
@@ -34,6 +35,8 @@ beforeAll(async () => {
       for (let i = 0; i < 10; i++) res.write('y'.repeat(1024))
       return res.end()
     }
+    if (path === '/gzip') return res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end(gzipSync('z'.repeat(10 * 1024)))
+    if (path === '/bomb') return res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end(gzipSync(Buffer.alloc(4 * 1024 * 1024)))
     if (path === '/never') return // never answers
     if (path === '/missing') return res.writeHead(404).end('no')
     res.writeHead(200, { 'content-type': 'text/plain' }).end(`host=${req.headers.host}`)
@@ -209,6 +212,9 @@ describe('safeFetch', () => {
     await fetchError(safeFetch(`${base}/big`, { ...allowLocal, maxBytes: 1024 }), 'too_large')
     await fetchError(safeFetch(`${base}/big-chunked`, { ...allowLocal, maxBytes: 1024 }), 'too_large')
     expect((await safeFetch(`${base}/big`, { ...allowLocal, maxBytes: 20 * 1024 })).body.length).toBe(10 * 1024)
+    // The cap applies to the decoded body: a small compressed answer cannot expand past it.
+    expect((await safeFetch(`${base}/gzip`, { ...allowLocal, maxBytes: 20 * 1024 })).body.toString()).toBe('z'.repeat(10 * 1024))
+    await fetchError(safeFetch(`${base}/bomb`, { ...allowLocal, maxBytes: 64 * 1024 }), 'too_large')
   })
 
   it('reports an HTTP error status as FetchError http_status', async () => {
