@@ -183,4 +183,18 @@ describe('extractPage', () => {
     expect(p.links).toEqual(['http://site.test/docs/a', 'http://site.test/b?q=1', 'https://other.test/'])
     expect(p.lang).toBe('fr-CA')
   })
+
+  it('reads pages that leave out <html>, <head> or <body>, as HTML allows', () => {
+    for (const html of [
+      '<!doctype html><title>Shop</title><p>Open on Sundays.</p><a href="/x">x</a>',
+      '<html lang="de"><title>Shop</title><p>Open on Sundays.</p><a href="/x">x</a></html>',
+      '<head><title>Shop</title></head><body class="c"><p>Open on Sundays.</p><a href="/x">x</a></body>',
+    ]) {
+      const p = extractPage(html, 'http://site.test/')
+      expect(p.title, html).toBe('Shop')
+      expect(p.text, html).toBe('Open on Sundays.\n\nx')
+      expect(p.links, html).toEqual(['http://site.test/x'])
+    }
+    expect(extractPage('<html lang="de"><p>Hallo</p></html>', 'http://site.test/').lang).toBe('de')
+  })
 })

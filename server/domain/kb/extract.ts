@@ -18,22 +18,40 @@ const BLOCK = new Set([
   'TABLE', 'TR', 'UL', 'CAPTION', 'TBODY', 'THEAD', 'TFOOT',
 ])
 const CELL = new Set(['TD', 'TH'])
+// The title is answered on its own; a shell-less page can leave it in the body.
+const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'TITLE', 'HEAD'])
 
 /** The text and links of an HTML page (or a text/plain document when `contentType` says so). */
 export function extractPage(body: string, url: string, contentType = 'text/html'): ExtractedPage {
   if (!/html|xml/i.test(contentType)) return extractPlain(body, url)
-  const { document } = parseHTML(body)
+  const html = withDocumentShell(body)
+  const { document } = parseHTML(html)
   const links = collectLinks(document, url)
   const lang = pageLang(document)
   const title = clean(document.querySelector('title')?.textContent ?? '') || clean(document.querySelector('h1')?.textContent ?? '')
 
   // Readability mutates what it reads, so it gets its own copy of the document.
-  const article = readable(body)
+  const article = readable(html)
   const bodyText = fallbackText(document)
   // Readability keeps one main block; on short pages that can drop facts, so its text is used only
   // when it holds most of what the cleaned body says.
   const text = article && article.text.length >= bodyText.length * 0.5 ? article.text : bodyText
   return { title: title || article?.title || '', text, links, lang }
+}
+
+/**
+ * linkedom builds the tree as written and does not imply <html>, <head> or <body> the way browsers
+ * do, so a page that leaves them out (valid HTML) would have no body and yield no text. This supplies
+ * the missing shell, keeping the <html> attributes (lang) and what came before </head> in the head.
+ */
+export function withDocumentShell(html: string): string {
+  if (/<html(?=[\s>])/i.test(html) && /<body(?=[\s>])/i.test(html)) return html
+  const htmlAttrs = /<html(?=[\s>])([^>]*)>/i.exec(html)?.[1] ?? ''
+  const rest = html.replace(/<!doctype[^>]*>/i, '').replace(/<\/?html(?=[\s>])[^>]*>/gi, '')
+  const end = /<\/head\s*>/i.exec(rest)
+  const head = end ? rest.slice(0, end.index).replace(/<head(?=[\s>])[^>]*>/i, '') : ''
+  const body = (end ? rest.slice(end.index + end[0].length) : rest).replace(/<\/?body(?=[\s>])[^>]*>/gi, '')
+  return `<!doctype html><html${htmlAttrs}><head>${head}</head><body>${body}</body></html>`
 }
 
 function readable(html: string): { title: string; text: string } | null {
@@ -65,7 +83,7 @@ function toText(root: Element): string {
     if (node.nodeType === 3) { line += node.textContent; return }
     if (node.nodeType !== 1) return
     const tag = String(node.tagName).toUpperCase()
-    if (tag === 'SCRIPT' || tag === 'STYLE' || tag === 'NOSCRIPT' || tag === 'TEMPLATE') return
+    if (SKIP.has(tag)) return
     const block = BLOCK.has(tag)
     if (block) flush()
     if (tag === 'LI') line += '- '
