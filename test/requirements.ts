@@ -93,6 +93,8 @@ export const requirements = {
   'agents.prompts': { source: 'contract Agents and prompts', behavior: 'Prompt versions are immutable; deploy and restore bump agent_version; labels unique per agent.' },
   'kb.documents': { source: 'contract Knowledge base', behavior: 'POST kb/documents answers 202 processing; ingestion moves it to indexed or failed.' },
   'kb.verbatim': { source: 'contract Runtime knowledge rules 3', behavior: 'Keep-as-is caps: chat 1,000,000, calls 270,000 characters, verbatim_in_calls first.' },
+  'kb.url-safety': { source: 'issue 4 URL safety; decisions SVC_ALLOW_PRIVATE_HOSTS', behavior: 'Only http(s) URLs are fetched; private, loopback, link-local, unique-local and service hosts are 400 invalid_url, checked on the resolved addresses of every request and redirect and connected to as checked; SVC_ALLOW_PRIVATE_HOSTS exempts named hosts; every fetch has a timeout and a size cap.' },
+  'kb.crawler': { source: 'issue 4 Crawl', behavior: 'The crawler stays on the site, honours robots.txt, caps pages per plan and depth, and turns HTML into clean text.' },
   'kb.reindex': { source: 'contract States', behavior: 'POST kb/reindex answers 202 rebuild_requested; success shows pending_sources 0 and version moved.' },
   'conversations.create': { source: 'contract POST /conversations', behavior: 'POST /conversations answers 201 with the listed fields, stamps agent_version, prompt_version, model.' },
   'conversations.messages': { source: 'contract Other conversation routes', behavior: 'POST messages answers {turn, usage}; 409 turn_in_progress while a turn runs.' },
