@@ -258,6 +258,10 @@ export const agentBuilds = pgTable('agent_builds', {
   status: text('status').notNull().default('queued'),
   steps: jsonb('steps').$type<BuildStep[]>().notNull().default([]),
   fromStep: text('from_step'),
+  /** 1, 2, … per agent: prompt labels build-<n>-<surface>. */
+  buildNumber: integer('build_number').notNull().default(1),
+  /** What earlier steps produced for later ones (business name, greeting), kept so a re-run can start mid-way. */
+  outputs: jsonb('outputs').$type<Record<string, unknown>>().notNull().default({}),
   createdAt: now('created_at'),
   startedAt: ts('started_at'),
   finishedAt: ts('finished_at'),
@@ -287,3 +291,19 @@ export const kbDocuments = pgTable('kb_documents', {
   createdAt: now('created_at'),
   updatedAt: now('updated_at'),
 }, (t) => [index('kb_documents_agent_idx').on(t.agentId, t.createdAt, t.kind, t.id)])
+
+// The knowledge summary of an agent: one text that every surface reads (contract "Runtime knowledge
+// rules"). Written by the build's summary step and by reindex; a manual replace is overwritten by the next.
+export const kbSummaries = pgTable('kb_summaries', {
+  agentId: text('agent_id').primaryKey().references(() => agents.id),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  text: text('text').notNull().default(''),
+  /** Moves on every write, so callers can see a rebuild happened. */
+  version: integer('version').notNull().default(0),
+  /** build, reindex or manual. */
+  source: text('source').notNull().default('build'),
+  /** Set by new or changed documents; never clears on its own, only by a rebuild. */
+  stale: boolean('stale').notNull().default(false),
+  lastJob: jsonb('last_job').$type<Record<string, unknown> | null>(),
+  updatedAt: now('updated_at'),
+})

@@ -17,6 +17,8 @@ export async function startQueue(opts: {
   databaseUrl?: string
   jobs: JobDefinition[]
   pollSeconds: number
+  registries: JobContext['registries']
+  config: JobContext['config']
   log?: (m: string, extra?: Record<string, unknown>) => void
 }): Promise<Queue> {
   const registry = createRegistry<JobDefinition>('job')
@@ -31,7 +33,7 @@ export async function startQueue(opts: {
 
   const send: JobContext['send'] = (name, data = {}, o = {}) =>
     boss.send(name, data, { singletonKey: o.singletonKey, startAfter: o.startAfter as any })
-  const ctx: JobContext = { database: opts.database, send, log }
+  const ctx: JobContext = { database: opts.database, send, log, registries: opts.registries, config: opts.config }
 
   for (const job of registry.list()) {
     await boss.createQueue(job.name, {

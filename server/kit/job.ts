@@ -1,12 +1,17 @@
 // A job kind is one file under server/jobs/ exporting defineJob({...}). Handlers must be idempotent:
 // pg-boss delivers at least once (a crash after the work and before the ack runs it again).
+import type { Config } from '../config'
 import type { Database } from '../db/client'
+import type { Registries } from './registries'
 
 export interface JobContext {
   database: Database
   /** Enqueue follow-up work from inside a job. */
   send(name: string, data?: object, options?: { singletonKey?: string; startAfter?: number | Date }): Promise<string | null>
   log(message: string, extra?: Record<string, unknown>): void
+  /** Plugin registries and configuration, for jobs that call providers (builds, summaries, deliveries). */
+  registries: Registries
+  config: Config
 }
 
 export interface JobDefinition<D extends object = any> {

@@ -33,7 +33,7 @@ export default defineNitroPlugin((nitroApp) => {
     const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir })
     const applied = await migrate(database, migrations)
     if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
-    const queue = await startQueue({ database, databaseUrl: config.databaseUrl, jobs, pollSeconds: config.jobPollSeconds })
+    const queue = await startQueue({ database, databaseUrl: config.databaseUrl, jobs, pollSeconds: config.jobPollSeconds, registries, config })
     let redis: unknown
     if (config.redisUrl) {
       const { default: Redis } = await import('ioredis')

@@ -8,6 +8,8 @@ import { openDatabase, type Database } from '../../server/db/client'
 import { migrate } from '../../server/db/migrate'
 import { startQueue } from '../../server/jobs/_queue'
 import { defineJob } from '../../server/kit/job'
+import { createRegistries } from '../../server/kit/registries'
+import { loadConfig } from '../../server/config'
 import { verifies } from '../requirements'
 
 const dir = resolve('server/db/migrations')
@@ -34,7 +36,7 @@ describe('job queue', () => {
 
     // First process: declares the queue but has no worker for it, sends, then goes away.
     const first = await db()
-    const q1 = await startQueue({ database: first, databaseUrl: url, jobs: [], pollSeconds: 0.5, log: () => {} })
+    const q1 = await startQueue({ database: first, databaseUrl: url, jobs: [], pollSeconds: 0.5, log: () => {}, registries: createRegistries(), config: loadConfig({ SVC_DATA_DIR: dataDir }) })
     await q1.boss.createQueue(name)
     const id = await q1.send(name, { n: 42 })
     expect(id).toBeTruthy()
@@ -43,7 +45,7 @@ describe('job queue', () => {
 
     // Second process: starts the worker and picks the job up.
     const second = url ? first : await db()
-    const q2 = await startQueue({ database: second, databaseUrl: url, jobs: [job], pollSeconds: 0.5, log: () => {} })
+    const q2 = await startQueue({ database: second, databaseUrl: url, jobs: [job], pollSeconds: 0.5, log: () => {}, registries: createRegistries(), config: loadConfig({ SVC_DATA_DIR: dataDir }) })
     const deadline = Date.now() + 20_000
     while (!seen.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
     await new Promise((r) => setTimeout(r, 1500))

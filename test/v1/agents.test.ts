@@ -115,8 +115,8 @@ describe('GET /accounts/{acc}/agents', () => {
     expect(first).toMatchObject({ name: 'First', agent_type: 'chat', prompt_version: 'build-1-voice_chat', model: 'local-retrieval-1', website_url: 'https://example.com' })
     expect(first.agent_version).toMatch(/^agt\d+-v\d+$/)
     expect(first.knowledge_bases).toEqual([
-      { kind: 'files', count: 2, summary_status: null, summary_stale: null, summary_updated_at: null },
-      { kind: 'pages', count: 3, summary_status: null, summary_stale: null, summary_updated_at: null },
+      { kind: 'files', count: 2, summary_status: 'none', summary_stale: null, summary_updated_at: null },
+      { kind: 'pages', count: 3, summary_status: 'none', summary_stale: null, summary_updated_at: null },
     ])
     expect(r.body.agents.find((a: any) => a.agent_id === a2).knowledge_bases.map((k: any) => k.count)).toEqual([0, 0])
     expect(err(await api.get(`/accounts/${other.accountId}/agents`)).code).toBe('not_found')

@@ -2,7 +2,7 @@
 // request, a deploy marker per bump, prompt versions deployed in the same transaction).
 import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { Database, Executor, Tx } from '../../db/client'
-import { agents, agentVersions, kbDocuments, promptVersions } from '../../db/schema'
+import { agents, agentVersions, kbDocuments, kbSummaries, promptVersions } from '../../db/schema'
 import { ApiError, Errors } from '../../utils/api-error'
 import { mergeKeys } from '../../utils/keyset'
 import type { Runtime } from '../../utils/runtime'
@@ -205,8 +205,12 @@ export async function listAgents(runtime: Runtime, accountId: string) {
       .where(inArray(kbDocuments.agentId, rows.map((r) => r.id))).groupBy(kbDocuments.agentId, kbDocuments.kind)
     : []
   const countOf = (agentId: string, kinds: string[]) => counts.filter((c) => c.agentId === agentId && kinds.includes(c.kind)).reduce((s, c) => s + Number(c.n), 0)
-  // The knowledge summary arrives with the knowledge-base issue; until then its freshness is unknown (null).
-  const summary = { summary_status: null, summary_stale: null, summary_updated_at: null }
+  const summaries = rows.length ? await db.select().from(kbSummaries).where(inArray(kbSummaries.agentId, rows.map((r) => r.id))) : []
+  // Freshness of the one summary both knowledge bases feed: none until a build or reindex writes it.
+  const summaryOf = (agentId: string) => {
+    const s = summaries.find((x) => x.agentId === agentId)
+    return { summary_status: s ? 'ready' : 'none', summary_stale: s ? s.stale : null, summary_updated_at: s?.updatedAt.toISOString() ?? null }
+  }
   return {
     account_id: accountId,
     agents: rows.map((r) => ({
@@ -218,8 +222,8 @@ export async function listAgents(runtime: Runtime, accountId: string) {
       model: resolveModel(runtime, r.useLargeModel),
       website_url: r.websiteUrl,
       knowledge_bases: [
-        { kind: 'files', count: countOf(r.id, ['file', 'text']), ...summary },
-        { kind: 'pages', count: countOf(r.id, ['page']), ...summary },
+        { kind: 'files', count: countOf(r.id, ['file', 'text']), ...summaryOf(r.id) },
+        { kind: 'pages', count: countOf(r.id, ['page']), ...summaryOf(r.id) },
       ],
       created_at: r.createdAt.toISOString(),
       updated_at: r.updatedAt.toISOString(),

@@ -1,0 +1,145 @@
+// The agent.build job: crawl → summary → greeting → instructions, each step's status, timing and error
+// kept on the build row. A run claims its build first, so a repeated delivery of the job does nothing and
+// a build whose worker died is taken over after a while.
+import { and, eq, like, or, sql } from 'drizzle-orm'
+import type { Tx } from '../../db/client'
+import { accounts, agentBuilds, agents, kbDocuments, type BuildStep } from '../../db/schema'
+import type { JobContext } from '../../kit/job'
+import type { BuildInput, ChatEngine, Surface } from '../../kit/chat-engine'
+import { ApiError } from '../../utils/api-error'
+import { applyBuildOutputs, nextDocumentId } from '../agents/create'
+import { crawlSite } from '../kb/crawler'
+import { FetchError } from '../kb/safe-fetch'
+import { buildSummary, readSummary, writeSummary } from '../kb/summary'
+import type { BuildStepName } from './schemas'
+
+type BuildRow = typeof agentBuilds.$inferSelect
+type AgentRow = typeof agents.$inferSelect
+
+/** Crawl pages per agent by plan (decisions "Plan caps"). */
+export const CRAWL_PAGE_CAP: Record<string, number> = { trial: 50, starter: 1000 }
+const CRAWL_DEPTH = 3
+/** A running build whose worker has been silent this long is taken over by the next delivery. */
+const STALE_RUN_MS = 15 * 60_000
+
+interface StepContext { ctx: JobContext; build: BuildRow; agent: AgentRow; engine: ChatEngine; outputs: Record<string, unknown> }
+
+const STEPS: Record<BuildStepName, (s: StepContext) => Promise<void>> = {
+  async crawl({ ctx, build, agent, outputs }) {
+    const [account] = await ctx.database.db.select({ plan: accounts.plan }).from(accounts).where(eq(accounts.id, agent.accountId))
+    const { pages } = await crawlSite(agent.websiteUrl ?? '', {
+      allowPrivateHosts: ctx.config.allowPrivateHosts,
+      maxPages: CRAWL_PAGE_CAP[account?.plan ?? 'trial'] ?? CRAWL_PAGE_CAP.trial,
+      maxDepth: CRAWL_DEPTH,
+      field: 'website_url',
+    })
+    if (!pages.length) throw new Error('The site returned no readable pages.')
+    outputs.businessName = businessNameOf(pages[0].title, agent.websiteUrl ?? '')
+    // A rebuild replaces the pages an earlier build crawled; documents added to the knowledge base stay.
+    await ctx.database.tx(async (tx) => {
+      await tx.delete(kbDocuments).where(and(eq(kbDocuments.agentId, agent.id), eq(kbDocuments.kind, 'page'), like(kbDocuments.crawlId, 'bld_%')))
+      for (const page of pages) {
+        await tx.insert(kbDocuments).values({
+          id: await nextDocumentId(tx, 'page'), agentId: agent.id, accountId: agent.accountId, kind: 'page',
+          title: page.title || page.url, url: page.url, status: 'indexed', text: page.text, language: page.lang,
+          chars: page.text.length, crawlId: build.id,
+        })
+      }
+    })
+  },
+
+  async summary({ ctx, build, agent, engine }) {
+    const text = await buildSummary(ctx.database.db, engine, agent.id)
+    await ctx.database.tx((tx) => writeSummary(tx, agent, text, 'build', { build_id: build.id, status: 'succeeded', finished_at: new Date().toISOString() }))
+  },
+
+  async greeting({ ctx, agent, engine, outputs }) {
+    outputs.greetingInitial = await engine.writeGreeting(await buildInput(ctx, agent, outputs))
+  },
+
+  async instructions({ ctx, build, agent, engine, outputs }) {
+    const input = await buildInput(ctx, agent, outputs)
+    const write = (surface: Surface) => engine.writeInstructions({ ...input, surface })
+    const [phone, chat, voiceChat] = await Promise.all([write('phone'), write('chat'), write('voice_chat')])
+    await ctx.database.tx((tx) => applyBuildOutputs(tx, agent.id, {
+      instructions: phone, chatInstructions: chat, voiceChatInstructions: voiceChat,
+      businessName: input.businessName,
+      greetingInitial: (outputs.greetingInitial as string | undefined) ?? agent.greetingInitial,
+      buildNumber: build.buildNumber,
+    }))
+  },
+}
+
+async function buildInput(ctx: JobContext, agent: AgentRow, outputs: Record<string, unknown>): Promise<BuildInput> {
+  const summary = await readSummary(ctx.database.db, agent.id)
+  const settings = (agent.settings ?? {}) as Record<string, unknown>
+  return {
+    businessName: (outputs.businessName as string | undefined) ?? agent.businessName ?? null,
+    websiteUrl: agent.websiteUrl ?? '',
+    summary: summary?.text ?? '',
+    language: (settings.default_language as string | undefined) ?? agent.voiceLocale ?? 'en',
+    agentType: agent.agentType,
+    role: agent.role,
+    refinementRules: agent.refinementRules ?? [],
+  }
+}
+
+/** "Acme Bakery | Home" → "Acme Bakery"; falls back to the host without www. */
+export function businessNameOf(title: string, url: string): string {
+  const first = title.split(/\s+[|–—·:-]\s+/)[0]?.trim()
+  if (first && first.length <= 80 && !/^(home|welcome|index)$/i.test(first)) return first
+  try { return new URL(url).hostname.replace(/^www\./, '') } catch { return title.slice(0, 80) }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof ApiError) return `${err.code}: ${err.message}`
+  if (err instanceof FetchError) return `fetch failed (${err.reason}) for ${err.url}${err.status ? ` (HTTP ${err.status})` : ''}`
+  return err instanceof Error ? err.message : String(err)
+}
+
+async function claim(ctx: JobContext, buildId: string): Promise<BuildRow | undefined> {
+  const [row] = await ctx.database.db.update(agentBuilds).set({ status: 'running', startedAt: sql`coalesce(${agentBuilds.startedAt}, now())` })
+    .where(and(eq(agentBuilds.id, buildId), or(
+      eq(agentBuilds.status, 'queued'),
+      and(eq(agentBuilds.status, 'running'), sql`${agentBuilds.startedAt} < now() - make_interval(secs => ${STALE_RUN_MS / 1000})`),
+    )))
+    .returning()
+  return row
+}
+
+async function save(tx: Tx | JobContext['database']['db'], buildId: string, set: Partial<BuildRow>) {
+  await tx.update(agentBuilds).set(set).where(eq(agentBuilds.id, buildId))
+}
+
+export async function runBuild(ctx: JobContext, buildId: string): Promise<void> {
+  const build = await claim(ctx, buildId)
+  if (!build) return
+  const [agent] = await ctx.database.db.select().from(agents).where(eq(agents.id, build.agentId))
+  if (!agent) return save(ctx.database.db, build.id, { status: 'failed', finishedAt: new Date() })
+  const engine = ctx.registries.chat.require(ctx.config.chatEngine)
+  const steps: BuildStep[] = build.steps.map((s) => ({ ...s }))
+  const outputs: Record<string, unknown> = { ...build.outputs }
+  for (const step of steps) {
+    if (step.status === 'succeeded' || step.status === 'skipped') continue
+    step.status = 'running'
+    step.started_at = new Date().toISOString()
+    step.finished_at = null
+    step.error = null
+    await save(ctx.database.db, build.id, { steps })
+    try {
+      // Each step reads the agent as the previous steps left it.
+      const [fresh] = await ctx.database.db.select().from(agents).where(eq(agents.id, agent.id))
+      await STEPS[step.name as BuildStepName]({ ctx, build, agent: fresh ?? agent, engine, outputs })
+      step.status = 'succeeded'
+      step.finished_at = new Date().toISOString()
+      await save(ctx.database.db, build.id, { steps, outputs })
+    } catch (err) {
+      step.status = 'failed'
+      step.finished_at = new Date().toISOString()
+      step.error = describe(err)
+      ctx.log(`build ${build.id} step ${step.name} failed: ${step.error}`)
+      return save(ctx.database.db, build.id, { steps, outputs, status: 'failed', finishedAt: new Date() })
+    }
+  }
+  await save(ctx.database.db, build.id, { status: 'succeeded', finishedAt: new Date() })
+}

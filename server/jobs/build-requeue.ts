@@ -1,0 +1,14 @@
+// A build is committed before its job is sent; a crash in between would leave it queued for ever.
+// This sweep re-sends builds still queued after a minute (and at every start); a duplicate job is
+// harmless because runBuild claims the build first.
+import { defineJob } from '../kit/job'
+import { BUILD_JOB, strandedBuilds } from '../domain/builds/builds'
+
+export default defineJob({
+  name: 'agent.build-requeue',
+  schedule: '* * * * *',
+  runAtStart: true,
+  async run(_data, { database, send }) {
+    for (const id of await strandedBuilds(database, 60_000)) await send(BUILD_JOB, { build_id: id })
+  },
+})
