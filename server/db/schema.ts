@@ -288,6 +288,15 @@ export const kbDocuments = pgTable('kb_documents', {
   verbatimInCalls: boolean('verbatim_in_calls').notNull().default(false),
   chars: integer('chars').notNull().default(0),
   crawlId: text('crawl_id'),
+  /** upload, text, url (one page), crawl (a site crawl) or build (the build's crawl). */
+  source: text('source').notNull().default('text'),
+  mimeType: text('mime_type'),
+  bytes: integer('bytes'),
+  /** unstorage key of the original upload, when there is one. */
+  blobKey: text('blob_key'),
+  contentHash: text('content_hash'),
+  /** When the summary last read this document; null or older than updated_at means pending. */
+  summarizedAt: ts('summarized_at'),
   createdAt: now('created_at'),
   updatedAt: now('updated_at'),
 }, (t) => [index('kb_documents_agent_idx').on(t.agentId, t.createdAt, t.kind, t.id)])
@@ -307,3 +316,22 @@ export const kbSummaries = pgTable('kb_summaries', {
   lastJob: jsonb('last_job').$type<Record<string, unknown> | null>(),
   updatedAt: now('updated_at'),
 })
+
+export const kbCrawlSeq = pgSequence('kb_crawl_seq', { startWith: 1 })
+
+// Knowledge-base crawls ({url, mode}): a site crawl surfaces its pages as doc_c documents.
+export const kbCrawls = pgTable('kb_crawls', {
+  id: text('id').primaryKey().default(sql`'crl_' || nextval('kb_crawl_seq')`),
+  agentId: text('agent_id').notNull().references(() => agents.id),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  startUrl: text('start_url').notNull(),
+  /** page or site. */
+  mode: text('mode').notNull(),
+  /** queued, running, succeeded or failed. */
+  status: text('status').notNull().default('queued'),
+  pages: integer('pages').notNull().default(0),
+  error: text('error'),
+  createdAt: now('created_at'),
+  startedAt: ts('started_at'),
+  finishedAt: ts('finished_at'),
+}, (t) => [index('kb_crawls_agent_idx').on(t.agentId, t.createdAt)])

@@ -10,7 +10,7 @@ import { ApiError } from '../../utils/api-error'
 import { applyBuildOutputs, nextDocumentId } from '../agents/create'
 import { crawlSite } from '../kb/crawler'
 import { FetchError } from '../kb/safe-fetch'
-import { buildSummary, readSummary, writeSummary } from '../kb/summary'
+import { buildSummary, markSummarized, readSummary, writeSummary } from '../kb/summary'
 import type { BuildStepName } from './schemas'
 
 type BuildRow = typeof agentBuilds.$inferSelect
@@ -42,15 +42,18 @@ const STEPS: Record<BuildStepName, (s: StepContext) => Promise<void>> = {
         await tx.insert(kbDocuments).values({
           id: await nextDocumentId(tx, 'page'), agentId: agent.id, accountId: agent.accountId, kind: 'page',
           title: page.title || page.url, url: page.url, status: 'indexed', text: page.text, language: page.lang,
-          chars: page.text.length, crawlId: build.id,
+          chars: page.text.length, crawlId: build.id, source: 'build',
         })
       }
     })
   },
 
   async summary({ ctx, build, agent, engine }) {
-    const text = await buildSummary(ctx.database.db, engine, agent.id)
-    await ctx.database.tx((tx) => writeSummary(tx, agent, text, 'build', { build_id: build.id, status: 'succeeded', finished_at: new Date().toISOString() }))
+    const { text, sourceIds } = await buildSummary(ctx.database.db, engine, agent.id)
+    await ctx.database.tx(async (tx) => {
+      await writeSummary(tx, agent, text, 'build', { build_id: build.id, status: 'succeeded', finished_at: new Date().toISOString() })
+      await markSummarized(tx, sourceIds)
+    })
   },
 
   async greeting({ ctx, agent, engine, outputs }) {
