@@ -242,6 +242,8 @@ export function checkCapabilities(capabilities: readonly string[], settings: Rec
     if (typeof name !== 'string' || !name) throw Errors.validation(`capabilities.${i}`, 'Capability names are non-empty strings.')
     if (seen.has(name)) throw Errors.validation(`capabilities.${i}`, `Capability "${name}" is listed twice.`)
     seen.add(name)
+  }
+  for (const [i, name] of capabilities.entries()) {
     const capability = registry.get(name)
     if (!capability) throw Errors.validation(`capabilities.${i}`, `"${name}" is not a capability (GET /capabilities lists them).`)
     enabled.push(capability)
