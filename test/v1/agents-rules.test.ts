@@ -137,7 +137,7 @@ describe('capabilities', () => {
       .toMatchObject({ code: 'validation_error', field: 'capability_settings.lead_emails' })
     // A malformed completion is refused even when no enabled capability needs it yet.
     expect(err(await api.patch(`/agents/${capsAgent}`, { capability_settings: { ticket_emails: ['nope'] } })).field).toBe('capability_settings.ticket_emails.0')
-    expect((await api.patch(`/agents/${capsAgent}`, { capability_settings: { lead_emails: 'sales@example.com, ops@example.com' } })).status).toBe(200)
+    expect((await api.patch(`/agents/${capsAgent}`, { capability_settings: { lead_emails: 'sales@example.com, ops@example.com,' } })).status).toBe(200)
   })
 
   it('refuses removing a needed completion while the capability stays enabled; removing both works', async () => {

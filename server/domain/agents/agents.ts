@@ -193,8 +193,9 @@ function checkCompletion(key: CompletionKey, value: unknown): void {
   switch (key) {
     case 'lead_emails': case 'ticket_emails': case 'order_emails': {
       // Both forms emailsOf() reads; emailsOf() would silently skip a malformed entry, so it is refused here.
-      const list = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : null
-      if (!list) throw Errors.validation(field, `${key} is a list of e-mail addresses or one comma-separated string.`)
+      // A trailing comma in the string form is harmless (emailsOf skips blanks), so blanks are skipped there too.
+      const list = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',').filter((e) => e.trim()) : null
+      if (!list?.length) throw Errors.validation(field, `${key} is a list of e-mail addresses or one comma-separated string.`)
       if (list.length > 20) throw Errors.validation(field, `${key} holds at most 20 addresses.`)
       for (const [i, e] of list.entries()) {
         if (typeof e !== 'string' || !isEmail(e.trim())) {
