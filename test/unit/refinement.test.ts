@@ -65,6 +65,7 @@ describe('findConflicts', () => {
     ])
     expect(findConflicts(['Offer a discount to students.', "Don't offer discounts to students."], {})).toHaveLength(1)
     expect(findConflicts(['Never discuss politics.', 'Always discuss the menu.'], {})).toEqual([])
+    expect(findConflicts(['Greet returning customers by name.', 'The agent doesn’t greet returning customers by name.'], {})).toHaveLength(1)
   })
 
   it('reports a rule against the closest opposite sentence of each surface prompt', () => {

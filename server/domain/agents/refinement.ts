@@ -64,7 +64,7 @@ export function normaliseRules(rules: readonly string[]): { rules: string[]; dup
 // ---------------------------------------------------------------------------------------------------
 // Conflicts.
 
-const NEGATIVE = ['never', "don't", 'dont', 'do not', 'does not', 'must not', "mustn't", 'should not', "shouldn't", 'avoid', 'cannot', "can't", 'can not', "won't", 'will not', 'refrain from', 'not', 'no']
+const NEGATIVE = ['never', "don't", 'dont', 'do not', 'does not', "doesn't", "isn't", "aren't", 'must not', "mustn't", 'should not', "shouldn't", 'avoid', 'cannot', "can't", 'can not', "won't", 'will not', 'refrain from', 'not', 'no']
 const POSITIVE = ['always', 'must', 'should', 'do', 'ensure', 'make sure']
 const NEGATIVE_RE = new RegExp(`(?:^|[^\\p{L}'])(?:${NEGATIVE.map((w) => w.replace(' ', '\\s+')).join('|')})(?=$|[^\\p{L}'])`, 'iu')
 const MARKERS = new Set([...NEGATIVE, ...POSITIVE].flatMap((w) => w.split(' ')))
