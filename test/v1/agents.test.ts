@@ -169,8 +169,8 @@ describe('PATCH /agents/{agt}', () => {
     const before = (await api.get(`/agents/${a1}`)).body.agent_version
     const all = {
       instructions: 'P', chat_instructions: 'C', voice_chat_instructions: 'V', role: 'R', greeting_initial: 'G', business_name: 'B',
-      business_profile: 'BP', conversation_style: 'formal', refinement_rules: ['r1'], ai_provider: 'openai', use_large_model: true, temperature: 1.5,
-      max_response_tokens: 500, capabilities: ['lead_capture'], capability_settings: { lead_emails: ['a@example.com'] }, voice_id: 'nova',
+      business_profile: 'BP', conversation_style: 'formal', refinement_rules: ['Reply in English.'], ai_provider: 'openai', use_large_model: true, temperature: 1.5,
+      max_response_tokens: 500, capabilities: ['capture_lead'], capability_settings: { lead_emails: ['a@example.com'] }, voice_id: 'nova',
       voice_locale: 'en-GB', speaking_rate: 1.1, barge_in: false,
       name: 'All', greeting: 'g', public_chat_greeting: 'pcg', greetings: { chat: { en: 'Hi', fr: 'Salut' } }, default_language: 'fr',
       languages: ['fr', 'en'], timezone: 'UTC', voice_style: 'calm', notification_emails: ['ops@example.com'], website_url: 'https://example.org',

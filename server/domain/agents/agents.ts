@@ -1,13 +1,17 @@
 // Agents: read, list, patch, and the version machinery every behavioural write shares (one bump per
 // request, a deploy marker per bump, prompt versions deployed in the same transaction).
 import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
+import * as v from 'valibot'
 import type { Database, Executor, Tx } from '../../db/client'
 import { agents, agentVersions, kbDocuments, kbSummaries, promptVersions } from '../../db/schema'
+import { COMPLETION_KEYS, type Capability, type CompletionKey } from '../../kit/capability'
+import type { Registry } from '../../kit/registry'
 import { ApiError, Errors } from '../../utils/api-error'
 import { mergeKeys } from '../../utils/keyset'
 import type { Runtime } from '../../utils/runtime'
 import type { Principal } from '../credentials/principal'
 import type { AccountScope } from '../accounts/resolve'
+import { findConflicts, normaliseRules, ruleCost, rulesCost } from './refinement'
 import {
   APPEARANCE_KEYS, BEHAVIOURAL_FIELDS, NON_BEHAVIOURAL_FIELDS, PROMPT_FIELD, PROMPT_TYPES, SETTINGS_FIELDS,
   type AgentPatch, type PromptType, type PromptVersionOut, type VoiceConfig,
@@ -114,6 +118,7 @@ export function presentAgent(runtime: Pick<Runtime, 'config' | 'registries'>, ro
     prompt_version: row.promptVersion,
     model: resolveModel(runtime, row.useLargeModel),
     ...fields,
+    refinement_rules_cost: rulesCost(row.refinementRules),
     voice: presentVoice(runtime, row),
     widget: { has_public_token: row.publicToken !== null, allowed_domains: row.allowedDomains, appearance: presentAppearance(row.appearance) },
     created_at: row.createdAt.toISOString(),
@@ -170,23 +175,88 @@ export function promptColumn(type: PromptType, body: string | null): Partial<Age
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Capabilities seam.
+// Capabilities.
+
+/** What checkCapabilities needs of the capability registry (runtime.registries.capabilities). */
+export type CapabilityLookup = Pick<Registry<Capability>, 'get'>
+
+const parsesAsUrl = (s: string) => { try { return !!new URL(s) } catch { return false } }
+const E164 = /^\+[1-9]\d{1,14}$/
+// The same test valibot's v.email() applies in the patch schema (notification_emails).
+const isEmail = (s: string) => v.is(v.pipe(v.string(), v.email(), v.maxLength(254)), s)
+const isEmpty = (x: unknown) => x === undefined || x === null || (typeof x === 'string' && !x.trim())
+  || (Array.isArray(x) && x.length === 0) || (typeof x === 'object' && x !== null && !Array.isArray(x) && Object.keys(x).length === 0)
+
+/** Refuses a completion value the capability reading it could not use (field `capability_settings.<key>[.<i>]`). */
+function checkCompletion(key: CompletionKey, value: unknown): void {
+  const field = `capability_settings.${key}`
+  switch (key) {
+    case 'lead_emails': case 'ticket_emails': case 'order_emails': {
+      // Both forms emailsOf() reads; emailsOf() would silently skip a malformed entry, so it is refused here.
+      // A trailing comma in the string form is harmless (emailsOf skips blanks), so blanks are skipped there too.
+      const list = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',').filter((e) => e.trim()) : null
+      if (!list?.length) throw Errors.validation(field, `${key} is a list of e-mail addresses or one comma-separated string.`)
+      if (list.length > 20) throw Errors.validation(field, `${key} holds at most 20 addresses.`)
+      for (const [i, e] of list.entries()) {
+        if (typeof e !== 'string' || !isEmail(e.trim())) {
+          throw Errors.validation(Array.isArray(value) ? `${field}.${i}` : field, `${key} must hold valid e-mail addresses; "${String(e).trim()}" is not one.`)
+        }
+      }
+      return
+    }
+    case 'website_url':
+      if (typeof value !== 'string' || !/^https?:\/\//i.test(value) || !parsesAsUrl(value) || value.length > 2048) {
+        throw Errors.validation(field, 'website_url is an http(s) URL.')
+      }
+      return
+    case 'transfer_directory': {
+      // The array form transfer_call reads, with `phone` in E.164 so a telephony provider can dial it as is.
+      if (!Array.isArray(value)) throw Errors.validation(field, 'transfer_directory is a list of {name, phone} entries.')
+      if (value.length > 100) throw Errors.validation(field, 'transfer_directory holds at most 100 entries.')
+      const names = new Set<string>()
+      for (const [i, e] of value.entries()) {
+        const at = `${field}.${i}`
+        if (!e || typeof e !== 'object' || Array.isArray(e)) throw Errors.validation(at, 'Each transfer_directory entry is {name, phone}.')
+        const extra = Object.keys(e).find((k) => k !== 'name' && k !== 'phone')
+        if (extra) throw Errors.validation(`${at}.${extra}`, 'A transfer_directory entry has only name and phone.')
+        const { name, phone } = e as { name?: unknown; phone?: unknown }
+        if (typeof name !== 'string' || !name.trim() || name.length > 100) throw Errors.validation(`${at}.name`, 'name is 1 to 100 characters.')
+        if (typeof phone !== 'string' || !E164.test(phone)) throw Errors.validation(`${at}.phone`, 'phone is an E.164 number such as +15550100.')
+        if (names.has(name.trim().toLowerCase())) throw Errors.validation(`${at}.name`, `"${name}" is listed twice.`)
+        names.add(name.trim().toLowerCase())
+      }
+      return
+    }
+  }
+}
 
 /**
- * Checks the capabilities an agent is given against their completions. For now it only checks the
- * names are unique strings. The capabilities engineer plugs the registry check in here: each name must
- * be a registered capability, and every value in its `needs` must be present in `settings`, otherwise
- * 400 validation_error naming the missing value (field `capability_settings.<need>`).
+ * Checks the capabilities an agent is given against the registry and their completions, on the values the
+ * write would leave (after capability_settings merged): every name is a registered capability (field
+ * `capabilities.<i>`), every value in an enabled capability's `needs` is present and non-empty (field
+ * `capability_settings.<need>`), and every known completion that is set has a shape its capability can use.
  */
-export function checkCapabilities(capabilities: readonly string[], settings: Record<string, unknown>): void {
-  void settings
+export function checkCapabilities(capabilities: readonly string[], settings: Record<string, unknown>, registry: CapabilityLookup): void {
   const seen = new Set<string>()
+  const enabled: Capability[] = []
   for (const [i, name] of capabilities.entries()) {
     if (typeof name !== 'string' || !name) throw Errors.validation(`capabilities.${i}`, 'Capability names are non-empty strings.')
     if (seen.has(name)) throw Errors.validation(`capabilities.${i}`, `Capability "${name}" is listed twice.`)
     seen.add(name)
   }
-  // Registry check plugs in here (see above).
+  for (const [i, name] of capabilities.entries()) {
+    const capability = registry.get(name)
+    if (!capability) throw Errors.validation(`capabilities.${i}`, `"${name}" is not a capability (GET /capabilities lists them).`)
+    enabled.push(capability)
+  }
+  for (const capability of enabled) {
+    for (const need of capability.needs) {
+      if (isEmpty(settings[need])) {
+        throw Errors.validation(`capability_settings.${need}`, `Capability "${capability.name}" needs capability_settings.${need}, which is missing or empty.`)
+      }
+    }
+  }
+  for (const key of COMPLETION_KEYS) if (!isEmpty(settings[key])) checkCompletion(key, settings[key])
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -255,7 +325,7 @@ function stable(x: unknown): string {
  * agent_version once when any behavioural field changed, and deploys one prompt version per changed
  * prompt field. Shared by PATCH /agents/{agt} and PATCH /agents/{agt}/voice.
  */
-export async function applyAgentChanges(tx: Tx, agent: AgentRow, patch: Record<string, unknown>, opts: { reason: string; labelPrefix: string; forceBump?: boolean }) {
+export async function applyAgentChanges(tx: Tx, agent: AgentRow, patch: Record<string, unknown>, opts: { reason: string; labelPrefix: string; forceBump?: boolean; capabilities?: CapabilityLookup }) {
   const at = new Date()
   const set: Record<string, unknown> = {}
   const settings = { ...agent.settings }
@@ -275,7 +345,9 @@ export async function applyAgentChanges(tx: Tx, agent: AgentRow, patch: Record<s
     }
   }
   if (changed.includes('capabilities') || changed.includes('capability_settings')) {
-    checkCapabilities((set.capabilities ?? agent.capabilities) as string[], (set.capabilitySettings ?? agent.capabilitySettings) as Record<string, unknown>)
+    // Every caller that can change these fields passes the registry; a missing one is a wiring bug.
+    if (!opts.capabilities) throw new Error('applyAgentChanges: capability fields changed without the capability registry')
+    checkCapabilities((set.capabilities ?? agent.capabilities) as string[], (set.capabilitySettings ?? agent.capabilitySettings) as Record<string, unknown>, opts.capabilities)
   }
   const behavioural = changed.some((f) => (BEHAVIOURAL_FIELDS as readonly string[]).includes(f))
   const deployed: PromptVersionRow[] = []
@@ -300,16 +372,27 @@ export async function applyAgentChanges(tx: Tx, agent: AgentRow, patch: Record<s
   return { row, changed, deployed }
 }
 
-export async function patchAgent(database: Database, accountId: string, agentId: string, patch: AgentPatch) {
+export async function patchAgent(database: Database, accountId: string, agentId: string, patch: AgentPatch, capabilities: CapabilityLookup) {
+  // Normalising first refuses a bad rule before the transaction starts; duplicates are dropped and reported.
+  const refined = patch.refinement_rules === undefined ? null : normaliseRules(patch.refinement_rules)
+  const fields = refined ? { ...patch, refinement_rules: refined.rules } : patch
   return database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, agentId, true)
-    const { row, changed, deployed } = await applyAgentChanges(tx, agent, patch, { reason: 'patch', labelPrefix: 'patch' })
-    return {
+    const { row, changed, deployed } = await applyAgentChanges(tx, agent, fields, { reason: 'patch', labelPrefix: 'patch', capabilities })
+    const result = {
       agent_id: row.id,
       agent_version: agentVersionOf(row),
       prompt_version: row.promptVersion,
       changed,
       deployed: deployed.map((p) => presentPromptVersion(p, false)),
+    }
+    if (!refined) return result
+    // Conflicts are checked against the prompts the agent runs with after this request (row, not agent).
+    const conflicts = findConflicts(refined.rules, { phone: row.instructions, chat: row.chatInstructions, voice_chat: row.voiceChatInstructions })
+    const cost = refined.rules.map((rule) => ({ rule, ...ruleCost(rule) }))
+    return {
+      ...result,
+      refinement: { rules: refined.rules, conflicts, duplicates: refined.duplicates, cost, total_tokens: rulesCost(refined.rules).total_tokens },
     }
   })
 }

@@ -103,7 +103,7 @@ export const AgentPatch = v.strictObject({
   description: v.optional(v.nullable(Text(2_000))),
 })
 export type AgentPatch = v.InferOutput<typeof AgentPatch>
-export const AGENT_PATCH_DESCRIPTION = 'Any of the 43 whitelisted fields. A request that changes the value of a behavioural field (prompts, build outputs and refinement_rules, model, capabilities, voice) bumps agent_version once; a changed prompt field (instructions, chat_instructions, voice_chat_instructions) also deploys a prompt version labelled patch-<agent_version>-<type>. Unchanged values are not reported in changed and bump nothing. external_ids and capability_settings merge key by key (null clears a key).'
+export const AGENT_PATCH_DESCRIPTION = 'Any of the 43 whitelisted fields. A request that changes the value of a behavioural field (prompts, build outputs and refinement_rules, model, capabilities, voice) bumps agent_version once; a changed prompt field (instructions, chat_instructions, voice_chat_instructions) also deploys a prompt version labelled patch-<agent_version>-<type>. Unchanged values are not reported in changed and bump nothing. external_ids and capability_settings merge key by key (null clears a key). refinement_rules are stored normalised (trimmed, list markers removed, capitalised, ending with a full stop; 3 to 500 characters) with repeats dropped; when the body has refinement_rules the answer adds refinement {rules, conflicts, duplicates, cost, total_tokens}: likely conflicts between rules and with the prompts are reported and the rules are still saved. Every capability must be registered and its needed completions (capability_settings) present and well-formed after the merge, else 400 validation_error naming the field.'
 
 const Ts = v.pipe(v.string(), v.isoTimestamp())
 const Str = v.nullable(v.string())
@@ -134,6 +134,7 @@ export const Agent = v.object({
   prompt_version: Str,
   model: v.string(),
   ...Object.fromEntries([...BEHAVIOURAL_FIELDS, ...NON_BEHAVIOURAL_FIELDS].filter((f) => f !== 'name').map((f) => [f, v.unknown()])),
+  refinement_rules_cost: v.object({ per_rule: v.array(v.object({ chars: v.number(), tokens: v.number() })), total_tokens: v.number() }),
   voice: VoiceConfig,
   widget: WidgetBlock,
   created_at: Ts,
@@ -159,8 +160,25 @@ export const PromptVersion = v.object({
 })
 export type PromptVersionOut = v.InferOutput<typeof PromptVersion>
 
+const Surface = v.picklist(PROMPT_TYPES)
+export const RefinementReport = v.object({
+  rules: v.array(v.string()),
+  conflicts: v.array(v.object({
+    rule_index: v.number(),
+    rule: v.string(),
+    with: v.variant('kind', [
+      v.object({ kind: v.literal('rule'), index: v.number() }),
+      v.object({ kind: v.literal('prompt'), surface: Surface, excerpt: v.string() }),
+    ]),
+    reason: v.string(),
+  })),
+  duplicates: v.array(v.object({ kind: v.literal('duplicate'), index: v.number(), rule: v.string(), duplicate_of: v.number(), reason: v.string() })),
+  cost: v.array(v.object({ rule: v.string(), chars: v.number(), tokens: v.number() })),
+  total_tokens: v.number(),
+})
 export const AgentWriteResult = v.object({
   agent_id: v.string(), agent_version: v.string(), prompt_version: Str, changed: v.array(v.string()), deployed: v.array(PromptVersion),
+  refinement: v.optional(RefinementReport),
 })
 export const DeployResult = v.object({
   agent_id: v.string(), agent_version: v.string(), prompt_version: v.string(), version: PromptVersion, restored_from: v.optional(v.string()),

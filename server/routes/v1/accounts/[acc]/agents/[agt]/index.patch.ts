@@ -13,5 +13,5 @@ export default defineApiRoute({
   patch: true,
   response: AgentWriteResult,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'empty_update'],
-  handler: ({ runtime, principal, account, params, body }) => patchAgent(runtime.database, agentAccount(principal, account, params.acc), params.agt, body),
+  handler: ({ runtime, principal, account, params, body }) => patchAgent(runtime.database, agentAccount(principal, account, params.acc), params.agt, body, runtime.registries.capabilities),
 })
