@@ -52,3 +52,11 @@ export const QueryBoolean = v.optional(
 )
 
 export const toDate = (s: string) => new Date(s)
+
+/** An account id in a path or query: acc_<n>, or usr_<n> for the same tenant (normalised to acc_). */
+export const AccountId = v.pipe(
+  v.string(),
+  v.regex(/^(acc|usr)_\d{1,18}$/, coded('invalid_id', 'Expected an id of the form acc_<n>.')),
+  v.transform((s) => s.replace(/^usr_/, 'acc_')),
+  v.description('acc_<n> (usr_<n> names the same tenant)'),
+)

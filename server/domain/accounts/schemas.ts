@@ -1,13 +1,8 @@
 import * as v from 'valibot'
 import { coded } from '../../utils/api-error'
-import { Cursor, Limit, Timestamp } from '../../utils/schemas'
+import { AccountId, Cursor, Limit, Timestamp } from '../../utils/schemas'
 
-const AccountIdParam = v.pipe(
-  v.string(),
-  v.regex(/^(acc|usr)_\d{1,18}$/, coded('invalid_id', 'Expected an id of the form acc_<n>.')),
-  v.transform((s) => s.replace(/^usr_/, 'acc_')),
-  v.description('acc_<n> (usr_<n> names the same tenant)'),
-)
+const AccountIdParam = AccountId
 export const AccountParams = v.object({ acc: AccountIdParam })
 
 export const AccountListQuery = v.object({

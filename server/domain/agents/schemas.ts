@@ -2,7 +2,7 @@
 // whitelist (43)", "PromptType", "Prompt version labels").
 import * as v from 'valibot'
 import { coded } from '../../utils/api-error'
-import { Cursor, Id, Limit, Timestamp } from '../../utils/schemas'
+import { AccountId, Cursor, Id, Limit, Timestamp } from '../../utils/schemas'
 
 export const AGENT_TYPES = ['chat', 'phone', 'dashboard', 'phone_outbound'] as const
 export const PROMPT_TYPES = ['phone', 'chat', 'voice_chat'] as const
@@ -31,12 +31,7 @@ export const NON_BEHAVIOURAL_FIELDS = [
 export const SETTINGS_FIELDS = NON_BEHAVIOURAL_FIELDS.filter((f) => f !== 'name' && f !== 'website_url')
 
 export const AgentParams = v.object({ agt: Id('agt') })
-const AccountIdParam = v.pipe(
-  v.string(),
-  v.regex(/^(acc|usr)_\d{1,18}$/, coded('invalid_id', 'Expected an id of the form acc_<n>.')),
-  v.transform((s) => s.replace(/^usr_/, 'acc_')),
-  v.description('acc_<n> (usr_<n> names the same tenant)'),
-)
+const AccountIdParam = AccountId
 export const AccountParams = v.object({ acc: AccountIdParam })
 export const AccountAgentParams = v.object({ acc: AccountIdParam, agt: Id('agt') })
 export const PromptParams = v.object({ agt: Id('agt'), pv: Id('pv') })
