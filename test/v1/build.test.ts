@@ -112,6 +112,7 @@ describe('build from a website', () => {
       const r = await t.api.post(`/accounts/${t.accountId}/agents/build`, { website_url: `${slow.origin}/`, voice_id: voiceId })
       expect(r.status).toBe(202)
       await new Promise((res) => setTimeout(res, 300))
+      expect((await t.api.get(`/accounts/${t.accountId}/limits`)).body.quotas.builds_in_progress).toBe(1)
       const clash = await t.api.post(`/agents/${r.body.agent_id}/build`, {})
       expect(clash.status).toBe(409)
       expect(err(clash).code).toBe('build_in_progress')

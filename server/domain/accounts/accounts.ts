@@ -79,6 +79,8 @@ export async function accountLimits(database: Database, principal: Principal, id
     SELECT count(*) FILTER (WHERE started_at >= ${dayStart.toISOString()})::int AS today,
            count(*) FILTER (WHERE ended_at IS NULL)::int AS running
     FROM usage_records WHERE account_id = ${id} AND channel = 'phone_outbound'`))
+  const [builds] = rowsOf<{ running: number }>(await database.db.execute(sql`
+    SELECT count(*)::int AS running FROM agent_builds WHERE account_id = ${id} AND status IN ('queued', 'running')`))
   const counter = (k: keyof typeof used) => ({ limit: limits.quotas[k], used: used[k] })
   return {
     account_id: id,
@@ -95,8 +97,7 @@ export async function accountLimits(database: Database, principal: Principal, id
       chat_messages: counter('chat_messages'),
       webhook_tests: counter('webhook_tests'),
       max_concurrent_builds: limits.maxConcurrentBuilds,
-      // Builds arrive with agents; until then nothing can be in progress.
-      builds_in_progress: 0,
+      builds_in_progress: Number(builds?.running ?? 0),
     },
     rate_limits: { ...DEFAULT_RATE_LIMITS, ...rateLimits },
   }
