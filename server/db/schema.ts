@@ -335,3 +335,115 @@ export const kbCrawls = pgTable('kb_crawls', {
   startedAt: ts('started_at'),
   finishedAt: ts('finished_at'),
 }, (t) => [index('kb_crawls_agent_idx').on(t.agentId, t.createdAt)])
+
+// Conversation ids are conv_<store letter><n> (p: API and widget chat, u: phone and realtime voice,
+// d: dashboard chat) from one sequence, so the number alone never repeats across stores.
+export const conversationSeq = pgSequence('conversation_seq', { startWith: 1 })
+
+export const conversations = pgTable('conversations', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  agentId: text('agent_id').references(() => agents.id),
+  agentType: text('agent_type').notNull(),
+  /** api, widget, phone_inbound, phone_outbound, voice_chat, dashboard, import. */
+  channel: text('channel').notNull(),
+  /** in_progress, completed, abandoned, failed. */
+  status: text('status').notNull().default('in_progress'),
+  sessionId: text('session_id').notNull(),
+  externalSessionId: text('external_session_id'),
+  // Stamped at creation, never changed afterwards (contract "Versioning").
+  agentVersion: text('agent_version'),
+  promptVersion: text('prompt_version'),
+  model: text('model'),
+  startedAt: ts('started_at').notNull(),
+  endedAt: ts('ended_at'),
+  /** Moves on changes to status, transcript, summary or identity (the updated_since filter). */
+  updatedAt: now('updated_at'),
+  identity: jsonb('identity').$type<Record<string, unknown>>().notNull().default({}),
+  /** True when identity has email, phone_e164 or partner_agent_id (the has_identity filter). */
+  hasIdentity: boolean('has_identity').notNull().default(false),
+  custom: jsonb('custom').$type<Record<string, unknown>>().notNull().default({}),
+  metrics: jsonb('metrics').$type<Record<string, unknown>>().notNull().default({}),
+  /** The structured summary (decisions "Summary object"); null until ready. */
+  summary: jsonb('summary').$type<Record<string, unknown> | null>(),
+  summaryStatus: text('summary_status').notNull().default('pending'),
+  outcome: text('outcome'),
+  escalated: boolean('escalated').notNull().default(false),
+  language: text('language'),
+  hasRecording: boolean('has_recording').notNull().default(false),
+  recording: jsonb('recording').$type<Record<string, unknown> | null>(),
+  /** Leads, tickets and orders that tools stored on the conversation. */
+  records: jsonb('records').$type<Record<string, unknown>[]>().notNull().default([]),
+  turnCount: integer('turn_count').notNull().default(0),
+  /** One turn at a time across instances: a message claims the conversation until this time. */
+  turnLockedUntil: ts('turn_locked_until'),
+  /** Edge-supplied country; the visitor IP itself is never stored. */
+  country: text('country'),
+  deletedAt: ts('deleted_at'),
+  deleteReason: text('delete_reason'),
+}, (t) => [
+  index('conversations_account_started_idx').on(t.accountId, t.startedAt, t.id),
+  index('conversations_account_updated_idx').on(t.accountId, t.updatedAt, t.id),
+  index('conversations_agent_started_idx').on(t.accountId, t.agentId, t.startedAt, t.id),
+  index('conversations_external_session_idx').on(t.accountId, t.externalSessionId),
+  index('conversations_deleted_idx').on(t.accountId, t.deletedAt, t.id),
+  uniqueIndex('conversations_session_uq').on(t.accountId, t.sessionId),
+])
+
+export const turns = pgTable('turns', {
+  conversationId: text('conversation_id').notNull().references(() => conversations.id),
+  turnIndex: integer('turn_index').notNull(),
+  /** agent, visitor, human_agent. */
+  speaker: text('speaker').notNull(),
+  text: text('text').notNull(),
+  timestamp: ts('timestamp').notNull(),
+  latencyMs: integer('latency_ms'),
+  /** greeting, message, answer, tool, handoff. */
+  turnType: text('turn_type').notNull(),
+  detectedIntent: text('detected_intent'),
+  detectedLanguage: text('detected_language'),
+  unanswered: boolean('unanswered').notNull().default(false),
+  humanAgentId: text('human_agent_id'),
+  audioOffsetMs: integer('audio_offset_ms'),
+  audioDurationMs: integer('audio_duration_ms'),
+  /** A tool call and its result, on tool turns. */
+  tool: jsonb('tool').$type<Record<string, unknown> | null>(),
+  tokensIn: integer('tokens_in').notNull().default(0),
+  tokensOut: integer('tokens_out').notNull().default(0),
+}, (t) => [primaryKey({ columns: [t.conversationId, t.turnIndex] })])
+
+// POST …/messages idempotency_key (decisions "Idempotency"): per conversation, 24 hours.
+export const messageKeys = pgTable('message_keys', {
+  conversationId: text('conversation_id').notNull().references(() => conversations.id),
+  key: text('key').notNull(),
+  textHash: text('text_hash').notNull(),
+  response: jsonb('response').$type<Record<string, unknown> | null>(),
+  createdAt: now('created_at'),
+}, (t) => [primaryKey({ columns: [t.conversationId, t.key] })])
+
+// The events outbox: written in the same transaction as the change that caused the event; a delivery
+// job fans out to webhook endpoints (issue 7). Payload per decisions "Events".
+export const events = pgTable('events', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  type: text('type').notNull(),
+  payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+  createdAt: now('created_at'),
+  dispatchedAt: ts('dispatched_at'),
+}, (t) => [index('events_undispatched_idx').on(t.dispatchedAt, t.createdAt), index('events_account_idx').on(t.accountId, t.createdAt)])
+
+// E-mails sent through the mailer provider; the default `outbox` provider only records them here,
+// which is how integrators and tests observe what a capability sent.
+export const mailOutbox = pgTable('mail_outbox', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id'),
+  provider: text('provider').notNull(),
+  to: jsonb('to').$type<string[]>().notNull(),
+  subject: text('subject').notNull(),
+  text: text('text').notNull(),
+  tags: jsonb('tags').$type<Record<string, string>>().notNull().default({}),
+  /** queued, sent or failed. */
+  status: text('status').notNull().default('sent'),
+  error: text('error'),
+  createdAt: now('created_at'),
+}, (t) => [index('mail_outbox_account_idx').on(t.accountId, t.createdAt)])
