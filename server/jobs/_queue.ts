@@ -4,6 +4,7 @@ import PgBoss from 'pg-boss'
 import type { Database } from '../db/client'
 import type { JobContext, JobDefinition } from '../kit/job'
 import { createRegistry } from '../kit/registry'
+import { createFsBlobStore, type BlobStore } from '../kit/blob-store'
 
 export interface Queue {
   boss: PgBoss
@@ -19,6 +20,8 @@ export async function startQueue(opts: {
   pollSeconds: number
   registries: JobContext['registries']
   config: JobContext['config']
+  /** Defaults to the filesystem store under config.dataDir. */
+  blobs?: BlobStore
   log?: (m: string, extra?: Record<string, unknown>) => void
 }): Promise<Queue> {
   const registry = createRegistry<JobDefinition>('job')
@@ -33,7 +36,7 @@ export async function startQueue(opts: {
 
   const send: JobContext['send'] = (name, data = {}, o = {}) =>
     boss.send(name, data, { singletonKey: o.singletonKey, startAfter: o.startAfter as any })
-  const ctx: JobContext = { database: opts.database, send, log, registries: opts.registries, config: opts.config }
+  const ctx: JobContext = { database: opts.database, send, log, registries: opts.registries, config: opts.config, blobs: opts.blobs ?? createFsBlobStore(opts.config.dataDir) }
 
   for (const job of registry.list()) {
     await boss.createQueue(job.name, {

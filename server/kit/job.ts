@@ -3,6 +3,7 @@
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import type { Registries } from './registries'
+import type { BlobStore } from './blob-store'
 
 export interface JobContext {
   database: Database
@@ -12,6 +13,8 @@ export interface JobContext {
   /** Plugin registries and configuration, for jobs that call providers (builds, summaries, deliveries). */
   registries: Registries
   config: Config
+  /** Original uploads (knowledge-base files). */
+  blobs: BlobStore
 }
 
 export interface JobDefinition<D extends object = any> {

@@ -17,6 +17,7 @@ import { createRateLimiter } from '../utils/rate-limit'
 import { setBoot, type Runtime } from '../utils/runtime'
 import { createAuditWriter } from '../domain/audit/writer'
 import { personalKeyResolver } from '../domain/credentials/keys'
+import { createFsBlobStore } from '../kit/blob-store'
 
 export default defineNitroPlugin((nitroApp) => {
   const config = loadConfig()
@@ -33,7 +34,8 @@ export default defineNitroPlugin((nitroApp) => {
     const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir })
     const applied = await migrate(database, migrations)
     if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
-    const queue = await startQueue({ database, databaseUrl: config.databaseUrl, jobs, pollSeconds: config.jobPollSeconds, registries, config })
+    const blobs = createFsBlobStore(config.dataDir)
+    const queue = await startQueue({ database, databaseUrl: config.databaseUrl, jobs, pollSeconds: config.jobPollSeconds, registries, config, blobs })
     let redis: unknown
     if (config.redisUrl) {
       const { default: Redis } = await import('ioredis')
@@ -45,6 +47,7 @@ export default defineNitroPlugin((nitroApp) => {
       authFailureLimiter: createRateLimiter({ redis, prefix: 'rl-auth' }),
       credentialResolvers: [personalKeyResolver(database)],
       audit: createAuditWriter(database),
+      blobs,
       startedAt: new Date(),
     }
     console.log(`[boot] ready on ${database.kind === 'pglite' ? `embedded PGlite (${config.dataDir})` : 'PostgreSQL'}: ${config.publicUrl}/v1`)

@@ -1,7 +1,7 @@
 // The one place that authenticates, resolves the account, checks the scope, applies the rate class,
 // validates params, query and body, and wraps the envelope. It also attaches its options to the handler
 // it returns, which is what the OpenAPI builder reads (pitfall 8: lazy routes, no import side effects).
-import { defineEventHandler, getHeader, getQuery, getRouterParams, readRawBody, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
+import { defineEventHandler, getHeader, getQuery, getRouterParams, readMultipartFormData, readRawBody, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
 import * as v from 'valibot'
 import { ApiError, Errors, splitCoded, toApiError } from './api-error'
 import { list, single, type Page } from './envelope'
@@ -15,6 +15,8 @@ import type { Scope } from '../domain/credentials/scopes'
 import { resolveAccount, type AccountScope } from '../domain/accounts/resolve'
 import { bodyHash, checkKey, claim, complete, release } from '../domain/idempotency/idempotency'
 
+export interface MultipartPart { name?: string; filename?: string; type?: string; data: Buffer }
+
 type ObjSchema = v.ObjectSchema<any, any> | v.StrictObjectSchema<any, any> | v.LooseObjectSchema<any, any>
 type Out<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined
 
@@ -23,6 +25,8 @@ export interface RouteContext<P, Q, B> {
   params: P
   query: Q
   body: B
+  /** The parts of a multipart/form-data body on a `multipart` route (body is then undefined); else null. */
+  parts: MultipartPart[] | null
   /** null only on public routes. */
   principal: Principal
   /** The account the request acts for (contract "Account resolution"); null where the route is account-free. */
@@ -48,6 +52,11 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
   /** Names of query keys that may repeat (?account_id=a&account_id=b); they arrive as arrays. */
   repeatable?: string[]
   body?: BS
+  /** The route also takes multipart/form-data (capped at 10 MB by middleware 02): its parts arrive as
+   *  `parts` unparsed, while a JSON body still goes through `body`. OpenAPI documents both media types;
+   *  `multipartBody` describes the form for it. */
+  multipart?: boolean
+  multipartBody?: v.GenericSchema
   /** A patch: an empty body is 400 empty_update. */
   patch?: boolean
   status?: number
@@ -92,7 +101,8 @@ export function defineApiRoute<
     const run = async (): Promise<{ status: number; kind: 'single' | 'list' | 'empty' | 'raw'; payload: unknown }> => {
       const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
       const query = parseQuery(event, opts)
-      const body = await parseBody(event, opts)
+      const parts = opts.multipart && isMultipart(event) ? await readParts(event) : null
+      const body = parts ? undefined : await parseBody(event, opts)
       const account = principal
         ? await resolveAccount(runtime.database, principal, {
             queryAccountIds: accountIdsFrom((query as any)?.account_id ?? getQuery(event).account_id),
@@ -102,7 +112,7 @@ export function defineApiRoute<
           })
         : null
       event.context.account = account
-      const result = await opts.handler({ event, params, query, body, principal: principal as Principal, account: account as AccountScope, runtime } as any)
+      const result = await opts.handler({ event, params, query, body, parts, principal: principal as Principal, account: account as AccountScope, runtime } as any)
       if (opts.raw) return { status: event.node.res.statusCode, kind: 'raw', payload: result }
       const status = opts.status ?? 200
       if (status === 204) return { status, kind: 'empty', payload: null }
@@ -277,6 +287,14 @@ export function parseQuery(event: H3Event, opts: ApiRouteMeta) {
     else input[key] = value
   }
   return parseWith(schema, input, 'query')
+}
+
+const isMultipart = (event: H3Event) => (getHeader(event, 'content-type') ?? '').toLowerCase().startsWith('multipart/form-data')
+
+async function readParts(event: H3Event): Promise<MultipartPart[]> {
+  const parts = await readMultipartFormData(event).catch(() => undefined)
+  if (!parts) throw Errors.validation(null, 'The multipart/form-data body could not be parsed.')
+  return parts.map((p) => ({ name: p.name, filename: p.filename, type: p.type, data: p.data }))
 }
 
 export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unknown> {

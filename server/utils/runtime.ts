@@ -7,6 +7,7 @@ import type { CredentialResolver } from '../domain/credentials/authenticate'
 import type { RateLimiter } from './rate-limit'
 import type { Registries } from '../kit/registries'
 import type { AuditWriter } from '../domain/audit/writer'
+import type { BlobStore } from '../kit/blob-store'
 
 export interface Runtime {
   config: Config
@@ -18,6 +19,8 @@ export interface Runtime {
   authFailureLimiter: RateLimiter
   credentialResolvers: CredentialResolver[]
   audit: AuditWriter
+  /** Original uploads (unstorage; filesystem by default). */
+  blobs: BlobStore
   startedAt: Date
 }
 

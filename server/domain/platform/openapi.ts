@@ -119,7 +119,10 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
       'x-scope': isPublic || isSession ? null : meta.scope ?? null,
       'x-rate-class': isPublic ? null : rateClass,
       ...(parameters.length ? { parameters } : {}),
-      ...(meta.body ? { requestBody: { required: !meta.patch, content: { 'application/json': { schema: jsonSchema(meta.body as v.GenericSchema) } } } } : {}),
+      ...(meta.body ? { requestBody: { required: !meta.patch, content: {
+        'application/json': { schema: jsonSchema(meta.body as v.GenericSchema) },
+        ...(meta.multipart ? { 'multipart/form-data': { schema: meta.multipartBody ? jsonSchema(meta.multipartBody) : { type: 'object' } } } : {}),
+      } } } : {}),
       responses,
     }
   }

@@ -1,0 +1,12 @@
+import { asList, defineApiRoute } from '../../../../../../../../utils/define-api-route'
+import { agentAccount } from '../../../../../../../../domain/agents/agents'
+import { AccountAgentParams } from '../../../../../../../../domain/agents/schemas'
+import { handleList, listOptions } from '../../../../../../../../domain/kb/document-routes'
+
+export default defineApiRoute({
+  ...listOptions,
+  summary: 'List knowledge documents (account alias)',
+  description: `Alias of GET /agents/{agt}/kb/documents; the agent must belong to {acc}. ${listOptions.description}`,
+  params: AccountAgentParams,
+  handler: async ({ event, runtime, principal, account, params, query }) => asList(await handleList(event, runtime, principal, agentAccount(principal, account, params.acc), params.agt, query)),
+})

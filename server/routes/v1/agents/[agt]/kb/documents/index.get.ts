@@ -1,0 +1,10 @@
+import { asList, defineApiRoute } from '../../../../../../utils/define-api-route'
+import { agentAccount } from '../../../../../../domain/agents/agents'
+import { AgentParams } from '../../../../../../domain/agents/schemas'
+import { handleList, listOptions } from '../../../../../../domain/kb/document-routes'
+
+export default defineApiRoute({
+  ...listOptions,
+  params: AgentParams,
+  handler: async ({ event, runtime, principal, account, params, query }) => asList(await handleList(event, runtime, principal, agentAccount(principal, account), params.agt, query)),
+})

@@ -1,0 +1,10 @@
+import { defineApiRoute } from '../../../../../../utils/define-api-route'
+import { agentAccount } from '../../../../../../domain/agents/agents'
+import { AgentParams } from '../../../../../../domain/agents/schemas'
+import { createOptions, handleCreate } from '../../../../../../domain/kb/document-routes'
+
+export default defineApiRoute({
+  ...createOptions,
+  params: AgentParams,
+  handler: ({ runtime, principal, account, params, body, parts }) => handleCreate(runtime, agentAccount(principal, account), params.agt, body, parts),
+})
