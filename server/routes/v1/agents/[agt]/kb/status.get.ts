@@ -1,0 +1,21 @@
+import { defineApiRoute } from '../../../../../utils/define-api-route'
+import { agentAccount, loadAgent } from '../../../../../domain/agents/agents'
+import { AgentParams } from '../../../../../domain/agents/schemas'
+import { KbStatus } from '../../../../../domain/kb/schemas-summary'
+import { IDLE_CRAWL, kbStatus } from '../../../../../domain/kb/status'
+
+export default defineApiRoute({
+  summary: 'Knowledge status',
+  description: 'Summary state (status none, ready or rebuilding; stale; last_job; pending_sources; version), the crawl running in this process (idle after a restart), vector_sync (always null, retired) and the keep-as-is sizes per surface: chat, and calls (phone and voice_chat) with the documents dropped from the calls block and summarised instead.',
+  tags: ['Knowledge base'],
+  scope: 'kb:read',
+  dataRoute: true,
+  params: AgentParams,
+  response: KbStatus,
+  errors: ['invalid_id', 'agent_not_found'],
+  async handler({ runtime, principal, account, params }) {
+    const agent = await loadAgent(runtime.database.db, agentAccount(principal, account), params.agt)
+    // Switches to crawlProgress (server/domain/kb/crawl-progress.ts) when the documents branch lands.
+    return kbStatus(runtime.database.db, agent, { crawl: () => IDLE_CRAWL })
+  },
+})
