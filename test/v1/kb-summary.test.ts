@@ -15,6 +15,8 @@ import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { agents, kbDocuments, kbSummaries } from '../../server/db/schema'
 import { nextDocumentId } from '../../server/domain/agents/create'
+import { knowledgeFor, requestReindex, runReindex } from '../../server/domain/kb/summary'
+import local from '../../providers/chat/local'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -262,5 +264,47 @@ describe('pending, stale and keep-as-is sizes with seeded documents (own server)
     expect(st.summary.last_job.error).toMatch(/no indexed documents/i)
     expect((await api.get(`/agents/${empty}/kb/summary`)).body).toMatchObject({ text: null, version: 0, source: null })
     expect(server.logs.join('')).toContain(`kb reindex for ${empty} failed`)
+  })
+
+  it('the runtime knowledge block of each surface: summary first, calls without the dropped document, chat with all three', async () => {
+    verifies('kb.assembly', 'kb.verbatim')
+    await server.stop('SIGTERM')
+    await withDatabase(server.dataDir, async (db) => {
+      const agent = { id: small, useLargeModel: false }
+      const chat = await knowledgeFor(db.db, agent, 'chat')
+      const phone = await knowledgeFor(db.db, agent, 'phone')
+      expect(await knowledgeFor(db.db, agent, 'voice_chat')).toBe(phone)
+      const summary = (await db.db.select().from(kbSummaries).where(eq(kbSummaries.agentId, small)))[0].text
+      for (const block of [chat, phone]) expect(block.startsWith(`### Summary\n${summary.trim()}`)).toBe(true)
+      const at = (b: string, s: string) => b.indexOf(s)
+      expect(at(chat, 'WARRANTY-ALPHA')).toBeLessThan(at(chat, '### Document: Loan car policy'))
+      expect(at(chat, '### Document: Loan car policy')).toBeLessThan(at(chat, 'CALLS-FIRST'))
+      expect(at(phone, 'CALLS-FIRST')).toBeGreaterThan(0)
+      expect(at(phone, 'CALLS-FIRST')).toBeLessThan(at(phone, 'WARRANTY-ALPHA'))
+      expect(phone).not.toContain('### Document: Loan car policy')
+      expect(chat.length).toBeGreaterThan(360_000)
+      expect(phone.length).toBeLessThan(240_000 + summary.length + 200)
+    })
+  })
+
+  it('a reindex job is idempotent: a second delivery does nothing; a newer request supersedes a queued one', async () => {
+    verifies('kb.reindex')
+    await server.stop('SIGTERM')
+    await withDatabase(server.dataDir, async (db) => {
+      const agent = { id: small, accountId: t.accountId }
+      const version = async () => (await db.db.select().from(kbSummaries).where(eq(kbSummaries.agentId, small)))[0].version
+      const logs: string[] = []
+      const before = await version()
+      await requestReindex(db.db, agent, 'req-a')
+      expect(await runReindex(db, local, small, 'req-a', (m) => logs.push(m))).toMatchObject({ status: 'succeeded' })
+      expect(await runReindex(db, local, small, 'req-a', (m) => logs.push(m))).toBeNull()
+      expect(await version()).toBe(before + 1)
+      await requestReindex(db.db, agent, 'req-b')
+      await requestReindex(db.db, agent, 'req-c')
+      expect(await runReindex(db, local, small, 'req-b', (m) => logs.push(m))).toBeNull()
+      expect(await runReindex(db, local, small, 'req-c', (m) => logs.push(m))).toMatchObject({ status: 'succeeded', request_id: 'req-c' })
+      expect(await version()).toBe(before + 2)
+      expect(logs).toEqual([])
+    })
   })
 })

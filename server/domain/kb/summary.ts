@@ -4,7 +4,7 @@ import { and, asc, count, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../../db/client'
 import { agents, kbDocuments, kbSummaries } from '../../db/schema'
 import type { ChatEngine } from '../../kit/chat-engine'
-import { droppedIds, planVerbatim, type VerbatimPlan } from './verbatim'
+import { assembleKnowledgeBlock, droppedIds, planVerbatim, type KnowledgeSurface, type VerbatimPlan } from './verbatim'
 
 export const SUMMARY_MAX_CHARS = 6000
 
@@ -124,7 +124,7 @@ export async function requestReindex(ex: Executor, agent: { id: string; accountI
   return job
 }
 
-async function setJobIfCurrent(ex: Executor, agentId: string, requestId: string, job: ReindexJob) {
+export async function setJobIfCurrent(ex: Executor, agentId: string, requestId: string, job: ReindexJob) {
   await ex.update(kbSummaries).set({ lastJob: job as unknown as Record<string, unknown> })
     .where(and(eq(kbSummaries.agentId, agentId), sql`${kbSummaries.lastJob}->>'request_id' = ${requestId}`))
 }
@@ -172,4 +172,23 @@ export async function runReindex(
     await setJobIfCurrent(ex.db, agentId, requestId, failed)
     return failed
   }
+}
+
+// ---- Runtime ----
+
+/**
+ * The knowledge block a conversation turn on `surface` runs on (contract "Runtime knowledge rules" 1–3):
+ * the summary, stale or not, then the keep-as-is texts that surface carries. Put it under the prompt with
+ * withKnowledge(prompt, block).
+ */
+export async function knowledgeFor(ex: Executor, agent: { id: string; useLargeModel: boolean }, surface: KnowledgeSurface): Promise<string> {
+  const [summary, docs] = await Promise.all([
+    readSummary(ex, agent.id),
+    ex.select({
+      id: kbDocuments.id, title: kbDocuments.title, text: kbDocuments.text, keepVerbatim: kbDocuments.keepVerbatim,
+      verbatimInCalls: kbDocuments.verbatimInCalls, createdAt: kbDocuments.createdAt,
+    }).from(kbDocuments)
+      .where(and(eq(kbDocuments.agentId, agent.id), eq(kbDocuments.status, 'indexed'), eq(kbDocuments.keepVerbatim, true))),
+  ])
+  return assembleKnowledgeBlock(surface, summary && summary.version > 0 ? summary.text : null, docs, { largeTier: agent.useLargeModel })
 }

@@ -3,7 +3,7 @@ import * as v from 'valibot'
 import { defineApiRoute } from '../../../../../utils/define-api-route'
 import { agentAccount, loadAgent } from '../../../../../domain/agents/agents'
 import { AgentParams } from '../../../../../domain/agents/schemas'
-import { REINDEX_JOB, requestReindex } from '../../../../../domain/kb/summary'
+import { REINDEX_JOB, requestReindex, setJobIfCurrent } from '../../../../../domain/kb/summary'
 
 export default defineApiRoute({
   summary: 'Rebuild the knowledge summary',
@@ -19,8 +19,14 @@ export default defineApiRoute({
   async handler({ runtime, principal, account, params }) {
     const agent = await loadAgent(runtime.database.db, agentAccount(principal, account), params.agt)
     const requestId = randomUUID()
-    await requestReindex(runtime.database.db, agent, requestId)
-    await runtime.queue.send(REINDEX_JOB, { agent_id: agent.id, request_id: requestId })
+    const job = await requestReindex(runtime.database.db, agent, requestId)
+    try {
+      await runtime.queue.send(REINDEX_JOB, { agent_id: agent.id, request_id: requestId })
+    } catch (e) {
+      // Not left showing rebuilding: the request failed before any job could run.
+      await setJobIfCurrent(runtime.database.db, agent.id, requestId, { ...job, status: 'failed', finished_at: new Date().toISOString(), error: 'The job queue did not accept the request.' })
+      throw e
+    }
     return { agent_id: agent.id, status: 'rebuild_requested' as const }
   },
 })
