@@ -290,7 +290,7 @@ describe('OpenAPI and reference', () => {
       .filter((f) => !f.startsWith('api/v1/')) // the fallback base path re-dispatches to /v1
       .map((f) => {
         const m = /^(.*?)(?:\.(get|post|patch|put|delete))?\.ts$/.exec(f)!
-        const path = '/' + m[1].replace(/\/?index$/, '').replace(/\[(\w+)\]/g, '{$1}')
+        const path = '/' + m[1].replace(/(^|\/)index$/, '').replace(/\[(\w+)\]/g, '{$1}')
         return { path: path.replace(/^\/v1/, '') || '/', method: m[2] ?? 'get' }
       })
     expect(expected.length).toBeGreaterThan(5)

@@ -279,7 +279,9 @@ export async function listAgents(runtime: Runtime, accountId: string) {
   // Freshness of the one summary both knowledge bases feed: none until a build or reindex writes it.
   const summaryOf = (agentId: string) => {
     const s = summaries.find((x) => x.agentId === agentId)
-    return { summary_status: s ? 'ready' : 'none', summary_stale: s ? s.stale : null, summary_updated_at: s?.updatedAt.toISOString() ?? null }
+    // A row at version 0 only records staleness or a requested reindex: no summary text exists yet.
+    const written = !!s && s.version > 0
+    return { summary_status: written ? 'ready' : 'none', summary_stale: s ? s.stale : null, summary_updated_at: written ? s.updatedAt.toISOString() : null }
   }
   return {
     account_id: accountId,
