@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/setup/global.ts'],
-    testTimeout: 30_000,
+    // Generous: some tests boot servers of their own (a fresh PGlite takes 6–7 s, more on a loaded machine).
+    testTimeout: 60_000,
     hookTimeout: 90_000,
     // Files share one server (one tenant per file); PGlite-heavy files starting their own servers run
     // alongside, so keep the worker count to the machine's two cores.

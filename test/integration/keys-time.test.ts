@@ -70,5 +70,5 @@ describe('expiry and the end of grace', () => {
     const listed = (await createApi(server.base, server.masterKey).get(`/users/${t.userId}/credentials?limit=100`)).body.data
     expect(listed.find((k: any) => k.key_id === old.body.key_id).status).toBe('revoked')
     expect(listed.find((k: any) => k.key_id === expiring.body.key_id).status).toBe('active')
-  })
+  }, 120_000)
 })

@@ -24,7 +24,7 @@ describe('restart', () => {
     expect(read.status).toBe(200)
     expect(read.body.email).toBe(email)
     expect(second.logs.join('')).not.toContain('applied migrations')
-  })
+  }, 120_000)
 })
 
 describe.runIf(!!process.env.DATABASE_URL)('health with the database down (PostgreSQL)', () => {
