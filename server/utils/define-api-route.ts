@@ -44,7 +44,9 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
   scope?: Scope
   /** Alternative scopes that also unlock the route (e.g. summaries:read or conversations:read). */
   anyScope?: Scope[]
-  rateClass?: RateClass
+  /** A fixed class, or (for reads whose class depends on the query, e.g. deep-history conversation
+   *  reads → backfill) the classes it may pick from and the picker, run on the raw request. */
+  rateClass?: RateClass | DynamicRateClass
   /** Data routes refuse the master key unless X-Svc-Account names an account. */
   dataRoute?: boolean
   params?: PS
@@ -76,6 +78,15 @@ export type ListResult<T> = Page<T> & { [LIST]: true }
 export const asList = <T>(page: Page<T>): ListResult<T> => ({ ...page, [LIST]: true })
 export const isList = (result: unknown): result is ListResult<unknown> => !!result && typeof result === 'object' && LIST in result
 
+export interface DynamicRateClass { classes: RateClass[]; pick: (event: H3Event) => RateClass }
+
+/** The class this request is metered in. */
+export function rateClassOf(opts: Pick<ApiRouteMeta, 'rateClass'>, event: H3Event): RateClass {
+  const rc = opts.rateClass
+  if (rc === undefined) return defaultRateClass(event.method)
+  return typeof rc === 'string' ? rc : rc.pick(event)
+}
+
 export type ApiRouteMeta = Omit<ApiRouteOptions<any, any, any, any>, 'handler'>
 
 const PAYLOAD_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -96,7 +107,7 @@ export function defineApiRoute<
       if (!ipAllowed(clientIp(event), principal.ipAllowlist)) throw new ApiError(403, 'ip_not_allowed', 'This key does not accept requests from your IP address.')
       warnOfExpiry(event, principal)
       requireScope(principal, opts)
-      await applyRateLimit(event, runtime, principal, opts.rateClass ?? defaultRateClass(event.method))
+      await applyRateLimit(event, runtime, principal, rateClassOf(opts, event))
     }
     const run = async (): Promise<{ status: number; kind: 'single' | 'list' | 'empty' | 'raw'; payload: unknown }> => {
       const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')

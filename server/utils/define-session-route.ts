@@ -6,7 +6,7 @@ import type * as v from 'valibot'
 import { ApiError } from './api-error'
 import { list, single } from './envelope'
 import { useRuntime, type Runtime } from './runtime'
-import { applyRateLimit, countAuthFailure, defaultRateClass, isList, parseBody, parseQuery, parseWith, refuseIfFailureLimited, type ApiRouteMeta, type ApiRouteOptions } from './define-api-route'
+import { applyRateLimit, countAuthFailure, isList, parseBody, parseQuery, parseWith, rateClassOf, refuseIfFailureLimited, type ApiRouteMeta, type ApiRouteOptions } from './define-api-route'
 import type { Principal } from '../domain/credentials/principal'
 import { presentSession, resolveSession, sessionPrincipal, SESSION_TTL_MS, type Session, type SessionUser } from '../domain/sessions/sessions'
 
@@ -43,7 +43,7 @@ export function defineSessionRoute<
     const session = await authenticateSession(event, runtime)
     const principal = sessionPrincipal(session)
     event.context.principal = principal
-    await applyRateLimit(event, runtime, principal, opts.rateClass ?? defaultRateClass(event.method))
+    await applyRateLimit(event, runtime, principal, rateClassOf(opts, event))
     const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
     const query = parseQuery(event, meta)
     const body = await parseBody(event, meta)

@@ -105,7 +105,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: errorExample(codes[0]) } },
       }
     }
-    const rateClass = meta.rateClass ?? (m === 'get' ? 'read' : 'write')
+    const rateClass = typeof meta.rateClass === 'object' ? meta.rateClass.classes.join('` or `') : meta.rateClass ?? (m === 'get' ? 'read' : 'write')
     const scopeText = isPublic ? 'Public: no credential, unmetered, not audited.' : isSession
       ? `Dashboard session: cookie \`svc_session\` or \`Authorization: Session <token>\`; API keys are refused (401). Rate class: \`${rateClass}\`. Not audited.`
       : `Scope: \`${[meta.scope, ...(meta.anyScope ?? [])].filter(Boolean).join('` or `') || 'any credential'}\`. Rate class: \`${rateClass}\`.`

@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+// GET /v1/conversations under load: req/s and p99 of the 50-row first page (default sort and two filtered
+// queries), EXPLAIN (ANALYZE) plans on PostgreSQL, and the page JSON built by PostgreSQL (json_build_object,
+// the route's default) against rows mapped in JavaScript (SVC_BENCH_LIST_JSON=js, a bench-only switch).
+//
+// Run `npx nitropack build` first; this script builds nothing.
+//   - DATABASE_URL set (an EMPTY PostgreSQL database): the server migrates it, a tenant and key are made
+//     over HTTP, then BENCH_ROWS (default 1,000,000) conversations are seeded by one INSERT … SELECT
+//     generate_series through the `postgres` package.
+//   - otherwise (embedded PGlite): the server runs once on a fresh data dir to create the schema, the
+//     tenant and the key, then stops; the bench opens that PGlite directory itself, seeds BENCH_ROWS
+//     (default 100,000) by SQL, closes it, and starts the server again.
+// Rows span 90 days over 3 agents, 4 channels, 5 outcomes and 4 languages. Figures only, no asserts.
+// BENCH_SECONDS (default 10) per measurement, BENCH_CONNECTIONS (default 10).
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import autocannon from 'autocannon'
+
+const root = resolve(import.meta.dirname, '..')
+const entry = join(root, '.output/server/index.mjs')
+const databaseUrl = process.env.DATABASE_URL
+const ROWS = Number(process.env.BENCH_ROWS ?? (databaseUrl ? 1_000_000 : 100_000))
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
+const AGENTS = ['agt_900000001', 'agt_900000002', 'agt_900000003']
+
+if (!existsSync(entry)) {
+  console.error(`${entry} is missing: run \`npx nitropack build\` first.`)
+  process.exit(1)
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-conv-'))
+const masterKey = 'svc_mk_live_' + randomBytes(36).toString('base64url')
+const secret = randomBytes(32).toString('base64url')
+
+async function start(extraEnv = {}) {
+  const child = spawn(process.execPath, [entry], {
+    cwd: dataDir,
+    env: {
+      ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_MASTER_KEY: masterKey, SVC_SECRET: secret,
+      SVC_RATE_LIMITS: 'read=100000000,write=1000000,backfill=1000000', ...extraEnv,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const origin = await new Promise((res, rej) => {
+    let out = ''
+    child.stdout.on('data', (c) => {
+      out += c
+      const m = /Listening on (http:\/\/\S+)/.exec(out)
+      if (m) res(m[1].replace(/\/$/, '').replace('[::]', '127.0.0.1'))
+    })
+    child.on('exit', (code) => rej(new Error(`server exited ${code}`)))
+  })
+  for (let i = 0; ; i++) {
+    try { if ((await fetch(`${origin}/v1/health`)).status === 200) break } catch {}
+    if (i > 300) throw new Error('server not healthy in 60 s')
+    await sleep(200)
+  }
+  child.stdout.resume()
+  const stop = async () => {
+    child.removeAllListeners('exit')
+    const exited = new Promise((r) => child.once('exit', r))
+    child.kill('SIGTERM')
+    await Promise.race([exited, sleep(10_000)])
+  }
+  return { origin, stop }
+}
+
+async function tenant(origin) {
+  const h = { authorization: `Bearer ${masterKey}`, 'content-type': 'application/json' }
+  const user = await (await fetch(`${origin}/v1/users`, { method: 'POST', headers: h, body: JSON.stringify({ email: `bench-${Date.now()}@example.com`, password: 'bench-password-123', plan: 'starter' }) })).json()
+  const key = await (await fetch(`${origin}/v1/users/${user.user_id}/credentials`, { method: 'POST', headers: h, body: JSON.stringify({ name: 'bench', scopes: ['conversations:read'] }) })).json()
+  if (!key.secret) throw new Error(`key: ${JSON.stringify(key)}`)
+  return { accountId: user.account_id, key: key.secret }
+}
+
+const seedSql = (acc, n) => [
+  `INSERT INTO agents (id, account_id, name, agent_type) VALUES ${AGENTS.map((a, i) => `('${a}', '${acc}', 'Bench ${i + 1}', 'phone')`).join(', ')}`,
+  `INSERT INTO conversations (id, account_id, agent_id, agent_type, channel, status, session_id, agent_version, prompt_version, model,
+     started_at, ended_at, updated_at, identity, has_identity, metrics, summary, summary_status, outcome, escalated, language, turn_count)
+   SELECT 'conv_u' || nextval('conversation_seq'), '${acc}', 'agt_90000000' || (g % 3 + 1), 'phone',
+     (ARRAY['phone_inbound','phone_outbound','api','widget'])[g % 4 + 1], 'completed', 'bench_' || g, 'agt1-v1', 'build-1-phone', 'local-retrieval-1',
+     ts, ts + interval '3 minutes', ts + interval '3 minutes',
+     CASE WHEN g % 2 = 0 THEN jsonb_build_object('phone_e164', '+1415555' || lpad((g % 10000)::text, 4, '0')) ELSE '{}'::jsonb END, g % 2 = 0,
+     jsonb_build_object('duration_s', 180),
+     jsonb_build_object('text', 'Caller asked about order ' || g || ' and got an answer about delivery times.', 'outcome', outcome, 'sentiment', 'neutral',
+       'topics', jsonb_build_array('orders', 'delivery'), 'action_items', '[]'::jsonb, 'escalated_to_human', jsonb_build_object('value', g % 17 = 0, 'reason', null),
+       'lead', null, 'language', 'en'),
+     'ready', outcome, g % 17 = 0, (ARRAY['en','en-US','fr','de'])[g % 4 + 1], 6
+   FROM (SELECT g, now() - (g * (90.0 * 86400 / ${n})) * interval '1 second' AS ts,
+                (ARRAY['resolved','unresolved','lead_captured','abandoned','escalated'])[g % 5 + 1] AS outcome
+         FROM generate_series(1, ${n}) g) s`,
+  'ANALYZE conversations',
+]
+
+// The route's query shape (WHERE, ORDER BY, LIMIT as list.ts writes them); the select list is shortened
+// (the plan does not depend on it).
+const explainSql = (acc, extra) => `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
+  SELECT json_build_object('conversation_id', conversations.id, 'started_at', to_char(conversations.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'summary', conversations.summary)::text AS j,
+         conversations.id AS pos_id
+  FROM conversations
+  WHERE conversations.account_id = '${acc}' AND conversations.deleted_at IS NULL
+    AND conversations.started_at >= now() - interval '30 days' AND conversations.started_at < now() ${extra}
+  ORDER BY conversations.started_at DESC, conversations.id DESC LIMIT 51`
+
+const QUERIES = {
+  default: { qs: '', where: '' },
+  channel: { qs: 'channel=phone_outbound', where: `AND conversations.channel IN ('phone_outbound')` },
+  'agent+outcome': { qs: `agent_id=${AGENTS[1]}&outcome=resolved`, where: `AND conversations.agent_id IN ('${AGENTS[1]}') AND conversations.outcome IN ('resolved')` },
+}
+
+async function measure(origin, key, qs) {
+  const url = `${origin}/v1/conversations${qs ? '?' + qs : ''}`
+  const probe = await fetch(url, { headers: { authorization: `Bearer ${key}` } })
+  const body = await probe.json()
+  if (probe.status !== 200 || body.data.length !== 50) throw new Error(`probe ${url}: ${probe.status} ${JSON.stringify(body).slice(0, 300)}`)
+  const bytes = JSON.stringify(body).length
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers: { authorization: `Bearer ${key}` } })
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors, bytes }
+}
+
+const fmt = (name, m) => `${name.padEnd(26)} ${m.rps.toFixed(0).padStart(7)} req/s   p50 ${String(m.p50).padStart(4)} ms   p99 ${String(m.p99).padStart(4)} ms   ${(m.bytes / 1024).toFixed(1)} KB${m.non2xx || m.errors ? `   non2xx ${m.non2xx} errors ${m.errors}` : ''}`
+
+let server = await start()
+const results = {}
+try {
+  const t = await tenant(server.origin)
+  const seedStart = Date.now()
+  if (databaseUrl) {
+    const { default: postgres } = await import('postgres')
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+    try { for (const s of seedSql(t.accountId, ROWS)) await sql.unsafe(s) } finally { await sql.end() }
+  } else {
+    await server.stop()
+    const { PGlite } = await import('@electric-sql/pglite')
+    const pg = await PGlite.create(join(dataDir, 'pglite'))
+    try { for (const s of seedSql(t.accountId, ROWS)) await pg.exec(s) } finally { await pg.close() }
+  }
+  console.log(`engine   ${databaseUrl ? 'postgres' : 'pglite'}; seeded ${ROWS} conversations in ${((Date.now() - seedStart) / 1000).toFixed(1)} s; ${CONNECTIONS} connections, ${SECONDS} s each`)
+
+  if (databaseUrl) {
+    const { default: postgres } = await import('postgres')
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+    try {
+      for (const [name, q] of Object.entries(QUERIES)) {
+        const plan = await sql.unsafe(explainSql(t.accountId, q.where))
+        console.log(`\n-- EXPLAIN ${name}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}`)
+      }
+    } finally { await sql.end() }
+    console.log('')
+  }
+
+  for (const mode of ['pg', 'js']) {
+    if (databaseUrl || mode === 'js') await server.stop()
+    server = await start(mode === 'js' ? { SVC_BENCH_LIST_JSON: 'js' } : {})
+    for (const [name, q] of Object.entries(QUERIES)) {
+      const m = await measure(server.origin, t.key, q.qs)
+      results[`${mode}:${name}`] = m
+      console.log(fmt(`${name} (${mode === 'pg' ? 'JSON in PG' : 'mapped in JS'})`, m))
+    }
+  }
+  console.log('')
+  for (const name of Object.keys(QUERIES)) {
+    console.log(`JSON in PG / mapped in JS, ${name}: ${(results[`pg:${name}`].rps / results[`js:${name}`].rps).toFixed(2)}x req/s`)
+  }
+} finally {
+  await server.stop()
+  rmSync(dataDir, { recursive: true, force: true })
+}

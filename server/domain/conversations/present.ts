@@ -1,0 +1,149 @@
+// How a conversation looks on the wire: the list object, the detail object (list object plus transcript,
+// external_session_id, redacted, redaction_rules_applied), the summary object, turns and tombstones.
+// The list object also exists as SQL (listItemJson) so PostgreSQL can build the page JSON itself; the two
+// must stay field-for-field identical (test/v1/conversations-read.test.ts compares them through the API).
+import { sql, type SQL } from 'drizzle-orm'
+import { conversations, turns } from '../../db/schema'
+import { redactText, redactValue, rulesList, type RedactionRule } from './redact'
+
+export type ConversationRow = typeof conversations.$inferSelect
+export type TurnRow = typeof turns.$inferSelect
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null)
+
+export function durationOf(row: Pick<ConversationRow, 'metrics' | 'startedAt' | 'endedAt'>): number | null {
+  const m = row.metrics?.duration_s
+  if (typeof m === 'number') return m
+  return row.endedAt ? Math.round((row.endedAt.getTime() - row.startedAt.getTime()) / 1000) : null
+}
+
+/** The summary object of decisions "Summary object", or null while summary_status is pending. */
+export function presentSummaryObject(summary: Record<string, unknown> | null): Record<string, unknown> | null {
+  return summary ?? null
+}
+
+/** The list object (GET /conversations); `include` adds summary, identity and metrics. */
+export function presentListItem(row: ConversationRow, include: ReadonlySet<string>) {
+  const out: Record<string, unknown> = {
+    conversation_id: row.id,
+    account_id: row.accountId,
+    agent_id: row.agentId,
+    agent_type: row.agentType,
+    status: row.status,
+    session_id: row.sessionId,
+    external_session_id: row.externalSessionId,
+    agent_version: row.agentVersion,
+    prompt_version: row.promptVersion,
+    model: row.model,
+    channel_detail: { channel: row.channel },
+    started_at: iso(row.startedAt),
+    ended_at: iso(row.endedAt),
+    updated_at: iso(row.updatedAt),
+    duration_s: durationOf(row),
+    language: row.language,
+    outcome: row.outcome,
+    escalated: row.escalated,
+    has_identity: row.hasIdentity,
+    has_recording: row.hasRecording,
+    turn_count: row.turnCount,
+    country: row.country,
+    ip_country_only: row.country === null,
+    summary_status: row.summaryStatus,
+  }
+  if (include.has('summary')) out.summary = presentSummaryObject(row.summary)
+  if (include.has('identity')) out.identity = row.identity
+  if (include.has('metrics')) out.metrics = row.metrics
+  return out
+}
+
+const isoSql = (col: SQL | unknown) => sql`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/** presentListItem as one json_build_object over the conversations row (same keys, same order). */
+export function listItemJson(include: ReadonlySet<string>): SQL {
+  const c = conversations
+  const parts: SQL[] = [
+    sql`'conversation_id', ${c.id}`,
+    sql`'account_id', ${c.accountId}`,
+    sql`'agent_id', ${c.agentId}`,
+    sql`'agent_type', ${c.agentType}`,
+    sql`'status', ${c.status}`,
+    sql`'session_id', ${c.sessionId}`,
+    sql`'external_session_id', ${c.externalSessionId}`,
+    sql`'agent_version', ${c.agentVersion}`,
+    sql`'prompt_version', ${c.promptVersion}`,
+    sql`'model', ${c.model}`,
+    sql`'channel_detail', json_build_object('channel', ${c.channel})`,
+    sql`'started_at', ${isoSql(c.startedAt)}`,
+    sql`'ended_at', ${isoSql(c.endedAt)}`,
+    sql`'updated_at', ${isoSql(c.updatedAt)}`,
+    sql`'duration_s', coalesce(case when jsonb_typeof(${c.metrics}->'duration_s') = 'number' then (${c.metrics}->'duration_s')::numeric end, round(extract(epoch from (${c.endedAt} - ${c.startedAt})))::int)`,
+    sql`'language', ${c.language}`,
+    sql`'outcome', ${c.outcome}`,
+    sql`'escalated', ${c.escalated}`,
+    sql`'has_identity', ${c.hasIdentity}`,
+    sql`'has_recording', ${c.hasRecording}`,
+    sql`'turn_count', ${c.turnCount}`,
+    sql`'country', ${c.country}`,
+    sql`'ip_country_only', ${c.country} IS NULL`,
+    sql`'summary_status', ${c.summaryStatus}`,
+  ]
+  if (include.has('summary')) parts.push(sql`'summary', ${c.summary}`)
+  if (include.has('identity')) parts.push(sql`'identity', ${c.identity}`)
+  if (include.has('metrics')) parts.push(sql`'metrics', ${c.metrics}`)
+  return sql`json_build_object(${sql.join(parts, sql`, `)})`
+}
+
+export function presentTurn(t: TurnRow) {
+  return {
+    turn_index: t.turnIndex,
+    speaker: t.speaker,
+    text: t.text,
+    timestamp: t.timestamp.toISOString(),
+    confidence: null,
+    audio_offset_ms: t.audioOffsetMs,
+    audio_duration_ms: t.audioDurationMs,
+    latency_ms: t.latencyMs,
+    turn_type: t.turnType,
+    detected_intent: t.detectedIntent,
+    detected_language: t.detectedLanguage,
+    sources: null,
+    unanswered: t.unanswered,
+    human_agent_id: t.humanAgentId,
+  }
+}
+export type TurnOut = ReturnType<typeof presentTurn>
+
+/** transcript_format=text: one "speaker: text" line per turn. */
+export const transcriptText = (ts: Pick<TurnOut, 'speaker' | 'text'>[]) => ts.map((t) => `${t.speaker}: ${t.text}`).join('\n')
+
+/**
+ * The detail object (GET /conversations/{conv}). With redact, turn texts, transcript_text, the summary
+ * and the identity values are masked and redaction_rules_applied names the rules that matched.
+ */
+export function presentDetail(row: ConversationRow, turnRows: TurnRow[], opts: { include: ReadonlySet<string>; format: 'turns' | 'text'; redact: boolean }) {
+  const out = presentListItem(row, opts.include)
+  const rules = new Set<RedactionRule>()
+  let transcript: TurnOut[] | undefined
+  if (opts.include.has('transcript')) {
+    transcript = turnRows.map(presentTurn)
+    if (opts.redact) transcript = transcript.map((t) => ({ ...t, text: redactText(t.text, rules).text }))
+    out.transcript = transcript
+    if (opts.format === 'text') out.transcript_text = transcriptText(transcript)
+  }
+  if (opts.redact) {
+    if ('summary' in out) out.summary = redactValue(out.summary, rules)
+    if ('identity' in out) out.identity = redactValue(out.identity, rules)
+  }
+  out.redacted = opts.redact
+  out.redaction_rules_applied = rulesList(rules)
+  return out
+}
+
+/** GET /conversations/{conv}/summary. */
+export function presentSummary(row: ConversationRow) {
+  return { conversation_id: row.id, summary_status: row.summaryStatus, summary: presentSummaryObject(row.summary) }
+}
+
+export function presentTombstone(row: Pick<ConversationRow, 'id' | 'accountId' | 'deletedAt' | 'deleteReason'>) {
+  return { conversation_id: row.id, account_id: row.accountId, deleted_at: iso(row.deletedAt)!, reason: row.deleteReason ?? 'api' }
+}

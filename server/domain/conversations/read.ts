@@ -1,0 +1,76 @@
+// Reading one conversation: detail (include, transcript_format, redact), its summary and its recording.
+// Another account's conversation is 404 not_found; a soft-deleted one is 410 conversation_deleted.
+import { and, asc, eq, inArray } from 'drizzle-orm'
+import { SignJWT, jwtVerify } from 'jose'
+import { createHash } from 'node:crypto'
+import type { Executor } from '../../db/client'
+import { accounts, conversations, turns } from '../../db/schema'
+import { ApiError, Errors } from '../../utils/api-error'
+import type { Principal } from '../credentials/principal'
+import { parseInclude } from './list'
+import { presentDetail, presentSummary, type ConversationRow } from './present'
+import { DETAIL_INCLUDES, type DetailQuery } from './schemas'
+
+export const conversationDeleted = () => new ApiError(410, 'conversation_deleted', 'This conversation was deleted; see GET /conversations/deleted.')
+
+/** The live conversation of one of `accountIds`; 404 for unknown or another account's, 410 when soft-deleted. */
+export async function loadConversation(ex: Executor, accountIds: readonly string[], id: string, lock = false): Promise<ConversationRow> {
+  const q = ex.select().from(conversations).where(and(eq(conversations.id, id), inArray(conversations.accountId, [...accountIds])))
+  const [row] = lock ? await q.for('update') : await q
+  if (!row) throw Errors.notFound('Conversation')
+  if (row.deletedAt) throw conversationDeleted()
+  return row
+}
+
+export async function getConversation(ex: Executor, principal: Principal, accountIds: readonly string[], id: string, q: DetailQuery) {
+  if (principal.type !== 'master' && !principal.scopes.has('conversations:read')) {
+    throw new ApiError(403, 'insufficient_scope', 'A key with only summaries:read reads GET /conversations/{conv}/summary.')
+  }
+  const include = parseInclude(q.include, DETAIL_INCLUDES, DETAIL_INCLUDES)
+  const row = await loadConversation(ex, accountIds, id)
+  let redact = q.redact
+  if (redact === undefined) {
+    const [acc] = await ex.select({ d: accounts.defaultRedaction }).from(accounts).where(eq(accounts.id, row.accountId))
+    redact = acc?.d ?? false
+  }
+  const turnRows = include.has('transcript')
+    ? await ex.select().from(turns).where(eq(turns.conversationId, row.id)).orderBy(asc(turns.turnIndex))
+    : []
+  return presentDetail(row, turnRows, { include, format: q.transcript_format, redact })
+}
+
+export async function getConversationSummary(ex: Executor, accountIds: readonly string[], id: string) {
+  return presentSummary(await loadConversation(ex, accountIds, id))
+}
+
+// Recording URLs: an HS256 JWT keyed from SVC_SECRET (its own derivation, so a cursor key never signs
+// media), valid for RECORDING_URL_TTL_S.
+export const RECORDING_URL_TTL_S = 900
+const mediaKey = (secret: string) => createHash('sha256').update('svc-media-v1\0' + secret).digest()
+
+export async function getRecording(ex: Executor, accountIds: readonly string[], id: string, opts: { secret: string; publicUrl: string; now?: Date }) {
+  const row = await loadConversation(ex, accountIds, id)
+  const rec = row.recording as { sid?: string; duration_s?: number } | null
+  if (!row.hasRecording || !rec?.sid) throw Errors.notFound('Recording')
+  const now = opts.now ?? new Date()
+  const exp = Math.floor(now.getTime() / 1000) + RECORDING_URL_TTL_S
+  const token = await new SignJWT({ sid: rec.sid, conv: row.id, acc: row.accountId })
+    .setProtectedHeader({ alg: 'HS256' }).setIssuedAt(Math.floor(now.getTime() / 1000)).setExpirationTime(exp).sign(mediaKey(opts.secret))
+  return {
+    conversation_id: row.id,
+    url: `${opts.publicUrl}/v1/media/recordings/${encodeURIComponent(rec.sid)}.mp3?token=${token}`,
+    expires_at: new Date(exp * 1000).toISOString(),
+    duration_s: rec.duration_s ?? null,
+  }
+}
+
+/** Verifies a media token for `sid`; answers its claims, or null when invalid, expired or for another sid. */
+export async function verifyRecordingToken(token: string, sid: string, secret: string): Promise<{ conv: string; acc: string } | null> {
+  try {
+    const { payload } = await jwtVerify(token, mediaKey(secret), { algorithms: ['HS256'] })
+    if (payload.sid !== sid) return null
+    return { conv: String(payload.conv), acc: String(payload.acc) }
+  } catch {
+    return null
+  }
+}
