@@ -108,6 +108,8 @@ export const requirements = {
   'conversations.messages': { source: 'contract Other conversation routes', behavior: 'POST messages answers {turn, usage}; 409 turn_in_progress while a turn runs.' },
   'conversations.list': { source: 'contract GET /conversations', behavior: 'GET /conversations filters, default 30-day window, keyset cursor bound to the query.' },
   'conversations.deleted': { source: 'decisions Soft delete', behavior: 'Soft-deleted conversations answer 410 and appear in GET /conversations/deleted.' },
+  'metrics.conversations': { source: 'contract Metrics paths; Lifecycle step 13; issue 6', behavior: 'GET /metrics/conversations (metrics:read, rate class metrics) counts the non-deleted conversations of the window (default 30 days) per agent, agent_version or UTC day: conversations, completed, outcomes per Outcome, escalated, unanswered rate, latency percentiles (percentile_cont) and tokens, with the deploy markers of the window; another account is never counted.' },
+  'metrics.summary': { source: 'contract Metrics paths; issue 6', behavior: 'GET /metrics answers one overview object for the window: conversation figures, active agents, tokens, cost_usd and voice_seconds of the billed sessions.' },
   'webhooks.signature': { source: 'contract Events rule 2', behavior: 'Deliveries are signed HMAC-SHA256 over "<timestamp>.<body>" with the whsec_ secret.' },
   'webhooks.retries': { source: 'decisions Retries', behavior: 'Failed deliveries retry on the schedule and can be replayed with the same event id.' },
   'mcp.connector': { source: 'contract Assistant connector', behavior: 'POST /mcp serves MCP statelessly with JSON responses; GET answers 405.' },
