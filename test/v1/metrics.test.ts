@@ -228,9 +228,10 @@ describe('GET /metrics', () => {
 })
 
 describe('errors', () => {
-  for (const path of ['/metrics/conversations', '/metrics']) {
+  const routes = [['/metrics/conversations', () => verifies('metrics.conversations')], ['/metrics', () => verifies('metrics.summary')]] as const
+  for (const [path, cite] of routes) {
     it(`${path}: invalid_date, invalid_date_range, unsupported_filter, invalid_id, insufficient_scope, forbidden_account`, async () => {
-      verifies(path === '/metrics' ? 'metrics.summary' : 'metrics.conversations')
+      cite()
       const code = async (q: string, who: Api = api, headers?: Record<string, string>) => {
         const r = await who.get(path + q, { headers })
         return [r.status, err(r)?.code, err(r)?.field]
