@@ -32,6 +32,9 @@ export async function startServer(opts: { dataDir?: string; env?: Record<string,
     SVC_MASTER_KEY: masterKey,
     SVC_SECRET: opts.secret ?? 'test-secret-' + 'x'.repeat(40),
     SVC_JOB_POLL_SECONDS: '0.5',
+    // On PostgreSQL every test server shares one queue, so any of them may run another's job (a build,
+    // a crawl): they must all be configured alike, including the exemption for the test's own sites.
+    SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
     ...opts.env,
   }
   // Started from its data dir, not the repository: .output must boot from any working directory.

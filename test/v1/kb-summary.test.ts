@@ -263,7 +263,9 @@ describe('pending, stale and keep-as-is sizes with seeded documents (own server)
     expect(st.summary.last_job).toMatchObject({ job: 'reindex', status: 'failed' })
     expect(st.summary.last_job.error).toMatch(/no indexed documents/i)
     expect((await api.get(`/agents/${empty}/kb/summary`)).body).toMatchObject({ text: null, version: 0, source: null })
-    expect(server.logs.join('')).toContain(`kb reindex for ${empty} failed`)
+    // On PostgreSQL the queue is shared by every test server, so another process may have run the job
+    // and written the log line; the failure is asserted through last_job above on both engines.
+    if (!process.env.DATABASE_URL) expect(server.logs.join('')).toContain(`kb reindex for ${empty} failed`)
   })
 
   it('the runtime knowledge block of each surface: summary first, calls without the dropped document, chat with all three', async () => {
