@@ -39,7 +39,7 @@ export async function createConversation(runtime: Runtime, accountId: string, bo
   // Validate before anything is written or billed; the agent must be this account's.
   const identity = body.identity ? validateIdentity(body.identity) : {}
   for (const k of Object.keys(identity)) if (identity[k] === null) delete identity[k]
-  await loadAgent(database.db, accountId, body.agent_id)
+  // Billing first (contract States: a blocked subscription is 402 whatever the request names).
   await checkBalance(database.db, accountId)
   const result = await database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, body.agent_id)
