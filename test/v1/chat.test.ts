@@ -182,18 +182,28 @@ describe('chat via API (shared server)', () => {
     expect(after.headers.get('idempotent-replayed')).toBe('true')
   })
 
-  it('one turn at a time: of two concurrent messages exactly one is 409 turn_in_progress', async () => {
+  it('concurrent messages: refusals are 409 turn_in_progress and the turns that ran never interleave', async () => {
     verifies('conversations.messages')
     const c = await t.api.post('/conversations', { agent_id: agentId })
     const id = c.body.conversation_id
-    const [a, b] = await Promise.all([send(id, 'How much does a puncture repair cost?'), send(id, 'When does the shop open?')])
-    const statuses = [a.status, b.status].sort()
-    expect(statuses).toEqual([200, 409])
-    expect(err(a.status === 409 ? a : b).code).toBe('turn_in_progress')
+    // Five at once: the first claim wins; the others that arrive while its turn runs are refused. A turn of the local engine
+    // takes milliseconds, so a late request may find the claim released and run its own turn afterwards:
+    // what must hold is that every refusal is turn_in_progress, and the turns that ran
+    // did not interleave (each visitor message is followed by its own answer). The deterministic 409 is
+    // in chat-claim.test.ts (a claim held by "another instance" written into the database).
+    const all = await Promise.all([1, 2, 3, 4, 5].map((i) => send(id, `How much does a puncture repair cost? (${i})`)))
+    const ok = all.filter((r) => r.status === 200)
+    console.log(`[chat] concurrent messages: ${ok.length} answered, ${all.length - ok.length} refused`)
+    const refused = all.filter((r) => r.status !== 200)
+    expect(ok.length).toBeGreaterThanOrEqual(1)
+    for (const r of refused) expect(r.status).toBe(409)
+    for (const r of refused) expect(err(r).code).toBe('turn_in_progress')
+    const indexes = ok.map((r) => r.body.turns.map((x: any) => x.turn_index)).sort((x, y) => x[0] - y[0])
+    expect(indexes.flat()).toEqual(Array.from({ length: ok.length * 2 }, (_, i) => i))
     // The claim is released after the turn: the next message goes through.
     const next = await send(id, 'When does the shop open?')
     expect(next.status).toBe(200)
-    expect(next.body.turn.turn_index).toBe(3)
+    expect(next.body.turn.turn_index).toBe(ok.length * 2 + 1)
   })
 
   it('identity: invalid_type naming the key, invalid_email, invalid_phone; identify merges', async () => {

@@ -37,11 +37,9 @@ export const EndBody = v.optional(v.strictObject({}))
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 const E164 = /^\+[1-9]\d{6,14}$/
-/** Identity keys with a known type: strings unless listed here. */
-const NULLABLE_STRING_KEYS = new Set(['email', 'phone_e164', 'partner_agent_id', 'email_source', 'name'])
 
 /**
- * Identity validation (decisions "Identity validation"): every value is a string (or null to clear it);
+ * Identity validation (decisions "Identity validation"): every value is a string (or null, which clears the key);
  * a value of another JSON type is 400 invalid_type naming the key; email must look like an address
  * (invalid_email) and phone_e164 must be E.164 (invalid_phone).
  */
@@ -49,7 +47,7 @@ export function validateIdentity(identity: Record<string, unknown>): Record<stri
   const out: Record<string, string | null> = {}
   for (const [key, value] of Object.entries(identity)) {
     const field = `identity.${key}`
-    if (value === null && NULLABLE_STRING_KEYS.has(key)) { out[key] = null; continue }
+    if (value === null) { out[key] = null; continue }
     if (typeof value !== 'string') throw new ApiError(400, 'invalid_type', `identity.${key} must be a string.`, field)
     if (key === 'email' && !EMAIL.test(value)) throw new ApiError(400, 'invalid_email', 'identity.email is not a valid e-mail address.', field)
     if (key === 'phone_e164' && !E164.test(value)) throw new ApiError(400, 'invalid_phone', 'identity.phone_e164 must be an E.164 number such as +14155550123.', field)
