@@ -1,16 +1,22 @@
 // Runs the contract of its kind on EVERY plugin file, found the way the boot manifest finds them (".ts",
 // not starting with "_"): a new file is checked without being listed anywhere.
-import { readdirSync } from 'node:fs'
-import { resolve } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openDatabase, type Database } from '../../server/db/client'
+import { migrate } from '../../server/db/migrate'
 import { verifies } from '../requirements'
 import { testCapability } from './capability.contract'
 import { testChatEngine } from './chat-engine.contract'
 import { testVoiceProvider } from './voice.contract'
+import { testMailer } from './mailer.contract'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 // Engines whose calls need no network; the others get the shape contract and their own test with a fake server.
 const OFFLINE_ENGINES = new Set(['local'])
+// Mailers that send nowhere (the others get the shape contract).
+const OFFLINE_MAILERS = new Set(['outbox'])
 
 async function load(dir: string) {
   const files = readdirSync(resolve(ROOT, dir)).filter((n) => n.endsWith('.ts') && !n.startsWith('_')).sort()
@@ -21,6 +27,7 @@ const kinds = {
   capabilities: await load('capabilities'),
   chat: await load('providers/chat'),
   voice: await load('providers/voice'),
+  mail: await load('providers/mail'),
 }
 
 describe('plugin files', () => {
@@ -44,3 +51,15 @@ describe('plugin files', () => {
 for (const { file, plugin } of kinds.capabilities) describe(`capabilities/${file}`, () => testCapability(plugin))
 for (const { file, plugin } of kinds.chat) describe(`providers/chat/${file}`, () => testChatEngine(plugin, { offline: OFFLINE_ENGINES.has(plugin.name) }))
 for (const { file, plugin } of kinds.voice) describe(`providers/voice/${file}`, () => testVoiceProvider(plugin))
+
+describe('mailers', () => {
+  let database: Database
+  beforeAll(async () => {
+    const dir = resolve(ROOT, 'server/db/migrations')
+    const migrations = readdirSync(dir).filter((n) => n.endsWith('.sql')).map((name) => ({ name, sql: readFileSync(join(dir, name), 'utf8') }))
+    database = await openDatabase({ url: process.env.DATABASE_URL, dataDir: mkdtempSync(join(tmpdir(), 'svc-mail-')) })
+    await migrate(database, migrations)
+  }, 60_000)
+  afterAll(async () => { await database?.close() })
+  for (const { file, plugin } of kinds.mail) describe(`providers/mail/${file}`, () => testMailer(plugin, { offline: OFFLINE_MAILERS.has(plugin.name), database: () => database }))
+})

@@ -1,0 +1,85 @@
+// Billing for chat via API: the balance check on create and on every turn, and the per-session usage row.
+import { and, eq, gte, sql } from 'drizzle-orm'
+import type { Executor } from '../../db/client'
+import { accounts, subscriptions, usageRecords } from '../../db/schema'
+import { ApiError } from '../../utils/api-error'
+import { subscriptionStatus } from '../accounts/accounts'
+
+/** Price of chat tokens (input and output alike), USD per 1000 tokens, before the channel multiplier. */
+export const CHAT_PRICE_PER_1K_TOKENS = 0.002
+/** Session multipliers by channel; API chat is billed like widget chat. */
+export const CHANNEL_MULTIPLIER: Record<string, number> = { api: 1, widget: 1 }
+/** A positive balance check is cached per account for this long (contract: up to 10 minutes). */
+export const BALANCE_CACHE_MS = 10 * 60_000
+
+const paymentRequired = (message: string) => new ApiError(402, 'payment_required', message)
+
+// Process-local: only positive answers are cached, so a block is never remembered and a top-up that
+// unblocks is seen on the next request; a suspension may take up to the cache time to bite.
+const okUntil = new Map<string, number>()
+
+/** Clears the cache for an account (or all): used when this process itself changes the subscription. */
+export function forgetBalance(accountId?: string) {
+  if (accountId) okUntil.delete(accountId)
+  else okUntil.clear()
+}
+
+export interface BalanceFacts { status: string; plan: string; walletBalance: number; planLimit: number; monthlySpending: number }
+
+/** Why billing blocks, or null. A trial (plan_limit 0) is free until it expires; other plans are blocked once
+ *  the wallet is empty and the month's spending has reached the plan limit. */
+export function blockReason(f: BalanceFacts): string | null {
+  if (f.status !== 'active') return `The subscription is ${f.status}.`
+  if (f.plan !== 'trial' && f.walletBalance <= 0 && f.monthlySpending >= f.planLimit) return 'The wallet is exhausted and the monthly plan limit is reached.'
+  return null
+}
+
+export async function balanceFacts(ex: Executor, accountId: string, now = new Date()): Promise<BalanceFacts | null> {
+  const [row] = await ex.select().from(accounts).innerJoin(subscriptions, eq(subscriptions.accountId, accounts.id)).where(eq(accounts.id, accountId))
+  if (!row) return null
+  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
+  const [spent] = await ex.select({ total: sql<string>`coalesce(sum(${usageRecords.costUsd}), 0)` }).from(usageRecords)
+    .where(and(eq(usageRecords.accountId, accountId), gte(usageRecords.startedAt, monthStart)))
+  return {
+    status: subscriptionStatus(row.subscriptions, row.accounts, now),
+    plan: row.accounts.plan,
+    walletBalance: Number(row.subscriptions.walletBalance),
+    planLimit: Number(row.subscriptions.planLimit),
+    monthlySpending: Number(spent?.total ?? 0),
+  }
+}
+
+/** 402 payment_required unless the account may be billed; a positive answer is cached up to 10 minutes. */
+export async function checkBalance(ex: Executor, accountId: string, now = Date.now()): Promise<void> {
+  const until = okUntil.get(accountId)
+  if (until !== undefined && until > now) return
+  const facts = await balanceFacts(ex, accountId, new Date(now))
+  const reason = facts ? blockReason(facts) : 'No subscription.'
+  if (reason) {
+    okUntil.delete(accountId)
+    throw paymentRequired(`${reason} Top up or reactivate the subscription to continue.`)
+  }
+  okUntil.set(accountId, now + BALANCE_CACHE_MS)
+}
+
+export const chatCost = (tokens: number, channel: string) => (tokens / 1000) * CHAT_PRICE_PER_1K_TOKENS * (CHANNEL_MULTIPLIER[channel] ?? 1)
+
+/** Adds a turn's tokens and cost to the session's usage row (one row per (account, session)). */
+export async function addUsage(tx: Executor, u: { accountId: string; agentId: string | null; agentType: string; channel: string; sessionId: string; startedAt: Date; tokens: number; endedAt?: Date }) {
+  const cost = chatCost(u.tokens, u.channel)
+  await tx.insert(usageRecords).values({
+    accountId: u.accountId, agentId: u.agentId, agentType: u.agentType, channel: u.channel, sessionId: u.sessionId,
+    startedAt: u.startedAt, endedAt: u.endedAt ?? null, tokens: u.tokens, costUsd: cost,
+  }).onConflictDoUpdate({
+    target: [usageRecords.accountId, usageRecords.sessionId],
+    set: { tokens: sql`${usageRecords.tokens} + ${u.tokens}`, costUsd: sql`${usageRecords.costUsd} + ${cost}` },
+  })
+}
+
+/** Stamps the end of the session on its usage row (created with zero tokens when no turn was billed). */
+export async function closeUsage(tx: Executor, u: { accountId: string; agentId: string | null; agentType: string; channel: string; sessionId: string; startedAt: Date; endedAt: Date }) {
+  await tx.insert(usageRecords).values({
+    accountId: u.accountId, agentId: u.agentId, agentType: u.agentType, channel: u.channel, sessionId: u.sessionId,
+    startedAt: u.startedAt, endedAt: u.endedAt, tokens: 0, costUsd: 0,
+  }).onConflictDoUpdate({ target: [usageRecords.accountId, usageRecords.sessionId], set: { endedAt: u.endedAt } })
+}

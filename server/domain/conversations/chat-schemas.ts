@@ -1,0 +1,139 @@
+// Request schemas and the response shapes of the chat routes (POST /conversations, …/messages, …/end,
+// …/identify). The reads (GET /conversations…) present conversations in their own files.
+import * as v from 'valibot'
+import { ApiError } from '../../utils/api-error'
+import { coded } from '../../utils/api-error'
+import { Id } from '../../utils/schemas'
+import type { conversations, turns } from '../../db/schema'
+
+export type ConversationRow = typeof conversations.$inferSelect
+export type TurnRow = typeof turns.$inferSelect
+
+export const ConversationParams = v.object({
+  conv: v.pipe(
+    v.string(coded('invalid_id', 'Expected an id of the form conv_<p|u|d><n>.')),
+    v.regex(/^conv_[pud]\d{1,18}$/, coded('invalid_id', 'Expected an id of the form conv_<p|u|d><n>.')),
+    v.description('conv_<p|u|d><n>'),
+  ),
+})
+
+const JsonObject = v.pipe(v.record(v.string(), v.unknown(), 'Expected an object.'), v.description('object'))
+
+export const CreateConversationBody = v.strictObject({
+  agent_id: v.pipe(v.string('agent_id is required.'), Id('agt')),
+  send_greeting: v.optional(v.boolean('send_greeting must be a boolean.')),
+  external_session_id: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(255)))),
+  identity: v.optional(JsonObject),
+  custom: v.optional(JsonObject),
+})
+
+export const MessageBody = v.strictObject({
+  text: v.pipe(v.string('text is required.'), v.minLength(1, 'text must not be empty.'), v.maxLength(10_000, 'text is at most 10000 characters.')),
+  idempotency_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))),
+})
+
+export const IdentifyBody = v.strictObject({ identity: JsonObject })
+export const EndBody = v.optional(v.strictObject({}))
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+const E164 = /^\+[1-9]\d{6,14}$/
+
+/**
+ * Identity validation (decisions "Identity validation"): every value is a string (or null, which clears the key);
+ * a value of another JSON type is 400 invalid_type naming the key; email must look like an address
+ * (invalid_email) and phone_e164 must be E.164 (invalid_phone).
+ */
+export function validateIdentity(identity: Record<string, unknown>): Record<string, string | null> {
+  const out: Record<string, string | null> = {}
+  for (const [key, value] of Object.entries(identity)) {
+    const field = `identity.${key}`
+    if (value === null) { out[key] = null; continue }
+    if (typeof value !== 'string') throw new ApiError(400, 'invalid_type', `identity.${key} must be a string.`, field)
+    if (key === 'email' && !EMAIL.test(value)) throw new ApiError(400, 'invalid_email', 'identity.email is not a valid e-mail address.', field)
+    if (key === 'phone_e164' && !E164.test(value)) throw new ApiError(400, 'invalid_phone', 'identity.phone_e164 must be an E.164 number such as +14155550123.', field)
+    if (value.length > 1000) throw new ApiError(400, 'validation_error', `identity.${key} is at most 1000 characters.`, field)
+    out[key] = value
+  }
+  return out
+}
+
+/** Merges validated identity into the stored one; null removes a key. */
+export function mergeIdentity(current: Record<string, unknown>, changes: Record<string, string | null>) {
+  const next: Record<string, unknown> = { ...current }
+  for (const [k, val] of Object.entries(changes)) {
+    if (val === null) delete next[k]
+    else next[k] = val
+  }
+  return next
+}
+
+export const hasIdentity = (identity: Record<string, unknown>) => !!(identity.email || identity.phone_e164 || identity.partner_agent_id)
+
+export function presentTurn(t: TurnRow) {
+  return {
+    turn_index: t.turnIndex,
+    speaker: t.speaker,
+    text: t.text,
+    timestamp: t.timestamp.toISOString(),
+    confidence: null,
+    audio_offset_ms: t.audioOffsetMs,
+    audio_duration_ms: t.audioDurationMs,
+    latency_ms: t.latencyMs,
+    turn_type: t.turnType,
+    detected_intent: t.detectedIntent,
+    detected_language: t.detectedLanguage,
+    sources: null,
+    unanswered: t.unanswered,
+    human_agent_id: t.humanAgentId,
+    ...(t.tool ? { tool: t.tool } : {}),
+  }
+}
+
+/** The conversation as the chat routes answer it (201 on create; 200 on end and identify). */
+export function presentChatConversation(c: ConversationRow, transcript: TurnRow[] | null) {
+  return {
+    conversation_id: c.id,
+    account_id: c.accountId,
+    agent_id: c.agentId,
+    agent_type: c.agentType,
+    status: c.status,
+    channel_detail: { channel: c.channel },
+    session_id: c.sessionId,
+    external_session_id: c.externalSessionId,
+    agent_version: c.agentVersion,
+    prompt_version: c.promptVersion,
+    model: c.model,
+    started_at: c.startedAt.toISOString(),
+    ended_at: c.endedAt?.toISOString() ?? null,
+    updated_at: c.updatedAt.toISOString(),
+    identity: c.identity,
+    has_identity: c.hasIdentity,
+    custom: c.custom,
+    summary_status: c.summaryStatus,
+    summary: c.summary,
+    ...(transcript ? { transcript: transcript.map(presentTurn) } : {}),
+  }
+}
+
+const TurnOut = v.object({
+  turn_index: v.number(), speaker: v.string(), text: v.string(), timestamp: v.string(), confidence: v.null(),
+  audio_offset_ms: v.nullable(v.number()), audio_duration_ms: v.nullable(v.number()), latency_ms: v.nullable(v.number()),
+  turn_type: v.string(), detected_intent: v.nullable(v.string()), detected_language: v.nullable(v.string()), sources: v.null(),
+  unanswered: v.boolean(), human_agent_id: v.nullable(v.string()), tool: v.optional(v.record(v.string(), v.unknown())),
+})
+
+export const ChatConversationOut = v.object({
+  conversation_id: v.string(), account_id: v.string(), agent_id: v.nullable(v.string()), agent_type: v.string(), status: v.string(),
+  channel_detail: v.object({ channel: v.string() }), session_id: v.string(), external_session_id: v.nullable(v.string()),
+  agent_version: v.nullable(v.string()), prompt_version: v.nullable(v.string()), model: v.nullable(v.string()),
+  started_at: v.string(), ended_at: v.nullable(v.string()), updated_at: v.string(),
+  identity: v.record(v.string(), v.unknown()), has_identity: v.boolean(), custom: v.record(v.string(), v.unknown()),
+  summary_status: v.string(), summary: v.nullable(v.record(v.string(), v.unknown())),
+  transcript: v.optional(v.array(TurnOut)),
+})
+
+export const MessageOut = v.object({
+  turn: TurnOut,
+  turns: v.array(TurnOut),
+  usage: v.object({ tokens: v.object({ input: v.number(), output: v.number(), total: v.number() }), model: v.string() }),
+})

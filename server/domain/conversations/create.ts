@@ -1,0 +1,83 @@
+// POST /conversations: an API chat (conv_p<n>, channel api, session api_<ULID>) with its stamps, the
+// optional greeting as turn 0 and conversation.started, all in one transaction after the balance check.
+import { and, eq, sql } from 'drizzle-orm'
+import { ulid } from 'ulid'
+import * as v from 'valibot'
+import type { Tx } from '../../db/client'
+import { conversations, promptVersions, turns } from '../../db/schema'
+import { rowsOf } from '../../db/client'
+import type { Runtime } from '../../utils/runtime'
+import { agentVersionOf, loadAgent, resolveModel, type AgentRow } from '../agents/agents'
+import { emitEvent } from '../events/emit'
+import { addUsage, checkBalance } from './billing'
+import { CreateConversationBody, hasIdentity, presentChatConversation, validateIdentity, type ConversationRow, type TurnRow } from './chat-schemas'
+
+export const GENERIC_WELCOME = 'Hello! How can I help you today?'
+
+const fill = (template: string, values: Record<string, string | null | undefined>) =>
+  template.replace(/\{(\w+)\}/g, (whole, key: string) => (values[key] ? String(values[key]) : whole))
+
+/** Greeting order (contract): the build's greeting_initial template, public_chat_greeting, greeting, a generic welcome. */
+export function resolveGreeting(agent: Pick<AgentRow, 'greetingInitial' | 'businessName' | 'name' | 'settings'>, identity: Record<string, unknown>): string {
+  const settings = agent.settings ?? {}
+  const values = { business_name: agent.businessName ?? agent.name, name: agent.name, agent_name: agent.name, visitor_name: typeof identity.name === 'string' ? identity.name : null }
+  for (const candidate of [agent.greetingInitial, settings.public_chat_greeting, settings.greeting]) {
+    if (typeof candidate === 'string' && candidate.trim()) return fill(candidate.trim(), values)
+  }
+  return GENERIC_WELCOME
+}
+
+/** Label of the agent's active chat prompt version (decisions "Prompt version labels"), else the agent's. */
+async function chatPromptVersion(tx: Tx, agent: AgentRow): Promise<string | null> {
+  const [pv] = await tx.select({ label: promptVersions.label }).from(promptVersions)
+    .where(and(eq(promptVersions.agentId, agent.id), eq(promptVersions.type, 'chat'), eq(promptVersions.active, true)))
+  return pv?.label ?? agent.promptVersion
+}
+
+export async function createConversation(runtime: Runtime, accountId: string, body: v.InferOutput<typeof CreateConversationBody>) {
+  const { database } = runtime
+  // Validate before anything is written or billed; the agent must be this account's.
+  const identity = body.identity ? validateIdentity(body.identity) : {}
+  for (const k of Object.keys(identity)) if (identity[k] === null) delete identity[k]
+  // Billing first (contract States: a blocked subscription is 402 whatever the request names).
+  await checkBalance(database.db, accountId)
+  const result = await database.tx(async (tx) => {
+    const agent = await loadAgent(tx, accountId, body.agent_id)
+    const [{ n }] = rowsOf<{ n: string }>(await tx.execute(sql`SELECT nextval('conversation_seq')::text AS n`))
+    const now = new Date()
+    const [conv] = await tx.insert(conversations).values({
+      id: `conv_p${n}`,
+      accountId,
+      agentId: agent.id,
+      agentType: agent.agentType,
+      channel: 'api',
+      status: 'in_progress',
+      sessionId: `api_${ulid()}`,
+      externalSessionId: body.external_session_id ?? null,
+      agentVersion: agentVersionOf(agent),
+      promptVersion: await chatPromptVersion(tx, agent),
+      model: resolveModel(runtime, agent.useLargeModel),
+      startedAt: now,
+      updatedAt: now,
+      identity,
+      hasIdentity: hasIdentity(identity),
+      custom: body.custom ?? {},
+      language: typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null,
+    }).returning()
+    let transcript: TurnRow[] = []
+    let row: ConversationRow = conv
+    if (body.send_greeting) {
+      transcript = await tx.insert(turns).values({
+        conversationId: conv.id, turnIndex: 0, speaker: 'agent', text: resolveGreeting(agent, identity), timestamp: now,
+        latencyMs: null, turnType: 'greeting', detectedLanguage: conv.language,
+      }).returning()
+      ;[row] = await tx.update(conversations).set({ turnCount: 1 }).where(eq(conversations.id, conv.id)).returning()
+    }
+    // The session is billed from its start (usage row with the tokens the turns add).
+    await addUsage(tx, { accountId, agentId: agent.id, agentType: agent.agentType, channel: 'api', sessionId: conv.sessionId, startedAt: now, tokens: 0 })
+    const out = presentChatConversation(row, transcript)
+    await emitEvent(tx, { accountId, type: 'conversation.started', data: out })
+    return out
+  })
+  return result
+}

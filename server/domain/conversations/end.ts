@@ -1,0 +1,30 @@
+// POST /conversations/{conv}/end: completed, ended_at, conversation.ended, then the summary job. Ending
+// again answers 200 with no second event; it re-enqueues the summary while that is still pending (the
+// job is idempotent), which also recovers a summary whose enqueue was lost.
+import { and, asc, eq, isNull } from 'drizzle-orm'
+import { conversations, turns } from '../../db/schema'
+import type { Runtime } from '../../utils/runtime'
+import { emitEvent } from '../events/emit'
+import { closeUsage } from './billing'
+import { presentChatConversation } from './chat-schemas'
+import { conversationNotFound } from './messages'
+import { SUMMARIZE_JOB } from './summarize'
+
+export async function endConversation(runtime: Runtime, accountId: string, convId: string) {
+  const { database } = runtime
+  const row = await database.tx(async (tx) => {
+    const [conv] = await tx.select().from(conversations)
+      .where(and(eq(conversations.id, convId), eq(conversations.accountId, accountId), isNull(conversations.deletedAt))).for('update')
+    if (!conv) throw conversationNotFound()
+    if (conv.status !== 'in_progress') return conv
+    const now = new Date()
+    const [ended] = await tx.update(conversations).set({ status: 'completed', endedAt: now, updatedAt: now })
+      .where(eq(conversations.id, conv.id)).returning()
+    await closeUsage(tx, { accountId, agentId: conv.agentId, agentType: conv.agentType, channel: conv.channel, sessionId: conv.sessionId, startedAt: conv.startedAt, endedAt: now })
+    await emitEvent(tx, { accountId, type: 'conversation.ended', data: presentChatConversation(ended, null) })
+    return ended
+  })
+  if (row.summaryStatus !== 'ready') await runtime.queue.send(SUMMARIZE_JOB, { conversation_id: row.id }, { singletonKey: row.id })
+  const transcript = await database.db.select().from(turns).where(eq(turns.conversationId, row.id)).orderBy(asc(turns.turnIndex))
+  return presentChatConversation(row, transcript)
+}

@@ -1,0 +1,25 @@
+// The contract every mailer file meets. plugins.test.ts runs it on each file of providers/mail/, with a
+// migrated database of its own in the MailContext (the outbox mailer stores there; others may ignore it).
+import { expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import type { Database } from '../../server/db/client'
+import { mailOutbox } from '../../server/db/schema'
+import type { Mailer } from '../../server/kit/mailer'
+
+export function testMailer(m: Mailer, opts: { offline: boolean; database: () => Database }) {
+  it('names itself', () => {
+    expect(m.name).toMatch(/^[a-z][a-z0-9_-]{1,63}$/)
+    expect(typeof m.send).toBe('function')
+  })
+
+  it.skipIf(!opts.offline)('sends a message and answers its id; the outbox mailer makes it observable', async () => {
+    const database = opts.database()
+    const sent = await m.send({ to: ['sales@example.com'], subject: 'New lead: Ada', text: 'E-mail: ada@example.com', tags: { capability: 'capture_lead' } }, { database, accountId: null })
+    expect(typeof sent.id).toBe('string')
+    expect(sent.id.length).toBeGreaterThan(0)
+    if (m.name === 'outbox') {
+      const [row] = await database.db.select().from(mailOutbox).where(eq(mailOutbox.id, sent.id))
+      expect(row).toMatchObject({ provider: 'outbox', to: ['sales@example.com'], subject: 'New lead: Ada', status: 'sent', tags: { capability: 'capture_lead' } })
+    }
+  })
+}

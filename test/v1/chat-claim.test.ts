@@ -1,0 +1,121 @@
+// On a server of its own, with state written straight into the database between restarts (the only way
+// to stand in for another instance on PGlite): a turn claim held by another instance (turn_locked_until in
+// the future) answers 409 turn_in_progress, and an expired claim (a crashed instance) is taken over; a
+// starter account whose wallet is empty and whose month's spending reached the plan limit is 402; the
+// chat_messages quota used up is 429; ending twice writes conversation.ended once, and summary.ready once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq, sql } from 'drizzle-orm'
+import { createApi, err } from '../helpers/api'
+import { seedAgent } from '../helpers/agents'
+import { withDatabase } from '../helpers/db'
+import { startServer, type TestServer } from '../helpers/server'
+import { createTenant, type Tenant } from '../helpers/tenant'
+import { verifies } from '../requirements'
+import { conversations, events, quotaUsage, subscriptions, usageRecords } from '../../server/db/schema'
+import { utcDay } from '../../server/domain/limits/quotas'
+
+const env = { SVC_RATE_LIMITS: 'read=100000,write=100000,chat=100000' }
+let server: TestServer
+let t: Tenant
+let poor: Tenant
+let agentId: string
+let poorAgent: string
+let convId: string
+
+async function restartWith(fn: (db: Awaited<Parameters<Parameters<typeof withDatabase>[1]>[0]>) => Promise<void>) {
+  await server.stop('SIGTERM')
+  await withDatabase(server.dataDir, fn)
+  server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
+  return createApi(server.base, t.key)
+}
+
+beforeAll(async () => {
+  server = await startServer({ env })
+  const m = createApi(server.base, server.masterKey)
+  t = await createTenant(m)
+  poor = await createTenant(m, { plan: 'starter' })
+  const seeded = await seedAgent(server, [{ accountId: t.accountId }, { accountId: poor.accountId }], env)
+  server = seeded.server
+  ;[agentId, poorAgent] = seeded.ids
+  const c = await createApi(server.base, t.key).post('/conversations', { agent_id: agentId, send_greeting: true })
+  expect(c.status).toBe(201)
+  convId = c.body.conversation_id
+}, 60_000)
+afterAll(async () => { await server?.stop('SIGKILL') })
+
+describe('turn claim in the database', () => {
+  it('a claim held elsewhere is 409 turn_in_progress; an expired one is taken over', async () => {
+    verifies('conversations.messages')
+    let api = await restartWith(async (db) => {
+      await db.db.update(conversations).set({ turnLockedUntil: sql`now() + interval '60 seconds'` }).where(eq(conversations.id, convId))
+    })
+    const r = await api.post(`/conversations/${convId}/messages`, { text: 'Hello, what do you sell?' })
+    expect(r.status).toBe(409)
+    expect(err(r).code).toBe('turn_in_progress')
+    api = await restartWith(async (db) => {
+      await db.db.update(conversations).set({ turnLockedUntil: sql`now() - interval '1 second'` }).where(eq(conversations.id, convId))
+    })
+    const ok = await api.post(`/conversations/${convId}/messages`, { text: 'Hello, what do you sell?' })
+    expect(ok.status).toBe(200)
+    expect(ok.body.turn).toMatchObject({ turn_index: 2, turn_type: 'answer' })
+  }, 60_000)
+
+  it('402 when the wallet is empty and the month\'s spending reached the plan limit', async () => {
+    verifies('conversations.billing')
+    await restartWith(async (db) => {
+      await db.db.update(subscriptions).set({ walletBalance: 0 }).where(eq(subscriptions.accountId, poor.accountId))
+      await db.db.insert(usageRecords).values({ accountId: poor.accountId, channel: 'api', sessionId: 'api_spent', startedAt: new Date(), tokens: 1, costUsd: 49 })
+    })
+    const api = createApi(server.base, poor.key)
+    const r = await api.post('/conversations', { agent_id: poorAgent })
+    expect(r.status).toBe(402)
+    expect(err(r).code).toBe('payment_required')
+    // The tenant with a plan allowance left is unaffected.
+    expect((await createApi(server.base, t.key).post('/conversations', { agent_id: agentId })).status).toBe(201)
+  }, 60_000)
+
+  it('the daily chat_messages quota used up is 429 quota_exceeded, and a refused message writes no turn', async () => {
+    verifies('conversations.billing')
+    const api = await restartWith(async (db) => {
+      await db.db.insert(quotaUsage).values({ accountId: t.accountId, day: utcDay(), kind: 'chat_messages', used: 5000 })
+        .onConflictDoUpdate({ target: [quotaUsage.accountId, quotaUsage.day, quotaUsage.kind], set: { used: 5000 } })
+    })
+    const r = await api.post(`/conversations/${convId}/messages`, { text: 'How are you?' })
+    expect(r.status).toBe(429)
+    expect(err(r).code).toBe('quota_exceeded')
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0)
+    // The claim was released: once the quota allows, the next message runs.
+    const again = await restartWith(async (db) => {
+      await db.db.update(quotaUsage).set({ used: 0 }).where(eq(quotaUsage.accountId, t.accountId))
+    })
+    const ok = await again.post(`/conversations/${convId}/messages`, { text: 'How are you?' })
+    expect(ok.status).toBe(200)
+    expect(ok.body.turn.turn_index).toBe(4)
+  }, 60_000)
+
+  it('end twice: one conversation.ended; the summary job writes one summary.ready; the events carry the payload', async () => {
+    verifies('conversations.end')
+    const api = createApi(server.base, t.key)
+    const first = await api.post(`/conversations/${convId}/end`, {})
+    expect(first.status).toBe(200)
+    const second = await api.post(`/conversations/${convId}/end`)
+    expect(second.status).toBe(200)
+    expect(second.body.ended_at).toBe(first.body.ended_at)
+    const deadline = Date.now() + 20_000
+    while ((await api.post(`/conversations/${convId}/end`)).body.summary_status !== 'ready') {
+      if (Date.now() > deadline) throw new Error('summary not ready')
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    await restartWith(async (db) => {
+      const rows = await db.db.select().from(events).where(eq(events.accountId, t.accountId))
+      const mine = rows.filter((e) => (e.payload.data as { conversation_id?: string }).conversation_id === convId)
+      expect(mine.map((e) => e.type).sort()).toEqual(['conversation.ended', 'conversation.started', 'summary.ready'])
+      for (const e of mine) {
+        expect(e.id).toMatch(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/)
+        expect(e.payload).toMatchObject({ id: e.id, type: e.type, api_version: 'v1', account_id: t.accountId, created_at: expect.any(String) })
+      }
+      const ready = mine.find((e) => e.type === 'summary.ready')!
+      expect((ready.payload.data as { summary: { outcome: string } }).summary.outcome).toMatch(/^(resolved|unresolved)$/)
+    })
+  }, 60_000)
+})

@@ -1,0 +1,250 @@
+// Chat via API on the shared server: an agent built from a site the test serves, plus a keep-as-is
+// document and the capture_lead capability. Create with a greeting, three answered turns quoting the
+// summary and the keep-as-is text, a lead whose e-mail lands in GET /mail/outbox, end, the summary
+// (outcome lead_captured, read back by polling POST …/end, which answers the conversation with its summary
+// while GET /conversations/{conv} lives on another branch), and usage in GET /accounts/{acc}/usage.
+// Also: message idempotency, one turn at a time, 402, identity validation, tenancy.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { createApi, err, type Api } from '../helpers/api'
+import { html, serveSite, type TestSite } from '../helpers/site'
+import { createTenant, type Tenant } from '../helpers/tenant'
+import { verifies } from '../requirements'
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 45_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const got = await fn()
+    if (got) return got
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(200)
+  }
+}
+
+const KEEP = 'IMPORTANT INSTRUCTION FOR AI ASSISTANT: The loyalty discount code is WOMBAT42 and gives ten percent off any service.'
+
+describe('chat via API (shared server)', () => {
+  const base = inject('base')
+  const master = createApi(base, inject('masterKey'))
+  let t: Tenant
+  let other: Tenant
+  let site: TestSite
+  let agentId: string
+
+  beforeAll(async () => {
+    site = await serveSite({
+      '/': { body: html('Quokka Cycles | Home', '<h1>Quokka Cycles</h1><p>Quokka Cycles repairs bicycles in Hobart.</p><a href="/prices">Prices</a> <a href="/team">Team</a>') },
+      '/prices': { body: html('Prices | Quokka Cycles', '<p>A puncture repair costs $12.</p><p>A full service costs $89 and takes two days.</p>') },
+      '/team': { body: html('Team | Quokka Cycles', '<p>Our mechanic Barnaby Wobbleton has fixed bikes since 1994.</p><p>The shop opens Tuesday to Sunday from 9am.</p>') },
+    })
+    t = await createTenant(master)
+    other = await createTenant(master)
+    const voiceId = (await t.api.get('/voices')).body.data[0].voice_id
+    const r = await t.api.post(`/accounts/${t.accountId}/agents/build`, { website_url: `${site.origin}/`, voice_id: voiceId, language: 'en' })
+    expect(r.status).toBe(202)
+    agentId = r.body.agent_id
+    const build = await until('build', async () => {
+      const b = await t.api.get(`/agents/${agentId}/build`)
+      return ['succeeded', 'failed'].includes(b.body.status) ? b.body : null
+    })
+    expect(build.status).toBe('succeeded')
+    const doc = await t.api.post(`/agents/${agentId}/kb/documents`, { title: 'Discounts', text: KEEP })
+    expect(doc.status).toBe(202)
+    const indexed = await until('document', async () => {
+      const d = await t.api.get(`/agents/${agentId}/kb/documents/${doc.body.doc_id}`)
+      return d.body.status !== 'processing' ? d.body : null
+    })
+    expect(indexed).toMatchObject({ status: 'indexed', keep_verbatim: true })
+    const p = await t.api.patch(`/agents/${agentId}`, { capabilities: ['capture_lead'], capability_settings: { lead_emails: ['sales@example.com'] } })
+    expect(p.status).toBe(200)
+  }, 90_000)
+  afterAll(async () => { await site?.close() })
+
+  const send = (conv: string, text: string, extra: Record<string, unknown> = {}, api: Api = t.api) => api.post(`/conversations/${conv}/messages`, { text, ...extra })
+
+  it('create, three answered turns from the summary and the keep-as-is text, a lead e-mailed to the outbox, end, summary and usage', async () => {
+    verifies('conversations.create', 'conversations.greeting', 'conversations.messages', 'conversations.knowledge', 'conversations.tools', 'conversations.end', 'conversations.billing', 'mail.outbox')
+    const summary = (await t.api.get(`/agents/${agentId}/kb/summary`)).body.text as string
+    expect(summary).toContain('$12')
+    expect(summary).toContain('Barnaby Wobbleton')
+
+    const c = await t.api.post('/conversations', { agent_id: agentId, send_greeting: true, external_session_id: 'crm-42', identity: { email: 'visitor@example.com', plan_tier: 'gold' }, custom: { source: 'test' } })
+    expect(c.status).toBe(201)
+    const conv = c.body
+    expect(conv).toMatchObject({
+      conversation_id: expect.stringMatching(/^conv_p\d+$/), account_id: t.accountId, agent_type: 'chat', status: 'in_progress',
+      session_id: expect.stringMatching(/^api_[0-9A-HJKMNP-TV-Z]{26}$/), external_session_id: 'crm-42',
+      agent_version: expect.stringMatching(/^agt\d+-v\d+$/), prompt_version: expect.stringMatching(/chat/), model: 'local-retrieval-1',
+      channel_detail: { channel: 'api' }, identity: { email: 'visitor@example.com', plan_tier: 'gold' }, has_identity: true, custom: { source: 'test' },
+    })
+    expect(new Date(conv.started_at).toISOString()).toBe(conv.started_at)
+    expect(conv.transcript).toHaveLength(1)
+    expect(conv.transcript[0]).toMatchObject({ turn_index: 0, speaker: 'agent', turn_type: 'greeting', latency_ms: null, confidence: null, sources: null, unanswered: false })
+    expect(conv.transcript[0].text.length).toBeGreaterThan(3)
+    const id = conv.conversation_id
+
+    const t1 = await send(id, 'How much does a puncture repair cost?')
+    expect(t1.status).toBe(200)
+    expect(t1.body.turn).toMatchObject({ speaker: 'agent', turn_type: 'answer', unanswered: false, detected_language: 'en', turn_index: 2 })
+    expect(t1.body.turn.text).toContain('$12')
+    expect(t1.body.turn.latency_ms).toEqual(expect.any(Number))
+    expect(t1.body.usage.model).toBe('local-retrieval-1')
+    expect(t1.body.usage.tokens.input).toBeGreaterThan(0)
+    expect(t1.body.usage.tokens.total).toBe(t1.body.usage.tokens.input + t1.body.usage.tokens.output)
+    expect(t1.body.turns[0]).toMatchObject({ turn_index: 1, speaker: 'visitor', turn_type: 'message', text: 'How much does a puncture repair cost?' })
+
+    const t2 = await send(id, 'Is there a loyalty discount code?')
+    expect(t2.status).toBe(200)
+    expect(t2.body.turn.text).toContain('WOMBAT42')
+    expect(t2.body.turn.unanswered).toBe(false)
+
+    const t3 = await send(id, 'Which mechanic fixed bikes since 1994?')
+    expect(t3.status).toBe(200)
+    expect(t3.body.turn.text).toContain('Barnaby Wobbleton')
+
+    const lead = await send(id, "Please call me back, I'm Ada, ada@example.com")
+    expect(lead.status).toBe(200)
+    const tool = lead.body.turns.find((x: any) => x.turn_type === 'tool')
+    expect(tool).toMatchObject({ speaker: 'agent', tool: { name: 'capture_lead', arguments: { email: 'ada@example.com', name: 'Ada' }, result: { ok: true, outcome: 'lead_captured' } } })
+    expect(lead.body.turn.turn_type).toBe('answer')
+    expect(lead.body.turn.text).toMatch(/get back to you/i)
+
+    const mail = await t.api.get('/mail/outbox')
+    expect(mail.status).toBe(200)
+    const sent = mail.body.data.find((m: any) => m.tags.conversation_id === id)
+    expect(sent).toMatchObject({ provider: 'outbox', to: ['sales@example.com'], subject: 'New lead: Ada', status: 'sent' })
+    expect(sent.text).toContain('ada@example.com')
+    expect((await other.api.get('/mail/outbox')).body.data).toEqual([])
+
+    const end = await t.api.post(`/conversations/${id}/end`, {})
+    expect(end.status).toBe(200)
+    expect(end.body).toMatchObject({ status: 'completed', ended_at: expect.any(String) })
+    expect(end.body.transcript.length).toBe(1 + 2 * 3 + 3)
+    const ready = await until('summary', async () => {
+      const r = await t.api.post(`/conversations/${id}/end`, {})
+      expect(r.status).toBe(200)
+      expect(r.body.ended_at).toBe(end.body.ended_at)
+      return r.body.summary_status === 'ready' ? r.body : null
+    }, 30_000)
+    expect(ready.summary).toMatchObject({
+      outcome: 'lead_captured', escalated_to_human: { value: false, reason: null },
+      lead: { name: 'Ada', email: 'ada@example.com' }, language: 'en', sentiment: expect.any(String),
+    })
+    expect(ready.summary.text.length).toBeGreaterThan(10)
+    expect(ready.summary.topics.length).toBeGreaterThan(0)
+    expect(ready.summary.action_items.join(' ')).toContain('ada@example.com')
+    expect(ready.transcript.map((x: any) => x.turn_type)).toEqual(['greeting', 'message', 'answer', 'message', 'answer', 'message', 'answer', 'message', 'tool', 'answer'])
+
+    const ended = await send(id, 'Still there?')
+    expect(ended.status).toBe(409)
+    expect(err(ended).code).toBe('conversation_ended')
+
+    const day = new Date().toISOString().slice(0, 10)
+    const usage = await t.api.get(`/accounts/${t.accountId}/usage?from=${day}T00:00:00Z&to=${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}T00:00:00Z&group_by=channel`)
+    expect(usage.status).toBe(200)
+    const api = usage.body.data.find((r: any) => r.channel === 'api')
+    expect(api.conversations).toBeGreaterThanOrEqual(1)
+    expect(api.tokens).toBeGreaterThan(0)
+    expect(api.cost_usd).toBeGreaterThan(0)
+  }, 60_000)
+
+  it('a question the knowledge cannot answer is marked unanswered', async () => {
+    verifies('conversations.knowledge')
+    const c = await t.api.post('/conversations', { agent_id: agentId })
+    expect(c.status).toBe(201)
+    expect(c.body.transcript).toEqual([])
+    const r = await send(c.body.conversation_id, 'What is the airspeed velocity of an unladen swallow?')
+    expect(r.status).toBe(200)
+    expect(r.body.turn).toMatchObject({ turn_type: 'answer', unanswered: true })
+  })
+
+  it('idempotency_key: the same text replays the stored answer with Idempotent-Replayed; another text is 409', async () => {
+    verifies('conversations.idempotency')
+    const c = await t.api.post('/conversations', { agent_id: agentId })
+    const id = c.body.conversation_id
+    const a = await send(id, 'How much does a full service cost?', { idempotency_key: 'k-1' })
+    expect(a.status).toBe(200)
+    expect(a.headers.get('idempotent-replayed')).toBeNull()
+    const b = await send(id, 'How much does a full service cost?', { idempotency_key: 'k-1' })
+    expect(b.status).toBe(200)
+    expect(b.headers.get('idempotent-replayed')).toBe('true')
+    expect(b.body.turn).toEqual(a.body.turn)
+    expect(b.body.usage).toEqual(a.body.usage)
+    const d = await send(id, 'Something else entirely', { idempotency_key: 'k-1' })
+    expect(d.status).toBe(409)
+    expect(err(d)).toMatchObject({ code: 'idempotency_key_reused', field: 'idempotency_key' })
+    const end = await t.api.post(`/conversations/${id}/end`, {})
+    expect(end.body.transcript).toHaveLength(2)
+    // A replay still answers after the end: it is the stored response, not a new turn.
+    const after = await send(id, 'How much does a full service cost?', { idempotency_key: 'k-1' })
+    expect(after.status).toBe(200)
+    expect(after.headers.get('idempotent-replayed')).toBe('true')
+  })
+
+  it('concurrent messages: refusals are 409 turn_in_progress and the turns that ran never interleave', async () => {
+    verifies('conversations.messages')
+    const c = await t.api.post('/conversations', { agent_id: agentId })
+    const id = c.body.conversation_id
+    // Five at once: the first claim wins; the others that arrive while its turn runs are refused. A turn of the local engine
+    // takes milliseconds, so a late request may find the claim released and run its own turn afterwards:
+    // what must hold is that every refusal is turn_in_progress, and the turns that ran
+    // did not interleave (each visitor message is followed by its own answer). The deterministic 409 is
+    // in chat-claim.test.ts (a claim held by "another instance" written into the database).
+    const all = await Promise.all([1, 2, 3, 4, 5].map((i) => send(id, `How much does a puncture repair cost? (${i})`)))
+    const ok = all.filter((r) => r.status === 200)
+    console.log(`[chat] concurrent messages: ${ok.length} answered, ${all.length - ok.length} refused`)
+    const refused = all.filter((r) => r.status !== 200)
+    expect(ok.length).toBeGreaterThanOrEqual(1)
+    for (const r of refused) expect(r.status).toBe(409)
+    for (const r of refused) expect(err(r).code).toBe('turn_in_progress')
+    const indexes = ok.map((r) => r.body.turns.map((x: any) => x.turn_index)).sort((x, y) => x[0] - y[0])
+    expect(indexes.flat()).toEqual(Array.from({ length: ok.length * 2 }, (_, i) => i))
+    // The claim is released after the turn: the next message goes through.
+    const next = await send(id, 'When does the shop open?')
+    expect(next.status).toBe(200)
+    expect(next.body.turn.turn_index).toBe(ok.length * 2 + 1)
+  })
+
+  it('identity: invalid_type naming the key, invalid_email, invalid_phone; identify merges', async () => {
+    verifies('conversations.identity')
+    const bad = async (identity: unknown) => err(await t.api.post('/conversations', { agent_id: agentId, identity }))
+    expect(await bad({ email: 'nope' })).toMatchObject({ code: 'invalid_email', field: 'identity.email' })
+    expect(await bad({ phone_e164: '555-1234' })).toMatchObject({ code: 'invalid_phone', field: 'identity.phone_e164' })
+    expect(await bad({ crm_id: 42 })).toMatchObject({ code: 'invalid_type', field: 'identity.crm_id' })
+    expect(await bad({ email: ['a@example.com'] })).toMatchObject({ code: 'invalid_type', field: 'identity.email' })
+    const c = await t.api.post('/conversations', { agent_id: agentId, identity: { crm_id: 'c-1' } })
+    expect(c.body).toMatchObject({ has_identity: false, identity: { crm_id: 'c-1' } })
+    const id = c.body.conversation_id
+    const i = await t.api.post(`/conversations/${id}/identify`, { identity: { phone_e164: '+14155550123', crm_id: null } })
+    expect(i.status).toBe(200)
+    expect(i.body).toMatchObject({ has_identity: true, identity: { phone_e164: '+14155550123' } })
+    expect(i.body.identity.crm_id).toBeUndefined()
+    expect(err(await t.api.post(`/conversations/${id}/identify`, { identity: { email: 'x@' } })).code).toBe('invalid_email')
+  })
+
+  it('unknown agent, malformed ids, unknown fields and another tenant\'s conversation', async () => {
+    verifies('conversations.create')
+    expect(err(await t.api.post('/conversations', { agent_id: 'agt_999999' }))).toMatchObject({ code: 'agent_not_found' })
+    expect(err(await t.api.post('/conversations', { agent_id: 'conv_1' }))).toMatchObject({ code: 'invalid_id' })
+    expect(err(await t.api.post('/conversations', {}))).toMatchObject({ code: 'validation_error' })
+    expect(err(await t.api.post('/conversations', { agent_id: agentId, colour: 'red' }))).toMatchObject({ code: 'unsupported_field', field: 'colour' })
+    expect((await other.api.post('/conversations', { agent_id: agentId })).status).toBe(404)
+    const c = await t.api.post('/conversations', { agent_id: agentId })
+    const id = c.body.conversation_id
+    expect((await send(id, 'Hello there', {}, other.api)).status).toBe(404)
+    expect((await other.api.post(`/conversations/${id}/end`, {})).status).toBe(404)
+    expect((await other.api.post(`/conversations/${id}/identify`, { identity: { name: 'x' } })).status).toBe(404)
+    expect(err(await send('conv_x1', 'Hello'))).toMatchObject({ code: 'invalid_id' })
+    expect(err(await send(id, ''))).toMatchObject({ code: 'validation_error' })
+  })
+
+  it('402 payment_required for a suspended account', async () => {
+    verifies('conversations.billing')
+    const s = await createTenant(master)
+    expect((await master.patch(`/users/${s.userId}`, { status: 'suspended' })).status).toBe(200)
+    const r = await s.api.post('/conversations', { agent_id: agentId })
+    expect(r.status).toBe(402)
+    expect(err(r).code).toBe('payment_required')
+  })
+})
