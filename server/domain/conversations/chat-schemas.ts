@@ -1,6 +1,8 @@
 // Request schemas and the response shapes of the chat routes (POST /conversations, …/messages, …/end,
 // …/identify). The reads (GET /conversations…) present conversations in their own files.
 import * as v from 'valibot'
+import { mergeKeys } from '../../utils/keyset'
+import { presentTurn } from './present'
 import { ApiError } from '../../utils/api-error'
 import { coded } from '../../utils/api-error'
 import { Id } from '../../utils/schemas'
@@ -58,36 +60,11 @@ export function validateIdentity(identity: Record<string, unknown>): Record<stri
 }
 
 /** Merges validated identity into the stored one; null removes a key. */
-export function mergeIdentity(current: Record<string, unknown>, changes: Record<string, string | null>) {
-  const next: Record<string, unknown> = { ...current }
-  for (const [k, val] of Object.entries(changes)) {
-    if (val === null) delete next[k]
-    else next[k] = val
-  }
-  return next
-}
+export const mergeIdentity = (current: Record<string, unknown>, changes: Record<string, string | null>) => mergeKeys(current, changes)
 
 export const hasIdentity = (identity: Record<string, unknown>) => !!(identity.email || identity.phone_e164 || identity.partner_agent_id)
 
-export function presentTurn(t: TurnRow) {
-  return {
-    turn_index: t.turnIndex,
-    speaker: t.speaker,
-    text: t.text,
-    timestamp: t.timestamp.toISOString(),
-    confidence: null,
-    audio_offset_ms: t.audioOffsetMs,
-    audio_duration_ms: t.audioDurationMs,
-    latency_ms: t.latencyMs,
-    turn_type: t.turnType,
-    detected_intent: t.detectedIntent,
-    detected_language: t.detectedLanguage,
-    sources: null,
-    unanswered: t.unanswered,
-    human_agent_id: t.humanAgentId,
-    ...(t.tool ? { tool: t.tool } : {}),
-  }
-}
+export { presentTurn }
 
 /** The conversation as the chat routes answer it (201 on create; 200 on end and identify). */
 export function presentChatConversation(c: ConversationRow, transcript: TurnRow[] | null) {

@@ -109,6 +109,8 @@ export function presentTurn(t: TurnRow) {
     sources: null,
     unanswered: t.unanswered,
     human_agent_id: t.humanAgentId,
+    // Tool turns also carry the call and its result (additive to the contract's Turn fields).
+    ...(t.tool ? { tool: t.tool } : {}),
   }
 }
 export type TurnOut = ReturnType<typeof presentTurn>
