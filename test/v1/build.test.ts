@@ -1,10 +1,11 @@
 // Building agents from a website served by the test itself: the steps run to success, the summary
 // carries a fact from a page two links deep, re-runs, URL safety, quotas and tenant isolation.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { createApi, err, type Api } from '../helpers/api'
+import { createApi, err } from '../helpers/api'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
+import { waitForBuild } from '../helpers/build'
 
 const base = inject('base')
 const master = createApi(base, inject('masterKey'))
@@ -23,16 +24,6 @@ const PAGES = {
   '/go-metadata': { location: 'http://169.254.169.254/latest/meta-data/' },
 }
 
-async function waitForBuild(api: Api, agentId: string, done = ['succeeded', 'failed'], timeoutMs = 45_000) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const r = await api.get(`/agents/${agentId}/build`)
-    expect(r.status).toBe(200)
-    if (done.includes(r.body.status)) return r.body
-    if (Date.now() > deadline) throw new Error(`build still ${r.body.status}: ${JSON.stringify(r.body.steps)}`)
-    await new Promise((res) => setTimeout(res, 250))
-  }
-}
 
 beforeAll(async () => {
   site = await serveSite(PAGES)

@@ -4,6 +4,7 @@ import { createApi } from '../helpers/api'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
+import { buildAgent } from '../helpers/build'
 
 const master = createApi(inject('base'), inject('masterKey'))
 let t: Tenant
@@ -19,14 +20,7 @@ beforeAll(async () => {
     '/a': { delayMs: 1500, body: html('A', '<p>Beaufort force 4 is a moderate breeze.</p>') },
     '/b': { delayMs: 1500, body: html('B', '<p>Kites fly best between force 2 and force 5.</p>') },
   })
-  const voice = (await t.api.get('/voices')).body.data[0].voice_id
-  const b = await t.api.post(`/accounts/${t.accountId}/agents/build`, { website_url: `${home.origin}/`, voice_id: voice })
-  agentId = b.body.agent_id
-  for (let i = 0; i < 120; i++) {
-    const s = (await t.api.get(`/agents/${agentId}/build`)).body.status
-    if (s === 'succeeded' || s === 'failed') break
-    await new Promise((r) => setTimeout(r, 250))
-  }
+  agentId = await buildAgent(t.api, t.accountId, `${home.origin}/`)
 })
 afterAll(async () => { await home?.close(); await slow?.close() })
 

@@ -13,6 +13,7 @@ import { startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
+import { waitForBuild } from '../helpers/build'
 import { agents, kbDocuments, kbSummaries } from '../../server/db/schema'
 import { nextDocumentId } from '../../server/domain/agents/create'
 import { knowledgeFor, requestReindex, runReindex } from '../../server/domain/kb/summary'
@@ -20,15 +21,6 @@ import local from '../../providers/chat/local'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-async function waitForBuild(api: Api, agentId: string, timeoutMs = 45_000) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const r = await api.get(`/agents/${agentId}/build`)
-    if (['succeeded', 'failed'].includes(r.body.status)) return r.body
-    if (Date.now() > deadline) throw new Error(`build still ${r.body.status}`)
-    await sleep(250)
-  }
-}
 
 /** Polls kb/status until the reindex it asked for has finished; answers the status. */
 async function waitForReindex(api: Api, agentId: string, timeoutMs = 30_000) {
