@@ -11,6 +11,7 @@ import type { Principal } from '../credentials/principal'
 import { effectiveLimits, nextUtcMidnight, quotaUsed, utcDay } from '../limits/quotas'
 import type { Account, AccountPatch } from './schemas'
 import { GROUP_BY } from './schemas'
+import { voiceSecondsSql } from '../usage/voice'
 
 type AccountRow = typeof accounts.$inferSelect
 
@@ -137,7 +138,6 @@ export function parseGroupBy(text: string): (typeof GROUP_BY)[number][] {
   return parts as (typeof GROUP_BY)[number][]
 }
 
-const VOICE_CHANNELS = ['phone_inbound', 'phone_outbound', 'voice_chat']
 
 /** Billed usage in [from, to) grouped by up to three dimensions; voice seconds prefer the telephony
  *  duration, and a duration derived from timestamps is ignored above 4 hours. */
@@ -158,8 +158,7 @@ export async function accountUsage(database: Database, principal: Principal, id:
   }
   const names: Record<string, string> = { agent: 'agent_id', agent_type: 'agent_type', channel: 'channel', date: 'date', month: 'month' }
   const select = groups.map((g) => sql`${dims[g]} AS ${sql.identifier(names[g])}`)
-  const voice = sql`CASE WHEN channel IN (${sql.join(VOICE_CHANNELS.map((c) => sql`${c}`), sql`, `)}) THEN coalesce(telephony_seconds,
-      CASE WHEN ended_at IS NOT NULL AND extract(epoch FROM ended_at - started_at) <= 14400 THEN extract(epoch FROM ended_at - started_at)::int ELSE 0 END) ELSE 0 END`
+  const voice = voiceSecondsSql()
   const rows = rowsOf<Record<string, unknown>>(await database.db.execute(sql`
     SELECT ${sql.join(select, sql`, `)}, count(*)::int AS conversations, coalesce(sum(${voice}), 0)::int AS voice_seconds,
            coalesce(sum(tokens), 0)::int AS tokens, coalesce(sum(cost_usd), 0)::float8 AS cost_usd

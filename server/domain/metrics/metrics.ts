@@ -8,11 +8,11 @@ import { rowsOf } from '../../db/client'
 import { ApiError, Errors } from '../../utils/api-error'
 import type { AccountScope } from '../accounts/resolve'
 import { OUTCOMES, type MetricGroup } from './schemas'
+import { voiceSecondsSql } from '../usage/voice'
 
 export const DEFAULT_WINDOW_DAYS = 30
 export const MAX_WINDOW_DAYS = 366
 const DAY_MS = 86_400_000
-const VOICE_CHANNELS = ['phone_inbound', 'phone_outbound', 'voice_chat']
 
 export interface WindowQuery { from?: string; to?: string; agent_id?: string[]; channel?: string[] }
 export interface MetricsWindow { from: Date; to: Date; appliedDefault: boolean }
@@ -169,8 +169,7 @@ export async function metricsOverview(database: Database, accountIds: string[], 
   ]
   if (q.agent_id?.length) usageConds.push(sql`agent_id IN (${list(q.agent_id)})`)
   if (q.channel?.length) usageConds.push(sql`channel IN (${list(q.channel)})`)
-  const voice = sql`CASE WHEN channel IN (${list(VOICE_CHANNELS)}) THEN coalesce(telephony_seconds,
-      CASE WHEN ended_at IS NOT NULL AND extract(epoch FROM ended_at - started_at) <= 14400 THEN extract(epoch FROM ended_at - started_at)::int ELSE 0 END) ELSE 0 END`
+  const voice = voiceSecondsSql()
   const [usage] = rowsOf<Row>(await database.db.execute(sql`
     SELECT count(*)::int AS billed_sessions, coalesce(sum(tokens), 0)::bigint AS tokens,
            coalesce(sum(cost_usd), 0)::float8 AS cost_usd, coalesce(sum(${voice}), 0)::bigint AS voice_seconds
