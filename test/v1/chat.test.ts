@@ -9,6 +9,7 @@ import { createApi, err, type Api } from '../helpers/api'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
+import { buildAgent } from '../helpers/build'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -40,15 +41,8 @@ describe('chat via API (shared server)', () => {
     })
     t = await createTenant(master)
     other = await createTenant(master)
-    const voiceId = (await t.api.get('/voices')).body.data[0].voice_id
-    const r = await t.api.post(`/accounts/${t.accountId}/agents/build`, { website_url: `${site.origin}/`, voice_id: voiceId, language: 'en' })
-    expect(r.status).toBe(202)
-    agentId = r.body.agent_id
-    const build = await until('build', async () => {
-      const b = await t.api.get(`/agents/${agentId}/build`)
-      return ['succeeded', 'failed'].includes(b.body.status) ? b.body : null
-    })
-    expect(build.status).toBe('succeeded')
+    // buildAgent throws unless the build answers 202 and then succeeds.
+    agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
     const doc = await t.api.post(`/agents/${agentId}/kb/documents`, { title: 'Discounts', text: KEEP })
     expect(doc.status).toBe(202)
     const indexed = await until('document', async () => {

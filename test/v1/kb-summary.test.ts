@@ -13,7 +13,7 @@ import { startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
-import { waitForBuild } from '../helpers/build'
+import { buildAgent } from '../helpers/build'
 import { agents, kbDocuments, kbSummaries } from '../../server/db/schema'
 import { nextDocumentId } from '../../server/domain/agents/create'
 import { knowledgeFor, requestReindex, runReindex } from '../../server/domain/kb/summary'
@@ -51,11 +51,8 @@ describe('summary and reindex on a built agent (shared server)', () => {
     })
     t = await createTenant(master)
     other = await createTenant(master)
-    const voiceId = (await t.api.get('/voices')).body.data[0].voice_id
-    const r = await t.api.post(`/accounts/${t.accountId}/agents/build`, { website_url: `${site.origin}/`, voice_id: voiceId, language: 'en' })
-    expect(r.status).toBe(202)
-    agentId = r.body.agent_id
-    expect((await waitForBuild(t.api, agentId)).status).toBe('succeeded')
+    // buildAgent throws unless the build answers 202 and then succeeds.
+    agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
   })
   afterAll(async () => { await site?.close() })
 
