@@ -12,14 +12,12 @@
 // download of the whole window, reading the body as a stream (the client never holds the file), and
 // prints rows, bytes, seconds and RSS before/peak/after (BENCH_DOWNLOADS=n repeats the download on the same
 // server). Figures only, no asserts.
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
+import { entry, sleep, startBuiltServer } from './_server.mjs'
 
-const root = resolve(import.meta.dirname, '..')
-const entry = join(root, '.output/server/index.mjs')
 const ROWS = Number(process.env.BENCH_ROWS ?? 50_000)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
 const DOWNLOADS = Number(process.env.BENCH_DOWNLOADS ?? 1)
@@ -30,7 +28,6 @@ if (!existsSync(entry)) {
   process.exit(1)
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const mb = (kb) => (kb / 1024).toFixed(1)
 
 function rssKb(pid) {
@@ -41,42 +38,15 @@ function rssKb(pid) {
 async function start() {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-audit-'))
   const masterKey = 'svc_mk_live_' + randomBytes(36).toString('base64url')
-  const child = spawn(process.execPath, [entry], {
-    cwd: dataDir,
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SVC_DATA_DIR: dataDir,
-      SVC_MASTER_KEY: masterKey,
-      SVC_SECRET: randomBytes(32).toString('base64url'),
-      SVC_RATE_LIMITS: 'read=1000000,write=1000000',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const server = await startBuiltServer({
+    dataDir,
+    env: { SVC_MASTER_KEY: masterKey, SVC_SECRET: randomBytes(32).toString('base64url'), SVC_RATE_LIMITS: 'read=1000000,write=1000000' },
   })
-  const origin = await new Promise((res, rej) => {
-    let out = ''
-    child.stdout.on('data', (c) => {
-      out += c
-      const m = /Listening on (http:\/\/\S+)/.exec(out)
-      if (m) res(m[1].replace(/\/$/, '').replace('[::]', '127.0.0.1'))
-    })
-    child.on('exit', (code) => rej(new Error(`server exited ${code}`)))
-  })
-  for (let i = 0; ; i++) {
-    try { if ((await fetch(`${origin}/v1/health`)).status === 200) break } catch {}
-    if (i > 300) throw new Error('server not healthy in 60 s')
-    await sleep(200)
-  }
-  child.stdout.resume()
   const stop = async () => {
-    child.removeAllListeners('exit')
-    const exited = new Promise((r) => child.once('exit', r))
-    child.kill('SIGTERM')
-    await Promise.race([exited, sleep(10_000)])
+    await server.stop()
     rmSync(dataDir, { recursive: true, force: true })
   }
-  return { origin, masterKey, pid: child.pid, stop }
+  return { origin: server.origin, masterKey, pid: server.pid, stop }
 }
 
 async function seedOverHttp(origin, masterKey) {

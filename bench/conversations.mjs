@@ -12,15 +12,13 @@
 //     (default 100,000) by SQL, closes it, and starts the server again.
 // Rows span 90 days over 3 agents, 4 channels, 5 outcomes and 4 languages. Figures only, no asserts.
 // BENCH_SECONDS (default 10) per measurement, BENCH_CONNECTIONS (default 10).
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import autocannon from 'autocannon'
+import { entry, startBuiltServer } from './_server.mjs'
 
-const root = resolve(import.meta.dirname, '..')
-const entry = join(root, '.output/server/index.mjs')
 const databaseUrl = process.env.DATABASE_URL
 const ROWS = Number(process.env.BENCH_ROWS ?? (databaseUrl ? 1_000_000 : 100_000))
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -32,42 +30,15 @@ if (!existsSync(entry)) {
   process.exit(1)
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-conv-'))
 const masterKey = 'svc_mk_live_' + randomBytes(36).toString('base64url')
 const secret = randomBytes(32).toString('base64url')
 
 async function start(extraEnv = {}) {
-  const child = spawn(process.execPath, [entry], {
-    cwd: dataDir,
-    env: {
-      ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_MASTER_KEY: masterKey, SVC_SECRET: secret,
-      SVC_RATE_LIMITS: 'read=100000000,write=1000000,backfill=1000000', ...extraEnv,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  return startBuiltServer({
+    dataDir,
+    env: { SVC_MASTER_KEY: masterKey, SVC_SECRET: secret, SVC_RATE_LIMITS: 'read=100000000,write=1000000,backfill=1000000', ...extraEnv },
   })
-  const origin = await new Promise((res, rej) => {
-    let out = ''
-    child.stdout.on('data', (c) => {
-      out += c
-      const m = /Listening on (http:\/\/\S+)/.exec(out)
-      if (m) res(m[1].replace(/\/$/, '').replace('[::]', '127.0.0.1'))
-    })
-    child.on('exit', (code) => rej(new Error(`server exited ${code}`)))
-  })
-  for (let i = 0; ; i++) {
-    try { if ((await fetch(`${origin}/v1/health`)).status === 200) break } catch {}
-    if (i > 300) throw new Error('server not healthy in 60 s')
-    await sleep(200)
-  }
-  child.stdout.resume()
-  const stop = async () => {
-    child.removeAllListeners('exit')
-    const exited = new Promise((r) => child.once('exit', r))
-    child.kill('SIGTERM')
-    await Promise.race([exited, sleep(10_000)])
-  }
-  return { origin, stop }
 }
 
 async function tenant(origin) {

@@ -3,13 +3,13 @@
 // paragraphs and links to 3 others) through the built server (embedded PGlite, fresh data dir): builds
 // an agent from a 1-page site, POSTs {url, mode: 'site'} and polls the document list until the 30 pages
 // are stored (or nothing new arrives for 10 s). Prints pages, seconds and pages/s. Loopback only.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { createServer } from 'node:http'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
+import { root, sleep, startBuiltServer } from './_server.mjs'
 
-const root = resolve(import.meta.dirname, '..')
 const MASTER = 'svc_mk_live_' + 'c'.repeat(48)
 const PAGES = 30
 
@@ -44,27 +44,18 @@ if (!process.env.BENCH_SKIP_BUILD) {
   if (b.status !== 0) throw new Error('build failed')
 }
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-crawl-'))
-const child = spawn(process.execPath, [join(root, '.output/server/index.mjs')], {
-  env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_MASTER_KEY: MASTER, SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1', SVC_RATE_LIMITS: 'read=1000000,write=100000,build=100000', SVC_JOB_POLL_SECONDS: process.env.SVC_JOB_POLL_SECONDS ?? '0.5' },
-  stdio: ['ignore', 'pipe', 'inherit'],
+const server = await startBuiltServer({
+  dataDir,
+  env: { SVC_MASTER_KEY: MASTER, SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1', SVC_RATE_LIMITS: 'read=1000000,write=100000,build=100000', SVC_JOB_POLL_SECONDS: process.env.SVC_JOB_POLL_SECONDS ?? '0.5' },
 })
-const origin = await new Promise((res, rej) => {
-  let out = ''
-  child.stdout.on('data', (c) => { out += c; const m = /Listening on (http:\/\/\S+)/.exec(out); if (m) res(m[1].replace(/\/$/, '').replace('[::]', '127.0.0.1')) })
-  child.on('exit', (code) => rej(new Error(`server exited ${code}`)))
-})
+const origin = server.origin
 
 const call = async (method, path, body, key) => {
   const r = await fetch(`${origin}/v1${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
   return { status: r.status, body: await r.json() }
 }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 try {
-  for (let i = 0; i < 300; i++) {
-    try { if ((await fetch(`${origin}/v1/health`)).ok) break } catch {}
-    await sleep(200)
-  }
   const user = (await call('POST', '/users', { email: `bench-crawl-${Date.now()}@example.com`, plan: 'starter' }, MASTER)).body
   const key = (await call('POST', `/users/${user.user_id}/credentials`, { name: 'bench', scopes: ['agents:read', 'agents:write', 'kb:read', 'kb:write'] }, MASTER)).body.secret
   const voice = (await call('GET', '/voices', null, key)).body.data[0].voice_id
@@ -94,7 +85,7 @@ try {
   const seconds = (finishedAt - started) / 1000
   console.log(`site crawl (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}): ${pages}/${PAGES} pages in ${seconds.toFixed(2)} s, ${(pages / seconds).toFixed(1)} pages/s (from POST to the last page listed; 50 ms poll)`)
 } finally {
-  child.kill('SIGTERM')
+  await server.stop()
   site.close()
   home.close()
 }

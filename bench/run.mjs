@@ -6,10 +6,10 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import autocannon from 'autocannon'
+import { listening, root, startBuiltServer } from './_server.mjs'
 
-const root = resolve(import.meta.dirname, '..')
 const MASTER = 'svc_mk_live_' + 'b'.repeat(48)
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3)
@@ -30,14 +30,6 @@ const pin = spawnSync('taskset', ['-c', '1', 'true']).status === 0
 const run = (args, opts) => (pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], opts) : spawn(process.execPath, args, opts))
 if (pin) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' })
 
-function listening(child) {
-  return new Promise((res, rej) => {
-    let out = ''
-    child.stdout.on('data', (c) => { out += c; const m = /Listening on (http:\/\/\S+)/.exec(out); if (m) res(m[1].replace(/\/$/, '').replace('[::]', '127.0.0.1')) })
-    child.on('exit', (code) => rej(new Error(`server exited ${code}`)))
-  })
-}
-
 async function startBare() {
   const src = `const s=require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'application/json'});r.end('{"hello":"world","ok":true}')});s.listen(0,'127.0.0.1',()=>console.log('Listening on http://127.0.0.1:'+s.address().port))`
   const child = run(['-e', src], { stdio: ['ignore', 'pipe', 'inherit'] })
@@ -49,19 +41,9 @@ async function startSvc() {
     const b = spawnSync(process.execPath, [join(root, 'node_modules/nitropack/dist/cli/index.mjs'), 'build'], { cwd: root, stdio: 'ignore' })
     if (b.status !== 0) throw new Error('build failed')
   }
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'))
-  const child = run([join(root, '.output/server/index.mjs')], {
-    // The limiter still runs and counts on every metered request; its ceiling is lifted so that the
-    // bench measures the route, not 429s.
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_MASTER_KEY: MASTER, SVC_RATE_LIMITS: 'read=1000000000' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const origin = await listening(child)
-  for (let i = 0; i < 300; i++) {
-    try { if ((await fetch(`${origin}/v1/health`)).ok) break } catch {}
-    await new Promise((r) => setTimeout(r, 200))
-  }
-  return { origin, stop: () => child.kill('SIGTERM') }
+  // The limiter still runs and counts on every metered request; its ceiling is lifted so that the
+  // bench measures the route, not 429s.
+  return startBuiltServer({ dataDir: mkdtempSync(join(tmpdir(), 'svc-bench-')), env: { SVC_MASTER_KEY: MASTER, SVC_RATE_LIMITS: 'read=1000000000' }, spawnWith: run })
 }
 
 const bare = await startBare()
