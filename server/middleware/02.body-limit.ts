@@ -28,10 +28,11 @@ function refuse(event: H3Event, limit: number): never {
 /** An in-process request (Nitro localFetch, used by the MCP tools) carries its body as a value on the
  *  mock request, which never emits data events. */
 function inProcessBody(event: H3Event): Buffer | null {
-  const body = (event.node.req as { body?: unknown }).body
-  if (typeof body === 'string') return Buffer.from(body)
-  if (body instanceof Uint8Array) return Buffer.from(body)
-  return null
+  const req = event.node.req as { body?: unknown }
+  if (!('body' in req)) return null
+  if (typeof req.body === 'string' || req.body instanceof Uint8Array) return Buffer.from(req.body)
+  // No body at all (node-mock-http sets null): a real stream would end at once; this one never does.
+  return Buffer.alloc(0)
 }
 
 function readCapped(event: H3Event, limit: number): Promise<Buffer | null> {
