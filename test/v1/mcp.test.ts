@@ -325,6 +325,22 @@ describe('MCP connector', () => {
       }
     })
 
+    it('failed authentications count per client IP together with REST: past 20 a minute, 429 with Retry-After', async () => {
+      verifies('mcp.auth')
+      const ip = clientIp()
+      const bad = { ...JSONRPC_HEADERS, authorization: `Bearer svc_sk_live_${'y'.repeat(48)}`, 'x-forwarded-for': ip }
+      const statuses: number[] = []
+      for (let i = 0; i < 20; i++) statuses.push((await raw('/mcp', { method: 'POST', body: LIST, headers: bad })).status)
+      expect(statuses.every((s) => s === 401)).toBe(true)
+      const limited = await raw('/mcp', { method: 'POST', body: LIST, headers: bad })
+      expect(limited.status).toBe(429)
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect((await limited.json()).error.data.code).toBe('rate_limited')
+      // The same counter as REST: the next bad REST attempt from that address is limited too.
+      const rest = await createApi(base).get(`/accounts/${t.accountId}/agents`, { headers: { authorization: bad.authorization, 'x-forwarded-for': ip } })
+      expect(rest.status).toBe(429)
+    })
+
     it('a wrong Accept is 406 and a wrong Content-Type 415 from the transport', async () => {
       verifies('mcp.connector')
       const auth = { authorization: `Bearer ${t.key}` }
