@@ -174,6 +174,37 @@ describe('MCP connector', () => {
     expect(detail.transcript.length).toBeGreaterThanOrEqual(2)
   }, 90_000)
 
+  it('deploys and restores prompt versions, adds a page, reindexes, and reads usage and limits through tools', async () => {
+    verifies('mcp.tools')
+    expect(agentId).toBeDefined()
+    const label = `mcp-${Date.now()}`
+    const deployed = await ok(client, 'deploy_prompt_version', { agent_id: agentId, type: 'chat', body: 'You are the pottery studio assistant. Be brief.', label })
+    expect(JSON.stringify(deployed)).toContain(label)
+    const dup = await call(client, 'deploy_prompt_version', { agent_id: agentId, type: 'chat', body: 'Again.', label })
+    expect(dup.structuredContent.error).toMatchObject({ status: 409, code: 'version_label_exists' })
+    const versions = (await ok(client, 'list_prompt_versions', { agent_id: agentId, type: 'chat' })).data
+    const older = versions.find((x: any) => x.label !== label)
+    expect(older).toBeDefined()
+    const restored = await ok(client, 'restore_prompt_version', { agent_id: agentId, prompt_version_id: older.id })
+    expect(JSON.stringify(restored)).toContain('-restored')
+    const page = await ok(client, 'add_knowledge_url', { agent_id: agentId, url: `${site.origin}/classes`, mode: 'page' })
+    expect(page).toMatchObject({ status: 'processing' })
+    const docs = await ok(client, 'list_knowledge_documents', { agent_id: agentId, limit: 10 })
+    expect(docs.data.length).toBeGreaterThan(0)
+    expect(await ok(client, 'reindex_knowledge', { agent_id: agentId })).toMatchObject({ agent_id: agentId, status: 'rebuild_requested' })
+    const summary = await ok(client, 'get_knowledge_summary', { agent_id: agentId })
+    expect(summary).toHaveProperty('version')
+    const now = new Date()
+    const usage = await ok(client, 'get_usage', { from: new Date(now.getTime() - 86_400_000).toISOString(), to: new Date(now.getTime() + 60_000).toISOString() })
+    expect(Array.isArray(usage.data)).toBe(true)
+    const missing = await call(client, 'get_usage', {})
+    expect(missing.isError).toBe(true)
+    expect(missing.structuredContent.error.status).toBe(400)
+    const limits = await ok(client, 'get_limits')
+    expect(limits).toMatchObject({ account_id: t.accountId })
+    expect(limits.quotas.builds.used).toBeGreaterThanOrEqual(1)
+  }, 60_000)
+
   it('adds knowledge through tools; a key without kb:write neither sees nor can use them (tool error, not HTTP 403)', async () => {
     verifies('mcp.tools', 'mcp.auth')
     expect(agentId).toBeDefined()
@@ -352,6 +383,16 @@ describe('MCP connector', () => {
       const bad = await raw('/mcp', { method: 'POST', body: '{"jsonrpc":', headers: { ...auth, ...JSONRPC_HEADERS } })
       expect(bad.status).toBe(400)
       expect((await bad.json()).error.code).toBe(-32700)
+    })
+
+    it('a body above 2 MB is 413 with a JSON-RPC body, not the REST envelope', async () => {
+      verifies('mcp.connector')
+      const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(2 * 1024 * 1024) } })
+      const r = await raw('/mcp', { method: 'POST', body: big, headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${t.key}` } })
+      expect(r.status).toBe(413)
+      const body = await r.json()
+      expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { data: { code: 'payload_too_large' } } })
+      expect(body).not.toHaveProperty('meta')
     })
 
     it('is described in the OpenAPI document on the origin root and /v1', async () => {
