@@ -7,6 +7,7 @@ import { toApiError } from './utils/api-error'
 import { allowedMethods } from './utils/route-table'
 import { errorBody } from './utils/envelope'
 import { mintRequestId } from './utils/request-id'
+import { isMcpPath } from './domain/mcp/jsonrpc'
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
@@ -28,6 +29,8 @@ const handler: NitroErrorHandler = (error, event) => {
   setResponseHeader(event, 'Cache-Control', 'no-store')
   for (const [k, v] of Object.entries(api.headers)) setResponseHeader(event, k, v)
   setResponseHeader(event, 'Content-Type', 'application/json')
+  // The MCP connector answers JSON-RPC, also when middleware refuses first (413) or something breaks.
+  if (isMcpPath(event.path)) return send(event, JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: api.message, data: { code: api.code, request_id: event.context.requestId } }, id: null }))
   return send(event, JSON.stringify(errorBody(event, api.code, api.message, api.field)))
 }
 

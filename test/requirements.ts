@@ -125,6 +125,9 @@ export const requirements = {
   'webhooks.signature': { source: 'contract Events rule 2', behavior: 'Deliveries are signed HMAC-SHA256 over "<timestamp>.<body>" with the whsec_ secret.' },
   'webhooks.retries': { source: 'decisions Retries', behavior: 'Failed deliveries retry on the schedule and can be replayed with the same event id.' },
   'mcp.connector': { source: 'contract Assistant connector', behavior: 'POST /mcp serves MCP statelessly with JSON responses; GET answers 405.' },
+  'mcp.auth': { source: 'decisions MCP and OAuth paths; mcp-oauth-notes §1.2', behavior: '/mcp authenticates like REST (resolvers, ip_allowlist, failed-auth limit); no or bad token is 401 with WWW-Authenticate Bearer resource_metadata and scope (error="invalid_token" for a bad one); the master key is refused; a scope the key lacks is a tool error, and tools/list hides those tools.' },
+  'mcp.tools': { source: 'issue 8 MCP connector', behavior: 'Each tool is one REST operation called in-process with the caller credential: input schema from the route schemas, REST data as structuredContent, REST errors as isError results with code and field, the same audit row.' },
+  'mcp.tenancy': { source: 'contract Tenant isolation', behavior: "Another tenant's agent through an MCP tool is a 404 not-found tool error." },
   'oauth.server': { source: 'decisions OAuth client rules', behavior: 'DCR, authorization code with PKCE S256, rotating refresh tokens, revocation.' },
 } satisfies Record<string, Requirement>
 

@@ -13,7 +13,8 @@ export default defineEventHandler(async (event) => {
   const limit = type.startsWith('multipart/form-data') ? UPLOAD_LIMIT : JSON_LIMIT
   const declared = Number(getHeader(event, 'content-length') ?? NaN)
   if (Number.isFinite(declared) && declared > limit) return refuse(event, limit)
-  const body = await readCapped(event, limit)
+  const body = inProcessBody(event) ?? (await readCapped(event, limit))
+  if (body && body.length > limit) return refuse(event, limit)
   if (body === null) return refuse(event, limit)
   ;(event as any)._requestBody = body
 })
@@ -22,6 +23,16 @@ function refuse(event: H3Event, limit: number): never {
   // The rest of the body is not read: close the connection after the answer instead of draining it.
   setResponseHeader(event, 'Connection', 'close')
   throw Errors.payloadTooLarge(limit)
+}
+
+/** An in-process request (Nitro localFetch, used by the MCP tools) carries its body as a value on the
+ *  mock request, which never emits data events. */
+function inProcessBody(event: H3Event): Buffer | null {
+  const req = event.node.req as { body?: unknown }
+  if (!('body' in req)) return null
+  if (typeof req.body === 'string' || req.body instanceof Uint8Array) return Buffer.from(req.body)
+  // No body at all (node-mock-http sets null): a real stream would end at once; this one never does.
+  return Buffer.alloc(0)
 }
 
 function readCapped(event: H3Event, limit: number): Promise<Buffer | null> {

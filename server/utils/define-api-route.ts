@@ -69,6 +69,8 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
   example?: unknown
   /** The handler writes the response itself (docs, openapi): no envelope. */
   raw?: boolean
+  /** OpenAPI responses written out, for a route that does not answer the envelope (the MCP connector). */
+  responses?: Record<string, unknown>
   handler: (ctx: RouteContext<Out<PS>, Out<QS>, Out<BS>>) => R | Promise<R>
 }
 
@@ -198,7 +200,7 @@ function auditOnFinish(event: H3Event, runtime: Runtime) {
 }
 
 /** Within 30 days of expiry every response says how many days are left (contract, "Other rules"). */
-function warnOfExpiry(event: H3Event, principal: Principal) {
+export function warnOfExpiry(event: H3Event, principal: Principal) {
   if (!principal.expiresAt) return
   const left = principal.expiresAt.getTime() - Date.now()
   if (left <= 30 * 86_400_000) setResponseHeader(event, 'X-Svc-Key-Expires-In', `${Math.max(0, Math.ceil(left / 86_400_000))}d`)
@@ -208,7 +210,8 @@ export function defaultRateClass(method: string): RateClass {
   return method === 'GET' || method === 'HEAD' ? 'read' : 'write'
 }
 
-async function authenticateRequest(event: H3Event, runtime: Runtime): Promise<Principal> {
+/** Bearer authentication with the failed-attempt count per client IP (also used by /mcp). */
+export async function authenticateRequest(event: H3Event, runtime: Runtime): Promise<Principal> {
   try {
     return await authenticate(getHeader(event, 'authorization'), runtime.config.masterKey, runtime.credentialResolvers)
   } catch (e) {

@@ -23,7 +23,8 @@ const GENERIC_ERRORS: Record<string, [number, string]> = {
   internal_error: [500, 'Unexpected failure; quote the request id'],
 }
 
-const jsonSchema = (s: v.GenericSchema) => {
+/** A valibot schema as JSON Schema 2020-12 (also the MCP tool inputs, server/domain/mcp/tools.ts). */
+export const jsonSchema = (s: v.GenericSchema) => {
   const out = toJsonSchema(s, { errorMode: 'ignore', target: 'draft-2020-12' }) as Record<string, unknown>
   delete out.$schema
   return out
@@ -49,6 +50,7 @@ const isDashboardPath = (p: string) => p.startsWith('/api/')
 export function buildOpenApi(entries: RouteEntry[], origin: string) {
   const paths: Record<string, Record<string, unknown>> = {}
   const tags = new Set<string>()
+  const rootPaths = new Set<string>()
   for (const { path, method, meta } of entries) {
     if (!meta) continue
     const p = toOpenApiPath(path)
@@ -110,6 +112,9 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
       ? `Dashboard session: cookie \`svc_session\` or \`Authorization: Session <token>\`; API keys are refused (401). Rate class: \`${rateClass}\`. Not audited.`
       : `Scope: \`${[meta.scope, ...(meta.anyScope ?? [])].filter(Boolean).join('` or `') || 'any credential'}\`. Rate class: \`${rateClass}\`.`
     paths[p] ??= isDashboardPath(p) ? { servers: [{ url: origin, description: 'Dashboard origin' }] } : {}
+    // A route outside /v1 and /api (the MCP connector at /mcp) is served on the origin root; when the
+    // same operation is also under /v1 the path item lists both bases.
+    if (!path.startsWith('/v1/') && path !== '/v1' && !isDashboardPath(p)) rootPaths.add(p)
     paths[p][m] = {
       operationId: operationId(m, p),
       summary: meta.summary,
@@ -123,8 +128,15 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         'application/json': { schema: jsonSchema(meta.body as v.GenericSchema) },
         ...(meta.multipart ? { 'multipart/form-data': { schema: meta.multipartBody ? jsonSchema(meta.multipartBody) : { type: 'object' } } } : {}),
       } } } : {}),
-      responses,
+      responses: meta.responses ?? responses,
     }
+  }
+  for (const p of rootPaths) {
+    const v1 = entries.some((e) => e.meta && e.path.startsWith('/v1/') && toOpenApiPath(e.path) === p)
+    paths[p].servers = [
+      { url: origin, description: 'Origin root (canonical)' },
+      ...(v1 ? [{ url: `${origin}/v1` }, { url: `${origin}/api/v1`, description: 'Fallback base path' }] : []),
+    ]
   }
   return {
     openapi: '3.1.0',
