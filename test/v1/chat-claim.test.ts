@@ -106,6 +106,8 @@ describe('turn claim in the database', () => {
       if (Date.now() > deadline) throw new Error('summary not ready')
       await new Promise((r) => setTimeout(r, 200))
     }
+    const get = (await api.get(`/conversations/${convId}`)).body
+    const { meta: _meta, ...resource } = get
     await restartWith(async (db) => {
       const rows = await db.db.select().from(events).where(eq(events.accountId, t.accountId))
       const mine = rows.filter((e) => (e.payload.data as { conversation_id?: string }).conversation_id === convId)
@@ -116,6 +118,13 @@ describe('turn claim in the database', () => {
       }
       const ready = mine.find((e) => e.type === 'summary.ready')!
       expect((ready.payload.data as { summary: { outcome: string } }).summary.outcome).toMatch(/^(resolved|unresolved)$/)
+      // decisions "Events": data is the resource as its GET shows it — nothing changed after the summary.
+      expect(ready.payload.data).toEqual(resource)
+      const data = (type: string) => mine.find((e) => e.type === type)!.payload.data as Record<string, any>
+      for (const type of ['conversation.started', 'conversation.ended']) expect(Object.keys(data(type)).sort()).toEqual(Object.keys(resource).sort())
+      expect(data('conversation.started')).toMatchObject({ status: 'in_progress', ended_at: null, summary_status: 'pending', turn_count: 1, transcript: [resource.transcript[0]] })
+      const { summary: _s, summary_status: _ss, outcome: _o, updated_at: _u, ...atEnd } = resource
+      expect(data('conversation.ended')).toMatchObject({ ...atEnd, summary_status: 'pending', summary: null })
     })
   }, 60_000)
 })
