@@ -18,6 +18,8 @@ const Env = v.object({
   SVC_CHAT_ENGINE: v.optional(v.string(), 'local'),
   SVC_TELEPHONY: v.optional(v.string(), 'simulated'),
   SVC_MAIL: v.optional(v.string(), 'outbox'),
+  SMTP_URL: v.optional(v.pipe(v.string(), v.regex(/^smtps?:\/\/[^\s]+$/, 'SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…'))),
+  SMTP_FROM: v.optional(v.pipe(v.string(), v.minLength(3)), 'no-reply@localhost'),
   SVC_RATE_LIMITS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z]+=\d+\s*)(,\s*[a-z]+=\d+\s*)*$|^$/, 'SVC_RATE_LIMITS is a comma list of class=n, e.g. read=600,write=120')), ''),
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
 })
@@ -37,6 +39,9 @@ export interface Config {
   chatEngine: string
   telephony: string
   mail: string
+  /** SVC_MAIL=smtp: the server (smtp:// or smtps://, credentials in the URL) and the From address. */
+  smtpUrl: string | undefined
+  smtpFrom: string
   jobPollSeconds: number
   /** Per-minute overrides of the default rate-class limits (operators; tests raise them). */
   rateLimits: Record<string, number>
@@ -67,6 +72,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (production && (!e.SVC_MASTER_KEY || !e.SVC_SECRET)) {
     throw new Error('[config] SVC_ENV=production requires SVC_MASTER_KEY and SVC_SECRET')
   }
+  if (e.SVC_MAIL === 'smtp' && !e.SMTP_URL) throw new Error('[config] SVC_MAIL=smtp requires SMTP_URL (smtp://user:pass@host:port)')
   let masterKey = e.SVC_MASTER_KEY
   let masterKeyFile: string | undefined
   if (!masterKey) {
@@ -91,6 +97,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     chatEngine: e.SVC_CHAT_ENGINE,
     telephony: e.SVC_TELEPHONY,
     mail: e.SVC_MAIL,
+    smtpUrl: e.SMTP_URL,
+    smtpFrom: e.SMTP_FROM,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
     rateLimits: Object.fromEntries(e.SVC_RATE_LIMITS.split(',').filter((x) => x.trim()).map((x) => { const [k, n] = x.split('='); return [k.trim(), Number(n)] })),
   }
