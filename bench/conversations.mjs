@@ -82,6 +82,7 @@ const QUERIES = {
   default: { qs: '', where: '' },
   channel: { qs: 'channel=phone_outbound', where: `AND conversations.channel IN ('phone_outbound')` },
   'agent+outcome': { qs: `agent_id=${AGENTS[1]}&outcome=resolved`, where: `AND conversations.agent_id IN ('${AGENTS[1]}') AND conversations.outcome IN ('resolved')` },
+  escalated: { qs: 'escalated=true', where: 'AND conversations.escalated' },
 }
 
 async function measure(origin, key, qs) {

@@ -21,6 +21,7 @@ const Env = v.object({
   SMTP_URL: v.optional(v.pipe(v.string(), v.regex(/^smtps?:\/\/[^\s]+$/, 'SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…'))),
   SMTP_FROM: v.optional(v.pipe(v.string(), v.minLength(3)), 'no-reply@localhost'),
   SVC_RATE_LIMITS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z]+=\d+\s*)(,\s*[a-z]+=\d+\s*)*$|^$/, 'SVC_RATE_LIMITS is a comma list of class=n, e.g. read=600,write=120')), ''),
+  SVC_QUOTAS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z_]+=\d+\s*)(,\s*[a-z_]+=\d+\s*)*$|^$/, 'SVC_QUOTAS is a comma list of kind=n, e.g. chat_messages=100000')), ''),
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
 })
 
@@ -45,6 +46,8 @@ export interface Config {
   jobPollSeconds: number
   /** Per-minute overrides of the default rate-class limits (operators; tests raise them). */
   rateLimits: Record<string, number>
+  /** Operator overrides of the default daily quotas (SVC_QUOTAS; per-user PATCH /users limits still win). */
+  quotas: Record<string, number>
 }
 
 // A generated dev secret lives in the data dir (mode 0600) so restarts keep cursors and keys valid.
@@ -58,6 +61,9 @@ function devSecret(dir: string, file: string, make: () => string): { value: stri
 }
 
 let cached: Config | undefined
+
+const counts = (list: string): Record<string, number> =>
+  Object.fromEntries(list.split(',').filter((x) => x.trim()).map((x) => { const [k, n] = x.split('='); return [k.trim(), Number(n)] }))
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   if (cached) return cached
@@ -100,7 +106,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: e.SMTP_URL,
     smtpFrom: e.SMTP_FROM,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
-    rateLimits: Object.fromEntries(e.SVC_RATE_LIMITS.split(',').filter((x) => x.trim()).map((x) => { const [k, n] = x.split('='); return [k.trim(), Number(n)] })),
+    rateLimits: counts(e.SVC_RATE_LIMITS),
+    quotas: counts(e.SVC_QUOTAS),
   }
   return cached
 }

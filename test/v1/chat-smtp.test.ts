@@ -1,7 +1,7 @@
 // SVC_MAIL=smtp on a server of its own, delivering to a real SMTP receiver (smtp-server) started here:
 // the lead an API chat captures arrives at the receiver, with the URL's credentials, and GET /mail/outbox
 // records it (provider smtp, status sent). With the receiver gone, the tool fails (ok false, no record)
-// and the outbox row says failed with the error.
+// and the outbox row says failed with the error. The same server also runs with operator quota defaults.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApi, type Api } from '../helpers/api'
 import { seedAgent } from '../helpers/agents'
@@ -18,7 +18,7 @@ let agentId: string
 
 beforeAll(async () => {
   smtp = await startSmtpReceiver({ user: 'relay@example.com', pass: 'p@ss word' })
-  const env = { SVC_MAIL: 'smtp', SMTP_URL: smtp.url, SMTP_FROM: 'Quokka Bot <bot@example.com>', SVC_RATE_LIMITS: 'read=100000,write=100000,chat=100000' }
+  const env = { SVC_MAIL: 'smtp', SMTP_URL: smtp.url, SMTP_FROM: 'Quokka Bot <bot@example.com>', SVC_QUOTAS: 'chat_messages=7, kb_documents=9', SVC_RATE_LIMITS: 'read=100000,write=100000,chat=100000' }
   server = await startServer({ env })
   t = await createTenant(createApi(server.base, server.masterKey))
   const seeded = await seedAgent(server, [{ accountId: t.accountId }], env)
@@ -37,6 +37,15 @@ async function leadTurn() {
   expect(r.status).toBe(200)
   return { id: c.body.conversation_id as string, tool: r.body.turns.find((x: { turn_type: string }) => x.turn_type === 'tool') }
 }
+
+describe('operator quota defaults (SVC_QUOTAS)', () => {
+  it('replace the default daily quotas of every account', async () => {
+    verifies('conversations.billing')
+    const r = await api.get(`/accounts/${t.accountId}/limits`)
+    expect(r.status).toBe(200)
+    expect(r.body.quotas).toMatchObject({ chat_messages: { limit: 7 }, kb_documents: { limit: 9 }, builds: { limit: 50 } })
+  })
+})
 
 describe('SMTP mailer (SVC_MAIL=smtp)', () => {
   it('delivers the lead e-mail to the SMTP server and records it in the outbox', async () => {
