@@ -1,9 +1,10 @@
 // SVC_MAIL=smtp on a server of its own, delivering to a real SMTP receiver (smtp-server) started here:
 // the lead an API chat captures arrives at the receiver, with the URL's credentials, and GET /mail/outbox
 // records it (provider smtp, status sent). With the receiver gone, the tool fails (ok false, no record)
-// and the outbox row says failed with the error. The same server also runs with operator quota defaults.
+// and the outbox row says failed with the error. The same server also checks operator quota defaults
+// (SVC_QUOTAS) and the chat rate class (SVC_RATE_LIMITS chat=4).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApi, type Api } from '../helpers/api'
+import { createApi, err, type Api } from '../helpers/api'
 import { seedAgent } from '../helpers/agents'
 import { startServer, type TestServer } from '../helpers/server'
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp'
@@ -18,7 +19,7 @@ let agentId: string
 
 beforeAll(async () => {
   smtp = await startSmtpReceiver({ user: 'relay@example.com', pass: 'p@ss word' })
-  const env = { SVC_MAIL: 'smtp', SMTP_URL: smtp.url, SMTP_FROM: 'Quokka Bot <bot@example.com>', SVC_QUOTAS: 'chat_messages=7, kb_documents=9', SVC_RATE_LIMITS: 'read=100000,write=100000,chat=100000' }
+  const env = { SVC_MAIL: 'smtp', SMTP_URL: smtp.url, SMTP_FROM: 'Quokka Bot <bot@example.com>', SVC_QUOTAS: 'chat_messages=7, kb_documents=9', SVC_RATE_LIMITS: 'read=100000,write=100000,chat=4' }
   server = await startServer({ env })
   t = await createTenant(createApi(server.base, server.masterKey))
   const seeded = await seedAgent(server, [{ accountId: t.accountId }], env)
@@ -69,5 +70,21 @@ describe('SMTP mailer (SVC_MAIL=smtp)', () => {
     const out = (await api.get('/mail/outbox')).body.data.find((m: { tags: Record<string, string> }) => m.tags.conversation_id === id)
     expect(out).toMatchObject({ provider: 'smtp', status: 'failed', subject: 'New lead: Ada' })
     expect(out.error).toMatch(/ECONNREFUSED|connect/i)
+  }, 60_000)
+
+  // Last: it spends the rest of the chat class (4 a minute on this server; the tests above sent 2).
+  it('POST …/messages is metered in the chat rate class: 429 rate_limited with Retry-After', async () => {
+    verifies('conversations.messages')
+    const c = await api.post('/conversations', { agent_id: agentId })
+    let limited: Awaited<ReturnType<Api['post']>> | undefined
+    for (let i = 0; i < 8 && !limited; i++) {
+      const r = await api.post(`/conversations/${c.body.conversation_id}/messages`, { text: 'When do you open?' })
+      if (r.status === 429) limited = r
+      else expect(r.status).toBe(200)
+    }
+    expect(limited).toBeDefined()
+    expect(err(limited!).code).toBe('rate_limited')
+    expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(limited!.headers.get('ratelimit-policy')).toMatch(/^"chat";q=4;/)
   }, 60_000)
 })
