@@ -3,6 +3,7 @@
 // (embedded PGlite, fresh data dir), each loaded by autocannon after a warm-up; prints req/s, p50, p99
 // and the ratio. Loopback only; bounded by time. Servers run in their own processes, pinned to CPU 1
 // with taskset when it exists, while autocannon runs here on CPU 0 (perf-baselines.md's set-up).
+// Then bench/messages.mjs and bench/conversations.mjs (BENCH_SUITES=core runs only the above).
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -69,4 +70,15 @@ console.log('|---|---|---|---|---|---|')
 for (const r of results) console.log(`| ${r.name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.non2xx} |`)
 console.log(`\nratio health / bare: ${(results[1].rps / results[0].rps).toFixed(3)}`)
 console.log(`ratio GET /v1/accounts/{acc} / bare: ${(results[2].rps / results[0].rps).toFixed(3)}`)
+
+// The chat benches on the same build (each prints its own table): POST …/messages overhead, then the
+// GET /conversations list over 100,000 (PGlite) or 1,000,000 (PostgreSQL: DATABASE_URL must name an
+// EMPTY database) rows. BENCH_SUITES=core skips them.
+const suites = (process.env.BENCH_SUITES ?? 'core,messages,conversations').split(',')
+for (const suite of ['messages', 'conversations']) {
+  if (!suites.includes(suite)) continue
+  console.log(`\n## bench/${suite}.mjs\n`)
+  const r = spawnSync(process.execPath, [join(root, 'bench', `${suite}.mjs`)], { stdio: 'inherit', env: process.env })
+  if (r.status !== 0) console.log(`bench/${suite}.mjs exited ${r.status}`)
+}
 process.exit(0)

@@ -18,7 +18,10 @@ const Env = v.object({
   SVC_CHAT_ENGINE: v.optional(v.string(), 'local'),
   SVC_TELEPHONY: v.optional(v.string(), 'simulated'),
   SVC_MAIL: v.optional(v.string(), 'outbox'),
+  SMTP_URL: v.optional(v.pipe(v.string(), v.regex(/^smtps?:\/\/[^\s]+$/, 'SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…'))),
+  SMTP_FROM: v.optional(v.pipe(v.string(), v.minLength(3)), 'no-reply@localhost'),
   SVC_RATE_LIMITS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z]+=\d+\s*)(,\s*[a-z]+=\d+\s*)*$|^$/, 'SVC_RATE_LIMITS is a comma list of class=n, e.g. read=600,write=120')), ''),
+  SVC_QUOTAS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z_]+=\d+\s*)(,\s*[a-z_]+=\d+\s*)*$|^$/, 'SVC_QUOTAS is a comma list of kind=n, e.g. chat_messages=100000')), ''),
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
 })
 
@@ -37,9 +40,14 @@ export interface Config {
   chatEngine: string
   telephony: string
   mail: string
+  /** SVC_MAIL=smtp: the server (smtp:// or smtps://, credentials in the URL) and the From address. */
+  smtpUrl: string | undefined
+  smtpFrom: string
   jobPollSeconds: number
   /** Per-minute overrides of the default rate-class limits (operators; tests raise them). */
   rateLimits: Record<string, number>
+  /** Operator overrides of the default daily quotas (SVC_QUOTAS; per-user PATCH /users limits still win). */
+  quotas: Record<string, number>
 }
 
 // A generated dev secret lives in the data dir (mode 0600) so restarts keep cursors and keys valid.
@@ -54,6 +62,9 @@ function devSecret(dir: string, file: string, make: () => string): { value: stri
 
 let cached: Config | undefined
 
+const counts = (list: string): Record<string, number> =>
+  Object.fromEntries(list.split(',').filter((x) => x.trim()).map((x) => { const [k, n] = x.split('='); return [k.trim(), Number(n)] }))
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   if (cached) return cached
   const parsed = v.safeParse(Env, env)
@@ -67,6 +78,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (production && (!e.SVC_MASTER_KEY || !e.SVC_SECRET)) {
     throw new Error('[config] SVC_ENV=production requires SVC_MASTER_KEY and SVC_SECRET')
   }
+  if (e.SVC_MAIL === 'smtp' && !e.SMTP_URL) throw new Error('[config] SVC_MAIL=smtp requires SMTP_URL (smtp://user:pass@host:port)')
   let masterKey = e.SVC_MASTER_KEY
   let masterKeyFile: string | undefined
   if (!masterKey) {
@@ -91,8 +103,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     chatEngine: e.SVC_CHAT_ENGINE,
     telephony: e.SVC_TELEPHONY,
     mail: e.SVC_MAIL,
+    smtpUrl: e.SMTP_URL,
+    smtpFrom: e.SMTP_FROM,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
-    rateLimits: Object.fromEntries(e.SVC_RATE_LIMITS.split(',').filter((x) => x.trim()).map((x) => { const [k, n] = x.split('='); return [k.trim(), Number(n)] })),
+    rateLimits: counts(e.SVC_RATE_LIMITS),
+    quotas: counts(e.SVC_QUOTAS),
   }
   return cached
 }

@@ -382,11 +382,21 @@ export const conversations = pgTable('conversations', {
   deletedAt: ts('deleted_at'),
   deleteReason: text('delete_reason'),
 }, (t) => [
-  index('conversations_account_started_idx').on(t.accountId, t.startedAt, t.id),
-  index('conversations_account_updated_idx').on(t.accountId, t.updatedAt, t.id),
-  index('conversations_agent_started_idx').on(t.accountId, t.agentId, t.startedAt, t.id),
-  index('conversations_external_session_idx').on(t.accountId, t.externalSessionId),
-  index('conversations_deleted_idx').on(t.accountId, t.deletedAt, t.id),
+  // Every list read is `account_id = … AND deleted_at IS NULL` ordered by (started_at|updated_at, id): the
+  // live indexes are partial, so tombstoned rows are not in them (decisions "Chat runtime (continued)").
+  index('conversations_live_started_idx').on(t.accountId, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
+  index('conversations_live_updated_idx').on(t.accountId, t.updatedAt, t.id).where(sql`deleted_at IS NULL`),
+  index('conversations_live_agent_started_idx').on(t.accountId, t.agentId, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
+  index('conversations_live_channel_started_idx').on(t.accountId, t.channel, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
+  index('conversations_live_status_started_idx').on(t.accountId, t.status, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
+  index('conversations_live_outcome_started_idx').on(t.accountId, t.outcome, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
+  // Flags that are usually false: only the true side is indexed (the list writes them as literals, not parameters).
+  index('conversations_live_escalated_started_idx').on(t.accountId, t.startedAt, t.id).where(sql`escalated AND deleted_at IS NULL`),
+  index('conversations_live_recording_started_idx').on(t.accountId, t.startedAt, t.id).where(sql`has_recording AND deleted_at IS NULL`),
+  index('conversations_live_external_session_idx').on(t.accountId, t.externalSessionId, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
+  // recentCallsFor (the inbound phone history block): a point lookup by caller number.
+  index('conversations_live_phone_started_idx').on(t.accountId, sql`(identity->>'phone_e164')`, t.startedAt).where(sql`deleted_at IS NULL`),
+  index('conversations_deleted_idx').on(t.accountId, t.deletedAt, t.id).where(sql`deleted_at IS NOT NULL`),
   uniqueIndex('conversations_session_uq').on(t.accountId, t.sessionId),
 ])
 
@@ -419,7 +429,7 @@ export const messageKeys = pgTable('message_keys', {
   textHash: text('text_hash').notNull(),
   response: jsonb('response').$type<Record<string, unknown> | null>(),
   createdAt: now('created_at'),
-}, (t) => [primaryKey({ columns: [t.conversationId, t.key] })])
+}, (t) => [primaryKey({ columns: [t.conversationId, t.key] }), index('message_keys_created_idx').on(t.createdAt)])
 
 // The events outbox: written in the same transaction as the change that caused the event; a delivery
 // job fans out to webhook endpoints (issue 7). Payload per decisions "Events".

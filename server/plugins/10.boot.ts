@@ -9,6 +9,7 @@ import voiceProviders from '#svc/providers/voice'
 import telephonyProviders from '#svc/providers/telephony'
 import mailers from '#svc/providers/mail'
 import { loadConfig } from '../config'
+import { configureQuotas } from '../domain/limits/quotas'
 import { openDatabase } from '../db/client'
 import { migrate } from '../db/migrate'
 import { startQueue } from '../jobs/_queue'
@@ -21,6 +22,7 @@ import { createFsBlobStore } from '../kit/blob-store'
 
 export default defineNitroPlugin((nitroApp) => {
   const config = loadConfig()
+  configureQuotas(config.quotas)
   const registries = createRegistries()
   registries.capabilities.registerAll(capabilities)
   registries.chat.registerAll(chatEngines)

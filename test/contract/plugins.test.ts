@@ -10,7 +10,8 @@ import { verifies } from '../requirements'
 import { testCapability } from './capability.contract'
 import { testChatEngine } from './chat-engine.contract'
 import { testVoiceProvider } from './voice.contract'
-import { testMailer } from './mailer.contract'
+import { testMailer, type MailReceiver } from './mailer.contract'
+import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 // Engines whose calls need no network; the others get the shape contract and their own test with a fake server.
@@ -60,6 +61,19 @@ describe('mailers', () => {
     database = await openDatabase({ url: process.env.DATABASE_URL, dataDir: mkdtempSync(join(tmpdir(), 'svc-mail-')) })
     await migrate(database, migrations)
   }, 60_000)
-  afterAll(async () => { await database?.close() })
-  for (const { file, plugin } of kinds.mail) describe(`providers/mail/${file}`, () => testMailer(plugin, { offline: OFFLINE_MAILERS.has(plugin.name), database: () => database }))
+  // The smtp mailer delivers to a real local receiver; it reads SMTP_URL through loadConfig (first call
+  // here, so the env set now is what it sees; the data dir keeps any generated dev secret out of the repo).
+  let smtp: SmtpReceiver
+  beforeAll(async () => {
+    smtp = await startSmtpReceiver()
+    process.env.SMTP_URL = smtp.url
+    process.env.SVC_DATA_DIR = mkdtempSync(join(tmpdir(), 'svc-mail-cfg-'))
+  })
+  afterAll(async () => { await database?.close(); await smtp?.close() })
+  const receivers: Record<string, MailReceiver> = {
+    smtp: { arrived: (id) => smtp.received.find((m) => m.header('X-Svc-Message-Id') === id) },
+  }
+  for (const { file, plugin } of kinds.mail) {
+    describe(`providers/mail/${file}`, () => testMailer(plugin, { offline: OFFLINE_MAILERS.has(plugin.name), database: () => database, receiver: receivers[plugin.name] }))
+  }
 })

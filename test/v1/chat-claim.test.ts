@@ -11,7 +11,7 @@ import { withDatabase } from '../helpers/db'
 import { startServer, type TestServer } from '../helpers/server'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
-import { conversations, events, quotaUsage, subscriptions, usageRecords } from '../../server/db/schema'
+import { conversations, events, messageKeys, quotaUsage, subscriptions, usageRecords } from '../../server/db/schema'
 import { utcDay } from '../../server/domain/limits/quotas'
 
 const env = { SVC_RATE_LIMITS: 'read=100000,write=100000,chat=100000' }
@@ -106,6 +106,8 @@ describe('turn claim in the database', () => {
       if (Date.now() > deadline) throw new Error('summary not ready')
       await new Promise((r) => setTimeout(r, 200))
     }
+    const get = (await api.get(`/conversations/${convId}`)).body
+    const { meta: _meta, ...resource } = get
     await restartWith(async (db) => {
       const rows = await db.db.select().from(events).where(eq(events.accountId, t.accountId))
       const mine = rows.filter((e) => (e.payload.data as { conversation_id?: string }).conversation_id === convId)
@@ -116,6 +118,43 @@ describe('turn claim in the database', () => {
       }
       const ready = mine.find((e) => e.type === 'summary.ready')!
       expect((ready.payload.data as { summary: { outcome: string } }).summary.outcome).toMatch(/^(resolved|unresolved)$/)
+      // decisions "Events": data is the resource as its GET shows it — nothing changed after the summary.
+      expect(ready.payload.data).toEqual(resource)
+      const data = (type: string) => mine.find((e) => e.type === type)!.payload.data as Record<string, any>
+      for (const type of ['conversation.started', 'conversation.ended']) expect(Object.keys(data(type)).sort()).toEqual(Object.keys(resource).sort())
+      expect(data('conversation.started')).toMatchObject({ status: 'in_progress', ended_at: null, summary_status: 'pending', turn_count: 1, transcript: [resource.transcript[0]] })
+      const { summary: _s, summary_status: _ss, outcome: _o, updated_at: _u, ...atEnd } = resource
+      expect(data('conversation.ended')).toMatchObject({ ...atEnd, summary_status: 'pending', summary: null })
     })
   }, 60_000)
+
+  it('the message-keys sweep deletes keys older than 24 hours; a live key still replays', async () => {
+    verifies('conversations.idempotency')
+    let api = createApi(server.base, t.key)
+    const c = await api.post('/conversations', { agent_id: agentId })
+    const id = c.body.conversation_id as string
+    const first = await api.post(`/conversations/${id}/messages`, { text: 'What do you sell?', idempotency_key: 'live-key' })
+    expect(first.status).toBe(200)
+    const old = await api.post(`/conversations/${id}/messages`, { text: 'Where are you?', idempotency_key: 'old-key' })
+    expect(old.status).toBe(200)
+    // Restarting runs the sweep (at start and hourly); old-key is made 25 hours old first.
+    api = await restartWith(async (db) => {
+      await db.db.update(messageKeys).set({ createdAt: sql`now() - interval '25 hours'` }).where(eq(messageKeys.key, 'old-key'))
+    })
+    const replay = await api.post(`/conversations/${id}/messages`, { text: 'What do you sell?', idempotency_key: 'live-key' })
+    expect(replay.status).toBe(200)
+    expect(replay.headers.get('idempotent-replayed')).toBe('true')
+    const { meta: _m1, ...stored } = first.body
+    const { meta: _m2, ...replayed } = replay.body
+    expect(replayed).toEqual(stored)
+    let keys: string[] = []
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 1000))
+      await restartWith(async (db) => {
+        keys = (await db.db.select({ key: messageKeys.key }).from(messageKeys).where(eq(messageKeys.conversationId, id))).map((k) => k.key)
+      })
+      if (!keys.includes('old-key')) break
+    }
+    expect(keys).toEqual(['live-key'])
+  }, 90_000)
 })

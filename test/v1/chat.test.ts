@@ -1,8 +1,9 @@
 // Chat via API on the shared server: an agent built from a site the test serves, plus a keep-as-is
 // document and the capture_lead capability. Create with a greeting, three answered turns quoting the
 // summary and the keep-as-is text, a lead whose e-mail lands in GET /mail/outbox, end, the summary
-// (outcome lead_captured, read back by polling POST …/end, which answers the conversation with its summary
-// while GET /conversations/{conv} lives on another branch), and usage in GET /accounts/{acc}/usage.
+// (outcome lead_captured, polled through POST …/end, which answers the conversation as GET shows it),
+// the same read back through GET /conversations/{conv}, …/summary and the list, and usage in
+// GET /accounts/{acc}/usage.
 // Also: message idempotency, one turn at a time, 402, identity validation, tenancy.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi, err, type Api } from '../helpers/api'
@@ -129,6 +130,18 @@ describe('chat via API (shared server)', () => {
     expect(ready.summary.topics.length).toBeGreaterThan(0)
     expect(ready.summary.action_items.join(' ')).toContain('ada@example.com')
     expect(ready.transcript.map((x: any) => x.turn_type)).toEqual(['greeting', 'message', 'answer', 'message', 'answer', 'message', 'answer', 'message', 'tool', 'answer'])
+    // The reads agree: the detail (transcript as text too), the summary route and the list.
+    const got = await t.api.get(`/conversations/${id}?transcript_format=text`)
+    expect(got.status).toBe(200)
+    expect(got.body).toMatchObject({ status: 'completed', outcome: 'lead_captured', escalated: false, turn_count: 10, summary_status: 'ready', custom: { source: 'test' }, redacted: false })
+    expect(got.body.transcript).toEqual(ready.transcript)
+    expect(got.body.transcript_text).toContain('visitor: How much does a puncture repair cost?')
+    expect(got.body.transcript_text).toContain('WOMBAT42')
+    const { meta: _gm, transcript_text: _tt, ...detail } = got.body
+    const { meta: _rm, ...endAnswer } = ready
+    expect(endAnswer).toEqual(detail)
+    expect((await t.api.get(`/conversations/${id}/summary`)).body).toEqual(expect.objectContaining({ summary_status: 'ready', summary: ready.summary }))
+    expect((await t.api.get('/conversations?external_session_id=crm-42&outcome=lead_captured')).body.data.map((x: any) => x.conversation_id)).toEqual([id])
 
     const ended = await send(id, 'Still there?')
     expect(ended.status).toBe(409)

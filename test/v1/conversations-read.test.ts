@@ -123,7 +123,7 @@ describe('GET /conversations', () => {
     verifies('conversations.list')
     const row = (await list(t.api, 'include=summary,identity,metrics&external_session_id=ext-A')).body.data[0]
     const detail = (await t.api.get(`/conversations/${ids.A}?include=summary,identity,metrics`)).body
-    const { meta: _m, redacted: _r, redaction_rules_applied: _a, ...rest } = detail
+    const { meta: _m, redacted: _r, redaction_rules_applied: _a, custom: _c, ...rest } = detail
     expect(row).toEqual(rest)
   })
 

@@ -1,5 +1,5 @@
 // Request schemas and the response shapes of the chat routes (POST /conversations, …/messages, …/end,
-// …/identify). The reads (GET /conversations…) present conversations in their own files.
+// …/identify). They answer the conversation through conversationResource (read.ts), as GET shows it.
 import * as v from 'valibot'
 import { mergeKeys } from '../../utils/keyset'
 import { presentTurn } from './present'
@@ -66,32 +66,6 @@ export const hasIdentity = (identity: Record<string, unknown>) => !!(identity.em
 
 export { presentTurn }
 
-/** The conversation as the chat routes answer it (201 on create; 200 on end and identify). */
-export function presentChatConversation(c: ConversationRow, transcript: TurnRow[] | null) {
-  return {
-    conversation_id: c.id,
-    account_id: c.accountId,
-    agent_id: c.agentId,
-    agent_type: c.agentType,
-    status: c.status,
-    channel_detail: { channel: c.channel },
-    session_id: c.sessionId,
-    external_session_id: c.externalSessionId,
-    agent_version: c.agentVersion,
-    prompt_version: c.promptVersion,
-    model: c.model,
-    started_at: c.startedAt.toISOString(),
-    ended_at: c.endedAt?.toISOString() ?? null,
-    updated_at: c.updatedAt.toISOString(),
-    identity: c.identity,
-    has_identity: c.hasIdentity,
-    custom: c.custom,
-    summary_status: c.summaryStatus,
-    summary: c.summary,
-    ...(transcript ? { transcript: transcript.map(presentTurn) } : {}),
-  }
-}
-
 const TurnOut = v.object({
   turn_index: v.number(), speaker: v.string(), text: v.string(), timestamp: v.string(), confidence: v.null(),
   audio_offset_ms: v.nullable(v.number()), audio_duration_ms: v.nullable(v.number()), latency_ms: v.nullable(v.number()),
@@ -99,14 +73,19 @@ const TurnOut = v.object({
   unanswered: v.boolean(), human_agent_id: v.nullable(v.string()), tool: v.optional(v.record(v.string(), v.unknown())),
 })
 
+/**
+ * The chat routes (201 on create; 200 on end and identify) answer the conversation as GET
+ * /conversations/{conv} shows it with no query (conversationResource): the detail object.
+ */
 export const ChatConversationOut = v.object({
   conversation_id: v.string(), account_id: v.string(), agent_id: v.nullable(v.string()), agent_type: v.string(), status: v.string(),
-  channel_detail: v.object({ channel: v.string() }), session_id: v.string(), external_session_id: v.nullable(v.string()),
-  agent_version: v.nullable(v.string()), prompt_version: v.nullable(v.string()), model: v.nullable(v.string()),
-  started_at: v.string(), ended_at: v.nullable(v.string()), updated_at: v.string(),
-  identity: v.record(v.string(), v.unknown()), has_identity: v.boolean(), custom: v.record(v.string(), v.unknown()),
-  summary_status: v.string(), summary: v.nullable(v.record(v.string(), v.unknown())),
-  transcript: v.optional(v.array(TurnOut)),
+  session_id: v.string(), external_session_id: v.nullable(v.string()), agent_version: v.nullable(v.string()), prompt_version: v.nullable(v.string()),
+  model: v.nullable(v.string()), channel_detail: v.object({ channel: v.string() }), started_at: v.string(), ended_at: v.nullable(v.string()),
+  updated_at: v.string(), duration_s: v.nullable(v.number()), language: v.nullable(v.string()), outcome: v.nullable(v.string()), escalated: v.boolean(),
+  has_identity: v.boolean(), has_recording: v.boolean(), turn_count: v.number(), country: v.nullable(v.string()), ip_country_only: v.boolean(),
+  summary_status: v.string(), summary: v.nullable(v.record(v.string(), v.unknown())), identity: v.record(v.string(), v.unknown()),
+  metrics: v.nullable(v.record(v.string(), v.unknown())), transcript: v.array(TurnOut), custom: v.record(v.string(), v.unknown()),
+  redacted: v.boolean(), redaction_rules_applied: v.array(v.string()),
 })
 
 export const MessageOut = v.object({

@@ -10,7 +10,8 @@ import type { Runtime } from '../../utils/runtime'
 import { agentVersionOf, loadAgent, resolveModel, type AgentRow } from '../agents/agents'
 import { emitEvent } from '../events/emit'
 import { addUsage, checkBalance } from './billing'
-import { CreateConversationBody, hasIdentity, presentChatConversation, validateIdentity, type ConversationRow, type TurnRow } from './chat-schemas'
+import { CreateConversationBody, hasIdentity, validateIdentity, type ConversationRow, type TurnRow } from './chat-schemas'
+import { conversationResource } from './read'
 
 export const GENERIC_WELCOME = 'Hello! How can I help you today?'
 
@@ -75,7 +76,7 @@ export async function createConversation(runtime: Runtime, accountId: string, bo
     }
     // The session is billed from its start (usage row with the tokens the turns add).
     await addUsage(tx, { accountId, agentId: agent.id, agentType: agent.agentType, channel: 'api', sessionId: conv.sessionId, startedAt: now, tokens: 0 })
-    const out = presentChatConversation(row, transcript)
+    const out = await conversationResource(tx, row, transcript)
     await emitEvent(tx, { accountId, type: 'conversation.started', data: out })
     return out
   })

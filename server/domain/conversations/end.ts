@@ -1,13 +1,13 @@
 // POST /conversations/{conv}/end: completed, ended_at, conversation.ended, then the summary job. Ending
 // again answers 200 with no second event; it re-enqueues the summary while that is still pending (the
 // job is idempotent), which also recovers a summary whose enqueue was lost.
-import { and, asc, eq, isNull } from 'drizzle-orm'
-import { conversations, turns } from '../../db/schema'
+import { and, eq, isNull } from 'drizzle-orm'
+import { conversations } from '../../db/schema'
 import type { Runtime } from '../../utils/runtime'
 import { emitEvent } from '../events/emit'
 import { closeUsage } from './billing'
-import { presentChatConversation } from './chat-schemas'
 import { conversationNotFound } from './messages'
+import { conversationResource } from './read'
 import { SUMMARIZE_JOB } from './summarize'
 
 export async function endConversation(runtime: Runtime, accountId: string, convId: string) {
@@ -21,10 +21,11 @@ export async function endConversation(runtime: Runtime, accountId: string, convI
     const [ended] = await tx.update(conversations).set({ status: 'completed', endedAt: now, updatedAt: now })
       .where(eq(conversations.id, conv.id)).returning()
     await closeUsage(tx, { accountId, agentId: conv.agentId, agentType: conv.agentType, channel: conv.channel, sessionId: conv.sessionId, startedAt: conv.startedAt, endedAt: now })
-    await emitEvent(tx, { accountId, type: 'conversation.ended', data: presentChatConversation(ended, null) })
+    await emitEvent(tx, { accountId, type: 'conversation.ended', data: await conversationResource(tx, ended) })
     return ended
   })
   if (row.summaryStatus !== 'ready') await runtime.queue.send(SUMMARIZE_JOB, { conversation_id: row.id }, { singletonKey: row.id })
-  const transcript = await database.db.select().from(turns).where(eq(turns.conversationId, row.id)).orderBy(asc(turns.turnIndex))
-  return presentChatConversation(row, transcript)
+  // Read again: the summary job may already have written it.
+  const [now] = await database.db.select().from(conversations).where(eq(conversations.id, row.id))
+  return conversationResource(database.db, now ?? row)
 }

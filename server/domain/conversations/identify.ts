@@ -1,9 +1,10 @@
 // POST /conversations/{conv}/identify: server-side visitor identification. Merges identity key by key
 // (null removes a key) with the same validation as create; has_identity and updated_at follow.
-import { and, asc, eq, isNull } from 'drizzle-orm'
-import { conversations, turns } from '../../db/schema'
+import { and, eq, isNull } from 'drizzle-orm'
+import { conversations } from '../../db/schema'
 import type { Database } from '../../db/client'
-import { hasIdentity, mergeIdentity, presentChatConversation, validateIdentity } from './chat-schemas'
+import { hasIdentity, mergeIdentity, validateIdentity } from './chat-schemas'
+import { conversationResource } from './read'
 import { conversationNotFound } from './messages'
 
 export async function identifyConversation(database: Database, accountId: string, convId: string, identity: Record<string, unknown>) {
@@ -17,6 +18,5 @@ export async function identifyConversation(database: Database, accountId: string
       .where(eq(conversations.id, conv.id)).returning()
     return updated
   })
-  const transcript = await database.db.select().from(turns).where(eq(turns.conversationId, row.id)).orderBy(asc(turns.turnIndex))
-  return presentChatConversation(row, transcript)
+  return conversationResource(database.db, row)
 }

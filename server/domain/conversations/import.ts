@@ -9,8 +9,8 @@ import { ApiError } from '../../utils/api-error'
 import type { Runtime } from '../../utils/runtime'
 import { agentVersionOf, loadAgent, resolveModel } from '../agents/agents'
 import { emitEvent } from '../events/emit'
-import { presentDetail, presentListItem } from './present'
-import { DETAIL_INCLUDES, type ImportBody } from './schemas'
+import { conversationResource } from './read'
+import type { ImportBody } from './schemas'
 
 /** Session ids of imported calls start with imp_ (API chats: api_); recentCallsFor relies on it. */
 export const IMPORT_SESSION_PREFIX = 'imp_'
@@ -73,9 +73,10 @@ export async function importConversation(runtime: Pick<Runtime, 'database' | 'co
         }))).returning()
       : []
     // An imported call is already over: it fires conversation.ended only (never started, no summary.ready,
-    // the summary arrives with it). data is the list object with summary, identity and metrics.
-    await emitEvent(tx, { accountId, type: 'conversation.ended', data: presentListItem(row, new Set(['summary', 'identity', 'metrics'])), at: now })
-    return presentDetail(row, turnRows, { include: new Set(DETAIL_INCLUDES), format: 'turns', redact: false })
+    // the summary arrives with it). data is the conversation as GET shows it, which is also the answer.
+    const out = await conversationResource(tx, row, turnRows)
+    await emitEvent(tx, { accountId, type: 'conversation.ended', data: out, at: now })
+    return out
   })
 }
 

@@ -89,9 +89,10 @@ function whereOf(f: ListFilters): SQL {
   if (q.language?.length) {
     conds.push(or(...q.language.map((l) => sql`(lower(${c.language}) = ${l.toLowerCase()} OR lower(${c.language}) LIKE ${l.toLowerCase() + '-%'})`)))
   }
-  if (q.escalated !== undefined) conds.push(eq(c.escalated, q.escalated))
-  if (q.has_identity !== undefined) conds.push(eq(c.hasIdentity, q.has_identity))
-  if (q.has_recording !== undefined) conds.push(eq(c.hasRecording, q.has_recording))
+  // Literals, not parameters: a generic plan can then use the partial `WHERE escalated` / `WHERE has_recording` indexes.
+  if (q.escalated !== undefined) conds.push(q.escalated ? sql`${c.escalated}` : sql`NOT ${c.escalated}`)
+  if (q.has_identity !== undefined) conds.push(q.has_identity ? sql`${c.hasIdentity}` : sql`NOT ${c.hasIdentity}`)
+  if (q.has_recording !== undefined) conds.push(q.has_recording ? sql`${c.hasRecording}` : sql`NOT ${c.hasRecording}`)
   if (q.external_session_id !== undefined) conds.push(eq(c.externalSessionId, q.external_session_id))
   return and(...conds)!
 }

@@ -40,6 +40,17 @@ export async function loadConversation(database: Database, accountId: string, id
   return row
 }
 
+/**
+ * Forgets message idempotency keys older than MESSAGE_KEY_TTL_MS (postMessage already ignores them; this
+ * keeps the table from growing). A key still waiting for its turn is minutes old at most (the 60 s claim),
+ * so the age cut never takes one in use. Answers how many were deleted.
+ */
+export async function sweepMessageKeys(database: Database, now = new Date()): Promise<number> {
+  const gone = await database.db.delete(messageKeys).where(lt(messageKeys.createdAt, new Date(now.getTime() - MESSAGE_KEY_TTL_MS)))
+    .returning({ key: messageKeys.key })
+  return gone.length
+}
+
 export interface MessageAnswer { replayed: boolean; response: Record<string, unknown> }
 
 // A few function words per language: enough to tell the usual visitor languages apart, else the fallback.

@@ -1,5 +1,5 @@
 // How a conversation looks on the wire: the list object, the detail object (list object plus transcript,
-// external_session_id, redacted, redaction_rules_applied), the summary object, turns and tombstones.
+// custom, redacted, redaction_rules_applied), the summary object, turns and tombstones.
 // The list object also exists as SQL (listItemJson) so PostgreSQL can build the page JSON itself; the two
 // must stay field-for-field identical (test/v1/conversations-read.test.ts compares them through the API).
 import { sql, type SQL } from 'drizzle-orm'
@@ -132,9 +132,12 @@ export function presentDetail(row: ConversationRow, turnRows: TurnRow[], opts: {
     out.transcript = transcript
     if (opts.format === 'text') out.transcript_text = transcriptText(transcript)
   }
+  // The client's own metadata from POST /conversations: detail-only, so a write is readable back.
+  out.custom = row.custom
   if (opts.redact) {
     if ('summary' in out) out.summary = redactValue(out.summary, rules)
     if ('identity' in out) out.identity = redactValue(out.identity, rules)
+    out.custom = redactValue(out.custom, rules)
   }
   out.redacted = opts.redact
   out.redaction_rules_applied = rulesList(rules)

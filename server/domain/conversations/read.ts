@@ -8,7 +8,7 @@ import { accounts, conversations, turns } from '../../db/schema'
 import { ApiError, Errors } from '../../utils/api-error'
 import type { Principal } from '../credentials/principal'
 import { parseInclude } from './list'
-import { presentDetail, presentSummary, type ConversationRow } from './present'
+import { presentDetail, presentSummary, type ConversationRow, type TurnRow } from './present'
 import { DETAIL_INCLUDES, type DetailQuery } from './schemas'
 
 export const conversationDeleted = () => new ApiError(410, 'conversation_deleted', 'This conversation was deleted; see GET /conversations/deleted.')
@@ -37,6 +37,17 @@ export async function getConversation(ex: Executor, principal: Principal, accoun
     ? await ex.select().from(turns).where(eq(turns.conversationId, row.id)).orderBy(asc(turns.turnIndex))
     : []
   return presentDetail(row, turnRows, { include, format: q.transcript_format, redact })
+}
+
+/**
+ * The conversation as GET /conversations/{conv} shows it with no query (all four includes, turns, the
+ * account's default redaction): the one representation of event data and of the chat routes' answers.
+ * `turnRows` saves a query when the caller already holds the transcript.
+ */
+export async function conversationResource(ex: Executor, row: ConversationRow, turnRows?: TurnRow[]) {
+  const [acc] = await ex.select({ d: accounts.defaultRedaction }).from(accounts).where(eq(accounts.id, row.accountId))
+  const transcript = turnRows ?? await ex.select().from(turns).where(eq(turns.conversationId, row.id)).orderBy(asc(turns.turnIndex))
+  return presentDetail(row, transcript, { include: new Set(DETAIL_INCLUDES), format: 'turns', redact: acc?.d ?? false })
 }
 
 export async function getConversationSummary(ex: Executor, accountIds: readonly string[], id: string) {

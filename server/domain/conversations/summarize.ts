@@ -7,7 +7,8 @@ import type { Database } from '../../db/client'
 import { conversations, turns } from '../../db/schema'
 import type { ChatEngine } from '../../kit/chat-engine'
 import { emitEvent } from '../events/emit'
-import { presentChatConversation, type ConversationRow, type TurnRow } from './chat-schemas'
+import type { ConversationRow, TurnRow } from './chat-schemas'
+import { conversationResource } from './read'
 
 export const SUMMARIZE_JOB = 'conversation.summarize'
 
@@ -110,7 +111,7 @@ export async function summarizeConversation(database: Database, engine: ChatEngi
       escalated: summary.escalated_to_human.value, language: conv.language ?? summary.language, updatedAt: new Date(),
     }).where(and(eq(conversations.id, conv.id), ne(conversations.summaryStatus, 'ready'))).returning()
     if (!row) return false
-    await emitEvent(tx, { accountId: row.accountId, type: 'summary.ready', data: presentChatConversation(row, null) })
+    await emitEvent(tx, { accountId: row.accountId, type: 'summary.ready', data: await conversationResource(tx, row, rows) })
     return true
   })
 }

@@ -11,6 +11,16 @@ export const QUOTA_KINDS = ['agent_creates', 'builds', 'kb_documents', 'chat_mes
 export type QuotaKind = (typeof QUOTA_KINDS)[number]
 
 export const DEFAULT_QUOTAS: Record<QuotaKind, number> = { agent_creates: 10, builds: 50, kb_documents: 500, chat_messages: 5000, webhook_tests: 50 }
+/** The defaults this process applies: DEFAULT_QUOTAS with the operator's SVC_QUOTAS on top (configureQuotas at boot). */
+let baseQuotas: Record<QuotaKind, number> = { ...DEFAULT_QUOTAS }
+
+/** Boot: operator overrides of the default daily quotas (SVC_QUOTAS, e.g. chat_messages=1000000 for a bench). An unknown kind fails the boot. */
+export function configureQuotas(overrides: Record<string, number>) {
+  for (const k of Object.keys(overrides)) {
+    if (!(QUOTA_KINDS as readonly string[]).includes(k)) throw new Error(`[config] SVC_QUOTAS: unknown quota "${k}"; expected ${QUOTA_KINDS.join(', ')}`)
+  }
+  baseQuotas = { ...DEFAULT_QUOTAS, ...overrides }
+}
 export const DEFAULT_MAX_CONCURRENT_BUILDS = 2
 export const DEFAULT_CALL_LIMITS = { max_concurrent_calls: 5, max_calls_per_day: 100 }
 
@@ -30,7 +40,7 @@ export interface EffectiveLimits {
 export async function effectiveLimits(db: Executor, accountId: string): Promise<EffectiveLimits> {
   const [user] = await db.select({ limits: users.limits }).from(users).where(eq(users.accountId, accountId)).limit(1)
   const o = user?.limits ?? {}
-  const quotas = { ...DEFAULT_QUOTAS }
+  const quotas = { ...baseQuotas }
   for (const kind of QUOTA_KINDS) {
     const key = OVERRIDES[kind]
     if (key && typeof o[key] === 'number') quotas[kind] = o[key]
