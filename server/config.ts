@@ -20,6 +20,8 @@ const Env = v.object({
   SVC_MAIL: v.optional(v.string(), 'outbox'),
   SVC_RATE_LIMITS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z]+=\d+\s*)(,\s*[a-z]+=\d+\s*)*$|^$/, 'SVC_RATE_LIMITS is a comma list of class=n, e.g. read=600,write=120')), ''),
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
+  // Test and operations knob: the webhook retry delays in seconds (decisions "Retries" by default).
+  SVC_WEBHOOK_RETRY_SCHEDULE: v.optional(v.pipe(v.string(), v.regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'SVC_WEBHOOK_RETRY_SCHEDULE is a comma list of seconds, e.g. 1,1,1')), '60,300,1800,7200,28800,86400'),
 })
 
 export interface Config {
@@ -38,6 +40,8 @@ export interface Config {
   telephony: string
   mail: string
   jobPollSeconds: number
+  /** Delays before webhook attempts 2, 3, …; one more attempt than delays, then `exhausted`. */
+  webhookRetrySchedule: number[]
   /** Per-minute overrides of the default rate-class limits (operators; tests raise them). */
   rateLimits: Record<string, number>
 }
@@ -92,6 +96,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     telephony: e.SVC_TELEPHONY,
     mail: e.SVC_MAIL,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
+    webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
     rateLimits: Object.fromEntries(e.SVC_RATE_LIMITS.split(',').filter((x) => x.trim()).map((x) => { const [k, n] = x.split('='); return [k.trim(), Number(n)] })),
   }
   return cached
