@@ -69,4 +69,6 @@ console.log('|---|---|---|---|---|---|')
 for (const r of results) console.log(`| ${r.name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.non2xx} |`)
 console.log(`\nratio health / bare: ${(results[1].rps / results[0].rps).toFixed(3)}`)
 console.log(`ratio GET /v1/accounts/{acc} / bare: ${(results[2].rps / results[0].rps).toFixed(3)}`)
+// Webhook deliveries per second with 1, 10 and 100 endpoints, on the build made above.
+if (!process.env.BENCH_SKIP_WEBHOOKS) spawnSync(process.execPath, [join(root, 'bench/webhooks.mjs')], { stdio: 'inherit' })
 process.exit(0)

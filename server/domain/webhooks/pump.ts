@@ -79,31 +79,51 @@ export function retryDelayMs(schedule: number[], attemptsMade: number, random = 
   return Math.round(base * 1000 * (0.9 + 0.2 * random()))
 }
 
-/** Sends one claimed delivery and records the attempt (only while the lease is still this claim's). */
-export async function attemptDelivery(database: Database, config: Config, d: Claimed, endpoint: EndpointRow | undefined) {
-  if (!endpoint) {
-    await database.db.update(webhookDeliveries).set({ lockedUntil: null, claimToken: null }).where(and(eq(webhookDeliveries.id, d.id), eq(webhookDeliveries.claimToken, d.claim_token)))
-    return
-  }
+export interface Outcome {
+  id: string
+  token: string
+  status: 'succeeded' | 'retrying' | 'exhausted'
+  attempt: number
+  entry: { attempt: number; at: string; status_code: number | null; latency_ms: number; error: string | null }
+  next_at: string | null
+  delivered_at: string | null
+}
+
+/** Sends one claimed delivery and answers the attempt's outcome (recorded by `recordOutcomes`). */
+export async function attemptDelivery(config: Config, d: Claimed, endpoint: EndpointRow): Promise<Outcome> {
   const at = new Date()
   const r = await postSigned({ url: endpoint.url, secrets: activeSecrets(config.secret, endpoint), body: d.body, deliveryId: d.id, eventType: d.event_type, allowPrivateHosts: config.allowPrivateHosts })
   const attempt = d.attempt_count + 1
   const entry = { attempt, at: at.toISOString(), status_code: r.statusCode, latency_ms: r.latencyMs, error: r.ok ? null : (r.error ?? `The receiver answered ${r.statusCode}.`) }
-  const now = new Date()
+  const now = Date.now()
   const delay = r.ok ? null : retryDelayMs(config.webhookRetrySchedule, attempt)
-  const status = r.ok ? 'succeeded' : delay === null ? 'exhausted' : 'retrying'
-  await database.db.update(webhookDeliveries).set({
-    status,
-    attemptCount: attempt,
-    attempts: sql`${webhookDeliveries.attempts} || ${JSON.stringify([entry])}::jsonb`,
-    lastStatusCode: r.statusCode,
-    lastError: entry.error,
-    nextAttemptAt: delay === null ? null : new Date(now.getTime() + delay),
-    deliveredAt: r.ok ? now : null,
-    lockedUntil: null,
-    claimToken: null,
-    updatedAt: now,
-  }).where(and(eq(webhookDeliveries.id, d.id), eq(webhookDeliveries.claimToken, d.claim_token)))
+  return {
+    id: d.id, token: d.claim_token, attempt, entry,
+    status: r.ok ? 'succeeded' : delay === null ? 'exhausted' : 'retrying',
+    next_at: delay === null ? null : new Date(now + delay).toISOString(),
+    delivered_at: r.ok ? new Date(now).toISOString() : null,
+  }
+}
+
+/**
+ * Records attempts in one statement (one round trip however many finished together). Only rows still
+ * leased by the same claim are written, so a sender whose lease lapsed cannot overwrite a newer attempt.
+ */
+export async function recordOutcomes(database: Database, outcomes: Outcome[]) {
+  if (!outcomes.length) return
+  await database.db.execute(sql`
+    UPDATE webhook_deliveries w SET
+      status = v.status, attempt_count = v.attempt, attempts = w.attempts || jsonb_build_array(v.entry),
+      last_status_code = (v.entry->>'status_code')::int, last_error = v.entry->>'error',
+      next_attempt_at = v.next_at, delivered_at = v.delivered_at, locked_until = NULL, claim_token = NULL, updated_at = now()
+    FROM jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb)
+      AS v(id text, token text, status text, attempt int, entry jsonb, next_at timestamptz, delivered_at timestamptz)
+    WHERE w.id = v.id AND w.claim_token = v.token`)
+}
+
+/** Gives a lease back (the endpoint vanished between the claim and the send). */
+async function release(database: Database, d: Claimed) {
+  await database.db.update(webhookDeliveries).set({ lockedUntil: null, claimToken: null }).where(and(eq(webhookDeliveries.id, d.id), eq(webhookDeliveries.claimToken, d.claim_token)))
 }
 
 export interface WebhookPump {
@@ -128,6 +148,26 @@ export function startWebhookPump(opts: { database: Database; config: Config; int
   let again = false
   let lastErrorAt = 0
 
+  // Finished attempts wait here briefly and are written together.
+  let pending: Outcome[] = []
+  let flushing: Promise<void> | null = null
+  const flush = async () => {
+    while (pending.length) {
+      const batch = pending
+      pending = []
+      await recordOutcomes(database, batch).catch((e) => { lastErrorAt = Date.now(); log(`recording ${batch.length} attempt(s): ${e instanceof Error ? e.message : e}`) })
+    }
+  }
+  const scheduleFlush = () => {
+    if (flushing) return
+    flushing = new Promise<void>((r) => setTimeout(r, 10)).then(flush).finally(() => {
+      flushing = null
+      if (pending.length) scheduleFlush()
+      // Slots freed: refill once half of them are free, or when nothing is in flight.
+      if (!stopped && (running.size <= max / 2)) tick()
+    })
+  }
+
   const pass = async () => {
     while ((await dispatchBatch(database)) === DISPATCH_BATCH && !stopped) { /* drain the backlog */ }
     const claimed = await claimDue(database, max - running.size)
@@ -135,9 +175,10 @@ export function startWebhookPump(opts: { database: Database; config: Config; int
     const ids = [...new Set(claimed.map((c) => c.endpoint_id))]
     const eps = new Map((await database.db.select().from(webhookEndpoints).where(inArray(webhookEndpoints.id, ids))).map((e) => [e.id, e]))
     for (const c of claimed) {
-      const p: Promise<void> = attemptDelivery(database, config, c, eps.get(c.endpoint_id))
+      const ep = eps.get(c.endpoint_id)
+      const p: Promise<void> = (ep ? attemptDelivery(config, c, ep).then((o) => { pending.push(o); scheduleFlush() }) : release(database, c))
         .catch((e) => { lastErrorAt = Date.now(); log(`delivery ${c.id}: ${e instanceof Error ? e.message : e}`) })
-        .finally(() => { running.delete(p); if (!stopped) tick() })
+        .finally(() => { running.delete(p) })
       running.add(p)
     }
   }
@@ -170,6 +211,7 @@ export function startWebhookPump(opts: { database: Database; config: Config; int
       clearInterval(timer)
       // Sends in flight finish (each is bounded by the timeout); an unfinished one is re-sent later.
       await Promise.race([Promise.allSettled([...running]), new Promise((r) => setTimeout(r, 2000))])
+      await flush()
       if (current === pump) current = undefined
     },
   }
