@@ -3,6 +3,7 @@
 // verifyWebhook, retries on the injected short schedule (SVC_WEBHOOK_RETRY_SCHEDULE=1,…), exhaustion,
 // replay, disabled and unsubscribed endpoints, rotation with two signatures, the test ping and its
 // quota, the deliveries list and its cursor, and tenant isolation.
+import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi, err } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
@@ -129,6 +130,21 @@ describe('webhooks (shared server)', () => {
     // The master key needs X-Svc-Account on these data routes.
     expect(err(await master.get('/webhooks/endpoints'))).toMatchObject({ code: 'forbidden_account' })
     expect((await master.get('/webhooks/endpoints', { headers: { 'x-svc-account': t.accountId } })).status).toBe(200)
+  })
+
+  it('never answers 500 to random bodies on create and patch', async () => {
+    verifies('errors.internal_error')
+    const ep = await create({ url: rx.url('/fuzz'), events: ['summary.ready'], enabled: false })
+    const keys = fc.constantFrom('url', 'events', 'description', 'enabled', 'secret', '__proto__', '')
+    const values = fc.oneof(fc.jsonValue(), fc.constantFrom(rx.url('/fuzz'), 'https://10.0.0.1/', 'http://[::1]/', 'https://a.b', ['summary.ready'], ['nope']))
+    const bodies = fc.oneof(fc.json(), fc.dictionary(keys, values, { maxKeys: 4 }).map((o) => JSON.stringify(o)))
+    await fc.assert(fc.asyncProperty(bodies, fc.boolean(), async (raw, patch) => {
+      const r = await t.api.request(patch ? 'PATCH' : 'POST', patch ? `/webhooks/endpoints/${ep.body.endpoint_id}` : '/webhooks/endpoints', { raw, headers: { 'content-type': 'application/json' } })
+      expect(r.status).toBeLessThan(500)
+      if (r.status >= 400) expect(r.body.error.code).toMatch(/^[a-z_]+$/)
+      // Keep the patched endpoint quiet whatever the body did to it.
+      if (patch && r.status === 200) await t.api.patch(`/webhooks/endpoints/${ep.body.endpoint_id}`, { enabled: false })
+    }), { numRuns: 80 })
   })
 
   it('delivers conversation.started, conversation.ended and summary.ready of a real conversation, signed; disabled and unsubscribed endpoints get nothing', async () => {

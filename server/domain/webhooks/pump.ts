@@ -92,7 +92,12 @@ export interface Outcome {
 /** Sends one claimed delivery and answers the attempt's outcome (recorded by `recordOutcomes`). */
 export async function attemptDelivery(config: Config, d: Claimed, endpoint: EndpointRow): Promise<Outcome> {
   const at = new Date()
-  const r = await postSigned({ url: endpoint.url, secrets: activeSecrets(config.secret, endpoint), body: d.body, deliveryId: d.id, eventType: d.event_type, allowPrivateHosts: config.allowPrivateHosts })
+  let secrets: string[] | null = null
+  try { secrets = activeSecrets(config.secret, endpoint) } catch {}
+  // A secret that no longer decrypts (SVC_SECRET changed) fails the attempt rather than looping on the lease.
+  const r = secrets
+    ? await postSigned({ url: endpoint.url, secrets, body: d.body, deliveryId: d.id, eventType: d.event_type, allowPrivateHosts: config.allowPrivateHosts })
+    : { ok: false, statusCode: null, latencyMs: 0, error: 'The signing secret cannot be decrypted with the current SVC_SECRET; rotate the secret.' }
   const attempt = d.attempt_count + 1
   const entry = { attempt, at: at.toISOString(), status_code: r.statusCode, latency_ms: r.latencyMs, error: r.ok ? null : (r.error ?? `The receiver answered ${r.statusCode}.`) }
   const now = Date.now()
