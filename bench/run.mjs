@@ -71,11 +71,12 @@ for (const r of results) console.log(`| ${r.name} | ${r.rps.toFixed(0)} | ${r.p5
 console.log(`\nratio health / bare: ${(results[1].rps / results[0].rps).toFixed(3)}`)
 console.log(`ratio GET /v1/accounts/{acc} / bare: ${(results[2].rps / results[0].rps).toFixed(3)}`)
 
-// The chat benches on the same build (each prints its own table): POST …/messages overhead, then the
+// The chat benches on the same build (each prints its own table): POST …/messages overhead, the
 // GET /conversations list over 100,000 (PGlite) or 1,000,000 (PostgreSQL: DATABASE_URL must name an
-// EMPTY database) rows. BENCH_SUITES=core skips them.
-const suites = (process.env.BENCH_SUITES ?? 'core,messages,conversations').split(',')
-for (const suite of ['messages', 'conversations']) {
+// EMPTY database) rows, and webhook deliveries per second with 1, 10 and 100 endpoints.
+// BENCH_SUITES=core skips them.
+const suites = (process.env.BENCH_SUITES ?? 'core,messages,conversations,webhooks').split(',')
+for (const suite of ['messages', 'conversations', 'webhooks']) {
   if (!suites.includes(suite)) continue
   console.log(`\n## bench/${suite}.mjs\n`)
   const r = spawnSync(process.execPath, [join(root, 'bench', `${suite}.mjs`)], { stdio: 'inherit', env: process.env })

@@ -23,6 +23,8 @@ const Env = v.object({
   SVC_RATE_LIMITS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z]+=\d+\s*)(,\s*[a-z]+=\d+\s*)*$|^$/, 'SVC_RATE_LIMITS is a comma list of class=n, e.g. read=600,write=120')), ''),
   SVC_QUOTAS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z_]+=\d+\s*)(,\s*[a-z_]+=\d+\s*)*$|^$/, 'SVC_QUOTAS is a comma list of kind=n, e.g. chat_messages=100000')), ''),
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
+  // Test and operations knob: the webhook retry delays in seconds (decisions "Retries" by default).
+  SVC_WEBHOOK_RETRY_SCHEDULE: v.optional(v.pipe(v.string(), v.regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'SVC_WEBHOOK_RETRY_SCHEDULE is a comma list of seconds, e.g. 1,1,1')), '60,300,1800,7200,28800,86400'),
 })
 
 export interface Config {
@@ -44,6 +46,8 @@ export interface Config {
   smtpUrl: string | undefined
   smtpFrom: string
   jobPollSeconds: number
+  /** Delays before webhook attempts 2, 3, …; one more attempt than delays, then `exhausted`. */
+  webhookRetrySchedule: number[]
   /** Per-minute overrides of the default rate-class limits (operators; tests raise them). */
   rateLimits: Record<string, number>
   /** Operator overrides of the default daily quotas (SVC_QUOTAS; per-user PATCH /users limits still win). */
@@ -106,6 +110,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: e.SMTP_URL,
     smtpFrom: e.SMTP_FROM,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
+    webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
     rateLimits: counts(e.SVC_RATE_LIMITS),
     quotas: counts(e.SVC_QUOTAS),
   }

@@ -457,3 +457,52 @@ export const mailOutbox = pgTable('mail_outbox', {
   error: text('error'),
   createdAt: now('created_at'),
 }, (t) => [index('mail_outbox_account_idx').on(t.accountId, t.createdAt)])
+
+// Webhooks (issue 7). Endpoints keep their signing secrets encrypted (AES-256-GCM keyed from
+// SVC_SECRET); after a rotation the previous secret keeps signing until previous_secret_expires_at.
+export const webhookEndpointSeq = pgSequence('webhook_endpoint_seq', { startWith: 1 })
+
+export const webhookEndpoints = pgTable('webhook_endpoints', {
+  id: text('id').primaryKey().default(sql`'whk_' || nextval('webhook_endpoint_seq')`),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  url: text('url').notNull(),
+  description: text('description'),
+  events: jsonb('events').$type<string[]>().notNull(),
+  enabled: boolean('enabled').notNull().default(true),
+  secretEnc: text('secret_enc').notNull(),
+  previousSecretEnc: text('previous_secret_enc'),
+  previousSecretExpiresAt: ts('previous_secret_expires_at'),
+  createdAt: now('created_at'),
+  updatedAt: now('updated_at'),
+  deletedAt: ts('deleted_at'),
+}, (t) => [index('webhook_endpoints_account_idx').on(t.accountId, t.createdAt)])
+
+// One row per (event, endpoint) fan-out, plus one per replay. `body` is the exact JSON sent, so every
+// attempt and every replay signs the same bytes. A claim sets claim_token and locked_until (a lease):
+// a process that dies mid-send leaves a lease that lapses, and the delivery is sent again.
+export const webhookDeliveries = pgTable('webhook_deliveries', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  endpointId: text('endpoint_id').notNull().references(() => webhookEndpoints.id),
+  eventId: text('event_id').notNull(),
+  eventType: text('event_type').notNull(),
+  body: text('body').notNull(),
+  /** pending, retrying, succeeded, exhausted. */
+  status: text('status').notNull().default('pending'),
+  attemptCount: integer('attempt_count').notNull().default(0),
+  attempts: jsonb('attempts').$type<{ attempt: number; at: string; status_code: number | null; latency_ms: number; error: string | null }[]>().notNull().default([]),
+  nextAttemptAt: ts('next_attempt_at'),
+  lockedUntil: ts('locked_until'),
+  claimToken: text('claim_token'),
+  lastStatusCode: integer('last_status_code'),
+  lastError: text('last_error'),
+  replayedFrom: text('replayed_from'),
+  deliveredAt: ts('delivered_at'),
+  createdAt: now('created_at'),
+  updatedAt: now('updated_at'),
+}, (t) => [
+  index('webhook_deliveries_account_idx').on(t.accountId, t.createdAt, t.id),
+  index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status IN ('pending', 'retrying')`),
+  index('webhook_deliveries_event_idx').on(t.eventId),
+  uniqueIndex('webhook_deliveries_fanout_idx').on(t.endpointId, t.eventId).where(sql`replayed_from IS NULL`),
+])

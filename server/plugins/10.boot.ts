@@ -19,6 +19,7 @@ import { setBoot, type Runtime } from '../utils/runtime'
 import { createAuditWriter } from '../domain/audit/writer'
 import { personalKeyResolver } from '../domain/credentials/keys'
 import { createFsBlobStore } from '../kit/blob-store'
+import { startWebhookPump } from '../domain/webhooks/pump'
 
 export default defineNitroPlugin((nitroApp) => {
   const config = loadConfig()
@@ -50,6 +51,7 @@ export default defineNitroPlugin((nitroApp) => {
       credentialResolvers: [personalKeyResolver(database)],
       audit: createAuditWriter(database),
       blobs,
+      webhooks: startWebhookPump({ database, config, intervalMs: config.jobPollSeconds * 1000 }),
       startedAt: new Date(),
     }
     console.log(`[boot] ready on ${database.kind === 'pglite' ? `embedded PGlite (${config.dataDir})` : 'PostgreSQL'}: ${config.publicUrl}/v1`)
@@ -63,6 +65,7 @@ export default defineNitroPlugin((nitroApp) => {
   })
 
   nitroApp.hooks.hook('close', async () => {
+    await runtime?.webhooks.stop().catch(() => {})
     await runtime?.audit.stop().catch(() => {})
     await runtime?.queue.stop().catch(() => {})
     await runtime?.database.close().catch(() => {})

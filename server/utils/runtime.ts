@@ -8,6 +8,7 @@ import type { RateLimiter } from './rate-limit'
 import type { Registries } from '../kit/registries'
 import type { AuditWriter } from '../domain/audit/writer'
 import type { BlobStore } from '../kit/blob-store'
+import type { WebhookPump } from '../domain/webhooks/pump'
 
 export interface Runtime {
   config: Config
@@ -21,6 +22,8 @@ export interface Runtime {
   audit: AuditWriter
   /** Original uploads (unstorage; filesystem by default). */
   blobs: BlobStore
+  /** Webhook dispatch and delivery in this process. */
+  webhooks: WebhookPump
   startedAt: Date
 }
 

@@ -35,6 +35,9 @@ export async function startServer(opts: { dataDir?: string; env?: Record<string,
     // On PostgreSQL every test server shares one queue, so any of them may run another's job (a build,
     // a crawl): they must all be configured alike, including the exemption for the test's own sites.
     SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
+    // Webhook retries after seconds instead of minutes. On PostgreSQL any test server may send any
+    // server's deliveries, so they all share it.
+    SVC_WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1',
     ...opts.env,
   }
   // Started from its data dir, not the repository: .output must boot from any working directory.

@@ -39,6 +39,10 @@ export interface SafeFetchOptions {
   userAgent?: string
   resolver?: Resolver
   field?: string
+  /** GET by default. Any other method sends `body` and never follows a redirect (a 3xx is http_status):
+   *  replaying a POST body to wherever a receiver points would be a surprise. */
+  method?: 'GET' | 'POST'
+  body?: string | Buffer
 }
 
 export interface SafeResponse {
@@ -74,7 +78,7 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
       const addresses = await raceAbort(resolvePublic(url.hostname, opts), controller.signal, url.href, timeoutMs)
       const res = await send(url, addresses, opts, controller.signal, timeoutMs)
       const status = res.statusCode ?? 0
-      if (REDIRECTS.has(status) && res.headers.location) {
+      if (REDIRECTS.has(status) && res.headers.location && (opts.method ?? 'GET') === 'GET') {
         res.resume()
         if (hop >= maxRedirects) throw new FetchError('too_many_redirects', `More than ${maxRedirects} redirects.`, url.href)
         current = new URL(res.headers.location, url).href
@@ -133,7 +137,7 @@ function send(url: URL, addresses: ResolvedAddress[], opts: SafeFetchOptions, si
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(timedOut(url.href, ms))
     const req = request(url, {
-      method: 'GET',
+      method: opts.method ?? 'GET',
       lookup: pinned,
       // A fresh connection per request: a pooled socket would outlive the check that admitted it.
       agent: false,
@@ -151,7 +155,7 @@ function send(url: URL, addresses: ResolvedAddress[], opts: SafeFetchOptions, si
       signal.removeEventListener('abort', onAbort)
       reject(err instanceof FetchError ? err : new FetchError('network', `The request failed: ${(err as NodeJS.ErrnoException).code ?? err.message}.`, url.href))
     })
-    req.end()
+    req.end(opts.body)
   })
 }
 

@@ -2,6 +2,7 @@
 // overview), one HTML page with inline styles (no CDN, no script), and a zip of both plus the spec.
 import { strToU8, zipSync } from 'fflate'
 import { stringify } from 'yaml'
+import { WEBHOOKS_GUIDE } from '../webhooks/guide'
 
 type Doc = ReturnType<typeof import('./openapi').buildOpenApi>
 type Operation = { summary: string; description: string; tags: string[]; parameters?: any[]; requestBody?: any; responses: Record<string, any> }
@@ -64,11 +65,14 @@ function operationMd({ method, path, op }: { method: string; path: string; op: O
   return lines.join('\n') + '\n'
 }
 
+/** Prose that opens a tag's page, before its operations. */
+const GUIDES: Record<string, string> = { webhooks: WEBHOOKS_GUIDE }
+
 export function markdownPages(doc: Doc): Map<string, string> {
   const pages = new Map<string, string>([['overview', OVERVIEW(doc)]])
   for (const tag of doc.tags.map((t) => t.name)) {
     const ops = operations(doc).filter((o) => o.op.tags.includes(tag))
-    pages.set(slug(tag), `# ${tag}\n\n` + ops.map(operationMd).join('\n'))
+    pages.set(slug(tag), `# ${tag}\n\n` + (GUIDES[slug(tag)] ?? '') + ops.map(operationMd).join('\n'))
   }
   return pages
 }

@@ -20,7 +20,9 @@ export type Health = v.InferOutput<typeof Health>
 export async function checkHealth(runtime: Runtime): Promise<Health> {
   const db = await runtime.database.ping().then(() => 'ok' as const, () => 'down' as const)
   const jobs = db === 'down' ? 'down' : await runtime.queue.state()
-  const components = { api: 'ok', db, transcripts: db, summaries: jobs, webhooks: jobs, media: 'ok', jobs } as const
+  // Webhooks: the queue, and whether this process's delivery pump failed a pass in the last minute.
+  const webhooks = jobs !== 'ok' ? jobs : runtime.webhooks.state()
+  const components = { api: 'ok', db, transcripts: db, summaries: jobs, webhooks, media: 'ok', jobs } as const
   const values = Object.values(components) as string[]
   const status = db === 'down' ? 'down' : values.every((s) => s === 'ok') ? 'ok' : 'degraded'
   return { status, version: VERSION, time: new Date().toISOString(), components }

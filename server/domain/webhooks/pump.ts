@@ -1,0 +1,225 @@
+// Delivery engine. Two steps, both safe with any number of instances on one database:
+//   dispatch: claim undispatched outbox events (FOR UPDATE SKIP LOCKED), insert one delivery per
+//     enabled endpoint of that account subscribed to the type, and mark the events dispatched, all in
+//     one transaction; a crash before the commit leaves the events undispatched, so nothing is lost.
+//   send: claim due deliveries with a lease (locked_until + claim_token), post them concurrently up to
+//     a bound, record the attempt and schedule the retry. A process killed mid-send leaves a lease that
+//     lapses, and the delivery is sent again (at least once; the event id is the receiver's dedup key).
+// The pump polls every SVC_JOB_POLL_SECONDS and runs once at start; a finished send wakes it again.
+import { randomUUID } from 'node:crypto'
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { ulid } from 'ulid'
+import type { Config } from '../../config'
+import { rowsOf, type Database } from '../../db/client'
+import { events, webhookDeliveries, webhookEndpoints } from '../../db/schema'
+import { activeSecrets, type EndpointRow } from './endpoints'
+import { DELIVERY_TIMEOUT_MS, postSigned } from './send'
+
+const DISPATCH_BATCH = 200
+/** Deliveries in flight per process: a dead receiver holds one slot for at most the 10 s timeout. */
+export const MAX_IN_FLIGHT = 64
+/** Longer than the timeout, so a live sender always finishes before its lease lapses. */
+const LEASE_SECONDS = Math.ceil(DELIVERY_TIMEOUT_MS / 1000) + 10
+
+/** The body as sent: the outbox payload with its keys in the documented order. */
+export function eventBody(p: Record<string, unknown>): string {
+  return JSON.stringify({ id: p.id, type: p.type, created_at: p.created_at, api_version: p.api_version, account_id: p.account_id, data: p.data })
+}
+
+/** Fans out up to one batch of undispatched events; answers how many events it claimed. */
+export async function dispatchBatch(database: Database, limit = DISPATCH_BATCH): Promise<number> {
+  // A cheap look first, so an idle poll never opens a transaction.
+  const [any] = await database.db.select({ id: events.id }).from(events).where(isNull(events.dispatchedAt)).limit(1)
+  if (!any) return 0
+  return database.tx(async (tx) => {
+    const evs = await tx.select().from(events).where(isNull(events.dispatchedAt)).orderBy(asc(events.createdAt)).limit(limit).for('update', { skipLocked: true })
+    if (!evs.length) return 0
+    const accountIds = [...new Set(evs.map((e) => e.accountId))]
+    const eps = await tx.select({ id: webhookEndpoints.id, accountId: webhookEndpoints.accountId, events: webhookEndpoints.events, createdAt: webhookEndpoints.createdAt })
+      .from(webhookEndpoints)
+      .where(and(inArray(webhookEndpoints.accountId, accountIds), eq(webhookEndpoints.enabled, true), isNull(webhookEndpoints.deletedAt)))
+    const now = new Date()
+    const rows: (typeof webhookDeliveries.$inferInsert)[] = []
+    for (const ev of evs) {
+      // An endpoint created after the event was written does not receive it.
+      for (const ep of eps) {
+        if (ep.accountId !== ev.accountId || !ep.events.includes(ev.type) || ep.createdAt > ev.createdAt) continue
+        rows.push({ id: `dlv_${ulid()}`, accountId: ev.accountId, endpointId: ep.id, eventId: ev.id, eventType: ev.type, body: eventBody(ev.payload), status: 'pending', nextAttemptAt: now, createdAt: now, updatedAt: now })
+      }
+    }
+    for (let i = 0; i < rows.length; i += 500) await tx.insert(webhookDeliveries).values(rows.slice(i, i + 500)).onConflictDoNothing()
+    await tx.update(events).set({ dispatchedAt: now }).where(inArray(events.id, evs.map((e) => e.id)))
+    return evs.length
+  })
+}
+
+interface Claimed { id: string; account_id: string; endpoint_id: string; event_type: string; body: string; attempt_count: number; claim_token: string }
+
+/** Leases up to `n` due deliveries of enabled endpoints. */
+export async function claimDue(database: Database, n: number): Promise<Claimed[]> {
+  if (n <= 0) return []
+  const token = randomUUID()
+  return rowsOf<Claimed>(await database.db.execute(sql`
+    UPDATE webhook_deliveries SET locked_until = now() + ${sql.raw(`interval '${LEASE_SECONDS} seconds'`)}, claim_token = ${token}
+    WHERE id IN (
+      SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+        AND (d.locked_until IS NULL OR d.locked_until < now())
+        AND e.enabled AND e.deleted_at IS NULL
+      ORDER BY d.next_attempt_at
+      LIMIT ${n}
+      FOR UPDATE OF d SKIP LOCKED)
+    RETURNING id, account_id, endpoint_id, event_type, body, attempt_count, claim_token`))
+}
+
+/** The delay before the next attempt with ±10 % jitter, so retries of one outage do not arrive in step. */
+export function retryDelayMs(schedule: number[], attemptsMade: number, random = Math.random): number | null {
+  const base = schedule[attemptsMade - 1]
+  if (base === undefined) return null
+  return Math.round(base * 1000 * (0.9 + 0.2 * random()))
+}
+
+export interface Outcome {
+  id: string
+  token: string
+  status: 'succeeded' | 'retrying' | 'exhausted'
+  attempt: number
+  entry: { attempt: number; at: string; status_code: number | null; latency_ms: number; error: string | null }
+  next_at: string | null
+  delivered_at: string | null
+}
+
+/** Sends one claimed delivery and answers the attempt's outcome (recorded by `recordOutcomes`). */
+export async function attemptDelivery(config: Config, d: Claimed, endpoint: EndpointRow): Promise<Outcome> {
+  const at = new Date()
+  let secrets: string[] | null = null
+  try { secrets = activeSecrets(config.secret, endpoint) } catch {}
+  // A secret that no longer decrypts (SVC_SECRET changed) fails the attempt rather than looping on the lease.
+  const r = secrets
+    ? await postSigned({ url: endpoint.url, secrets, body: d.body, deliveryId: d.id, eventType: d.event_type, allowPrivateHosts: config.allowPrivateHosts })
+    : { ok: false, statusCode: null, latencyMs: 0, error: 'The signing secret cannot be decrypted with the current SVC_SECRET; rotate the secret.' }
+  const attempt = d.attempt_count + 1
+  const entry = { attempt, at: at.toISOString(), status_code: r.statusCode, latency_ms: r.latencyMs, error: r.ok ? null : (r.error ?? `The receiver answered ${r.statusCode}.`) }
+  const now = Date.now()
+  const delay = r.ok ? null : retryDelayMs(config.webhookRetrySchedule, attempt)
+  return {
+    id: d.id, token: d.claim_token, attempt, entry,
+    status: r.ok ? 'succeeded' : delay === null ? 'exhausted' : 'retrying',
+    next_at: delay === null ? null : new Date(now + delay).toISOString(),
+    delivered_at: r.ok ? new Date(now).toISOString() : null,
+  }
+}
+
+/**
+ * Records attempts in one statement (one round trip however many finished together). Only rows still
+ * leased by the same claim are written, so a sender whose lease lapsed cannot overwrite a newer attempt.
+ */
+export async function recordOutcomes(database: Database, outcomes: Outcome[]) {
+  if (!outcomes.length) return
+  await database.db.execute(sql`
+    UPDATE webhook_deliveries w SET
+      status = v.status, attempt_count = v.attempt, attempts = w.attempts || jsonb_build_array(v.entry),
+      last_status_code = (v.entry->>'status_code')::int, last_error = v.entry->>'error',
+      next_attempt_at = v.next_at, delivered_at = v.delivered_at, locked_until = NULL, claim_token = NULL, updated_at = now()
+    FROM jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb)
+      AS v(id text, token text, status text, attempt int, entry jsonb, next_at timestamptz, delivered_at timestamptz)
+    WHERE w.id = v.id AND w.claim_token = v.token`)
+}
+
+/** Gives a lease back (the endpoint vanished between the claim and the send). */
+async function release(database: Database, d: Claimed) {
+  await database.db.update(webhookDeliveries).set({ lockedUntil: null, claimToken: null }).where(and(eq(webhookDeliveries.id, d.id), eq(webhookDeliveries.claimToken, d.claim_token)))
+}
+
+export interface WebhookPump {
+  /** Run a pass now (coalesced with one already running). */
+  kick(): void
+  state(): 'ok' | 'degraded'
+  inFlight(): number
+  stop(): Promise<void>
+}
+
+let current: WebhookPump | undefined
+/** The process's pump, for the catch-up job. */
+export const currentPump = () => current
+
+export function startWebhookPump(opts: { database: Database; config: Config; intervalMs: number; maxInFlight?: number; log?: (m: string) => void }): WebhookPump {
+  const { database, config } = opts
+  const max = opts.maxInFlight ?? MAX_IN_FLIGHT
+  const log = opts.log ?? ((m) => console.error(`[webhooks] ${m}`))
+  const running = new Set<Promise<void>>()
+  let stopped = false
+  let ticking = false
+  let again = false
+  let lastErrorAt = 0
+
+  // Finished attempts wait here briefly and are written together.
+  let pending: Outcome[] = []
+  let flushing: Promise<void> | null = null
+  const flush = async () => {
+    while (pending.length) {
+      const batch = pending
+      pending = []
+      await recordOutcomes(database, batch).catch((e) => { lastErrorAt = Date.now(); log(`recording ${batch.length} attempt(s): ${e instanceof Error ? e.message : e}`) })
+    }
+  }
+  const scheduleFlush = () => {
+    if (flushing) return
+    flushing = new Promise<void>((r) => setTimeout(r, 10)).then(flush).finally(() => {
+      flushing = null
+      if (pending.length) scheduleFlush()
+      // Slots freed: refill once half of them are free, or when nothing is in flight.
+      if (!stopped && (running.size <= max / 2)) tick()
+    })
+  }
+
+  const pass = async () => {
+    while ((await dispatchBatch(database)) === DISPATCH_BATCH && !stopped) { /* drain the backlog */ }
+    const claimed = await claimDue(database, max - running.size)
+    if (!claimed.length) return
+    const ids = [...new Set(claimed.map((c) => c.endpoint_id))]
+    const eps = new Map((await database.db.select().from(webhookEndpoints).where(inArray(webhookEndpoints.id, ids))).map((e) => [e.id, e]))
+    for (const c of claimed) {
+      const ep = eps.get(c.endpoint_id)
+      const p: Promise<void> = (ep ? attemptDelivery(config, c, ep).then((o) => { pending.push(o); scheduleFlush() }) : release(database, c))
+        .catch((e) => { lastErrorAt = Date.now(); log(`delivery ${c.id}: ${e instanceof Error ? e.message : e}`) })
+        .finally(() => { running.delete(p) })
+      running.add(p)
+    }
+  }
+
+  const tick = () => {
+    if (stopped) return
+    if (ticking) { again = true; return }
+    ticking = true
+    void (async () => {
+      try {
+        do { again = false; await pass() } while (again && !stopped)
+      } catch (e) {
+        lastErrorAt = Date.now()
+        if (!stopped) log(`pass failed: ${e instanceof Error ? e.message : e}`)
+      } finally {
+        ticking = false
+      }
+    })()
+  }
+
+  const timer = setInterval(tick, Math.max(50, opts.intervalMs))
+  timer.unref()
+  tick()
+  const pump: WebhookPump = {
+    kick: tick,
+    state: () => (Date.now() - lastErrorAt < 60_000 ? 'degraded' : 'ok'),
+    inFlight: () => running.size,
+    async stop() {
+      stopped = true
+      clearInterval(timer)
+      // Sends in flight finish (each is bounded by the timeout); an unfinished one is re-sent later.
+      await Promise.race([Promise.allSettled([...running]), new Promise((r) => setTimeout(r, 2000))])
+      await flush()
+      if (current === pump) current = undefined
+    },
+  }
+  current = pump
+  return pump
+}

@@ -1,0 +1,19 @@
+import * as v from 'valibot'
+import { asList, defineApiRoute } from '../../../../utils/define-api-route'
+import { Delivery, DeliveryListQuery } from '../../../../domain/webhooks/schemas'
+import { webhookAccount } from '../../../../domain/webhooks/endpoints'
+import { listDeliveries } from '../../../../domain/webhooks/deliveries'
+
+export default defineApiRoute({
+  summary: 'List webhook deliveries',
+  description:
+    'Newest first, keyset pages. Filters: endpoint_id, event (an event name), event_id, status (pending, retrying, succeeded, exhausted), since ' +
+    '(created at or after). Each delivery lists its attempts with status code, latency and error.',
+  tags: ['Webhooks'],
+  scope: 'webhooks:manage',
+  dataRoute: true,
+  query: DeliveryListQuery,
+  response: v.object({ data: v.array(Delivery) }),
+  errors: ['invalid_id', 'invalid_date', 'invalid_limit', 'invalid_cursor', 'unsupported_filter'],
+  handler: async ({ event, runtime, principal, account, query }) => asList(await listDeliveries(event, runtime, principal, webhookAccount(account), query)),
+})
