@@ -20,6 +20,9 @@ const Env = v.object({
   SVC_MAIL: v.optional(v.string(), 'outbox'),
   SVC_RATE_LIMITS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z]+=\d+\s*)(,\s*[a-z]+=\d+\s*)*$|^$/, 'SVC_RATE_LIMITS is a comma list of class=n, e.g. read=600,write=120')), ''),
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
+  SVC_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
+  SVC_OAUTH_ACCESS_TTL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3600'),
+  SVC_OAUTH_REFRESH_GRACE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '30'),
 })
 
 export interface Config {
@@ -33,6 +36,8 @@ export interface Config {
   secret: string
   redisUrl: string | undefined
   publicUrl: string
+  /** False when publicUrl is the HOST:PORT default (then PORT=0 is completed from the listening socket). */
+  publicUrlExplicit: boolean
   allowPrivateHosts: string[]
   chatEngine: string
   telephony: string
@@ -40,6 +45,11 @@ export interface Config {
   jobPollSeconds: number
   /** Per-minute overrides of the default rate-class limits (operators; tests raise them). */
   rateLimits: Record<string, number>
+  /** Extra browser origins admitted on /mcp beside the service's own, loopback and https://claude.ai. */
+  mcpAllowedOrigins: string[]
+  /** OAuth access-token lifetime (1 hour) and the refresh-reuse grace window (30 s); tests shorten them. */
+  oauthAccessTtlSeconds: number
+  oauthRefreshGraceSeconds: number
 }
 
 // A generated dev secret lives in the data dir (mode 0600) so restarts keep cursors and keys valid.
@@ -87,11 +97,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     secret,
     redisUrl: e.REDIS_URL,
     publicUrl: (e.SVC_PUBLIC_URL ?? `http://${e.HOST}:${port}`).replace(/\/$/, ''),
+    publicUrlExplicit: e.SVC_PUBLIC_URL !== undefined,
     allowPrivateHosts: e.SVC_ALLOW_PRIVATE_HOSTS.split(',').map((s) => s.trim()).filter(Boolean),
     chatEngine: e.SVC_CHAT_ENGINE,
     telephony: e.SVC_TELEPHONY,
     mail: e.SVC_MAIL,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
+    mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((s) => s.trim().replace(/\/$/, '')).filter(Boolean),
+    oauthAccessTtlSeconds: Number(e.SVC_OAUTH_ACCESS_TTL_SECONDS),
+    oauthRefreshGraceSeconds: Number(e.SVC_OAUTH_REFRESH_GRACE_SECONDS),
     rateLimits: Object.fromEntries(e.SVC_RATE_LIMITS.split(',').filter((x) => x.trim()).map((x) => { const [k, n] = x.split('='); return [k.trim(), Number(n)] })),
   }
   return cached

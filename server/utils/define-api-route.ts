@@ -69,6 +69,9 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
   example?: unknown
   /** The handler writes the response itself (docs, openapi): no envelope. */
   raw?: boolean
+  /** Documentation only (OAuth endpoints): the request body media type and the RFC 6749 error shape. */
+  requestType?: 'json' | 'form'
+  errorFormat?: 'envelope' | 'oauth'
   handler: (ctx: RouteContext<Out<PS>, Out<QS>, Out<BS>>) => R | Promise<R>
 }
 
