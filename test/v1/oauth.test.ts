@@ -37,7 +37,7 @@ async function connect(opts: { keep?: (s: string) => boolean; scope?: string; wh
 
 describe('discovery', () => {
   it('serves RFC 8414 metadata whose issuer is the origin string, byte-identical to the PRM authorization server', async () => {
-    verifies('oauth.server')
+    verifies('oauth.discovery')
     const as = await fetch(`${origin}/.well-known/oauth-authorization-server`).then((r) => r.json())
     expect(as.issuer).toBe(origin)
     expect(as).toMatchObject({
@@ -60,14 +60,14 @@ describe('discovery', () => {
   })
 
   it('has no openid-configuration (a partial OIDC document breaks MCP clients)', async () => {
-    verifies('oauth.server')
+    verifies('oauth.discovery')
     expect((await fetch(`${origin}/.well-known/openid-configuration`)).status).toBe(404)
   })
 })
 
 describe('the whole flow with oauth4webapi', () => {
   it('PRM → AS metadata → DCR → authorize with PKCE → consent → code → token → REST → refresh → revoke', async () => {
-    verifies('oauth.server')
+    verifies('oauth.server', 'oauth.discovery', 'oauth.access-token', 'oauth.connection')
     const rs = new URL(`${origin}/mcp`)
     const prm = await oauth.processResourceDiscoveryResponse(rs, await oauth.resourceDiscoveryRequest(rs, o))
     const issuer = new URL(prm.authorization_servers![0])
@@ -130,7 +130,7 @@ describe('the whole flow with oauth4webapi', () => {
   })
 
   it('records the token\'s requests in the audit log as its key, typed oauth', async () => {
-    verifies('oauth.server')
+    verifies('oauth.access-token')
     const { tokens, clientId } = await connect({ scope: 'accounts:read' })
     const conns = await tenantSessionApi(tenant).get('/api/oauth/connections')
     const keyId = conns.body.data.find((c: any) => c.client_id === clientId).key_id as string
@@ -392,7 +392,7 @@ describe('token endpoint', () => {
 
 describe('what a token may do', () => {
   it('scopes the user unchecked are not granted: a kb write is 403 insufficient_scope', async () => {
-    verifies('oauth.server')
+    verifies('oauth.connection', 'oauth.access-token')
     const { tokens } = await connect({ scope: 'kb:read kb:write agents:read', keep: (s) => s !== 'kb:write' })
     expect(tokens.scope).toBe('kb:read agents:read')
     const api = bearer(tokens.access_token)
@@ -404,7 +404,7 @@ describe('what a token may do', () => {
   })
 
   it('acts only for the user\'s home account: another tenant\'s resources stay 404', async () => {
-    verifies('oauth.server')
+    verifies('oauth.access-token', 'tenancy.isolation')
     const { tokens } = await connect({ scope: 'accounts:read agents:read conversations:read' })
     const api = bearer(tokens.access_token)
     expect((await api.get(`/accounts/${other.accountId}`)).status).toBe(404)
@@ -417,7 +417,7 @@ describe('what a token may do', () => {
   })
 
   it('revoking the connection key kills its tokens at once', async () => {
-    verifies('oauth.server')
+    verifies('oauth.connection', 'oauth.access-token')
     const { tokens, clientId } = await connect({ scope: 'accounts:read' })
     const conn = (await tenantSessionApi(tenant).get('/api/oauth/connections')).body.data.find((c: any) => c.client_id === clientId)
     expect((await tenant.api.delete(`/credentials/${conn.key_id}`)).status).toBe(204)
@@ -432,7 +432,7 @@ describe('what a token may do', () => {
 
 describe('dashboard connections', () => {
   it('lists my connections and disconnecting kills every token and the key; another user\'s is 404', async () => {
-    verifies('oauth.server')
+    verifies('oauth.connection', 'oauth.access-token')
     const { tokens, clientId } = await connect({ scope: 'accounts:read agents:read' })
     const dash = tenantSessionApi(tenant)
     const list = await dash.get('/api/oauth/connections')
@@ -520,7 +520,7 @@ describe('registration', () => {
 
 describe('CORS', () => {
   it('answers preflights on discovery, OAuth and MCP paths and exposes the challenge headers on errors', async () => {
-    verifies('oauth.server')
+    verifies('oauth.cors')
     for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource/mcp', '/oauth/register', '/oauth/token', '/oauth/revoke', '/v1/oauth/token', '/mcp', '/v1/mcp']) {
       const r = await fetch(`${origin}${path}`, { method: 'OPTIONS', headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, mcp-protocol-version' } })
       expect(r.status, path).toBe(204)
@@ -538,7 +538,7 @@ describe('CORS', () => {
   })
 
   it('keeps the REST API closed to other origins and refuses foreign origins on /mcp', async () => {
-    verifies('oauth.server')
+    verifies('oauth.cors')
     const rest = await fetch(`${base}/users`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } })
     expect(rest.headers.get('access-control-allow-origin')).toBeNull()
     for (const path of ['/mcp', '/v1/mcp']) {
