@@ -71,3 +71,16 @@ export function canonicalResource(value: string | undefined, origin: string): st
   if (path === '') return origin
   return (RESOURCE_PATHS as readonly string[]).includes(path) ? `${origin}${path}` : null
 }
+
+/**
+ * The RFC 6750 / RFC 9728 challenge for a protected MCP path: `resource_metadata` always, `error` only
+ * when a credential was sent (RFC 6750 §3.1), every value quoted (the SDK client's parser needs quotes).
+ */
+export function bearerChallenge(origin: string, resourcePath: string = '/mcp', opts: { error?: 'invalid_token' | 'insufficient_scope'; description?: string; scope?: string } = {}): string {
+  const q = (s: string) => `"${s.replace(/["\\]/g, '')}"`
+  const parts = [`resource_metadata=${q(resourceMetadataUrl(origin, resourcePath))}`]
+  if (opts.scope) parts.push(`scope=${q(opts.scope)}`)
+  if (opts.error) parts.push(`error=${q(opts.error)}`)
+  if (opts.error && opts.description) parts.push(`error_description=${q(opts.description)}`)
+  return `Bearer ${parts.join(', ')}`
+}
