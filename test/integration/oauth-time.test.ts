@@ -2,6 +2,9 @@
 // reuse grace 1 s) and low OAuth rate limits: expiry, reuse of a rotated refresh token after the grace
 // window, and the registration and token-endpoint limits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { oauthClients } from '../../server/db/schema'
+import { withDatabase } from '../helpers/db'
 import { createApi, err } from '../helpers/api'
 import { authorizeUrl, Browser, pkce, registerClient, tokenRequest } from '../helpers/oauth'
 import { startServer, type TestServer } from '../helpers/server'
@@ -11,10 +14,11 @@ import { verifies } from '../requirements'
 let server: TestServer
 let t: Tenant
 const CB = 'http://127.0.0.1:53682/cb'
+const env = { SVC_OAUTH_ACCESS_TTL_SECONDS: '2', SVC_OAUTH_REFRESH_GRACE_SECONDS: '1', SVC_RATE_LIMITS: 'register=3,token=6,read=1000,write=1000' }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 beforeAll(async () => {
-  server = await startServer({ env: { SVC_OAUTH_ACCESS_TTL_SECONDS: '2', SVC_OAUTH_REFRESH_GRACE_SECONDS: '1', SVC_RATE_LIMITS: 'register=3,token=6,read=1000,write=1000' } })
+  server = await startServer({ env })
   t = await createTenant(createApi(server.base, server.masterKey), { scopes: ['accounts:read', 'credentials:manage'] })
 })
 afterAll(async () => { await server?.stop('SIGKILL') })
@@ -92,5 +96,24 @@ describe('OAuth rate limits', () => {
     const code = await tokenRequest(server.origin, { grant_type: 'authorization_code', code: 'nope', code_verifier: pkce().verifier, redirect_uri: CB, client_id: id })
     expect(code.status).toBe(400)
     expect(code.body.error).toBe('invalid_grant')
+  })
+})
+
+describe('a deleted client', () => {
+  it('makes its tokens 401 invalid_credentials and is invalid_client at the token endpoint', async () => {
+    verifies('oauth.access-token', 'oauth.server')
+    const { clientId, tokens } = await connect()
+    expect((await account(tokens.access_token)).status).toBe(200)
+    // No route deletes a client (a future clean-up of unused registrations will): simulate it in the
+    // database, which on PGlite needs the server stopped.
+    await server.stop()
+    await withDatabase(server.dataDir, (db) => db.db.update(oauthClients).set({ deletedAt: new Date() }).where(eq(oauthClients.id, clientId)))
+    server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
+    const r = await account(tokens.access_token)
+    expect(r.status).toBe(401)
+    expect(err(r).code).toBe('invalid_credentials')
+    const refresh = await tokenRequest(server.origin, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId })
+    expect(refresh.status).toBe(401)
+    expect(refresh.body.error).toBe('invalid_client')
   })
 })

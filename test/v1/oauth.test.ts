@@ -542,6 +542,15 @@ describe('registration', () => {
     expect((await notJson.json()).error).toBe('invalid_client_metadata')
   })
 
+  it('never redirects an OAuth POST with a trailing slash (a redirect would turn it into a GET and drop the body)', async () => {
+    verifies('oauth.server')
+    const r = await fetch(`${origin}/oauth/register/`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.251' }, body: JSON.stringify({ redirect_uris: [CB], token_endpoint_auth_method: 'none' }) })
+    expect(r.status).toBe(201)
+    const t = await fetch(`${origin}/oauth/token/`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=svc_oc_nobody' })
+    expect(t.status).toBe(401)
+    expect((await t.json()).error).toBe('invalid_client')
+  })
+
   it('serves the same endpoints under /v1/oauth', async () => {
     verifies('oauth.server')
     const r = await fetch(`${origin}/v1/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [CB], token_endpoint_auth_method: 'none' }) })
