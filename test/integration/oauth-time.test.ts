@@ -3,7 +3,7 @@
 // window, and the registration and token-endpoint limits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
-import { oauthClients } from '../../server/db/schema'
+import { oauthClients, oauthCodes } from '../../server/db/schema'
 import { withDatabase } from '../helpers/db'
 import { createApi, err } from '../helpers/api'
 import { authorizeUrl, Browser, pkce, registerClient, tokenRequest } from '../helpers/oauth'
@@ -99,16 +99,35 @@ describe('OAuth rate limits', () => {
   })
 })
 
-describe('a deleted client', () => {
-  it('makes its tokens 401 invalid_credentials and is invalid_client at the token endpoint', async () => {
+describe('a deleted client and the OAuth sweep', () => {
+  it('a deleted client\'s tokens are 401 invalid_credentials and it is invalid_client; the sweep retires unused registrations and unredeemed approvals', async () => {
     verifies('oauth.access-token', 'oauth.server')
     const { clientId, tokens } = await connect()
     expect((await account(tokens.access_token)).status).toBe(200)
-    // No route deletes a client (a future clean-up of unused registrations will): simulate it in the
-    // database, which on PGlite needs the server stopped.
+    const unused = (await registerClient(server.origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none' }, '192.0.2.91')).body.client_id
+    const abandoned = (await registerClient(server.origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none', client_name: 'abandoned approval' }, '192.0.2.92')).body.client_id
+    const { challenge } = pkce()
+    await new Browser(server.origin).approve(authorizeUrl(server.origin, { clientId: abandoned, redirectUri: CB, challenge, method: 'S256' }), t)
+    // Time passes in the database (on PGlite only with the server stopped): the first client is deleted,
+    // the unused registration is two days old and the approval's code has expired unredeemed.
     await server.stop()
-    await withDatabase(server.dataDir, (db) => db.db.update(oauthClients).set({ deletedAt: new Date() }).where(eq(oauthClients.id, clientId)))
+    await withDatabase(server.dataDir, async (db) => {
+      await db.db.update(oauthClients).set({ deletedAt: new Date() }).where(eq(oauthClients.id, clientId))
+      await db.db.update(oauthClients).set({ createdAt: new Date(Date.now() - 2 * 86_400_000) }).where(eq(oauthClients.id, unused))
+      await db.db.update(oauthCodes).set({ expiresAt: new Date(Date.now() - 60_000) }).where(eq(oauthCodes.clientId, abandoned))
+    })
     server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
+    // The sweep runs when the queue starts.
+    const login = await createApi(server.origin).post('/api/auth/login', { email: t.email, password: t.password })
+    const keyOf = async () => (await createApi(server.origin).get('/api/api-keys', { headers: { authorization: `Session ${login.body.session_token}` } })).body.data.find((k: any) => k.name === 'OAuth: abandoned approval')
+    let status = (await keyOf()).status
+    for (let i = 0; i < 50 && status !== 'revoked'; i++) {
+      await sleep(200)
+      status = (await keyOf()).status
+    }
+    expect(status).toBe('revoked')
+    const unusedRefresh = await tokenRequest(server.origin, { grant_type: 'refresh_token', refresh_token: 'svc_rt_' + 'y'.repeat(43), client_id: unused })
+    expect(unusedRefresh.body.error).toBe('invalid_client')
     const r = await account(tokens.access_token)
     expect(r.status).toBe(401)
     expect(err(r).code).toBe('invalid_credentials')
