@@ -12,7 +12,7 @@ export async function sweepOAuth(database: Database, now = new Date()) {
   const stale = await database.db.select({ id: oauthGrants.id }).from(oauthGrants).where(and(
     isNull(oauthGrants.revokedAt),
     sql`NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = ${oauthGrants.id})`,
-    sql`NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.grant_id = ${oauthGrants.id} AND c.used_at IS NULL AND c.expires_at > ${now})`,
+    sql`NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.grant_id = ${oauthGrants.id} AND c.used_at IS NULL AND c.expires_at > ${now.toISOString()}::timestamptz)`,
   ))
   for (const g of stale) await revokeGrant(database, g.id, now)
   const clients = await database.db.update(oauthClients).set({ deletedAt: now }).where(and(
