@@ -25,6 +25,9 @@ const Env = v.object({
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
   // Test and operations knob: the webhook retry delays in seconds (decisions "Retries" by default).
   SVC_WEBHOOK_RETRY_SCHEDULE: v.optional(v.pipe(v.string(), v.regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'SVC_WEBHOOK_RETRY_SCHEDULE is a comma list of seconds, e.g. 1,1,1')), '60,300,1800,7200,28800,86400'),
+  SVC_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
+  SVC_OAUTH_ACCESS_TTL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3600'),
+  SVC_OAUTH_REFRESH_GRACE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '30'),
 })
 
 export interface Config {
@@ -38,6 +41,8 @@ export interface Config {
   secret: string
   redisUrl: string | undefined
   publicUrl: string
+  /** False when publicUrl is the HOST:PORT default (then PORT=0 is completed from the listening socket). */
+  publicUrlExplicit: boolean
   allowPrivateHosts: string[]
   chatEngine: string
   telephony: string
@@ -52,6 +57,11 @@ export interface Config {
   rateLimits: Record<string, number>
   /** Operator overrides of the default daily quotas (SVC_QUOTAS; per-user PATCH /users limits still win). */
   quotas: Record<string, number>
+  /** Extra browser origins admitted on /mcp beside the service's own, loopback and https://claude.ai. */
+  mcpAllowedOrigins: string[]
+  /** OAuth access-token lifetime (1 hour) and the refresh-reuse grace window (30 s); tests shorten them. */
+  oauthAccessTtlSeconds: number
+  oauthRefreshGraceSeconds: number
 }
 
 // A generated dev secret lives in the data dir (mode 0600) so restarts keep cursors and keys valid.
@@ -103,6 +113,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     secret,
     redisUrl: e.REDIS_URL,
     publicUrl: (e.SVC_PUBLIC_URL ?? `http://${e.HOST}:${port}`).replace(/\/$/, ''),
+    publicUrlExplicit: e.SVC_PUBLIC_URL !== undefined,
     allowPrivateHosts: e.SVC_ALLOW_PRIVATE_HOSTS.split(',').map((s) => s.trim()).filter(Boolean),
     chatEngine: e.SVC_CHAT_ENGINE,
     telephony: e.SVC_TELEPHONY,
@@ -113,6 +124,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
     rateLimits: counts(e.SVC_RATE_LIMITS),
     quotas: counts(e.SVC_QUOTAS),
+    mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((s) => s.trim().replace(/\/$/, '')).filter(Boolean),
+    oauthAccessTtlSeconds: Number(e.SVC_OAUTH_ACCESS_TTL_SECONDS),
+    oauthRefreshGraceSeconds: Number(e.SVC_OAUTH_REFRESH_GRACE_SECONDS),
   }
   return cached
 }

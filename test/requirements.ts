@@ -141,6 +141,10 @@ export const requirements = {
   'mcp.tools': { source: 'issue 8 MCP connector', behavior: 'Each tool is one REST operation called in-process with the caller credential: input schema from the route schemas, REST data as structuredContent, REST errors as isError results with code and field, the same audit row.' },
   'mcp.tenancy': { source: 'contract Tenant isolation', behavior: "Another tenant's agent through an MCP tool is a 404 not-found tool error." },
   'oauth.server': { source: 'decisions OAuth client rules', behavior: 'DCR, authorization code with PKCE S256, rotating refresh tokens, revocation.' },
+  'oauth.discovery': { source: 'decisions MCP and OAuth paths', behavior: 'RFC 8414 metadata and RFC 9728 protected-resource metadata (root, /mcp, /v1/mcp); the issuer is the public origin string, byte-identical to authorization_servers[0] and to iss; /.well-known/openid-configuration is 404.' },
+  'oauth.access-token': { source: 'contract Credential types (svc_at_)', behavior: 'An svc_at_ token authenticates exactly as its connection key (scopes, home account, audit row); past its hour it is 401 expired_token; revoked key, revoked grant or disconnection is 401 invalid_credentials.' },
+  'oauth.connection': { source: 'decisions OAuth connection; Dashboard origin', behavior: 'Consent (dashboard session) mints a personal key with the approved scopes and the home account; the dashboard lists connections and disconnecting kills every token and the key at once.' },
+  'oauth.cors': { source: 'decisions MCP and OAuth paths; mcp-oauth-notes §8', behavior: 'Preflights and exposed WWW-Authenticate/Mcp-* headers on discovery, OAuth and /mcp paths; REST /v1 stays closed to other origins; a foreign Origin on /mcp is 403.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -506,3 +506,63 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   index('webhook_deliveries_event_idx').on(t.eventId),
   uniqueIndex('webhook_deliveries_fanout_idx').on(t.endpointId, t.eventId).where(sql`replayed_from IS NULL`),
 ])
+
+// OAuth 2.1 authorization server for the assistant connector (issue 8). Clients come from dynamic
+// registration and belong to nobody until a user consents; a grant (`ocn_<n>`, the dashboard's
+// "connection") ties a client to the user and the personal key minted on consent. Codes and tokens are
+// stored as SHA-256 hashes only.
+export const oauthClients = pgTable('oauth_clients', {
+  id: text('id').primaryKey(),
+  /** SHA-256 hex of the client secret; null for public clients (token_endpoint_auth_method none). */
+  secretHash: text('secret_hash'),
+  tokenEndpointAuthMethod: text('token_endpoint_auth_method').notNull(),
+  redirectUris: jsonb('redirect_uris').$type<string[]>().notNull(),
+  /** The validated registration metadata, echoed by registration. */
+  metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+  clientName: text('client_name'),
+  createdAt: now('created_at'),
+  lastUsedAt: ts('last_used_at'),
+  deletedAt: ts('deleted_at'),
+})
+
+export const oauthGrantSeq = pgSequence('oauth_grant_seq', { startWith: 1 })
+
+export const oauthGrants = pgTable('oauth_grants', {
+  id: text('id').primaryKey().default(sql`'ocn_' || nextval('oauth_grant_seq')`),
+  clientId: text('client_id').notNull().references(() => oauthClients.id),
+  userId: text('user_id').notNull().references(() => users.id),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  keyId: text('key_id').notNull().references(() => apiKeys.id),
+  scopes: jsonb('scopes').$type<string[]>().notNull(),
+  /** The canonical RFC 8707 resource the grant was issued for. */
+  resource: text('resource').notNull(),
+  createdAt: now('created_at'),
+  lastUsedAt: ts('last_used_at'),
+  revokedAt: ts('revoked_at'),
+}, (t) => [index('oauth_grants_user_idx').on(t.userId, t.createdAt), index('oauth_grants_key_idx').on(t.keyId)])
+
+export const oauthCodes = pgTable('oauth_codes', {
+  codeHash: text('code_hash').primaryKey(),
+  grantId: text('grant_id').notNull().references(() => oauthGrants.id),
+  clientId: text('client_id').notNull(),
+  redirectUri: text('redirect_uri').notNull(),
+  codeChallenge: text('code_challenge').notNull(),
+  resource: text('resource').notNull(),
+  scopes: jsonb('scopes').$type<string[]>().notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  usedAt: ts('used_at'),
+  createdAt: now('created_at'),
+})
+
+export const oauthTokens = pgTable('oauth_tokens', {
+  tokenHash: text('token_hash').primaryKey(),
+  grantId: text('grant_id').notNull().references(() => oauthGrants.id),
+  /** access (svc_at_) or refresh (svc_rt_). */
+  kind: text('kind').notNull(),
+  scopes: jsonb('scopes').$type<string[]>().notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  /** Refresh tokens: when the token was first exchanged (rotated); reuse is judged against it. */
+  rotatedAt: ts('rotated_at'),
+  revokedAt: ts('revoked_at'),
+  createdAt: now('created_at'),
+}, (t) => [index('oauth_tokens_grant_idx').on(t.grantId)])

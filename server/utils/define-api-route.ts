@@ -71,6 +71,9 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
   raw?: boolean
   /** OpenAPI responses written out, for a route that does not answer the envelope (the MCP connector). */
   responses?: Record<string, unknown>
+  /** Documentation only (OAuth endpoints): the request body media type and the RFC 6749 error shape. */
+  requestType?: 'json' | 'form'
+  errorFormat?: 'envelope' | 'oauth'
   handler: (ctx: RouteContext<Out<PS>, Out<QS>, Out<BS>>) => R | Promise<R>
 }
 

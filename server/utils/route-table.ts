@@ -10,8 +10,8 @@ export interface RouteEntry { path: string; method: string; meta: ApiRouteMeta |
 
 const routes = (handlers as NitroHandler[]).filter((h) => !h.middleware && h.route)
 
-/** The base-path alias re-dispatches to /v1 and is not an operation of its own. */
-export const isAlias = (route: string) => route.startsWith('/api/v1/')
+/** The base-path alias re-dispatches to /v1, and /v1/oauth/* to /oauth/*: not operations of their own. */
+export const isAlias = (route: string) => route.startsWith('/api/v1/') || route.startsWith('/v1/oauth/')
 
 let cache: Promise<RouteEntry[]> | undefined
 

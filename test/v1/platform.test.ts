@@ -287,7 +287,7 @@ describe('OpenAPI and reference', () => {
       return readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [relative(routesDir, join(d, e.name))]))
     })(routesDir)
     const operations = files
-      .filter((f) => !f.startsWith('api/v1/')) // the fallback base path re-dispatches to /v1
+      .filter((f) => !f.startsWith('api/v1/') && !f.startsWith('v1/oauth/')) // aliases re-dispatch to /v1 and /oauth
       .map((f) => {
         const m = /^(.*?)(?:\.(get|post|patch|put|delete))?\.ts$/.exec(f)!
         const path = '/' + m[1].replace(/(^|\/)index$/, '').replace(/\[(\w+)\]/g, '{$1}')

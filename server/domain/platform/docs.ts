@@ -48,6 +48,12 @@ and at most 64 characters) and \`Cache-Control: no-store\`. Timestamps are ISO-8
 ${[...new Set(doc.tags.map((t) => t.name))].map((t) => `- [${t}](pages/${slug(t)}.md)`).join('\n')}
 `
 
+/** The first documented media type of a request body (JSON, or form-encoded on the OAuth endpoints). */
+const bodyOf = (rb: any): { type: string; schema: unknown } => {
+  const [type, media] = Object.entries(rb.content as Record<string, { schema: unknown }>)[0]
+  return { type, schema: media.schema }
+}
+
 function schemaBlock(schema: unknown): string {
   return '```json\n' + JSON.stringify(schema, null, 2) + '\n```'
 }
@@ -59,7 +65,7 @@ function operationMd({ method, path, op }: { method: string; path: string; op: O
     for (const p of op.parameters) lines.push(`| \`${p.name}\` | ${p.in} | ${p.required ? 'yes' : 'no'} | \`${JSON.stringify(p.schema)}\` |`)
     lines.push('')
   }
-  if (op.requestBody) lines.push('Request body:', '', schemaBlock(op.requestBody.content['application/json'].schema), '')
+  if (op.requestBody) lines.push(`Request body (${bodyOf(op.requestBody).type}):`, '', schemaBlock(bodyOf(op.requestBody).schema), '')
   lines.push('| Status | Meaning |', '|---|---|')
   for (const [status, r] of Object.entries(op.responses)) lines.push(`| ${status} | ${String(r.description).replace(/\|/g, '\\|')} |`)
   return lines.join('\n') + '\n'
@@ -106,7 +112,7 @@ export function docsHtml(doc: Doc): string {
     const params = op.parameters?.length
       ? `<table><tr><th>Parameter</th><th>In</th><th>Required</th><th>Schema</th></tr>${op.parameters.map((p) => `<tr><td><code>${esc(p.name)}</code></td><td>${p.in}</td><td>${p.required ? 'yes' : 'no'}</td><td><code>${esc(JSON.stringify(p.schema))}</code></td></tr>`).join('')}</table>`
       : ''
-    const body = op.requestBody ? `<h4>Request body</h4><pre>${esc(JSON.stringify(op.requestBody.content['application/json'].schema, null, 2))}</pre>` : ''
+    const body = op.requestBody ? `<h4>Request body (${esc(bodyOf(op.requestBody).type)})</h4><pre>${esc(JSON.stringify(bodyOf(op.requestBody).schema, null, 2))}</pre>` : ''
     const responses = `<table><tr><th>Status</th><th>Meaning</th></tr>${Object.entries(op.responses).map(([s, r]) => `<tr><td>${s}</td><td>${inline(String(r.description))}</td></tr>`).join('')}</table>`
     return `<section class="op" id="${id}"><h3><span class="m m-${method.toLowerCase()}">${method}</span> <code>${esc(path)}</code></h3><p>${esc(op.summary)}</p><p>${inline(op.description)}</p>${params}${body}${responses}</section>`
   }

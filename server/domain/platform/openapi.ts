@@ -4,6 +4,7 @@ import * as v from 'valibot'
 import { toJsonSchema } from '@valibot/to-json-schema'
 import type { RouteEntry } from '../../utils/route-table'
 import { VERSION } from './health'
+import { OAUTH_ERROR_STATUS } from '../oauth/errors'
 
 const GENERIC_ERRORS: Record<string, [number, string]> = {
   missing_credentials: [401, 'No bearer credential'],
@@ -46,6 +47,13 @@ export const toOpenApiPath = (route: string) => route.replace(/^\/v1/, '').repla
 
 /** Dashboard routes live on the origin under /api/…, outside the /v1 servers (decisions "Dashboard origin"). */
 const isDashboardPath = (p: string) => p.startsWith('/api/')
+/** The OAuth endpoints and discovery documents also live on the origin root (decisions "MCP and OAuth paths"). */
+const isOriginPath = (p: string) => p.startsWith('/oauth/') || p.startsWith('/.well-known/')
+
+const OAuthErrorSchema = {
+  type: 'object', required: ['error'],
+  properties: { error: { type: 'string' }, error_description: { type: 'string' } },
+}
 
 export function buildOpenApi(entries: RouteEntry[], origin: string) {
   const paths: Record<string, Record<string, unknown>> = {}
@@ -101,7 +109,19 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         content: { 'application/json': { schema: meta.response ? jsonSchema(meta.response) : { type: 'object' }, ...(meta.example ? { example: meta.example } : {}) } },
       },
     }
+    if (meta.errorFormat === 'oauth') byStatus.clear()
+    for (const code of meta.errorFormat === 'oauth' ? [...(meta.errors ?? []), 'server_error'] : []) {
+      const status = OAUTH_ERROR_STATUS[code] ?? 400
+      byStatus.set(status, [...(byStatus.get(status) ?? []), code])
+    }
     for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+      if (meta.errorFormat === 'oauth') {
+        responses[String(status)] = {
+          description: `RFC 6749 error: ${codes.map((c) => `\`${c}\``).join(', ')}`,
+          content: { 'application/json': { schema: OAuthErrorSchema, example: { error: codes[0], error_description: codes[0].replace(/_/g, ' ') } } },
+        }
+        continue
+      }
       responses[String(status)] = {
         description: codes.map((c) => `\`${c}\`${GENERIC_ERRORS[c] ? `: ${GENERIC_ERRORS[c][1]}` : ''}`).join('; '),
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: errorExample(codes[0]) } },
@@ -111,10 +131,11 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
     const scopeText = isPublic ? 'Public: no credential, unmetered, not audited.' : isSession
       ? `Dashboard session: cookie \`svc_session\` or \`Authorization: Session <token>\`; API keys are refused (401). Rate class: \`${rateClass}\`. Not audited.`
       : `Scope: \`${[meta.scope, ...(meta.anyScope ?? [])].filter(Boolean).join('` or `') || 'any credential'}\`. Rate class: \`${rateClass}\`.`
-    paths[p] ??= isDashboardPath(p) ? { servers: [{ url: origin, description: 'Dashboard origin' }] } : {}
+    paths[p] ??= isDashboardPath(p) ? { servers: [{ url: origin, description: 'Dashboard origin' }] }
+      : isOriginPath(path) ? { servers: [{ url: origin, description: 'Service origin' }] } : {}
     // A route outside /v1 and /api (the MCP connector at /mcp) is served on the origin root; when the
     // same operation is also under /v1 the path item lists both bases.
-    if (!path.startsWith('/v1/') && path !== '/v1' && !isDashboardPath(p)) rootPaths.add(p)
+    if (!path.startsWith('/v1/') && path !== '/v1' && !isDashboardPath(p) && !isOriginPath(path)) rootPaths.add(p)
     paths[p][m] = {
       operationId: operationId(m, p),
       summary: meta.summary,
@@ -125,7 +146,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
       'x-rate-class': isPublic ? null : rateClass,
       ...(parameters.length ? { parameters } : {}),
       ...(meta.body ? { requestBody: { required: !meta.patch, content: {
-        'application/json': { schema: jsonSchema(meta.body as v.GenericSchema) },
+        [meta.requestType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: jsonSchema(meta.body as v.GenericSchema) },
         ...(meta.multipart ? { 'multipart/form-data': { schema: meta.multipartBody ? jsonSchema(meta.multipartBody) : { type: 'object' } } } : {}),
       } } } : {}),
       responses: meta.responses ?? responses,

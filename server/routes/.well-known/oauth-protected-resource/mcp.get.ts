@@ -1,0 +1,11 @@
+import { protectedResourceMetadata, publicOrigin } from '../../../domain/oauth/metadata'
+import { defineApiRoute } from '../../../utils/define-api-route'
+
+export default defineApiRoute({
+  summary: 'Protected resource metadata of /mcp (RFC 9728)',
+  description: 'resource `<origin>/mcp`, authorization server `<origin>`.',
+  tags: ['OAuth'],
+  auth: 'public',
+  raw: true,
+  handler: ({ event, runtime }) => protectedResourceMetadata(publicOrigin(event, runtime.config), '/mcp'),
+})

@@ -1,0 +1,32 @@
+import * as v from 'valibot'
+import { definePageRoute } from '../../utils/define-oauth-route'
+import { authorizeReturnPath, optionalSession, redirectTo, renderConsent, sendErrorPage, sendPage } from '../../utils/oauth-pages'
+import { validateAuthorizeRequest } from '../../domain/oauth/authorize'
+import { publicOrigin } from '../../domain/oauth/metadata'
+import { loginPage } from '../../domain/oauth/pages'
+
+const Query = v.object({
+  response_type: v.literal('code'),
+  client_id: v.string(),
+  redirect_uri: v.optional(v.string()),
+  code_challenge: v.string(),
+  code_challenge_method: v.literal('S256'),
+  state: v.optional(v.string()),
+  scope: v.optional(v.pipe(v.string(), v.description('Space-separated scope names; unknown ones are ignored, none means every grantable scope'))),
+  resource: v.optional(v.pipe(v.string(), v.description('RFC 8707; <origin>/mcp by default'))),
+})
+
+export default definePageRoute({
+  summary: 'OAuth authorization endpoint',
+  description: 'A browser page. An unknown `client_id` or unregistered `redirect_uri` is a 400 page and never redirects. Without a dashboard session it shows a login form; with one, the consent form (the user may narrow the scopes). Other request errors redirect with `error`, `state` and `iss`.',
+  query: Query,
+}, async (event, runtime) => {
+  const url = new URL(authorizeReturnPath(event), 'http://x')
+  const origin = publicOrigin(event, runtime.config)
+  const outcome = await validateAuthorizeRequest(runtime.database, url.searchParams, origin)
+  if (outcome.kind === 'page') return sendErrorPage(event, outcome.status, outcome.title, outcome.message)
+  if (outcome.kind === 'redirect') return redirectTo(event, outcome.location)
+  const session = await optionalSession(event, runtime)
+  if (!session) return sendPage(event, 200, loginPage(authorizeReturnPath(event)))
+  return renderConsent(event, runtime, session, outcome.client, outcome.request)
+})

@@ -1,0 +1,32 @@
+import * as v from 'valibot'
+import { sendRedirect } from 'h3'
+import { definePageRoute } from '../../utils/define-oauth-route'
+import { signIn } from '../../utils/define-session-route'
+import { ApiError } from '../../utils/api-error'
+import { readPageForm, safeReturnPath, sendErrorPage, sendPage } from '../../utils/oauth-pages'
+import { login } from '../../domain/sessions/sessions'
+import { loginPage } from '../../domain/oauth/pages'
+
+const Form = v.object({ email: v.string(), password: v.string(), return_to: v.pipe(v.string(), v.description('The authorize URL (path and query) to continue with')) })
+
+export default definePageRoute({
+  summary: 'Sign in from the authorization page',
+  description: 'The login form of `GET /oauth/authorize`: the same login as `POST /api/auth/login` (same per-IP failure limit), sets the `svc_session` cookie and answers 303 back to the authorize URL.',
+  body: Form,
+}, async (event, runtime) => {
+  const form = await readPageForm(event)
+  const returnTo = safeReturnPath(form.get('return_to') ?? undefined)
+  if (!returnTo) return sendErrorPage(event, 400, 'This sign-in form is not valid', 'Restart the connection from the application.')
+  const email = (form.get('email') ?? '').slice(0, 254)
+  const password = (form.get('password') ?? '').slice(0, 256)
+  try {
+    await signIn(event, runtime, () => login(runtime.database, email, password))
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 401 || e.status === 429)) {
+      for (const [k, val] of Object.entries(e.headers)) event.node.res.setHeader(k, val)
+      return sendPage(event, e.status, loginPage(returnTo, e.status === 429 ? 'Too many attempts; wait a minute and try again.' : e.message))
+    }
+    throw e
+  }
+  return sendRedirect(event, returnTo, 303)
+})

@@ -1,0 +1,89 @@
+// A headless "browser" for the OAuth authorization endpoint: it follows the login form and the consent
+// form over HTTP exactly as a person would (no shortcuts into the database), plus PKCE helpers.
+import { createHash, randomBytes } from 'node:crypto'
+import type { Tenant } from './tenant'
+
+export const pkce = () => {
+  const verifier = randomBytes(32).toString('base64url')
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
+}
+
+export interface Page { status: number; location: string | null; html: string; headers: Headers }
+
+export class Browser {
+  cookie: string | null = null
+  constructor(readonly origin: string, readonly ip = `203.0.113.${Math.floor(Math.random() * 200) + 20}`) {}
+
+  async request(method: string, url: string, form?: URLSearchParams): Promise<Page> {
+    const headers: Record<string, string> = { 'x-forwarded-for': this.ip }
+    if (this.cookie) headers.cookie = this.cookie
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded'
+    const res = await fetch(new URL(url, this.origin), { method, headers, body: form?.toString(), redirect: 'manual' })
+    const set = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='))
+    if (set) this.cookie = set.split(';')[0]
+    return { status: res.status, location: res.headers.get('location'), html: await res.text(), headers: res.headers }
+  }
+
+  /** Logs in through the authorize page's own form when it asks; answers the consent page. */
+  async openAuthorize(url: string, tenant: Pick<Tenant, 'email' | 'password'>): Promise<Page> {
+    let page = await this.request('GET', url)
+    if (page.status === 200 && page.html.includes('action="/oauth/login"')) {
+      const returnTo = hidden(page.html, 'return_to')
+      const login = await this.request('POST', '/oauth/login', new URLSearchParams({ email: tenant.email, password: tenant.password, return_to: returnTo }))
+      if (login.status !== 303) throw new Error(`login form: ${login.status} ${login.html.slice(0, 300)}`)
+      page = await this.request('GET', login.location!)
+    }
+    return page
+  }
+
+  /** Submits the consent form: approve with the given scopes (default: everything offered) or deny. */
+  async decide(consent: Page, decision: 'approve' | 'deny', keep?: (scope: string) => boolean): Promise<Page> {
+    const form = new URLSearchParams({ request_id: hidden(consent.html, 'request_id'), decision })
+    for (const s of offeredScopes(consent.html)) if (!keep || keep(s)) form.append('scope', s)
+    return this.request('POST', '/oauth/authorize', form)
+  }
+
+  /** The whole dance: authorize URL → (login) → consent → approve → the redirect back to the client. */
+  async approve(url: string, tenant: Pick<Tenant, 'email' | 'password'>, keep?: (scope: string) => boolean): Promise<URL> {
+    const consent = await this.openAuthorize(url, tenant)
+    if (consent.status !== 200 || !consent.html.includes('name="request_id"')) throw new Error(`consent page: ${consent.status} ${consent.html.slice(0, 300)}`)
+    const done = await this.decide(consent, 'approve', keep)
+    if (done.status !== 302) throw new Error(`approve: ${done.status} ${done.html.slice(0, 300)}`)
+    return new URL(done.location!)
+  }
+}
+
+const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
+
+export function hidden(html: string, name: string): string {
+  const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(html)
+  if (!m) throw new Error(`no hidden ${name} in page`)
+  return decode(m[1])
+}
+
+export const offeredScopes = (html: string) => [...html.matchAll(/name="scope" value="([^"]+)"/g)].map((m) => decode(m[1]))
+
+export function authorizeUrl(origin: string, p: { clientId: string; redirectUri: string; challenge?: string; method?: string; state?: string; scope?: string; resource?: string; extra?: Record<string, string> }): string {
+  const u = new URL(`${origin}/oauth/authorize`)
+  u.searchParams.set('response_type', 'code')
+  u.searchParams.set('client_id', p.clientId)
+  u.searchParams.set('redirect_uri', p.redirectUri)
+  if (p.challenge !== undefined) u.searchParams.set('code_challenge', p.challenge)
+  if (p.method !== undefined) u.searchParams.set('code_challenge_method', p.method)
+  if (p.state) u.searchParams.set('state', p.state)
+  if (p.scope !== undefined) u.searchParams.set('scope', p.scope)
+  if (p.resource !== undefined) u.searchParams.set('resource', p.resource)
+  for (const [k, v] of Object.entries(p.extra ?? {})) u.searchParams.set(k, v)
+  return u.toString()
+}
+
+/** A public client registered over HTTP. */
+export async function registerClient(origin: string, body: Record<string, unknown>, ip = `198.51.100.${Math.floor(Math.random() * 250) + 1}`) {
+  const res = await fetch(`${origin}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': ip }, body: JSON.stringify(body) })
+  return { status: res.status, body: await res.json() as any, headers: res.headers }
+}
+
+export async function tokenRequest(origin: string, params: Record<string, string>, headers: Record<string, string> = {}) {
+  const res = await fetch(`${origin}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(params).toString() })
+  return { status: res.status, body: await res.json() as any, headers: res.headers }
+}
