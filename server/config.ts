@@ -1,7 +1,7 @@
 // One valibot-checked reading of the environment (pitfall 9: never runtimeConfig/destr for secrets).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import * as v from 'valibot'
 
 const Env = v.object({
@@ -13,6 +13,9 @@ const Env = v.object({
   SVC_MASTER_KEY: v.optional(v.pipe(v.string(), v.regex(/^svc_mk_live_.{48,}$/, 'SVC_MASTER_KEY must be svc_mk_live_ followed by at least 48 characters'))),
   SVC_SECRET: v.optional(v.pipe(v.string(), v.minLength(32, 'SVC_SECRET must be at least 32 characters'))),
   REDIS_URL: v.optional(v.string()),
+  // Uploaded originals (fs driver). Instances that share one PostgreSQL must share this directory too:
+  // any of them may run the ingest job of another's upload.
+  SVC_BLOB_DIR: v.optional(v.pipe(v.string(), v.minLength(1))),
   SVC_PUBLIC_URL: v.optional(v.pipe(v.string(), v.url())),
   SVC_ALLOW_PRIVATE_HOSTS: v.optional(v.string(), ''),
   SVC_CHAT_ENGINE: v.optional(v.string(), 'local'),
@@ -35,6 +38,7 @@ export interface Config {
   host: string
   databaseUrl: string | undefined
   dataDir: string
+  blobDir: string
   production: boolean
   masterKey: string
   masterKeyFile: string | undefined
@@ -107,6 +111,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     dataDir,
+    blobDir: e.SVC_BLOB_DIR ? resolve(e.SVC_BLOB_DIR) : join(dataDir, 'blobs'),
     production,
     masterKey,
     masterKeyFile,

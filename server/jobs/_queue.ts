@@ -36,7 +36,7 @@ export async function startQueue(opts: {
 
   const send: JobContext['send'] = (name, data = {}, o = {}) =>
     boss.send(name, data, { singletonKey: o.singletonKey, startAfter: o.startAfter as any })
-  const ctx: JobContext = { database: opts.database, send, log, registries: opts.registries, config: opts.config, blobs: opts.blobs ?? createFsBlobStore(opts.config.dataDir) }
+  const ctx: JobContext = { database: opts.database, send, log, registries: opts.registries, config: opts.config, blobs: opts.blobs ?? createFsBlobStore(opts.config.blobDir) }
 
   for (const job of registry.list()) {
     await boss.createQueue(job.name, {

@@ -1,7 +1,6 @@
 // Original uploads are kept as blobs behind this small interface, so the filesystem store (unstorage's
 // fs driver under <dataDir>/blobs) can be swapped for S3 or another unstorage driver without touching
 // the knowledge-base code.
-import { join } from 'node:path'
 import { createStorage, type Storage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
 
@@ -23,7 +22,7 @@ export function storageBlobStore(storage: Storage): BlobStore {
   }
 }
 
-/** The default store: files under `<dataDir>/blobs`. */
-export function createFsBlobStore(dataDir: string): BlobStore {
-  return storageBlobStore(createStorage({ driver: fsDriver({ base: join(dataDir, 'blobs') }) }))
+/** The default store: files under `dir` (SVC_BLOB_DIR, default `<dataDir>/blobs`). */
+export function createFsBlobStore(dir: string): BlobStore {
+  return storageBlobStore(createStorage({ driver: fsDriver({ base: dir }) }))
 }

@@ -38,7 +38,7 @@ export default defineNitroPlugin((nitroApp) => {
     const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir })
     const applied = await migrate(database, migrations)
     if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
-    const blobs = createFsBlobStore(config.dataDir)
+    const blobs = createFsBlobStore(config.blobDir)
     const queue = await startQueue({ database, databaseUrl: config.databaseUrl, jobs, pollSeconds: config.jobPollSeconds, registries, config, blobs })
     let redis: unknown
     if (config.redisUrl) {

@@ -1,6 +1,6 @@
 // Runs the built server (.output) as a black box: a child process on a free port with its own data dir.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -16,6 +16,9 @@ export interface TestServer {
 }
 
 export const ENTRY = resolve(import.meta.dirname, '../../.output/server/index.mjs')
+
+/** One blob directory per test database, the same in every test process. */
+const sharedBlobDir = (databaseUrl: string) => join(tmpdir(), `svc-test-blobs-${createHash('sha256').update(databaseUrl).digest('hex').slice(0, 12)}`)
 
 export function newMasterKey() {
   return 'svc_mk_live_' + randomBytes(36).toString('base64url')
@@ -38,6 +41,9 @@ export async function startServer(opts: { dataDir?: string; env?: Record<string,
     // Webhook retries after seconds instead of minutes. On PostgreSQL any test server may send any
     // server's deliveries, so they all share it.
     SVC_WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1',
+    // ...and any of them may ingest another's upload, so on PostgreSQL they share one blob directory
+    // (what a multi-instance deployment does with a shared mount).
+    ...(process.env.DATABASE_URL ? { SVC_BLOB_DIR: sharedBlobDir(process.env.DATABASE_URL) } : {}),
     ...opts.env,
   }
   // Started from its data dir, not the repository: .output must boot from any working directory.

@@ -11,6 +11,7 @@ import { ApiError, toApiError } from '../../utils/api-error'
 import { clientIp } from '../../utils/client-ip'
 import { useRuntime } from '../../utils/runtime'
 import { ipAllowed } from '../credentials/ip'
+import { bearerChallenge, publicOrigin } from '../oauth/metadata'
 import type { Principal } from '../credentials/principal'
 import { jsonRpcError } from './jsonrpc'
 import { createMcpServer } from './server'
@@ -18,17 +19,10 @@ import { mcpScopes, mcpTools } from './tools'
 
 export type McpPath = '/mcp' | '/v1/mcp'
 
-/** Values of an auth-param are quoted strings: no quote or backslash may leak into one. */
-const quoted = (s: string) => `"${s.replace(/["\\]/g, "'")}"`
-
 async function challenge(event: H3Event, path: McpPath, error?: { code: 'invalid_token'; description: string }) {
-  const { publicUrl } = useRuntime().config
-  const params = [
-    `resource_metadata=${quoted(`${publicUrl}/.well-known/oauth-protected-resource${path}`)}`,
-    `scope=${quoted((await mcpScopes()).join(' '))}`,
-    ...(error ? [`error=${quoted(error.code)}`, `error_description=${quoted(error.description)}`] : []),
-  ]
-  setResponseHeader(event, 'WWW-Authenticate', `Bearer ${params.join(', ')}`)
+  const origin = publicOrigin(event, useRuntime().config)
+  const scope = (await mcpScopes()).join(' ')
+  setResponseHeader(event, 'WWW-Authenticate', bearerChallenge(origin, path, { scope, error: error?.code, description: error?.description }))
 }
 
 /** The master key is an operator credential, not an account one: an assistant connects as an account. */

@@ -7,5 +7,5 @@ export default defineApiRoute({
   tags: ['Platform'],
   auth: 'public',
   raw: true,
-  handler: () => openApiDocument(),
+  handler: ({ event }) => openApiDocument(event),
 })

@@ -10,6 +10,6 @@ export default defineApiRoute({
   raw: true,
   async handler({ event }) {
     setResponseHeader(event, 'Content-Type', 'application/yaml; charset=utf-8')
-    return openApiYaml(await openApiDocument())
+    return openApiYaml(await openApiDocument(event))
   },
 })

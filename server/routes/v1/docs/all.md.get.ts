@@ -10,6 +10,6 @@ export default defineApiRoute({
   raw: true,
   async handler({ event }) {
     setResponseHeader(event, 'Content-Type', 'text/markdown; charset=utf-8')
-    return allMarkdown(await openApiDocument())
+    return allMarkdown(await openApiDocument(event))
   },
 })

@@ -12,6 +12,6 @@ export default defineApiRoute({
   async handler({ event }) {
     setResponseHeader(event, 'Content-Type', 'application/zip')
     setResponseHeader(event, 'Content-Disposition', 'attachment; filename="svc-api-reference.zip"')
-    return Buffer.from(docsArchive(await openApiDocument()))
+    return Buffer.from(docsArchive(await openApiDocument(event)))
   },
 })

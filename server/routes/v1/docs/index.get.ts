@@ -11,6 +11,6 @@ export default defineApiRoute({
   raw: true,
   async handler({ event }) {
     setResponseHeader(event, 'Content-Type', 'text/html; charset=utf-8')
-    return docsHtml(await openApiDocument())
+    return docsHtml(await openApiDocument(event))
   },
 })

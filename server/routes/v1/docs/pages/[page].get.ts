@@ -13,7 +13,7 @@ export default defineApiRoute({
   params: v.object({ page: v.pipe(v.string(), v.regex(/^[a-z0-9-]+\.md$/, 'Expected <name>.md.'), v.description('<name>.md')) }),
   raw: true,
   async handler({ event, params }) {
-    const md = markdownPages(await openApiDocument()).get(params.page.slice(0, -3))
+    const md = markdownPages(await openApiDocument(event)).get(params.page.slice(0, -3))
     if (!md) throw Errors.notFound('Page')
     setResponseHeader(event, 'Content-Type', 'text/markdown; charset=utf-8')
     return md

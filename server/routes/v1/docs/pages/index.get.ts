@@ -8,8 +8,8 @@ export default defineApiRoute({
   tags: ['Platform'],
   auth: 'public',
   response: v.object({ data: v.array(v.object({ name: v.string(), title: v.string(), path: v.string() })) }),
-  async handler() {
-    const pages = markdownPages(await openApiDocument())
+  async handler({ event }) {
+    const pages = markdownPages(await openApiDocument(event))
     return {
       data: [...pages].map(([name, md]) => ({ name, title: md.split('\n')[0].replace(/^#\s*/, ''), path: `/v1/docs/pages/${name}.md` })),
     }
