@@ -2,8 +2,6 @@
 // Inspector CLI) with a personal key as the bearer: handshake, tool list and schemas, an agent built and
 // read, a chat through tools, cursors, scope and tenancy failures as tool errors, the audit row of a
 // tool call, and the raw HTTP rules (405, 401 challenge, 406).
-import { spawn } from 'node:child_process'
-import { resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -11,6 +9,7 @@ import Ajv2020 from 'ajv/dist/2020.js'
 import { createApi } from '../helpers/api'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, ALL_PERSONAL_SCOPES, type Tenant } from '../helpers/tenant'
+import { runInspector } from '../helpers/inspector'
 import { verifies } from '../requirements'
 
 const base = inject('base')
@@ -407,18 +406,7 @@ describe('MCP connector', () => {
 
   it('the MCP Inspector CLI lists the tools with a bearer header', async () => {
     verifies('mcp.connector')
-    const bin = resolve('node_modules/.bin/mcp-inspector')
-    const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-      const child = spawn(bin, ['--cli', `${origin}/mcp`, '--transport', 'http', '--method', 'tools/list', '--header', `Authorization: Bearer ${t.key}`], {
-        env: { ...process.env, NO_COLOR: '1', BROWSER: '/bin/true' },
-      })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (d) => (stdout += d))
-      child.stderr.on('data', (d) => (stderr += d))
-      const timer = setTimeout(() => child.kill('SIGTERM'), 50_000)
-      child.on('close', (code) => { clearTimeout(timer); done({ code, stdout, stderr }) })
-    })
+    const out = await runInspector(`${origin}/mcp`, t.key)
     expect(out.code, out.stderr).toBe(0)
     const listed = JSON.parse(out.stdout).tools.map((x: any) => x.name)
     expect(listed).toEqual(expect.arrayContaining(['list_agents', 'send_message', 'list_conversations']))
