@@ -1,6 +1,8 @@
 // A headless "browser" for the OAuth authorization endpoint: it follows the login form and the consent
 // form over HTTP exactly as a person would (no shortcuts into the database), plus PKCE helpers.
 import { createHash, randomBytes } from 'node:crypto'
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js'
 import type { Tenant } from './tenant'
 
 export const pkce = () => {
@@ -86,4 +88,32 @@ export async function registerClient(origin: string, body: Record<string, unknow
 export async function tokenRequest(origin: string, params: Record<string, string>, headers: Record<string, string> = {}) {
   const res = await fetch(`${origin}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(params).toString() })
   return { status: res.status, body: await res.json() as any, headers: res.headers }
+}
+
+/**
+ * The MCP SDK's OAuthClientProvider contract kept in memory (what an MCP client embeds): `url` is where it
+ * would send a browser, `saved` its tokens, `client` its registration.
+ */
+export class MemoryProvider implements OAuthClientProvider {
+  constructor(readonly callback: string, readonly fixedState?: string) {}
+  url?: URL
+  client?: OAuthClientInformationMixed
+  saved?: OAuthTokens
+  verifier?: string
+  get redirectUrl() { return this.callback }
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: 'sdk e2e', redirect_uris: [this.callback], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }
+  }
+  state() { return this.fixedState ?? 'st-' + Math.random().toString(36).slice(2) }
+  clientInformation() { return this.client }
+  saveClientInformation(c: OAuthClientInformationMixed) { this.client = c }
+  tokens() { return this.saved }
+  saveTokens(t: OAuthTokens) { this.saved = t }
+  redirectToAuthorization(u: URL) { this.url = u }
+  saveCodeVerifier(v: string) { this.verifier = v }
+  codeVerifier() { return this.verifier! }
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
+    if (scope === 'all' || scope === 'tokens') this.saved = undefined
+    if (scope === 'all' || scope === 'client') this.client = undefined
+  }
 }

@@ -4,14 +4,13 @@
 // oauth4webapi calling /mcp as a protected resource, and the MCP Inspector CLI with an svc_at_ token.
 // The only thing the test does by hand is what a person does: log in and approve the consent form.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js'
 import * as oauth from 'oauth4webapi'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi, err } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
-import { Browser } from '../helpers/oauth'
+import { Browser, MemoryProvider } from '../helpers/oauth'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { runInspector } from '../helpers/inspector'
@@ -22,30 +21,6 @@ const base = inject('base')
 const master = createApi(base, inject('masterKey'))
 const CB = 'http://127.0.0.1:53682/cb'
 const info = { name: 'connector-e2e', version: '1.0.0' }
-
-/** The SDK's OAuthClientProvider contract, kept in memory; `url` is where it would send a browser. */
-class MemoryProvider implements OAuthClientProvider {
-  url?: URL
-  client?: OAuthClientInformationMixed
-  saved?: OAuthTokens
-  verifier?: string
-  get redirectUrl() { return CB }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'connector-e2e', redirect_uris: [CB], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }
-  }
-  state() { return 'st-' + Math.random().toString(36).slice(2) }
-  clientInformation() { return this.client }
-  saveClientInformation(c: OAuthClientInformationMixed) { this.client = c }
-  tokens() { return this.saved }
-  saveTokens(t: OAuthTokens) { this.saved = t }
-  redirectToAuthorization(u: URL) { this.url = u }
-  saveCodeVerifier(v: string) { this.verifier = v }
-  codeVerifier() { return this.verifier! }
-  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
-    if (scope === 'all' || scope === 'tokens') this.saved = undefined
-    if (scope === 'all' || scope === 'client') this.client = undefined
-  }
-}
 
 type ToolResult = { isError?: boolean; structuredContent?: any; content: { type: string; text?: string }[] }
 
@@ -71,7 +46,7 @@ describe('assistant connector end to end (SDK client, oauth4webapi, Inspector CL
   it('SDK client: 401 → discovery → registration → consent → token → tools → chat → refresh → revoke → 401', async () => {
     verifies('mcp.connector', 'oauth.server', 'oauth.access-token')
     const url = new URL(`${origin}/mcp`)
-    const p = new MemoryProvider()
+    const p = new MemoryProvider(CB)
 
     // No token: the 401 challenge sends the client through PRM, AS metadata and DCR to the authorize URL.
     const first = new StreamableHTTPClientTransport(url, { authProvider: p })
@@ -174,7 +149,7 @@ describe('assistant connector end to end (SDK client, oauth4webapi, Inspector CL
 
   it('the MCP Inspector CLI lists the tools with an OAuth access token', async () => {
     verifies('mcp.connector')
-    const p = new MemoryProvider()
+    const p = new MemoryProvider(CB)
     const url = new URL(`${origin}/mcp`)
     expect(await auth(p, { serverUrl: url })).toBe('REDIRECT')
     const back = await new Browser(origin).approve(p.url!.toString(), t)

@@ -1,11 +1,11 @@
 // The OAuth 2.1 authorization server of the assistant connector, over HTTP against the shared server:
 // driven by oauth4webapi (a strict third-party client) for the main flow, and by hand for the failures.
 import * as oauth from 'oauth4webapi'
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi, err, type Api } from '../helpers/api'
 import { createTenant, type Tenant } from '../helpers/tenant'
-import { authorizeUrl, Browser, offeredScopes, pkce, registerClient, tokenRequest } from '../helpers/oauth'
+import { authorizeUrl, Browser, MemoryProvider, offeredScopes, pkce, registerClient, tokenRequest } from '../helpers/oauth'
 import { verifies } from '../requirements'
 
 const origin = inject('origin')
@@ -164,24 +164,10 @@ function tenantSessionApi(t: Tenant): Api {
 
 // The MCP SDK's own OAuth client (what Claude Code and most MCP clients embed): discovery from the /mcp
 // URL, DCR parsed with its schemas, PKCE, resource, the code exchange and a refresh.
-class MemoryProvider implements OAuthClientProvider {
-  c: any; t: any; v = ''; url: URL | undefined
-  get redirectUrl() { return CB }
-  get clientMetadata() { return { client_name: 'sdk e2e', redirect_uris: [CB], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' } }
-  state() { return 'sdk-state' }
-  clientInformation() { return this.c }
-  saveClientInformation(c: any) { this.c = c }
-  tokens() { return this.t }
-  saveTokens(t: any) { this.t = t }
-  redirectToAuthorization(u: URL) { this.url = u }
-  saveCodeVerifier(v: string) { this.v = v }
-  codeVerifier() { return this.v }
-}
-
 describe('the MCP SDK client', () => {
   it('discovers, registers, authorizes with PKCE and resource, exchanges the code and refreshes', async () => {
     verifies('oauth.server', 'oauth.discovery')
-    const p = new MemoryProvider()
+    const p = new MemoryProvider(CB, 'sdk-state')
     const serverUrl = `${origin}/mcp`
     expect(await auth(p, { serverUrl })).toBe('REDIRECT')
     expect(p.url!.searchParams.get('resource')).toBe(serverUrl)
@@ -189,11 +175,11 @@ describe('the MCP SDK client', () => {
     const back = await new Browser(origin).approve(p.url!.toString(), tenant, (s) => s === 'accounts:read' || s === 'agents:read')
     expect(back.searchParams.get('state')).toBe('sdk-state')
     expect(await auth(p, { serverUrl, authorizationCode: back.searchParams.get('code')! })).toBe('AUTHORIZED')
-    expect((await bearer(p.t.access_token).get(`/accounts/${tenant.accountId}`)).status).toBe(200)
-    const first = p.t.refresh_token
+    expect((await bearer(p.saved!.access_token).get(`/accounts/${tenant.accountId}`)).status).toBe(200)
+    const first = p.saved!.refresh_token
     expect(await auth(p, { serverUrl })).toBe('AUTHORIZED')
-    expect(p.t.refresh_token).not.toBe(first)
-    expect((await bearer(p.t.access_token).get(`/accounts/${tenant.accountId}`)).status).toBe(200)
+    expect(p.saved!.refresh_token).not.toBe(first)
+    expect((await bearer(p.saved!.access_token).get(`/accounts/${tenant.accountId}`)).status).toBe(200)
   })
 })
 
