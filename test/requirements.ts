@@ -126,6 +126,7 @@ export const requirements = {
   'webhooks.retries': { source: 'decisions Retries', behavior: 'Failed deliveries retry on the schedule and can be replayed with the same event id.' },
   'webhooks.endpoints': { source: 'contract Webhook endpoint; Webhooks', behavior: 'POST/GET/PATCH webhook endpoints (whk_<n>, environment live, api_version v1); the whsec_ secret is returned once on create and rotate.' },
   'webhooks.secrets': { source: 'contract Other rules (secrets)', behavior: 'Webhook secrets are encrypted at rest and never returned by reads or listings.' },
+  'webhooks.retention': { source: 'developers guide (production use); docs/decisions.md Webhooks', behavior: 'Dispatched events are deleted after 7 days and final deliveries after 30; pending and retrying deliveries and recent history stay.' },
   'webhooks.validation': { source: 'contract Endpoints; decisions Events', behavior: 'Unknown fields, empty patches, unknown event names and unsafe or non-https URLs (400 invalid_url) are refused.' },
   'webhooks.events': { source: 'contract Events; decisions Conversation end', behavior: 'A real conversation delivers conversation.started, conversation.ended and summary.ready with the decisions payload.' },
   'webhooks.delivery': { source: 'contract Events rule 1', behavior: 'Only enabled endpoints subscribed to the event type of the same account receive it.' },
