@@ -212,6 +212,31 @@ describe('webhooks (shared server)', () => {
     expect(rx.at('/off').every((x) => x.json.data.conversation_id === conv2)).toBe(true)
   })
 
+  it('a receiver that never answers delays neither another endpoint nor the API', async () => {
+    verifies('webhooks.delivery')
+    rx.on('/stuck', () => 'hang')
+    const stuck = await create({ url: rx.url('/stuck'), events: ['conversation.started'] })
+    const quick = await create({ url: rx.url('/quick'), events: ['conversation.started'] })
+    expect(stuck.status).toBe(201)
+    expect(quick.status).toBe(201)
+    const conv = await startConversation()
+    const started = Date.now()
+    // Both are sent; the stuck one holds its request open (up to the 10 s timeout) while the other lands.
+    await rx.waitFor((r) => r.some((x) => x.path === '/stuck' && x.json?.data?.conversation_id === conv), 'the stuck endpoint to be called')
+    await rx.waitFor((r) => r.some((x) => x.path === '/quick' && x.json?.data?.conversation_id === conv), 'the quick endpoint', 5_000)
+    const quickAt = rx.at('/quick').find((x) => x.json?.data?.conversation_id === conv)!.at
+    expect(quickAt - started).toBeLessThan(5_000)
+    // While the stuck request is still open, the API answers at once.
+    const t0 = Date.now()
+    const r = await t.api.get(`/conversations/${conv}`)
+    expect(r.status).toBe(200)
+    expect(Date.now() - t0).toBeLessThan(2_000)
+    const pending = await deliveriesOf(`endpoint_id=${stuck.body.endpoint_id}`)
+    expect(pending[0].status).not.toBe('succeeded')
+    // Stop it retrying against the hung receiver for the rest of the file.
+    expect((await t.api.patch(`/webhooks/endpoints/${stuck.body.endpoint_id}`, { enabled: false })).status).toBe(200)
+  })
+
   it('retries a receiver that fails twice and delivers on the third attempt; replay sends the same event id again', async () => {
     verifies('webhooks.retries')
     rx.on('/flaky', (_r, nth) => (nth <= 2 ? 500 : 200))
