@@ -1,8 +1,8 @@
 // Server-rendered pages of the authorization endpoint: login, consent and errors. No script; every
 // interpolated value is escaped. They are never framed (clickjacking on the approve button).
 import type { Scope } from '../credentials/scopes'
+import { escapeHtml as esc } from '../../utils/html'
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 export const PAGE_HEADERS = {
   'Content-Type': 'text/html; charset=utf-8',

@@ -3,6 +3,7 @@
 import { strToU8, zipSync } from 'fflate'
 import { stringify } from 'yaml'
 import { WEBHOOKS_GUIDE } from '../webhooks/guide'
+import { escapeHtml as esc } from '../../utils/html'
 
 type Doc = ReturnType<typeof import('./openapi').buildOpenApi>
 type Operation = { summary: string; description: string; tags: string[]; parameters?: any[]; requestBody?: any; responses: Record<string, any> }
@@ -101,7 +102,6 @@ export function docsArchive(doc: Doc): Uint8Array {
   return zipSync(files, { level: 6 })
 }
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 const inline = (s: string) => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>').replace(/\n\n/g, '</p><p>')
 
 export function docsHtml(doc: Doc): string {

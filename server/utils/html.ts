@@ -1,0 +1,2 @@
+/** Escapes text for HTML element content and quoted attribute values (the server-rendered pages). */
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
