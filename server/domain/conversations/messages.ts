@@ -3,7 +3,6 @@
 // the turn claim (a conditional UPDATE of turn_locked_until, so two instances cannot run turns of one
 // conversation at once: 409 turn_in_progress), the daily chat_messages quota, then the engine, the tools
 // and one transaction that writes the turns, the records, the usage and the stored response.
-import { createHash } from 'node:crypto'
 import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm'
 import { toJsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
@@ -20,6 +19,7 @@ import { knowledgeFor } from '../kb/summary'
 import { consumeQuota } from '../limits/quotas'
 import { addUsage, checkBalance } from './billing'
 import { presentTurn, type ConversationRow, type TurnRow } from './chat-schemas'
+import { sha256Hex } from '../../utils/opaque-token'
 
 /** How long a turn may hold the conversation before another message may take over (a crashed instance). */
 export const TURN_LOCK_MS = 60_000
@@ -29,8 +29,6 @@ export const MESSAGE_KEY_TTL_MS = 24 * 3600_000
 export const conversationNotFound = () => Errors.notFound('Conversation')
 export const turnInProgress = () => new ApiError(409, 'turn_in_progress', 'A turn of this conversation is still running; retry when it has answered.')
 export const conversationEnded = () => new ApiError(409, 'conversation_ended', 'The conversation has ended; start a new one.')
-
-const hashText = (text: string) => createHash('sha256').update(text).digest('hex')
 
 /** The account's live (not deleted) conversation, or 404. */
 export async function loadConversation(database: Database, accountId: string, id: string): Promise<ConversationRow> {
@@ -114,7 +112,7 @@ export async function postMessage(runtime: Runtime, accountId: string, convId: s
   const { database } = runtime
   const conv = await loadConversation(database, accountId, convId)
   const key = body.idempotency_key
-  const textHash = hashText(body.text)
+  const textHash = sha256Hex(body.text)
   if (key !== undefined) {
     const [known] = await database.db.select().from(messageKeys).where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key)))
     if (known && known.createdAt.getTime() > Date.now() - MESSAGE_KEY_TTL_MS) {

@@ -1,6 +1,5 @@
 // Personal API keys: minting, listing, rotation and revocation, plus the resolver that turns a bearer
 // secret back into a principal. Only the SHA-256 of a secret is stored.
-import { createHash, randomBytes } from 'node:crypto'
 import { and, desc, eq, inArray, lte, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../../db/client'
 import { accounts, apiKeys, users } from '../../db/schema'
@@ -9,6 +8,7 @@ import { afterPosition, keysetPage, type KeysetRequest } from '../../utils/keyse
 import type { Principal } from './principal'
 import { MASTER_ONLY, SCOPES, type Scope } from './scopes'
 import type { ApiKey, KeyCreate, KeyUpdate } from './schemas'
+import { isWellFormedToken, mintToken, sha256Hex } from '../../utils/opaque-token'
 
 export const KEY_PREFIX = 'svc_sk_live_'
 const DAY = 86_400_000
@@ -16,11 +16,10 @@ export const ROTATION_GRACE_MS = 7 * DAY
 
 type KeyRow = typeof apiKeys.$inferSelect
 
-export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex')
 
 /** svc_sk_live_ + 43 base64url characters (32 random bytes). */
 export function mintSecret(): string {
-  return KEY_PREFIX + randomBytes(32).toString('base64url')
+  return mintToken(KEY_PREFIX)
 }
 
 export function present(row: KeyRow, extra: { secret?: string; grace_expires_at?: string } = {}): ApiKey {
@@ -87,7 +86,7 @@ export async function createKey(
     userId,
     accountId: user.accountId,
     name: input.name ?? null,
-    keyHash: hashSecret(secret),
+    keyHash: sha256Hex(secret),
     keyPrefix: secret.slice(0, 24),
     scopes,
     accountIds,
@@ -133,7 +132,7 @@ export async function rotateKey(database: Database, principal: Principal, keyId:
       userId: old.userId,
       accountId: old.accountId,
       name: old.name,
-      keyHash: hashSecret(secret),
+      keyHash: sha256Hex(secret),
       keyPrefix: secret.slice(0, 24),
       scopes: old.scopes,
       accountIds: old.accountIds,
@@ -178,8 +177,8 @@ export async function updateKey(database: Database, principal: Principal, keyId:
 /** Bearer secret → principal; null when unknown or revoked (401 invalid_credentials). */
 export function personalKeyResolver(database: Database) {
   return async (token: string): Promise<Principal | null> => {
-    if (!token.startsWith(KEY_PREFIX) || token.length !== KEY_PREFIX.length + 43) return null
-    const [row] = await database.db.select().from(apiKeys).where(eq(apiKeys.keyHash, hashSecret(token)))
+    if (!isWellFormedToken(token, KEY_PREFIX)) return null
+    const [row] = await database.db.select().from(apiKeys).where(eq(apiKeys.keyHash, sha256Hex(token)))
     if (!row || row.status !== 'active') return null
     return principalOf(row)
   }

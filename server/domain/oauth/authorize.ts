@@ -1,7 +1,7 @@
 // The authorization endpoint's logic: validate the request (client and redirect URI first, which must
 // never be redirected to when wrong), then consent, which mints the connection's personal key, the grant
 // and a single-use code. Pending requests are stateless: a signed, user-bound, 10-minute blob.
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { and, eq, isNull } from 'drizzle-orm'
 import type { Database } from '../../db/client'
 import { apiKeys, oauthCodes, oauthGrants, oauthTokens } from '../../db/schema'
@@ -10,10 +10,10 @@ import type { Scope } from '../credentials/scopes'
 import { GRANTABLE_SCOPES, sessionPrincipal, type SessionUser } from '../sessions/sessions'
 import { findClient, isLoopback, type ClientRow } from './clients'
 import { canonicalResource } from './metadata'
+import { mintToken, sha256Hex } from '../../utils/opaque-token'
 
 export const CODE_TTL_MS = 5 * 60_000
 const PENDING_TTL_MS = 10 * 60_000
-const sha256hex = (s: string) => createHash('sha256').update(s).digest('hex')
 
 export interface AuthRequest {
   clientId: string
@@ -129,14 +129,14 @@ export async function approve(database: Database, session: SessionUser, client: 
     // The AI platform calls from its own egress addresses, which the user cannot know.
     ip_allowlist: [],
   }, 'oauth')
-  const code = randomBytes(32).toString('base64url')
+  const code = mintToken('')
   try {
     await database.tx(async (tx) => {
       const [grant] = await tx.insert(oauthGrants).values({
         clientId: client.id, userId: session.userId, accountId: session.accountId, keyId: key.key_id, scopes, resource: request.resource, createdAt: now,
       }).returning({ id: oauthGrants.id })
       await tx.insert(oauthCodes).values({
-        codeHash: sha256hex(code), grantId: grant.id, clientId: client.id, redirectUri: request.redirectUri, codeChallenge: request.codeChallenge,
+        codeHash: sha256Hex(code), grantId: grant.id, clientId: client.id, redirectUri: request.redirectUri, codeChallenge: request.codeChallenge,
         resource: request.resource, scopes, expiresAt: new Date(now.getTime() + CODE_TTL_MS), createdAt: now,
       })
     })

@@ -1,6 +1,6 @@
 // Dynamic client registration (RFC 7591) and client authentication at the token and revocation
 // endpoints. A secret is issued only for client_secret_post / client_secret_basic, stored as SHA-256.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { eq } from 'drizzle-orm'
 import { getHeader, type H3Event } from 'h3'
 import * as v from 'valibot'
@@ -8,10 +8,10 @@ import type { Database } from '../../db/client'
 import { oauthClients } from '../../db/schema'
 import { OAuthErrors } from './errors'
 import type { RegisterBody } from './schemas'
+import { mintToken, sha256Hex } from '../../utils/opaque-token'
 
 export type ClientRow = typeof oauthClients.$inferSelect
 
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex')
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 
 export function isLoopback(url: URL): boolean {
@@ -71,10 +71,10 @@ export async function registerClient(database: Database, body: v.InferOutput<typ
   if (body.application_type === 'web' || body.application_type === 'native') metadata.application_type = body.application_type
 
   const clientId = 'svc_oc_' + randomBytes(16).toString('base64url')
-  const secret = method === 'none' ? undefined : 'svc_cs_' + randomBytes(32).toString('base64url')
+  const secret = method === 'none' ? undefined : mintToken('svc_cs_')
   await database.db.insert(oauthClients).values({
     id: clientId,
-    secretHash: secret ? sha256(secret) : null,
+    secretHash: secret ? sha256Hex(secret) : null,
     tokenEndpointAuthMethod: method,
     redirectUris: metadata.redirect_uris as string[],
     metadata,
@@ -128,7 +128,7 @@ export async function authenticateClient(database: Database, event: H3Event, for
   if (client.secretHash) {
     if (secret === undefined) throw OAuthErrors.invalidClient('This client must authenticate with its client_secret.', !!basic)
     const a = Buffer.from(client.secretHash, 'hex')
-    const b = Buffer.from(sha256(secret), 'hex')
+    const b = Buffer.from(sha256Hex(secret), 'hex')
     if (!timingSafeEqual(a, b)) throw OAuthErrors.invalidClient(undefined, !!basic)
   } else if (secret !== undefined && secret !== '') {
     throw OAuthErrors.invalidClient('This client was registered without a secret (token_endpoint_auth_method none).', !!basic)

@@ -1,6 +1,6 @@
 // The token endpoint's grants, revocation, and the credential resolver that lets an svc_at_ token act as
 // its connection's personal key. Tokens are 32 random bytes behind a prefix; only SHA-256 is stored.
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { and, eq, isNull, lt, or } from 'drizzle-orm'
 import type { Config } from '../../config'
 import type { Database, Tx } from '../../db/client'
@@ -13,26 +13,22 @@ import { revokeGrant } from './authorize'
 import type { ClientRow } from './clients'
 import { OAuthErrors } from './errors'
 import { canonicalResource } from './metadata'
+import { isWellFormedToken, mintToken, sha256Hex } from '../../utils/opaque-token'
 
 export const ACCESS_PREFIX = 'svc_at_'
 export const REFRESH_PREFIX = 'svc_rt_'
 export const REFRESH_TTL_MS = 90 * 86_400_000
-const TOKEN_LENGTH = 43
-
-const sha256hex = (s: string) => createHash('sha256').update(s).digest('hex')
-const mint = (prefix: string) => prefix + randomBytes(32).toString('base64url')
-const wellFormed = (token: string, prefix: string) => token.startsWith(prefix) && token.length === prefix.length + TOKEN_LENGTH
 
 export interface TokenLifetimes { accessTtlMs: number; refreshGraceMs: number }
 export const lifetimesOf = (config: Config): TokenLifetimes =>
   ({ accessTtlMs: config.oauthAccessTtlSeconds * 1000, refreshGraceMs: config.oauthRefreshGraceSeconds * 1000 })
 
 async function issuePair(tx: Tx, grantId: string, scopes: string[], life: TokenLifetimes, now: Date) {
-  const access = mint(ACCESS_PREFIX)
-  const refresh = mint(REFRESH_PREFIX)
+  const access = mintToken(ACCESS_PREFIX)
+  const refresh = mintToken(REFRESH_PREFIX)
   await tx.insert(oauthTokens).values([
-    { tokenHash: sha256hex(access), grantId, kind: 'access', scopes, expiresAt: new Date(now.getTime() + life.accessTtlMs), createdAt: now },
-    { tokenHash: sha256hex(refresh), grantId, kind: 'refresh', scopes, expiresAt: new Date(now.getTime() + REFRESH_TTL_MS), createdAt: now },
+    { tokenHash: sha256Hex(access), grantId, kind: 'access', scopes, expiresAt: new Date(now.getTime() + life.accessTtlMs), createdAt: now },
+    { tokenHash: sha256Hex(refresh), grantId, kind: 'refresh', scopes, expiresAt: new Date(now.getTime() + REFRESH_TTL_MS), createdAt: now },
   ])
   await tx.update(oauthGrants).set({ lastUsedAt: now }).where(eq(oauthGrants.id, grantId))
   return { access_token: access, token_type: 'Bearer' as const, expires_in: Math.round(life.accessTtlMs / 1000), refresh_token: refresh, scope: scopes.join(' ') }
@@ -56,7 +52,7 @@ export async function exchangeCode(database: Database, client: ClientRow, form: 
   if (!verifier) throw OAuthErrors.invalidRequest('code_verifier is required (PKCE).')
   if (!redirectUri) throw OAuthErrors.invalidRequest('redirect_uri is required and must equal the one of the authorization request.')
   const outcome = await database.tx(async (tx) => {
-    const [row] = await tx.select().from(oauthCodes).where(eq(oauthCodes.codeHash, sha256hex(code))).for('update')
+    const [row] = await tx.select().from(oauthCodes).where(eq(oauthCodes.codeHash, sha256Hex(code))).for('update')
     if (!row || row.clientId !== client.id) return { error: OAuthErrors.invalidGrant('The authorization code is unknown or was issued to another client.') }
     if (row.usedAt) return { replayOf: row.grantId }
     // Spent by its first presentation, even a failing one: a code gets exactly one try.
@@ -93,11 +89,11 @@ export async function exchangeCode(database: Database, client: ClientRow, form: 
 export async function refreshTokens(database: Database, client: ClientRow, form: Record<string, string>, origin: string, life: TokenLifetimes, now = new Date()) {
   const token = form.refresh_token
   if (!token) throw OAuthErrors.invalidRequest('refresh_token is required.')
-  if (!wellFormed(token, REFRESH_PREFIX)) throw OAuthErrors.invalidGrant('The refresh token is unknown.')
+  if (!isWellFormedToken(token, REFRESH_PREFIX)) throw OAuthErrors.invalidGrant('The refresh token is unknown.')
   const outcome = await database.tx(async (tx) => {
     const [row] = await tx.select({ token: oauthTokens, clientId: oauthGrants.clientId, grantScopes: oauthGrants.scopes, resource: oauthGrants.resource })
       .from(oauthTokens).innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-      .where(and(eq(oauthTokens.tokenHash, sha256hex(token)), eq(oauthTokens.kind, 'refresh'))).for('update', { of: oauthTokens })
+      .where(and(eq(oauthTokens.tokenHash, sha256Hex(token)), eq(oauthTokens.kind, 'refresh'))).for('update', { of: oauthTokens })
     if (!row || row.clientId !== client.id) return { error: OAuthErrors.invalidGrant('The refresh token is unknown or belongs to another client.') }
     const t = row.token
     if (t.revokedAt) return { error: OAuthErrors.invalidGrant('The refresh token was revoked.') }
@@ -130,13 +126,13 @@ export async function refreshTokens(database: Database, client: ClientRow, form:
  * access token only itself. Another client's token is refused.
  */
 export async function revokeToken(database: Database, client: ClientRow, token: string, now = new Date()): Promise<void> {
-  if (!wellFormed(token, ACCESS_PREFIX) && !wellFormed(token, REFRESH_PREFIX)) return
+  if (!isWellFormedToken(token, ACCESS_PREFIX) && !isWellFormedToken(token, REFRESH_PREFIX)) return
   const [row] = await database.db.select({ kind: oauthTokens.kind, grantId: oauthTokens.grantId, clientId: oauthGrants.clientId })
-    .from(oauthTokens).innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId)).where(eq(oauthTokens.tokenHash, sha256hex(token)))
+    .from(oauthTokens).innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId)).where(eq(oauthTokens.tokenHash, sha256Hex(token)))
   if (!row) return
   if (row.clientId !== client.id) throw OAuthErrors.unauthorizedClient('The token was issued to another client.')
   if (row.kind === 'refresh') return revokeGrant(database, row.grantId, now)
-  await database.db.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.tokenHash, sha256hex(token)), isNull(oauthTokens.revokedAt)))
+  await database.db.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.tokenHash, sha256Hex(token)), isNull(oauthTokens.revokedAt)))
 }
 
 export interface AccessTokenInfo { principal: Principal; grantId: string; clientId: string; resource: string; scopes: string[]; expiresAt: Date }
@@ -146,13 +142,13 @@ export interface AccessTokenInfo { principal: Principal; grantId: string; client
  * its key no longer active (401 invalid_credentials); an expired token throws expired_token.
  */
 export async function resolveAccessToken(database: Database, token: string, now = new Date()): Promise<AccessTokenInfo | null> {
-  if (!wellFormed(token, ACCESS_PREFIX)) return null
+  if (!isWellFormedToken(token, ACCESS_PREFIX)) return null
   const [row] = await database.db.select({ token: oauthTokens, grant: oauthGrants, key: apiKeys, clientDeleted: oauthClients.deletedAt })
     .from(oauthTokens)
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
     .innerJoin(apiKeys, eq(apiKeys.id, oauthGrants.keyId))
     .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
-    .where(and(eq(oauthTokens.tokenHash, sha256hex(token)), eq(oauthTokens.kind, 'access')))
+    .where(and(eq(oauthTokens.tokenHash, sha256Hex(token)), eq(oauthTokens.kind, 'access')))
   if (!row || row.token.revokedAt || row.grant.revokedAt || row.clientDeleted || row.key.status !== 'active') return null
   if (row.token.expiresAt <= now) throw Errors.expiredToken()
   // Exactly the key's principal (scopes, accounts, ip_allowlist, key expiry and audit id), typed oauth

@@ -1,6 +1,6 @@
 // Dashboard sessions and one-time login links. Tokens are 32 random bytes in base64url behind a prefix;
 // only their SHA-256 is stored, so a database read never yields a usable token.
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { and, eq, gt, isNull, sql } from 'drizzle-orm'
 import type { Database } from '../../db/client'
 import { loginLinks, sessions, users } from '../../db/schema'
@@ -9,13 +9,12 @@ import { hashPassword, verifyPassword } from '../../utils/password'
 import type { Principal } from '../credentials/principal'
 import { assertOwnUser } from '../credentials/keys'
 import { MASTER_ONLY, SCOPES, type Scope } from '../credentials/scopes'
+import { isWellFormedToken, mintToken, sha256Hex } from '../../utils/opaque-token'
 
 export const SESSION_PREFIX = 'svc_ses_'
 export const LOGIN_LINK_PREFIX = 'svc_lnk_'
 export const SESSION_TTL_MS = 12 * 3_600_000
 export const LOGIN_LINK_TTL_MS = 15 * 60_000
-
-const TOKEN_LENGTH = 43 // 32 bytes in base64url, unpadded
 
 export interface Session {
   userId: string
@@ -31,36 +30,33 @@ export interface SessionUser {
   expiresAt: Date
 }
 
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex')
-const mint = (prefix: string) => prefix + randomBytes(32).toString('base64url')
-const wellFormed = (token: string, prefix: string) => token.startsWith(prefix) && token.length === prefix.length + TOKEN_LENGTH
 
 /** One message for a wrong e-mail and a wrong password, so answers do not reveal which accounts exist. */
 export const invalidLogin = () => new ApiError(401, 'invalid_credentials', 'The e-mail or password is wrong.')
 const invalidLink = () => new ApiError(401, 'invalid_credentials', 'The login link is unknown, expired or already used.')
 
 export async function createSession(database: Database, user: { id: string; accountId: string }, now = new Date()): Promise<Session> {
-  const token = mint(SESSION_PREFIX)
+  const token = mintToken(SESSION_PREFIX)
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS)
-  await database.db.insert(sessions).values({ tokenHash: sha256(token), userId: user.id, createdAt: now, expiresAt })
+  await database.db.insert(sessions).values({ tokenHash: sha256Hex(token), userId: user.id, createdAt: now, expiresAt })
   return { userId: user.id, accountId: user.accountId, token, expiresAt }
 }
 
 /** Null for an unknown, expired or logged-out token, and for a suspended user (checked on every request). */
 export async function resolveSession(database: Database, token: string, now = new Date()): Promise<SessionUser | null> {
-  if (!wellFormed(token, SESSION_PREFIX)) return null
+  if (!isWellFormedToken(token, SESSION_PREFIX)) return null
   const [row] = await database.db
     .select({ userId: users.id, accountId: users.accountId, status: users.status, expiresAt: sessions.expiresAt })
     .from(sessions).innerJoin(users, eq(users.id, sessions.userId))
-    .where(and(eq(sessions.tokenHash, sha256(token)), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
+    .where(and(eq(sessions.tokenHash, sha256Hex(token)), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
   if (!row || row.status !== 'active') return null
   return { userId: row.userId, accountId: row.accountId, expiresAt: row.expiresAt }
 }
 
 /** Logout. Unknown or already revoked tokens are ignored: logging out twice is harmless. */
 export async function revokeSession(database: Database, token: string, now = new Date()): Promise<void> {
-  if (!wellFormed(token, SESSION_PREFIX)) return
-  await database.db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.tokenHash, sha256(token)), isNull(sessions.revokedAt)))
+  if (!isWellFormedToken(token, SESSION_PREFIX)) return
+  await database.db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.tokenHash, sha256Hex(token)), isNull(sessions.revokedAt)))
 }
 
 // Verified against when the e-mail is unknown, so both failures cost one scrypt run.
@@ -85,17 +81,17 @@ export async function issueLoginLink(database: Database, principal: Principal, u
   assertOwnUser(principal, userId)
   const [user] = await database.db.select({ id: users.id }).from(users).where(eq(users.id, userId))
   if (!user) throw Errors.notFound('User')
-  const token = mint(LOGIN_LINK_PREFIX)
+  const token = mintToken(LOGIN_LINK_PREFIX)
   const expiresAt = new Date(now.getTime() + LOGIN_LINK_TTL_MS)
-  await database.db.insert(loginLinks).values({ tokenHash: sha256(token), userId, createdAt: now, expiresAt })
+  await database.db.insert(loginLinks).values({ tokenHash: sha256Hex(token), userId, createdAt: now, expiresAt })
   return { url: `${publicUrl}/api/auth/login-link?token=${token}`, token, expires_at: expiresAt.toISOString() }
 }
 
 /** Single use even under concurrent redemption: the conditional UPDATE lets exactly one caller through. */
 export async function redeemLoginLink(database: Database, token: string, now = new Date()): Promise<Session> {
-  if (!wellFormed(token, LOGIN_LINK_PREFIX)) throw invalidLink()
+  if (!isWellFormedToken(token, LOGIN_LINK_PREFIX)) throw invalidLink()
   const [link] = await database.db.update(loginLinks).set({ usedAt: now })
-    .where(and(eq(loginLinks.tokenHash, sha256(token)), isNull(loginLinks.usedAt), gt(loginLinks.expiresAt, now)))
+    .where(and(eq(loginLinks.tokenHash, sha256Hex(token)), isNull(loginLinks.usedAt), gt(loginLinks.expiresAt, now)))
     .returning({ userId: loginLinks.userId })
   if (!link) throw invalidLink()
   const [user] = await database.db.select({ id: users.id, accountId: users.accountId, status: users.status }).from(users).where(eq(users.id, link.userId))

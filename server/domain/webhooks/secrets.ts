@@ -2,8 +2,9 @@
 // derived from SVC_SECRET and the account id as associated data, so a ciphertext copied to another
 // tenant's row does not decrypt.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
+import { mintToken } from '../../utils/opaque-token'
 
-export const newSigningSecret = () => 'whsec_' + randomBytes(32).toString('base64url')
+export const newSigningSecret = () => mintToken('whsec_')
 
 const keyOf = (serverSecret: string) => createHash('sha256').update('svc-webhook-secret-v1\0').update(serverSecret).digest()
 
