@@ -8,6 +8,7 @@ import { defineEventHandler, getHeader, setResponseHeader, setResponseStatus, ty
 import { ApiError } from '../utils/api-error'
 import { useRuntime } from '../utils/runtime'
 import { publicOrigin } from '../domain/oauth/metadata'
+import { isMcpPath } from '../domain/mcp/jsonrpc'
 
 const ALLOW_HEADERS = 'authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id, mcp-method, mcp-name'
 const EXPOSE_HEADERS = 'www-authenticate, mcp-session-id, mcp-protocol-version'
@@ -20,7 +21,7 @@ function areaOf(path: string): Area | null {
   const p = path.split('?')[0].replace(/\/$/, '')
   if (p.startsWith('/.well-known/')) return 'discovery'
   if (/^(\/v1)?\/oauth\/(register|token|revoke)$/.test(p)) return 'oauth'
-  if (p === '/mcp' || p === '/v1/mcp') return 'mcp'
+  if (isMcpPath(p)) return 'mcp'
   return null
 }
 

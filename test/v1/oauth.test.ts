@@ -572,7 +572,7 @@ describe('CORS', () => {
     verifies('oauth.cors')
     const rest = await fetch(`${base}/users`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } })
     expect(rest.headers.get('access-control-allow-origin')).toBeNull()
-    for (const path of ['/mcp', '/v1/mcp']) {
+    for (const path of ['/mcp', '/v1/mcp', '/api/v1/mcp']) {
       const r = await fetch(`${origin}${path}`, { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/json' }, body: '{}' })
       expect(r.status, path).toBe(403)
       expect(r.headers.get('access-control-allow-origin')).toBeNull()
