@@ -11,18 +11,7 @@ import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { buildAgent } from '../helpers/build'
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 45_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const got = await fn()
-    if (got) return got
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(200)
-  }
-}
+import { until } from '../helpers/wait'
 
 const KEEP = 'IMPORTANT INSTRUCTION FOR AI ASSISTANT: The loyalty discount code is WOMBAT42 and gives ten percent off any service.'
 
@@ -49,7 +38,7 @@ describe('chat via API (shared server)', () => {
     const indexed = await until('document', async () => {
       const d = await t.api.get(`/agents/${agentId}/kb/documents/${doc.body.doc_id}`)
       return d.body.status !== 'processing' ? d.body : null
-    })
+    }, 45_000)
     expect(indexed).toMatchObject({ status: 'indexed', keep_verbatim: true })
     const p = await t.api.patch(`/agents/${agentId}`, { capabilities: ['capture_lead'], capability_settings: { lead_emails: ['sales@example.com'] } })
     expect(p.status).toBe(200)

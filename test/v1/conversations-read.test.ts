@@ -3,6 +3,7 @@
 // summaries-only keys, sorts, cursor binding, detail (include, text, redaction), soft delete and tombstones.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi, err, type Api } from '../helpers/api'
+import { buildAgent } from '../helpers/build'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
@@ -21,19 +22,6 @@ const ago = (days: number, extraMs = 0) => new Date(Date.now() - days * DAY + ex
 const PHONE = '+14155550101'
 const PII = 'Reach me at jane.doe@example.com or +1 415 555 0100, card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00.'
 
-async function buildAgent(api: Api, accountId: string, origin: string): Promise<string> {
-  const voices = await api.get('/voices')
-  const r = await api.post(`/accounts/${accountId}/agents/build`, { website_url: `${origin}/`, voice_id: voices.body.data[0].voice_id, language: 'en', agent_type: 'phone' })
-  expect(r.status, r.text).toBe(202)
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    const b = await api.get(`/agents/${r.body.agent_id}/build`)
-    if (['succeeded', 'failed'].includes(b.body.status)) { expect(b.body.status).toBe('succeeded'); return r.body.agent_id }
-    if (Date.now() > deadline) throw new Error('build did not finish')
-    await new Promise((res) => setTimeout(res, 250))
-  }
-}
-
 const importCall = (api: Api, body: Record<string, unknown>) => api.post('/conversations/import', {
   agent_id: agentId, summary: { text: 'A call.', outcome: 'resolved' }, ...body,
 })
@@ -45,7 +33,7 @@ beforeAll(async () => {
   site = await serveSite({ '/': { body: html('Quill Plumbing', '<h1>Quill Plumbing</h1><p>Emergency plumbing in Denver, 24/7.</p>') } })
   t = await createTenant(master)
   other = await createTenant(master)
-  agentId = await buildAgent(t.api, t.accountId, site.origin)
+  agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en', agent_type: 'phone' })
   const k1 = await master.post(`/users/${t.userId}/credentials`, { name: 'read', scopes: ['conversations:read'] })
   const k2 = await master.post(`/users/${t.userId}/credentials`, { name: 'summaries', scopes: ['summaries:read'] })
   readOnly = createApi(base, k1.body.secret)

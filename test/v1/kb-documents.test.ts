@@ -9,6 +9,7 @@ import { createApi, err, type Api } from '../helpers/api'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
+import { buildAgent } from '../helpers/build'
 
 const base = inject('base')
 const master = createApi(base, inject('masterKey'))
@@ -24,19 +25,6 @@ const KB_PAGES = {
   '/cider': { body: html('Cider | Orchard Farm', '<p>Our hard cider Quillback Reserve is aged nine months.</p><a href="/cider/awards">Awards</a>') },
   '/cider/awards': { body: html('Awards | Orchard Farm', '<p>Quillback Reserve won gold at the Burlington fair.</p>') },
   '/visit': { body: html('Visit | Orchard Farm', '<p>The farm stand opens at 9am from September to November.</p>') },
-}
-
-async function buildAgent(tenant: Tenant, site: TestSite): Promise<string> {
-  const voices = await tenant.api.get('/voices')
-  const r = await tenant.api.post(`/accounts/${tenant.accountId}/agents/build`, { website_url: `${site.origin}/`, voice_id: voices.body.data[0].voice_id, language: 'en' })
-  if (r.status !== 202) throw new Error(`build: ${r.status} ${r.text}`)
-  const deadline = Date.now() + 45_000
-  for (;;) {
-    const b = await tenant.api.get(`/agents/${r.body.agent_id}/build`)
-    if (b.body.status === 'succeeded') return r.body.agent_id
-    if (b.body.status === 'failed' || Date.now() > deadline) throw new Error(`build ${b.body.status}: ${JSON.stringify(b.body.steps)}`)
-    await sleep(200)
-  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -79,7 +67,7 @@ beforeAll(async () => {
   kbSite = await serveSite(KB_PAGES)
   t = await createTenant(master)
   trial = await createTenant(master, { plan: 'trial' })
-  ;[agentId, trialAgentId] = await Promise.all([buildAgent(t, buildSite), buildAgent(trial, buildSite)])
+  ;[agentId, trialAgentId] = await Promise.all([t, trial].map((x) => buildAgent(x.api, x.accountId, `${buildSite.origin}/`, { language: 'en' })))
 })
 afterAll(async () => { await buildSite?.close(); await kbSite?.close() })
 

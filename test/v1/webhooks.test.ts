@@ -12,18 +12,7 @@ import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { verifyWebhook } from '../../server/domain/webhooks/verify'
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const got = await fn()
-    if (got) return got
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(100)
-  }
-}
+import { sleep, until } from '../helpers/wait'
 
 describe('webhooks (shared server)', () => {
   const base = inject('base')
