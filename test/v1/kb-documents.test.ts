@@ -1,7 +1,6 @@
 // Knowledge documents over HTTP: every input shape through to indexed (PDF and DOCX made here with
 // pdf-lib and docx), keep-as-is flags and phrase, list filters and keyset paging, a site crawl on a site
 // the test serves, and the errors (URL safety, shapes, scope, plan cap, 413 streamed, tenancy, ids).
-import { request as httpRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { PDFDocument, StandardFonts } from 'pdf-lib'
 import { Document, Packer, Paragraph, TextRun } from 'docx'
@@ -10,6 +9,7 @@ import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { buildAgent } from '../helpers/build'
+import { pumpedPost } from '../helpers/pumped-post'
 
 const base = inject('base')
 const master = createApi(base, inject('masterKey'))
@@ -300,7 +300,8 @@ describe('errors', () => {
     const boundary = '----kbtest'
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n`
     const body = Buffer.concat([Buffer.from(head), Buffer.alloc(12 * 1024 * 1024, 'a'), Buffer.from(`\r\n--${boundary}--\r\n`)])
-    const r = await chunkedPost(`${base}/agents/${agentId}/kb/documents`, { authorization: `Bearer ${t.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body)
+    // No content-length: chunked, offered in 64 KB chunks, and no more than 11 MB of it.
+    const r = await pumpedPost(`${base}/agents/${agentId}/kb/documents`, { authorization: `Bearer ${t.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body, 11 * 1024 * 1024)
     expect(r.status).toBe(413)
     expect(JSON.parse(r.body).error.code).toBe('payload_too_large')
     // The client stops offering after 11 MB without ending the body: only a server that counts while
@@ -331,30 +332,3 @@ describe('tenancy and ids', () => {
   })
 })
 
-/**
- * POST with no Content-Length (chunked), in 64 KB chunks, stopping once the server answers or after
- * `stopAfter` bytes (the request is then left open, never ended, waiting for the answer).
- */
-function chunkedPost(url: string, headers: Record<string, string>, data: Buffer, stopAfter = 11 * 1024 * 1024) {
-  const u = new URL(url)
-  return new Promise<{ status: number; body: string; sent: number }>((resolveResult, reject) => {
-    let answered = false
-    let offset = 0
-    const req = httpRequest({ hostname: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers }, (res) => {
-      answered = true
-      let text = ''
-      res.on('data', (c) => (text += c))
-      res.on('end', () => resolveResult({ status: res.statusCode!, body: text, sent: offset }))
-    })
-    req.on('error', (e: NodeJS.ErrnoException) => { if (!answered) reject(e) })
-    const pump = () => {
-      if (answered || offset >= stopAfter) return
-      if (offset >= data.length) return req.end()
-      const chunk = data.subarray(offset, offset + 64 * 1024)
-      offset += chunk.length
-      req.write(chunk, () => setImmediate(pump))
-    }
-    req.flushHeaders()
-    setTimeout(pump, 20)
-  })
-}

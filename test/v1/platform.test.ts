@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi, uniqueEmail } from '../helpers/api'
 import { verifies } from '../requirements'
+import { pumpedPost } from '../helpers/pumped-post'
 
 const base = inject('base')
 const origin = inject('origin')
@@ -198,44 +199,16 @@ describe('413 payload_too_large', () => {
     verifies('errors.payload_too_large')
     const multipart = (size: number) => `--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\n${'a'.repeat(size)}\r\n--xyz--\r\n`
     const headers = { 'content-type': 'multipart/form-data; boundary=xyz', authorization: `Bearer ${master}` }
+    const sized = (url: string, h: Record<string, string>, body: string) => pumpedPost(url, { ...h, 'content-length': String(Buffer.byteLength(body)) }, Buffer.from(body))
     // POST /users takes JSON only, so a multipart body under the cap reaches the route and gets 415.
-    const small = await rawPost(base + '/users', headers, multipart(3 * 1024 * 1024))
+    const small = await sized(base + '/users', headers, multipart(3 * 1024 * 1024))
     expect(small.status).toBe(415)
-    const over = await rawPost(base + '/users', headers, multipart(10 * 1024 * 1024 + 1))
+    const over = await sized(base + '/users', headers, multipart(10 * 1024 * 1024 + 1))
     expect(over.status).toBe(413)
     expect(JSON.parse(over.body).error.code).toBe('payload_too_large')
   })
 })
 
-/**
- * POST that offers the body in 64 KB chunks and stops offering once the server answers: a server that
- * refuses early closes the socket, and a client that kept writing would fail with EPIPE instead of
- * reading the answer.
- */
-function rawPost(url: string, headers: Record<string, string>, body: string) {
-  const u = new URL(url)
-  const data = Buffer.from(body)
-  return new Promise<{ status: number; body: string }>((resolveResult, reject) => {
-    let answered = false
-    const req = httpRequest({ hostname: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...headers, 'content-length': String(data.length) } }, (res) => {
-      answered = true
-      let text = ''
-      res.on('data', (c) => (text += c))
-      res.on('end', () => resolveResult({ status: res.statusCode!, body: text }))
-    })
-    req.on('error', (e: NodeJS.ErrnoException) => { if (!answered) reject(e) })
-    let offset = 0
-    const pump = () => {
-      if (answered) return
-      if (offset >= data.length) return req.end()
-      const chunk = data.subarray(offset, offset + 64 * 1024)
-      offset += chunk.length
-      req.write(chunk, () => setImmediate(pump))
-    }
-    req.flushHeaders()
-    setTimeout(pump, 20)
-  })
-}
 
 describe('authentication machinery', () => {
   it('no header or another scheme is 401 missing_credentials; an unknown key is 401 invalid_credentials', async () => {
