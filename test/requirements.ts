@@ -146,6 +146,9 @@ export const requirements = {
   'oauth.access-token': { source: 'contract Credential types (svc_at_)', behavior: 'An svc_at_ token authenticates exactly as its connection key (scopes, home account, audit row); past its hour it is 401 expired_token; revoked key, revoked grant or disconnection is 401 invalid_credentials.' },
   'oauth.connection': { source: 'decisions OAuth connection; Dashboard origin', behavior: 'Consent (dashboard session) mints a personal key with the approved scopes and the home account; the dashboard lists connections and disconnecting kills every token and the key at once.' },
   'oauth.cors': { source: 'decisions MCP and OAuth paths; mcp-oauth-notes §8', behavior: 'Preflights and exposed WWW-Authenticate/Mcp-* headers on discovery, OAuth and /mcp paths; REST /v1 stays closed to other origins; a foreign Origin on /mcp is 403.' },
+  // Issue 12 (regex)
+  'security.hostile-input.patterns': { source: 'decisions Security rules (Hostile input); issue 12 item 1', behavior: 'No request holds the process: lengths are checked before any pattern and no pattern has overlapping quantifiers, so 2 MB adversarial identity e-mails, refinement rules and prompts, chat messages and redacted reads answer within 1 s while GET /health answers within 1 s.' },
+  'security.csv-formula': { source: 'decisions Security rules (Hostile input); issue 12 item 10', behavior: 'The audit CSV export prefixes a single quote to a text cell that begins with =, +, -, @, tab or carriage return.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
