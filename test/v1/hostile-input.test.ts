@@ -33,7 +33,7 @@ beforeAll(async () => {
   agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
   const p = await t.api.patch(`/agents/${agentId}`, { capabilities: ['capture_lead'], capability_settings: { lead_emails: ['sales@example.com'] } })
   expect(p.status, p.text).toBe(200)
-}, 120_000)
+}, 300_000)
 
 afterAll(async () => {
   await site?.close()
@@ -107,19 +107,19 @@ describe('hostile input: every path answers within 1 s and health keeps answerin
 
   it('agent patch: refinement rules against three 200,000-character prompts built against the conflict scan', async () => {
     verifies('security.hostile-input.patterns')
-    // Phone: 10,000 sentences that each share their words with every rule (the scan compared every rule with
-    // every sentence); chat: one "word" of apostrophes (/'+$/ retried from each of them); voice: a long run of
-    // trailing punctuation words.
+    // Phone: 6,400 sentences that each share their words with every rule (the scan compared every rule with
+    // every sentence); chat and voice: one word with a run of apostrophes inside (/'+$/ retried from each).
     const instructions = 'Always quote the price of item. Never quote the price of item. '.repeat(3200).slice(0, 200_000)
-    const chat = "'".repeat(199_998) + 'a.'
-    const voice = ('Avoid ' + "'a".repeat(99_000)).slice(0, 200_000)
+    const chat = 'a' + "'".repeat(199_997) + 'b.'
+    const voice = 'Avoid ' + "'".repeat(199_990) + 'x.'
     // Each rule: valid, 500 characters once normalised, ending in a run the old trailing-noise pattern retried.
     const rules = Array.from({ length: 100 }, (_, i) => `Never quote the price of item ${i} ` + '. '.repeat(230) + 'x')
     const body = { instructions, chat_instructions: chat, voice_chat_instructions: voice, refinement_rules: rules }
-    // The control: prompts and rules of the same sizes in plain prose.
-    const prose = (seed: string) => Array.from({ length: 20_000 }, (_, i) => `${seed} helpful answer ${i}.`).join(' ').slice(0, 200_000)
+    // The control: prompts and rules of the same sizes that no version of the scan finds hard (one long
+    // sentence per prompt).
+    const prose = (seed: string) => `${seed} `.repeat(40_000).slice(0, 200_000)
     const control = {
-      instructions: prose('Give a'), chat_instructions: prose('Offer a'), voice_chat_instructions: prose('Say a'),
+      instructions: prose('give'), chat_instructions: prose('offer'), voice_chat_instructions: prose('say'),
       refinement_rules: Array.from({ length: 100 }, (_, i) => `Mention the opening hours when asked about visit ${i} ` + 'and stay polite '.repeat(28)),
     }
     const r = await withinBound('PATCH /agents refinement_rules + 3 × 200k prompts', () => t.api.patch(`/agents/${agentId}`, control), () => t.api.patch(`/agents/${agentId}`, body))
@@ -141,9 +141,9 @@ describe('hostile input: every path answers within 1 s and health keeps answerin
     verifies('security.hostile-input.patterns')
     // The whole chat prompt becomes knowledge the local engine indexes: one sentence of 200,000 characters.
     const knowledge = '## Knowledge\n' + Array.from({ length: 25_000 }, (_, i) => `w${i.toString(36)}`).join(' ').slice(0, 199_000)
-    // The control: the same size of knowledge in ordinary sentences, and an ordinary question.
+    // The control: the same size of knowledge in ordinary sentences, and an ordinary question of the same size.
     const prose = '## Knowledge\n' + Array.from({ length: 25_000 }, (_, i) => `Item ${i} costs ${i} dollars.`).join(' ').slice(0, 199_000)
-    const question = Array.from({ length: 1000 }, (_, i) => `item ${i}`).join(' ').slice(0, 10_000)
+    const question = 'Do you repair bikes? '.repeat(500).slice(0, 10_000)
     const conversation = async (chatInstructions: string) => {
       expect((await t.api.patch(`/agents/${agentId}`, { chat_instructions: chatInstructions, refinement_rules: [] })).status).toBe(200)
       const c = await t.api.post('/conversations', { agent_id: agentId })
@@ -151,9 +151,8 @@ describe('hostile input: every path answers within 1 s and health keeps answerin
       return c.body.conversation_id as string
     }
     // A lead request (so the engine looks for an address) whose address characters never reach an @:
-    // /[\w.+-]+@…/ retried from each of them. Its words also match thousands of knowledge terms.
-    const words = Array.from({ length: 400 }, (_, i) => `w${(i * 61).toString(36)}`).join(' ')
-    const text = (`Please call me back ${words} ` + 'a'.repeat(10_000)).slice(0, 10_000)
+    // /[\w.+-]+@…/ retried from each of them.
+    const text = ('Call me ' + 'a'.repeat(10_000)).slice(0, 10_000)
     const r = await withinBound('POST /conversations/{conv}/messages 10k + 200k knowledge',
       async () => t.api.post(`/conversations/${await conversation(prose)}/messages`, { text: question }),
       async () => t.api.post(`/conversations/${await conversation(knowledge)}/messages`, { text }))
@@ -179,6 +178,35 @@ describe('hostile input: every path answers within 1 s and health keeps answerin
       () => t.api.get(`/conversations/${c.body.conversation_id}?redact=true`))
     expect(r.status).toBe(200)
     expect(r.body.data?.identity?.email ?? r.body.identity?.email).toBe('**************om')
+  })
+})
+
+describe('hostile input outside the four named paths', () => {
+  it('a request path of 15,000 slashes (the MCP path check trimmed them with /\\/+$/ on every request)', async () => {
+    verifies('security.hostile-input.patterns')
+    const r = await withinBound('GET /v1/<15,000 slashes>x',
+      () => master.get('/' + 'a'.repeat(15_000) + 'x'),
+      () => master.get('/' + '/'.repeat(15_000) + 'x'))
+    expect(r.status).toBe(404)
+  })
+
+  it('a 1.9 MB text document of blanks is ingested without holding the process (tidy used /[ \\t]+\\n/)', async () => {
+    verifies('security.hostile-input.patterns')
+    // Posting answers 202 at once; the ingest job then tidies the text in this process. Each request below
+    // posts the document and polls until the job has finished, with health polled throughout.
+    const ingest = async (text: string) => {
+      const r = await t.api.post(`/agents/${agentId}/kb/documents`, { title: 'Blanks', text })
+      expect(r.status, r.text.slice(0, 200)).toBe(202)
+      for (;;) {
+        const d = await t.api.get(`/agents/${agentId}/kb/documents/${r.body.doc_id}`)
+        if (d.body.status !== 'processing') return d
+        await sleep(200)
+      }
+    }
+    const d = await withinBound('POST kb/documents text 1.9 MB + ingest',
+      () => ingest('word '.repeat(NEAR_LIMIT / 5 - 1) + 'end'),
+      () => ingest('\t'.repeat(NEAR_LIMIT) + 'end'))
+    expect(d.body.status).toBe('indexed')
   })
 })
 

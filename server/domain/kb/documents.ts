@@ -130,7 +130,9 @@ export async function extractUpload(format: UploadFormat, data: Buffer): Promise
   }
 }
 
-const tidy = (s: string) => s.replace(/\r\n?/g, '\n').replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim()
+// The lookbehind tries a run of blanks only from its start: /[ \t]+\n/ alone retried from every blank of a long
+// run and took time quadratic in it (decisions "Hostile input"); the matches are the same.
+const tidy = (s: string) => s.replace(/\r\n?/g, '\n').replace(/(?<![ \t])[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim()
 
 // ---------------------------------------------------------------------------------------------------
 // Create
