@@ -137,23 +137,33 @@ describe('hostile input: every path answers within 1 s and health keeps answerin
     expect(bigRule.status).toBe(400)
   })
 
-  it('chat message: the engine splits and scores a 200,000-character knowledge text and a 10,000-character message built against its patterns', async () => {
+  it('chat message: the engine indexes 1.1 MB of knowledge and scores a 10,000-character question of 1,700 of its terms', async () => {
     verifies('security.hostile-input.patterns')
     // The whole chat prompt becomes knowledge the local engine indexes: one sentence of 200,000 characters.
     const knowledge = '## Knowledge\n' + Array.from({ length: 25_000 }, (_, i) => `w${i.toString(36)}`).join(' ').slice(0, 199_000)
     // The control: the same size of knowledge in ordinary sentences, and an ordinary question of the same size.
     const prose = '## Knowledge\n' + Array.from({ length: 25_000 }, (_, i) => `Item ${i} costs ${i} dollars.`).join(' ').slice(0, 199_000)
     const question = 'Do you repair bikes? '.repeat(500).slice(0, 10_000)
+    // Knowledge the engine scores every question against: a kept-verbatim document of 900,000 characters.
+    const catalogue = Array.from({ length: 36_000 }, (_, i) => `Item w${i.toString(36)} costs ${i} dollars.`).join(' ').slice(0, 900_000)
+    const doc = await t.api.post(`/agents/${agentId}/kb/documents`, { title: 'Catalogue', text: catalogue, keep_verbatim: true })
+    expect(doc.status, doc.text.slice(0, 200)).toBe(202)
+    for (let i = 0; ; i++) {
+      const d = await t.api.get(`/agents/${agentId}/kb/documents/${doc.body.doc_id}`)
+      if (d.body.status !== 'processing') { expect(d.body.status).toBe('indexed'); break }
+      expect(i).toBeLessThan(600)
+      await sleep(200)
+    }
     const conversation = async (chatInstructions: string) => {
       expect((await t.api.patch(`/agents/${agentId}`, { chat_instructions: chatInstructions, refinement_rules: [] })).status).toBe(200)
       const c = await t.api.post('/conversations', { agent_id: agentId })
       expect(c.status).toBe(201)
       return c.body.conversation_id as string
     }
-    // A lead request (so the engine looks for an address) whose address characters never reach an @:
-    // /[\w.+-]+@…/ retried from each of them.
-    const text = ('Call me ' + 'a'.repeat(10_000)).slice(0, 10_000)
-    const r = await withinBound('POST /conversations/{conv}/messages 10k + 200k knowledge',
+    // A lead request (so the engine looks for an address in it) made of 1,700 distinct terms of the knowledge:
+    // BM25 counted each term through every token of the knowledge (terms × tokens).
+    const text = ('Call me ' + Array.from({ length: 1700 }, (_, i) => `w${(i * 19).toString(36)}`).join(' ')).slice(0, 10_000)
+    const r = await withinBound('POST /conversations/{conv}/messages 10k question over 1.1 MB knowledge',
       async () => t.api.post(`/conversations/${await conversation(prose)}/messages`, { text: question }),
       async () => t.api.post(`/conversations/${await conversation(knowledge)}/messages`, { text }))
     expect(r.status, r.text.slice(0, 300)).toBe(200)
@@ -184,13 +194,14 @@ describe('hostile input: every path answers within 1 s and health keeps answerin
 describe('hostile input outside the four named paths', () => {
   it('a request path of 15,000 slashes (the MCP path check trimmed them with /\\/+$/ on every request)', async () => {
     verifies('security.hostile-input.patterns')
-    const r = await withinBound('GET /v1/<15,000 slashes>x',
-      () => master.get('/' + 'a'.repeat(15_000) + 'x'),
-      () => master.get('/' + '/'.repeat(15_000) + 'x'))
+    // A path is bounded by the header limit (16 KB), so four such requests at once: each one used to hold the
+    // event loop for most of a second.
+    const four = (path: string) => async () => (await Promise.all([1, 2, 3, 4].map(() => master.get(path))))[3]
+    const r = await withinBound('4 × GET /v1/<15,000 slashes>x', four('/' + 'a'.repeat(15_000) + 'x'), four('/' + '/'.repeat(15_000) + 'x'))
     expect(r.status).toBe(404)
   })
 
-  it('a 1.9 MB text document of blanks is ingested without holding the process (tidy used /[ \\t]+\\n/)', async () => {
+  it('a 1.9 MB text document of spaces is ingested without holding the process (tidy used /[ \\t]+\\n/)', async () => {
     verifies('security.hostile-input.patterns')
     // Posting answers 202 at once; the ingest job then tidies the text in this process. Each request below
     // posts the document and polls until the job has finished, with health polled throughout.
@@ -205,7 +216,7 @@ describe('hostile input outside the four named paths', () => {
     }
     const d = await withinBound('POST kb/documents text 1.9 MB + ingest',
       () => ingest('word '.repeat(NEAR_LIMIT / 5 - 1) + 'end'),
-      () => ingest('\t'.repeat(NEAR_LIMIT) + 'end'))
+      () => ingest(' '.repeat(NEAR_LIMIT) + 'end'))
     expect(d.body.status).toBe('indexed')
   })
 })
