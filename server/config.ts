@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join, resolve } from 'node:path'
 import * as v from 'valibot'
+import { isValidAllowEntry } from './domain/credentials/ip'
 
 const Env = v.object({
   PORT: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3000'),
@@ -31,6 +32,11 @@ const Env = v.object({
   SVC_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
   SVC_OAUTH_ACCESS_TTL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3600'),
   SVC_OAUTH_REFRESH_GRACE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '30'),
+  // Peers whose X-Forwarded-For / X-Forwarded-Proto are believed (decisions "Client IP"); empty trusts none.
+  SVC_TRUSTED_PROXIES: v.optional(v.pipe(v.string(), v.check(
+    (list) => list.split(',').map((s) => s.trim()).filter(Boolean).every(isValidAllowEntry),
+    'SVC_TRUSTED_PROXIES is a comma list of IP addresses or CIDRs, e.g. 10.0.0.0/8,::1',
+  )), '127.0.0.0/8,::1'),
 })
 
 export interface Config {
@@ -66,6 +72,8 @@ export interface Config {
   /** OAuth access-token lifetime (1 hour) and the refresh-reuse grace window (30 s); tests shorten them. */
   oauthAccessTtlSeconds: number
   oauthRefreshGraceSeconds: number
+  /** IPs and CIDRs of the proxies allowed to name the client (X-Forwarded-For) and scheme (X-Forwarded-Proto). */
+  trustedProxies: string[]
 }
 
 // A generated dev secret lives in the data dir (mode 0600) so restarts keep cursors and keys valid.
@@ -132,6 +140,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((s) => s.trim().replace(/\/$/, '')).filter(Boolean),
     oauthAccessTtlSeconds: Number(e.SVC_OAUTH_ACCESS_TTL_SECONDS),
     oauthRefreshGraceSeconds: Number(e.SVC_OAUTH_REFRESH_GRACE_SECONDS),
+    trustedProxies: e.SVC_TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean),
   }
   return cached
 }

@@ -146,6 +146,13 @@ export const requirements = {
   'oauth.access-token': { source: 'contract Credential types (svc_at_)', behavior: 'An svc_at_ token authenticates exactly as its connection key (scopes, home account, audit row); past its hour it is 401 expired_token; revoked key, revoked grant or disconnection is 401 invalid_credentials.' },
   'oauth.connection': { source: 'decisions OAuth connection; Dashboard origin', behavior: 'Consent (dashboard session) mints a personal key with the approved scopes and the home account; the dashboard lists connections and disconnecting kills every token and the key at once.' },
   'oauth.cors': { source: 'decisions MCP and OAuth paths; mcp-oauth-notes §8', behavior: 'Preflights and exposed WWW-Authenticate/Mcp-* headers on discovery, OAuth and /mcp paths; REST /v1 stays closed to other origins; a foreign Origin on /mcp is 403.' },
+  // Issue 12 (pipeline)
+  'idempotency.secret-answers': { source: 'issue 12 item 5; decisions Security rules', behavior: 'An Idempotency-Key answer that carries a secret (new and rotated keys, webhook endpoint create and rotate-secret, login links) is stored only AES-256-GCM encrypted, bound to the credential and key, and replayed only to that credential.' },
+  'idempotency.account-scope': { source: 'issue 12 item 10', behavior: 'The Idempotency-Key scope includes the resolved account: the master key acting for account A and then B with the same key and body gets two independent answers.' },
+  'client-ip.trusted-proxies': { source: 'decisions Client IP', behavior: 'X-Forwarded-For (first hop) and X-Forwarded-Proto are honoured only from a peer in SVC_TRUSTED_PROXIES (default loopback); from any other peer the socket address is the client IP for ip_allowlist, the failed-auth limit and the audit row.' },
+  'http.json-content-type': { source: 'issue 12 item 10', behavior: 'A non-empty request body must be sent as application/json (or +json; multipart where a route takes it); without a Content-Type it is 415 unsupported_media_type.' },
+  'http.security-headers': { source: 'issue 12 item 10', behavior: 'Every response, errors included, carries X-Content-Type-Options: nosniff; Strict-Transport-Security when served over https; the HTML docs page a strict script-free Content-Security-Policy.' },
+  'filters.unknown-enum': { source: 'contract error table (unsupported_filter)', behavior: 'An unknown enum value in a list query parameter (filter, sort, format, group_by) is 400 unsupported_filter naming the parameter; a bad query boolean stays validation_error.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -10,6 +10,7 @@ export default defineApiRoute({
   params: KeyParams,
   status: 201,
   response: ApiKey,
+  secretResponse: true,
   errors: ['invalid_id', 'not_found'],
   handler: ({ runtime, principal, params }) => rotateKey(runtime.database, principal, params.key),
 })

@@ -12,6 +12,7 @@ export default defineApiRoute({
   params: UserParams,
   status: 201,
   response: LoginLink,
+  secretResponse: true,
   errors: ['invalid_id', 'not_found'],
   handler: ({ runtime, principal, params }) => issueLoginLink(runtime.database, principal, params.usr, runtime.config.publicUrl),
 })

@@ -14,6 +14,7 @@ export default defineApiRoute({
   status: 201,
   body: CreateEndpointBody,
   response: EndpointWithSecret,
+  secretResponse: true,
   errors: ['invalid_url', 'unsupported_field', 'validation_error'],
   handler: ({ runtime, account, body }) => createEndpoint(runtime, webhookAccount(account), body),
 })

@@ -13,6 +13,7 @@ export default defineApiRoute({
   body: KeyCreate,
   status: 201,
   response: ApiKey,
+  secretResponse: true,
   errors: ['invalid_scope', 'invalid_id', 'not_found'],
   handler: ({ runtime, principal, params, body }) => createKey(runtime.database, principal, params.usr, body),
 })
