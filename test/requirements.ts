@@ -146,6 +146,8 @@ export const requirements = {
   'oauth.access-token': { source: 'contract Credential types (svc_at_)', behavior: 'An svc_at_ token authenticates exactly as its connection key (scopes, home account, audit row); past its hour it is 401 expired_token; revoked key, revoked grant or disconnection is 401 invalid_credentials.' },
   'oauth.connection': { source: 'decisions OAuth connection; Dashboard origin', behavior: 'Consent (dashboard session) mints a personal key with the approved scopes and the home account; the dashboard lists connections and disconnecting kills every token and the key at once.' },
   'oauth.cors': { source: 'decisions MCP and OAuth paths; mcp-oauth-notes §8', behavior: 'Preflights and exposed WWW-Authenticate/Mcp-* headers on discovery, OAuth and /mcp paths; REST /v1 stays closed to other origins; a foreign Origin on /mcp is 403.' },
+  // Issue 12 (convs)
+  'conversations.identity-keys': { source: 'contract Conversation identity; issue 12 item 12', behavior: 'A conversation\'s identity always carries email, phone_e164, partner_agent_id and email_source (null when unknown) beside its other keys, in every read, answer and event.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

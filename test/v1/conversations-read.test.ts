@@ -18,6 +18,7 @@ let readOnly: Api // conversations:read without backfill
 let summariesOnly: Api
 const ids: Record<string, string> = {}
 const DAY = 86_400_000
+const NO_IDENTITY = { email: null, phone_e164: null, partner_agent_id: null, email_source: null }
 const ago = (days: number, extraMs = 0) => new Date(Date.now() - days * DAY + extraMs).toISOString()
 const PHONE = '+14155550101'
 const PII = 'Reach me at jane.doe@example.com or +1 415 555 0100, card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00.'
@@ -99,7 +100,9 @@ describe('GET /conversations', () => {
     expect(r.body.pagination).toEqual({ limit: 50, has_more: false, next_cursor: null })
     const a = r.body.data[0]
     expect(a.summary.text).toContain('leak')
-    expect(a.identity).toEqual({ phone_e164: PHONE, email: 'jane.doe@example.com' })
+    expect(a.identity).toEqual({ ...NO_IDENTITY, phone_e164: PHONE, email: 'jane.doe@example.com' })
+    // Every documented identity key is present, null when unknown (B was imported without identity).
+    expect(r.body.data[1].identity).toEqual(NO_IDENTITY)
     expect(a).not.toHaveProperty('metrics')
     expect(a).not.toHaveProperty('transcript')
     expect(r.headers.get('x-request-id')).toBeTruthy()
@@ -305,7 +308,7 @@ describe('GET /conversations/{conv}', () => {
     expect(r.body.transcript[1].text).toBe(masked)
     expect(r.body.transcript_text).toContain(masked)
     expect(r.body.summary.text).toBe(`Caller asked about a leak. ${masked}`)
-    expect(r.body.identity).toEqual({ phone_e164: '**********01', email: '******************om' })
+    expect(r.body.identity).toEqual({ ...NO_IDENTITY, phone_e164: '**********01', email: '******************om' })
     expect((await t.api.patch(`/accounts/${t.accountId}`, { default_redaction: true })).status).toBe(200)
     try {
       const d = await t.api.get(`/conversations/${ids.A}`)
