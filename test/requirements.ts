@@ -148,6 +148,7 @@ export const requirements = {
   'oauth.cors': { source: 'decisions MCP and OAuth paths; mcp-oauth-notes §8', behavior: 'Preflights and exposed WWW-Authenticate/Mcp-* headers on discovery, OAuth and /mcp paths; REST /v1 stays closed to other origins; a foreign Origin on /mcp is 403.' },
   // Issue 12 (convs)
   'conversations.identity-keys': { source: 'contract Conversation identity; issue 12 item 12', behavior: 'A conversation\'s identity always carries email, phone_e164, partner_agent_id and email_source (null when unknown) beside its other keys, in every read, answer and event.' },
+  'conversations.deleted-writes': { source: 'decisions Soft delete; issue 12 item 15', behavior: 'Messages, end and identify on a soft-deleted conversation answer 410 conversation_deleted; another account\'s deleted conversation stays 404.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

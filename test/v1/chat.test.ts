@@ -251,6 +251,27 @@ describe('chat via API (shared server)', () => {
     expect((await t.api.get(`/conversations/${email.conversation_id}?redact=true`)).body.identity).toEqual({ ...FOUR, email: '**************om' })
   })
 
+  it('messages, end and identify on a deleted conversation answer 410 conversation_deleted; another tenant\'s deleted one is 404', async () => {
+    verifies('conversations.deleted-writes')
+    const c = await t.api.post('/conversations', { agent_id: agentId })
+    const id = c.body.conversation_id
+    expect((await t.api.delete(`/conversations/${id}`)).status).toBe(204)
+    const writes = [
+      ['messages', (api: Api) => send(id, 'Hello?', {}, api)],
+      ['messages with idempotency_key', (api: Api) => send(id, 'Hello?', { idempotency_key: 'gone-1' }, api)],
+      ['end', (api: Api) => api.post(`/conversations/${id}/end`, {})],
+      ['identify', (api: Api) => api.post(`/conversations/${id}/identify`, { identity: { name: 'Ada' } })],
+    ] as const
+    for (const [name, call] of writes) {
+      const mine = await call(t.api)
+      expect(mine.status, name).toBe(410)
+      expect(err(mine).code, name).toBe('conversation_deleted')
+      const foreign = await call(other.api)
+      expect(foreign.status, name).toBe(404)
+      expect(err(foreign).code, name).toBe('not_found')
+    }
+  })
+
   it('unknown agent, malformed ids, unknown fields and another tenant\'s conversation', async () => {
     verifies('conversations.create')
     expect(err(await t.api.post('/conversations', { agent_id: 'agt_999999' }))).toMatchObject({ code: 'agent_not_found' })
