@@ -231,6 +231,30 @@ describe('GET /conversations', () => {
     expect((await list(t.api, 'limit=10')).headers.get('ratelimit-policy')).toMatch(/^"read"/)
   })
 
+  it('treats a to without from as deep history: conversations:backfill, metered in the backfill class', async () => {
+    verifies('conversations.list-to-backfill')
+    // An open lower bound reaches the oldest history, however recent the to.
+    for (const qs of [`to=${encodeURIComponent(ago(40))}`, `to=${encodeURIComponent(ago(5))}`, `to=${encodeURIComponent(ago(35))}&limit=10`]) {
+      const r = await list(readOnly, qs)
+      expect(r.status, qs).toBe(403)
+      expect(err(r), qs).toMatchObject({ code: 'insufficient_scope', field: 'to' })
+    }
+    const deep = await list(t.api, `to=${encodeURIComponent(ago(35))}`)
+    expect(deep.status).toBe(200)
+    expect(idsOf(deep)).toEqual([ids.D])
+    expect(deep.headers.get('ratelimit-policy')).toMatch(/^"backfill"/)
+    // Unchanged: a recent from with or without to, and updated_since (which the contract opens fully).
+    const window = await list(readOnly, `from=${encodeURIComponent(ago(5))}&to=${encodeURIComponent(ago(1.5))}`)
+    expect(window.status).toBe(200)
+    expect(idsOf(window)).toEqual([ids.B, ids.E])
+    expect(window.headers.get('ratelimit-policy')).toMatch(/^"read"/)
+    expect((await list(readOnly, `from=${encodeURIComponent(ago(5))}`)).status).toBe(200)
+    expect(err(await list(readOnly, `from=${encodeURIComponent(ago(45))}&to=${encodeURIComponent(ago(35))}`))).toMatchObject({ code: 'insufficient_scope', field: 'from' })
+    const since = await list(readOnly, `updated_since=${encodeURIComponent(ago(0.5))}&to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)
+    expect(since.status).toBe(200)
+    expect(idsOf(since)).toEqual([ids.A, ids.B, ids.E, ids.C, ids.D])
+  })
+
   it('lets a summaries-only key list with include=summary only', async () => {
     verifies('conversations.list', 'conversations.read')
     for (const qs of ['', 'include=summary,identity', 'include=metrics']) {
