@@ -153,6 +153,10 @@ export const requirements = {
   'http.json-content-type': { source: 'issue 12 item 10', behavior: 'A non-empty request body must be sent as application/json (or +json; multipart where a route takes it); without a Content-Type it is 415 unsupported_media_type.' },
   'http.security-headers': { source: 'issue 12 item 10', behavior: 'Every response, errors included, carries X-Content-Type-Options: nosniff; Strict-Transport-Security when served over https; the HTML docs page a strict script-free Content-Security-Policy.' },
   'filters.unknown-enum': { source: 'contract error table (unsupported_filter)', behavior: 'An unknown enum value in a list query parameter (filter, sort, format, group_by) is 400 unsupported_filter naming the parameter; a bad query boolean stays validation_error.' },
+  // Issue 12 (convs)
+  'conversations.identity-keys': { source: 'contract Conversation identity; issue 12 item 12', behavior: 'A conversation\'s identity always carries email, phone_e164, partner_agent_id and email_source (null when unknown) beside its other keys, in every read, answer and event.' },
+  'conversations.deleted-writes': { source: 'decisions Soft delete; issue 12 item 15', behavior: 'Messages, end and identify on a soft-deleted conversation answer 410 conversation_deleted; another account\'s deleted conversation stays 404.' },
+  'conversations.list-to-backfill': { source: 'contract GET /conversations rule 2; issue 12 item 10', behavior: 'A to without from (an open lower bound on started_at) is deep history: it needs conversations:backfill (403 insufficient_scope, field to) and is metered in the backfill class.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
