@@ -146,6 +146,10 @@ export const requirements = {
   'oauth.access-token': { source: 'contract Credential types (svc_at_)', behavior: 'An svc_at_ token authenticates exactly as its connection key (scopes, home account, audit row); past its hour it is 401 expired_token; revoked key, revoked grant or disconnection is 401 invalid_credentials.' },
   'oauth.connection': { source: 'decisions OAuth connection; Dashboard origin', behavior: 'Consent (dashboard session) mints a personal key with the approved scopes and the home account; the dashboard lists connections and disconnecting kills every token and the key at once.' },
   'oauth.cors': { source: 'decisions MCP and OAuth paths; mcp-oauth-notes §8', behavior: 'Preflights and exposed WWW-Authenticate/Mcp-* headers on discovery, OAuth and /mcp paths; REST /v1 stays closed to other origins; a foreign Origin on /mcp is 403.' },
+  // Issue 12 (uploads)
+  'kb.upload-limits': { source: 'decisions Security rules (Limits on hostile work); issue 12 item 3', behavior: 'Uploads are extracted in a worker thread (256 MB heap, 30 s): a DOCX/ZIP over 50 MB uncompressed or an entry over 100:1 is refused before inflating, an entry inflating past its declared size, a PDF over 500 pages or text over 2,000,000 characters fails the document with "The file could not be read within the limits: …"; the job finishes (no retry) and the server stays up.' },
+  'platform.body-drain': { source: 'issue 12 item 14', behavior: 'An answer given before the body is read (413, 401, …) is followed by draining the rest of the body (up to 64 MB or 30 s, then the connection is cut), so plain fetch with FormData sees the 413 instead of EPIPE.' },
+  'platform.auth-before-body': { source: 'issue 12 item 10', behavior: 'The body is read only when the handler asks for it, after authentication, scope and rate limit: a bad or missing key on a 9 MB upload is 401 without the server reading the body.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
