@@ -52,7 +52,8 @@ function lazyBody(req: IncomingMessage, limit: number): PromiseLike<Buffer> {
 function drainRest(req: IncomingMessage) {
   if (req.complete || req.destroyed) return
   let drained = 0
-  const cut = () => { stop(); req.socket?.destroy() }
+  // Only while this request is unfinished: by then its kept-alive socket may carry the next request.
+  const cut = () => { stop(); if (!req.complete) req.socket?.destroy() }
   const timer = setTimeout(cut, DRAIN_MS)
   timer.unref()
   const onData = (chunk: Buffer) => {
