@@ -32,7 +32,7 @@ beforeAll(async () => {
   t = await createTenant(createApi(server.base, server.masterKey))
   agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
   docsPath = `${server.base}/agents/${agentId}/kb/documents`
-})
+}, 180_000) // its own server and an agent build: slow on a loaded machine
 afterAll(async () => { await site?.close(); await server?.stop() })
 
 async function upload(data: Uint8Array, name: string, type: string, key = t.key) {
