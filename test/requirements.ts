@@ -157,6 +157,10 @@ export const requirements = {
   'conversations.identity-keys': { source: 'contract Conversation identity; issue 12 item 12', behavior: 'A conversation\'s identity always carries email, phone_e164, partner_agent_id and email_source (null when unknown) beside its other keys, in every read, answer and event.' },
   'conversations.deleted-writes': { source: 'decisions Soft delete; issue 12 item 15', behavior: 'Messages, end and identify on a soft-deleted conversation answer 410 conversation_deleted; another account\'s deleted conversation stays 404.' },
   'conversations.list-to-backfill': { source: 'contract GET /conversations rule 2; issue 12 item 10', behavior: 'A to without from (an open lower bound on started_at) is deep history: it needs conversations:backfill (403 insufficient_scope, field to) and is metered in the backfill class.' },
+  // Issue 12 (uploads)
+  'kb.upload-limits': { source: 'decisions Security rules (Limits on hostile work); issue 12 item 3', behavior: 'Uploads are extracted in a worker thread (256 MB heap, 30 s): a DOCX/ZIP over 50 MB uncompressed or an entry over 100:1 is refused before inflating, an entry inflating past its declared size, a PDF over 500 pages or text over 2,000,000 characters fails the document with "The file could not be read within the limits: …"; the job finishes (no retry) and the server stays up.' },
+  'platform.body-drain': { source: 'issue 12 item 14', behavior: 'An answer given before the body is read (413, 401, …) is followed by draining the rest of the body (up to 64 MB or 30 s, then the connection is cut), so plain fetch with FormData sees the 413 instead of EPIPE.' },
+  'platform.auth-before-body': { source: 'issue 12 item 10', behavior: 'The body is read only when the handler asks for it, after authentication, scope and rate limit: a bad or missing key on a 9 MB upload is 401 without the server reading the body.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -347,7 +347,8 @@ export function parseQuery(event: H3Event, opts: ApiRouteMeta) {
 const isMultipart = (event: H3Event) => (getHeader(event, 'content-type') ?? '').toLowerCase().startsWith('multipart/form-data')
 
 async function readParts(event: H3Event): Promise<MultipartPart[]> {
-  const parts = await readMultipartFormData(event).catch(() => undefined)
+  // The body is read here, after authentication (middleware 02): its 413 passes through as is.
+  const parts = await readMultipartFormData(event).catch((e) => { if (e instanceof ApiError) throw e })
   if (!parts) throw Errors.validation(null, 'The multipart/form-data body could not be parsed.')
   return parts.map((p) => ({ name: p.name, filename: p.filename, type: p.type, data: p.data }))
 }

@@ -16,7 +16,8 @@ import { CRAWL_PAGE_CAP } from '../builds/run'
 import { consumeQuota, effectiveLimits, quotaUsed } from '../limits/quotas'
 import { CrawlRefused, crawlSite, fetchSinglePage } from './crawler'
 import { crawlFinished, crawlPageDone, crawlStarted } from './crawl-progress'
-import { decodeBody, extractPage } from './extract'
+import { extractUploadBounded } from './document-extract'
+import { UploadLimitError, UploadUnreadableError, tidy } from './document-limits'
 import { FetchError } from './safe-fetch'
 import { markSummaryStale } from './summary'
 import { assertFetchableUrl, resolvePublic } from './url-guard'
@@ -107,30 +108,11 @@ export function detectFormat(filename: string | undefined, contentType: string |
 export const mimeOf = (format: UploadFormat) => MIME[format]
 const formatOfMime = (mime: string | null): UploadFormat => (Object.entries(MIME).find(([, m]) => m === mime)?.[0] as UploadFormat | undefined) ?? 'text'
 
-/** Clean text of an upload; PDF through unpdf, DOCX through mammoth, HTML through the page extractor. */
-export async function extractUpload(format: UploadFormat, data: Buffer): Promise<{ text: string; title: string | null; lang: string | null }> {
-  switch (format) {
-    case 'pdf': {
-      const { extractText } = await import('unpdf')
-      const { text } = await extractText(new Uint8Array(data), { mergePages: true })
-      return { text: tidy(text), title: null, lang: null }
-    }
-    case 'docx': {
-      const mammoth = await import('mammoth')
-      const extract = (mammoth as any).extractRawText ?? (mammoth as any).default?.extractRawText
-      const { value } = await extract({ buffer: data })
-      return { text: tidy(value), title: null, lang: null }
-    }
-    case 'html': {
-      const page = extractPage(decodeBody(data, 'text/html'), 'https://upload.invalid/', 'text/html')
-      return { text: page.text, title: page.title || null, lang: page.lang }
-    }
-    default:
-      return { text: tidy(data.toString('utf8').replace(/^\uFEFF/, '')), title: null, lang: null }
-  }
-}
-
-const tidy = (s: string) => s.replace(/\r\n?/g, '\n').replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim()
+/**
+ * Clean text of an upload: PDF through unpdf, DOCX through mammoth, HTML through the page extractor, in a
+ * worker thread within the upload limits (document-extract.ts).
+ */
+export const extractUpload = (format: UploadFormat, data: Buffer, log?: (line: string) => void) => extractUploadBounded(format, data, log)
 
 // ---------------------------------------------------------------------------------------------------
 // Create
@@ -328,7 +310,7 @@ export async function patchDocument(database: Database, accountId: string, agent
 // Jobs
 
 const errorText = (e: unknown) => {
-  if (e instanceof FetchError || e instanceof CrawlRefused || e instanceof ApiError) return e.message
+  if (e instanceof FetchError || e instanceof CrawlRefused || e instanceof ApiError || e instanceof UploadLimitError || e instanceof UploadUnreadableError) return e.message
   return e instanceof Error ? e.message.slice(0, 500) : String(e)
 }
 
@@ -361,7 +343,8 @@ export async function ingestDocument(ctx: JobContext, docId: string): Promise<vo
     } else if (row.kind === 'file') {
       const data = row.blobKey ? await ctx.blobs.get(row.blobKey) : null
       if (!data) throw new Error('The uploaded original is missing from the blob store.')
-      const out = await extractUpload(formatOfMime(row.mimeType), data)
+      // A file past the limits fails here for good (caught below, the job finishes): no retry re-reads it.
+      const out = await extractUpload(formatOfMime(row.mimeType), data, (line) => ctx.log(`kb.ingest ${docId}: ${line}`))
       if (!out.text) throw new Error('No text could be extracted from the file.')
       await markIndexed(ctx, row, { text: out.text, language: row.language ?? out.lang })
     } else {
