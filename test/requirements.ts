@@ -146,6 +146,11 @@ export const requirements = {
   'oauth.access-token': { source: 'contract Credential types (svc_at_)', behavior: 'An svc_at_ token authenticates exactly as its connection key (scopes, home account, audit row); past its hour it is 401 expired_token; revoked key, revoked grant or disconnection is 401 invalid_credentials.' },
   'oauth.connection': { source: 'decisions OAuth connection; Dashboard origin', behavior: 'Consent (dashboard session) mints a personal key with the approved scopes and the home account; the dashboard lists connections and disconnecting kills every token and the key at once.' },
   'oauth.cors': { source: 'decisions MCP and OAuth paths; mcp-oauth-notes §8', behavior: 'Preflights and exposed WWW-Authenticate/Mcp-* headers on discovery, OAuth and /mcp paths; REST /v1 stays closed to other origins; a foreign Origin on /mcp is 403.' },
+  // Issue 12 (oauth)
+  'oauth.default-scopes': { source: 'decisions Security rules, OAuth default scopes', behavior: 'An authorization request without a known scope is offered the read-only default (agents:read kb:read conversations:read summaries:read metrics:read); credentials:manage and partners:manage are never offered, advertised or granted to a connection (dropped when asked beside other scopes, invalid_scope when they are all that was asked).' },
+  'oauth.no-credential-power': { source: 'decisions Security rules, OAuth default scopes', behavior: 'An svc_at_ principal cannot issue, rotate or revoke API keys (403 insufficient_scope), even when its token and key hold credentials:manage.' },
+  'oauth.disconnect-chain': { source: 'decisions Security rules, OAuth default scopes', behavior: 'Disconnecting a connection revokes its key and every key rotated from it (the whole rotation chain): each is 401 afterwards.' },
+  'oauth.login-csrf': { source: 'issue 12 item 10 (CSRF on /oauth/login)', behavior: 'The authorize login form carries a token bound to the authorization request and to a browser cookie; a login POST without it or with a wrong one is 403 and signs nobody in. The consent form is bound to the session that displayed it.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -1,6 +1,7 @@
 import { defineApiRoute } from '../../../../utils/define-api-route'
 import { ApiKey, KeyParams } from '../../../../domain/credentials/schemas'
 import { rotateKey } from '../../../../domain/credentials/keys'
+import { refuseOAuthPrincipal } from '../../../../domain/oauth/guard'
 
 export default defineApiRoute({
   summary: 'Rotate an API key',
@@ -11,5 +12,8 @@ export default defineApiRoute({
   status: 201,
   response: ApiKey,
   errors: ['invalid_id', 'not_found'],
-  handler: ({ runtime, principal, params }) => rotateKey(runtime.database, principal, params.key),
+  handler: ({ runtime, principal, params }) => {
+    refuseOAuthPrincipal(principal, 'rotate API keys')
+    return rotateKey(runtime.database, principal, params.key)
+  },
 })
