@@ -169,6 +169,11 @@ export const requirements = {
   'security.dashboard-audit': { source: 'decisions Login links (audit)', behavior: 'Logins (password and link, failed or not), logouts and every /api/* session request write an audit row: credential_type session, credential_id ses_<16 hex>, the home account.' },
   'security.login-link-confirm': { source: 'issue 12 item 10', behavior: 'GET of a login link url answers an HTML confirm page (no-store, Referrer-Policy no-referrer, never framed) whose form POSTs the token; the GET never spends the link, only the POST does.' },
   'security.scrypt-params': { source: 'issue 12 item 10', behavior: 'Passwords are hashed with scrypt N=2^17, r=8, p=1, parameters stored in the hash; a hash with weaker parameters still logs in and is replaced by a current one on that login.' },
+  // Issue 12 (oauth)
+  'oauth.default-scopes': { source: 'decisions Security rules, OAuth default scopes', behavior: 'An authorization request without a known scope is offered the read-only default (agents:read kb:read conversations:read summaries:read metrics:read); credentials:manage and partners:manage are never offered, advertised or granted to a connection (dropped when asked beside other scopes, invalid_scope when they are all that was asked).' },
+  'oauth.no-credential-power': { source: 'decisions Security rules, OAuth default scopes', behavior: 'An svc_at_ principal cannot issue, rotate or revoke API keys (403 insufficient_scope), even when its token and key hold credentials:manage.' },
+  'oauth.disconnect-chain': { source: 'decisions Security rules, OAuth default scopes', behavior: 'Disconnecting a connection revokes its key and every key rotated from it (the whole rotation chain): each is 401 afterwards.' },
+  'oauth.login-csrf': { source: 'issue 12 item 10 (CSRF on /oauth/login)', behavior: 'The authorize login form carries a token bound to the authorization request and to a browser cookie; a login POST without it or with a wrong one is 403 and signs nobody in. The consent form is bound to the session that displayed it.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
