@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi, err, type Api } from '../helpers/api'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { authorizeUrl, Browser, MemoryProvider, offeredScopes, pkce, registerClient, tokenRequest } from '../helpers/oauth'
+import { pumpedPost } from '../helpers/pumped-post'
 import { verifies } from '../requirements'
 
 const origin = inject('origin')
@@ -181,6 +182,17 @@ describe('the MCP SDK client', () => {
     expect(await auth(p, { serverUrl })).toBe('AUTHORIZED')
     expect(p.saved!.refresh_token).not.toBe(first)
     expect((await bearer(p.saved!.access_token).get(`/accounts/${tenant.accountId}`)).status).toBe(200)
+  })
+})
+
+describe('registration endpoint', () => {
+  it('a chunked body over 2 MB is 413 payload_too_large, not invalid_client_metadata', async () => {
+    verifies('errors.payload_too_large')
+    // No Content-Length: the cap is met while reading, inside the route (the lazy body of middleware 02).
+    const big = Buffer.from(JSON.stringify({ redirect_uris: [CB], client_name: 'x'.repeat(2_200_000) }))
+    const r = await pumpedPost(`${origin}/oauth/register`, { 'content-type': 'application/json' }, big)
+    expect(r.status).toBe(413)
+    expect(JSON.parse(r.body).error.code).toBe('payload_too_large')
   })
 })
 
