@@ -29,6 +29,8 @@ const Env = v.object({
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
   // Test and operations knob: the webhook retry delays in seconds (decisions "Retries" by default).
   SVC_WEBHOOK_RETRY_SCHEDULE: v.optional(v.pipe(v.string(), v.regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'SVC_WEBHOOK_RETRY_SCHEDULE is a comma list of seconds, e.g. 1,1,1')), '60,300,1800,7200,28800,86400'),
+  // Test and operations knob: the whole-crawl time budget (decisions "Limits on hostile work": 10 minutes).
+  SVC_CRAWL_DEADLINE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'SVC_CRAWL_DEADLINE_SECONDS is a number of seconds')), '600'),
   SVC_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
   SVC_OAUTH_ACCESS_TTL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3600'),
   SVC_OAUTH_REFRESH_GRACE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '30'),
@@ -63,6 +65,8 @@ export interface Config {
   jobPollSeconds: number
   /** Delays before webhook attempts 2, 3, …; one more attempt than delays, then `exhausted`. */
   webhookRetrySchedule: number[]
+  /** A site crawl (knowledge base or build) ends with the pages so far after this many milliseconds. */
+  crawlDeadlineMs: number
   /** Per-minute overrides of the default rate-class limits (operators; tests raise them). */
   rateLimits: Record<string, number>
   /** Operator overrides of the default daily quotas (SVC_QUOTAS; per-user PATCH /users limits still win). */
@@ -135,6 +139,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpFrom: e.SMTP_FROM,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
     webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
+    crawlDeadlineMs: Number(e.SVC_CRAWL_DEADLINE_SECONDS) * 1000,
     rateLimits: counts(e.SVC_RATE_LIMITS),
     quotas: counts(e.SVC_QUOTAS),
     mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((s) => s.trim().replace(/\/$/, '')).filter(Boolean),

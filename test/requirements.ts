@@ -174,6 +174,12 @@ export const requirements = {
   'oauth.no-credential-power': { source: 'decisions Security rules, OAuth default scopes', behavior: 'An svc_at_ principal cannot issue, rotate or revoke API keys (403 insufficient_scope), even when its token and key hold credentials:manage.' },
   'oauth.disconnect-chain': { source: 'decisions Security rules, OAuth default scopes', behavior: 'Disconnecting a connection revokes its key and every key rotated from it (the whole rotation chain): each is 401 afterwards.' },
   'oauth.login-csrf': { source: 'issue 12 item 10 (CSRF on /oauth/login)', behavior: 'The authorize login form carries a token bound to the authorization request and to a browser cookie; a login POST without it or with a wrong one is 403 and signs nobody in. The consent form is bound to the session that displayed it.' },
+  // Issue 12 (crawl)
+  'kb.crawl.memory-bound': { source: 'decisions Security rules, Limits on hostile work; issue 12 item 4', behavior: 'A site crawl reads at most 1 MiB and parses at most 5,000 tags per page, keeps 500 links and 200,000 characters of text per page, queues at most 10 × the page cap, and writes each page as it arrives: a site of 5 MB pages and 300,000 links crawls within a fixed memory bound.' },
+  'kb.crawl.deadline': { source: 'decisions Security rules, Limits on hostile work; issue 12 item 4', behavior: 'A whole crawl (knowledge base or build) ends after 10 minutes (SVC_CRAWL_DEADLINE_SECONDS) with the pages so far; the crawl row records why it stopped.' },
+  'status.public-errors': { source: 'issue 12 item 10', behavior: 'Build step errors, kb/status last_job.error and document and crawl errors show fixed public sentences, never internal text (gateway URLs, addresses, error codes, SQL); the detail goes to the server log.' },
+  'limits.reindexes': { source: 'issue 12 item 10', behavior: 'POST kb/reindex takes one unit of the daily reindexes quota (default 50; SVC_QUOTAS), 429 quota_exceeded with Retry-After past it, and is 402 payment_required when billing blocks, as are both build routes; GET limits lists reindexes.' },
+  'kb.crawl.parallel-cap': { source: 'decisions Plan caps; issue 12 item 10', behavior: 'Parallel site crawls of one agent admit each page under the agent row lock, so together they never exceed the plan page cap.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -14,11 +14,11 @@ import { loadAgent } from '../agents/agents'
 import { nextDocumentId } from '../agents/create'
 import { CRAWL_PAGE_CAP } from '../builds/run'
 import { consumeQuota, effectiveLimits, quotaUsed } from '../limits/quotas'
-import { CrawlRefused, crawlSite, fetchSinglePage } from './crawler'
+import { crawlSite, fetchSinglePage } from './crawler'
 import { crawlFinished, crawlPageDone, crawlStarted } from './crawl-progress'
 import { extractUploadBounded } from './document-extract'
 import { UploadLimitError, UploadUnreadableError, tidy } from './document-limits'
-import { FetchError } from './safe-fetch'
+import { internalDetail, publicMessage } from './public-error'
 import { markSummaryStale } from './summary'
 import { assertFetchableUrl, resolvePublic } from './url-guard'
 import type { DocumentCreateJson, DocumentPatch, KbDocument } from './document-schemas'
@@ -309,10 +309,9 @@ export async function patchDocument(database: Database, accountId: string, agent
 // ---------------------------------------------------------------------------------------------------
 // Jobs
 
-const errorText = (e: unknown) => {
-  if (e instanceof FetchError || e instanceof CrawlRefused || e instanceof ApiError || e instanceof UploadLimitError || e instanceof UploadUnreadableError) return e.message
-  return e instanceof Error ? e.message.slice(0, 500) : String(e)
-}
+// Shown on the document and the crawl row: never an internal message (public-error.ts); the log keeps the detail.
+// The upload limits' errors are written for the tenant.
+const errorText = (e: unknown) => (e instanceof UploadLimitError || e instanceof UploadUnreadableError ? e.message : publicMessage(e))
 
 async function markFailed(ex: Executor, docId: string, error: string) {
   await ex.update(kbDocuments).set({ status: 'failed', error: error.slice(0, 1000), updatedAt: new Date() })
@@ -360,7 +359,7 @@ export async function ingestDocument(ctx: JobContext, docId: string): Promise<vo
       }
     }
   } catch (e) {
-    ctx.log(`kb.ingest ${docId} failed: ${errorText(e)}`)
+    ctx.log(`kb.ingest ${docId} failed: ${internalDetail(e)}`)
     await markFailed(ctx.database.db, docId, errorText(e))
   }
 }
@@ -387,14 +386,22 @@ export async function runCrawl(ctx: JobContext, crawlId: string): Promise<void> 
   crawlStarted(agent.id, crawlId)
   try {
     if (allowance <= 0) throw new CrawlStop(`The ${plan} plan's cap of ${cap} crawl pages is reached.`)
-    await crawlSite(crawl.startUrl, {
+    const result = await crawlSite(crawl.startUrl, {
       allowPrivateHosts: ctx.config.allowPrivateHosts,
       maxPages: allowance,
       maxDepth: CRAWL_DEPTH,
+      deadlineMs: ctx.config.crawlDeadlineMs,
       field: 'url',
       onPage: async (page) => {
         if (!page.text) return
         await ctx.database.tx(async (tx) => {
+          // Parallel crawls of one agent share its page cap: each page is admitted under the agent's row lock.
+          try {
+            await admit(tx, agent.accountId, agent.id, 'page')
+          } catch (e) {
+            if (e instanceof ApiError && e.code === 'plan_limit_reached') throw new CrawlStop(`Stopped at the ${plan} plan's cap of ${cap} crawl pages.`)
+            throw e
+          }
           try {
             await consumeQuota(tx, crawl.accountId, 'kb_documents')
           } catch (e) {
@@ -414,10 +421,11 @@ export async function runCrawl(ctx: JobContext, crawlId: string): Promise<void> 
       },
     })
     if (stored >= allowance) stopReason = `Stopped at the ${plan} plan's cap of ${cap} crawl pages.`
+    else if (result.stopped === 'deadline') stopReason = `Stopped at the crawl's time limit after ${stored} pages.`
   } catch (e) {
     if (e instanceof CrawlStop) stopReason = e.message
     else {
-      ctx.log(`kb.crawl ${crawlId} failed: ${errorText(e)}`)
+      ctx.log(`kb.crawl ${crawlId} failed: ${internalDetail(e)}`)
       await ctx.database.db.update(kbCrawls).set({ status: 'failed', error: errorText(e).slice(0, 1000), finishedAt: new Date() }).where(eq(kbCrawls.id, crawlId))
       return
     }
