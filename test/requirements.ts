@@ -146,6 +146,10 @@ export const requirements = {
   'oauth.access-token': { source: 'contract Credential types (svc_at_)', behavior: 'An svc_at_ token authenticates exactly as its connection key (scopes, home account, audit row); past its hour it is 401 expired_token; revoked key, revoked grant or disconnection is 401 invalid_credentials.' },
   'oauth.connection': { source: 'decisions OAuth connection; Dashboard origin', behavior: 'Consent (dashboard session) mints a personal key with the approved scopes and the home account; the dashboard lists connections and disconnecting kills every token and the key at once.' },
   'oauth.cors': { source: 'decisions MCP and OAuth paths; mcp-oauth-notes §8', behavior: 'Preflights and exposed WWW-Authenticate/Mcp-* headers on discovery, OAuth and /mcp paths; REST /v1 stays closed to other origins; a foreign Origin on /mcp is 403.' },
+  // Issue 12 (webhooks)
+  'webhooks.endpoint-cap': { source: 'decisions Security rules, Limits on hostile work', behavior: 'At most 20 live webhook endpoints per account, counted under the account lock: the 21st create (also among concurrent creates) is 403 plan_limit_reached; deleted endpoints do not count.' },
+  'webhooks.fair-delivery': { source: 'issue 12 item 8', behavior: "Each account gets a fair share of the delivery slots: one tenant's backlog to a receiver that never answers does not delay another tenant's delivery (arrives within 5 s)." },
+  'webhooks.ping-stored': { source: 'issue 12 item 13', behavior: 'A test ping is stored as a delivery (event_type ping) under the X-Svc-Delivery id it was sent with: listed, readable, replayable; never fanned out to other endpoints.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
