@@ -180,6 +180,10 @@ export const requirements = {
   'status.public-errors': { source: 'issue 12 item 10', behavior: 'Build step errors, kb/status last_job.error and document and crawl errors show fixed public sentences, never internal text (gateway URLs, addresses, error codes, SQL); the detail goes to the server log.' },
   'limits.reindexes': { source: 'issue 12 item 10', behavior: 'POST kb/reindex takes one unit of the daily reindexes quota (default 50; SVC_QUOTAS), 429 quota_exceeded with Retry-After past it, and is 402 payment_required when billing blocks, as are both build routes; GET limits lists reindexes.' },
   'kb.crawl.parallel-cap': { source: 'decisions Plan caps; issue 12 item 10', behavior: 'Parallel site crawls of one agent admit each page under the agent row lock, so together they never exceed the plan page cap.' },
+  // Issue 12 (webhooks)
+  'webhooks.endpoint-cap': { source: 'decisions Security rules, Limits on hostile work', behavior: 'At most 20 live webhook endpoints per account, counted under the account lock: the 21st create (also among concurrent creates) is 403 plan_limit_reached; deleted endpoints do not count.' },
+  'webhooks.fair-delivery': { source: 'issue 12 item 8', behavior: "Each account gets a fair share of the delivery slots: one tenant's backlog to a receiver that never answers does not delay another tenant's delivery (arrives within 5 s)." },
+  'webhooks.ping-stored': { source: 'issue 12 item 13', behavior: 'A test ping is stored as a delivery (event_type ping) under the X-Svc-Delivery id it was sent with: listed, readable, replayable; never fanned out to other endpoints.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
