@@ -184,6 +184,9 @@ export const requirements = {
   'webhooks.endpoint-cap': { source: 'decisions Security rules, Limits on hostile work', behavior: 'At most 20 live webhook endpoints per account, counted under the account lock: the 21st create (also among concurrent creates) is 403 plan_limit_reached; deleted endpoints do not count.' },
   'webhooks.fair-delivery': { source: 'issue 12 item 8', behavior: "Each account gets a fair share of the delivery slots: one tenant's backlog to a receiver that never answers does not delay another tenant's delivery (arrives within 5 s)." },
   'webhooks.ping-stored': { source: 'issue 12 item 13', behavior: 'A test ping is stored as a delivery (event_type ping) under the X-Svc-Delivery id it was sent with: listed, readable, replayable; never fanned out to other endpoints.' },
+  // Issue 12 (regex)
+  'security.hostile-input.patterns': { source: 'decisions Security rules (Hostile input); issue 12 item 1', behavior: 'No request holds the process: lengths are checked before any pattern and no pattern has overlapping quantifiers, so 2 MB adversarial identity e-mails, refinement rules and prompts, chat messages and redacted reads answer within 1 s while GET /health answers within 1 s.' },
+  'security.csv-formula': { source: 'decisions Security rules (Hostile input); issue 12 item 10', behavior: 'The audit CSV export prefixes a single quote to a text cell that begins with =, +, -, @, tab or carriage return.' },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

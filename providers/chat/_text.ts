@@ -31,15 +31,48 @@ function stem(w: string): string {
   return w
 }
 
+const SENTENCE_END = /\n+|(?<=[.!?])\s+(?=[\p{Lu}\p{N}"“(])/u
+const SENTENCE_END_FROM = new RegExp(SENTENCE_END.source, 'gu')
+
 /** Sentences of a text; line breaks end a sentence too (menus, lists and footers have no full stops). */
 export function sentences(text: string): string[] {
   return text
-    .split(/\n+|(?<=[.!?])\s+(?=[\p{Lu}\p{N}"“(])/u)
+    .split(SENTENCE_END)
     .map((s) => s.replace(/\s+/g, ' ').trim())
     .filter((s) => s.length >= 3 && /\p{L}/u.test(s))
 }
 
-export const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/
+/**
+ * The text in pieces of about `size` characters, each cut where a sentence ends, so that the sentences of the
+ * pieces are the sentences of the text and a caller can index a large text piece by piece, letting other work
+ * run in between. A sentence longer than two pieces is cut where the piece ends (callers cut such a
+ * sentence into passages anyway). Linear: each search for a sentence end starts where the last one stopped.
+ */
+export function* sentenceChunks(text: string, size = 16_384): Generator<string> {
+  let start = 0
+  // The next sentence end at or after the last search point; null once none is left.
+  let found: RegExpExecArray | null | undefined
+  while (text.length - start > size) {
+    if (found === undefined) {
+      SENTENCE_END_FROM.lastIndex = start + size
+      found = SENTENCE_END_FROM.exec(text)
+    }
+    if (found && found.index <= start + 2 * size) {
+      yield text.slice(start, found.index)
+      start = found.index + found[0].length
+      found = undefined
+    } else {
+      yield text.slice(start, start + size)
+      start += size
+    }
+  }
+  yield text.slice(start)
+}
+
+// The lookbehind starts a match only where a run of address characters starts: without it every character of a
+// long run was a new start scanning to the run's end (quadratic, decisions "Hostile input"). The leftmost match is
+// the same, since any match inside a run also matches from the run's start.
+export const EMAIL = /(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+/
 export const PHONE = /(?:\+|\b)\d[\d\s().-]{5,18}\d\b/
 const FACTS: RegExp[] = [
   /[$€£¥]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:€|\$|£|eur|euros?|usd|dollars?|gbp|chf)\b/i, // prices
@@ -59,30 +92,57 @@ export function jaccard(a: Set<string>, b: Set<string>): number {
   return inter / (a.size + b.size - inter)
 }
 
-export interface LexicalIndex { docs: string[][]; df: Map<string, number>; avg: number }
-
-export function indexOf(docs: string[][]): LexicalIndex {
-  const df = new Map<string, number>()
-  for (const p of docs) for (const t of new Set(p)) df.set(t, (df.get(t) ?? 0) + 1)
-  return { docs, df, avg: docs.reduce((s, p) => s + p.length, 0) / Math.max(1, docs.length) }
+export interface LexicalIndex {
+  docs: string[][]
+  avg: number
+  /** term → [passage, frequency in it] for every passage holding the term, in passage order. */
+  postings: Map<string, Array<[number, number]>>
 }
 
-/** Okapi BM25 of every passage against the query terms, plus which query terms each passage matched. */
-export function bm25({ docs, df, avg }: LexicalIndex, query: string[], k1 = 1.2, b = 0.75) {
+/** Builds an index one passage at a time, so a large knowledge base can be indexed in pieces. */
+export function indexBuilder() {
+  const docs: string[][] = []
+  const postings = new Map<string, Array<[number, number]>>()
+  let total = 0
+  return {
+    add(p: string[]) {
+      const i = docs.push(p) - 1
+      total += p.length
+      const tf = new Map<string, number>()
+      for (const t of p) tf.set(t, (tf.get(t) ?? 0) + 1)
+      for (const [t, f] of tf) {
+        const list = postings.get(t)
+        if (list) list.push([i, f])
+        else postings.set(t, [[i, f]])
+      }
+    },
+    done: (): LexicalIndex => ({ docs, avg: total / Math.max(1, docs.length), postings }),
+  }
+}
+
+export function indexOf(docs: string[][]): LexicalIndex {
+  const builder = indexBuilder()
+  for (const p of docs) builder.add(p)
+  return builder.done()
+}
+
+/**
+ * Okapi BM25 of every passage against the query terms, plus which query terms each passage matched. Read from
+ * the postings, so a question costs the passages holding its terms, not terms × every token of the knowledge
+ * (a 10,000-character question against a million-character knowledge base took seconds).
+ */
+export function bm25({ docs, avg, postings }: LexicalIndex, query: string[], k1 = 1.2, b = 0.75) {
   const n = docs.length
-  const terms = [...new Set(query)].filter((t) => df.has(t))
-  return docs.map((p) => {
-    let score = 0
-    const matched: string[] = []
-    for (const t of terms) {
-      let f = 0
-      for (const x of p) if (x === t) f++
-      if (!f) continue
-      matched.push(t)
-      const d = df.get(t)!
-      const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5))
-      score += idf * (f * (k1 + 1)) / (f + k1 * (1 - b + (b * p.length) / (avg || 1)))
+  const out = docs.map(() => ({ score: 0, matched: [] as string[] }))
+  for (const t of new Set(query)) {
+    const list = postings.get(t)
+    if (!list) continue
+    const d = list.length
+    const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5))
+    for (const [i, f] of list) {
+      out[i].matched.push(t)
+      out[i].score += idf * (f * (k1 + 1)) / (f + k1 * (1 - b + (b * docs[i].length) / (avg || 1)))
     }
-    return { score, matched }
-  })
+  }
+  return out
 }

@@ -1,7 +1,7 @@
 // The default engine: deterministic and offline. It answers by lexical retrieval over the knowledge in the
 // system prompt, fires the lead tool by intent and writes build outputs from templates and an extractive summary.
 import { defineChatEngine, estimateTokens, KNOWLEDGE_HEADING, type ChatResponse, type ToolCall, type ToolSpec } from '../../server/kit/chat-engine'
-import { bm25, EMAIL, indexOf, PHONE, sentences, tokens, type LexicalIndex } from './_text'
+import { bm25, EMAIL, indexBuilder, PHONE, sentenceChunks, sentences, tokens, type LexicalIndex } from './_text'
 import { summarizeText } from './_summary'
 import { greeting, instructions } from './_prompts'
 
@@ -28,7 +28,7 @@ export default defineChatEngine({
     if (call) return answer('Thank you, I have passed on your details and someone will get back to you shortly.', false, [call])
     const query = tokens(last.content)
     if (!query.length) return answer('Hello! How can I help you?')
-    const best = retrieve(knowledgeOf(req.system), query)
+    const best = await retrieve(knowledgeOf(req.system), query)
     return best.length ? answer(best.join(' ')) : answer(FALLBACK, true)
   },
   async summarize(sources, opts) {
@@ -47,25 +47,63 @@ function knowledgeOf(system: string): string {
   return at >= 0 ? system.slice(at + KNOWLEDGE_HEADING.length) : system
 }
 
-/** The best one or two passages, or none when the overlap is too thin to be an answer. */
 // Every turn of a conversation sends the same knowledge: indexing it once keeps a turn over a large
 // knowledge base from re-tokenising it (a few recent knowledge bases; each can hold a million characters, so few).
-const indexes = new Map<string, { passages: string[]; index: LexicalIndex }>()
+// Concurrent turns over the same knowledge share one indexing.
+const indexes = new Map<string, Promise<{ passages: string[]; index: LexicalIndex }>>()
+
+// Indexing two million characters takes seconds of CPU: it runs piece by piece, giving the event loop back
+// between pieces, so other requests (and /health) keep being answered (decisions "Hostile input").
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+async function build(knowledge: string) {
+  const passages: string[] = []
+  const index = indexBuilder()
+  for (const piece of sentenceChunks(knowledge)) {
+    for (const s of sentences(piece)) {
+      if (s.startsWith('#')) continue
+      for (const passage of passagesOf(s.replace(/^[-*]\s+/, ''))) {
+        passages.push(passage)
+        index.add(tokens(passage))
+      }
+    }
+    await yieldToLoop()
+  }
+  return { passages, index: index.done() }
+}
+
+// A passage is an answer: a "sentence" of a million characters (a page without full stops) is cut into
+// passages of at most this many characters, which also bounds the work of scoring each one.
+export const PASSAGE_MAX = 2000
+
+function* passagesOf(sentence: string): Generator<string> {
+  for (let at = 0; at < sentence.length;) {
+    let end = Math.min(sentence.length, at + PASSAGE_MAX)
+    if (end < sentence.length) {
+      const space = sentence.lastIndexOf(' ', end)
+      if (space > at) end = space
+    }
+    const passage = sentence.slice(at, end).trim()
+    if (passage) yield passage
+    at = end
+  }
+}
 
 function indexed(knowledge: string) {
   let hit = indexes.get(knowledge)
   if (hit) indexes.delete(knowledge)
   else {
-    const passages = sentences(knowledge).filter((s) => !s.startsWith('#')).map((s) => s.replace(/^[-*]\s+/, ''))
-    hit = { passages, index: indexOf(passages.map(tokens)) }
+    hit = build(knowledge)
+    hit.catch(() => indexes.delete(knowledge))
   }
   indexes.set(knowledge, hit)
   if (indexes.size > 8) indexes.delete(indexes.keys().next().value!)
   return hit
 }
 
-function retrieve(knowledge: string, query: string[]): string[] {
-  const { passages, index } = indexed(knowledge)
+/** The best one or two passages, or none when the overlap is too thin to be an answer. */
+async function retrieve(knowledge: string, query: string[]): Promise<string[]> {
+  const { passages, index } = await indexed(knowledge)
   const scored = bm25(index, query).map((s, i) => ({ ...s, text: passages[i] }))
   const distinct = new Set(query).size
   // Meaningful: at least two query terms, or a third of them for short questions.

@@ -23,16 +23,27 @@ export interface RuleCost { chars: number; tokens: number }
 
 // Bullets, "1." "1)" "(1)" "#1" "a)" and "Rule 3:" prefixes that people paste from lists.
 const LIST_MARKER = /^(?:[-*•·+–—>]+|\(?\d{1,3}[.)\]]|\(\d{1,3}\)|#\d{1,3}[.:)]?|\(?[a-z]\)|rule\s+\d{1,3}\s*[:.)-])\s*/i
-const TRAILING_NOISE = /[\s.,;:!?…\-–—]+$/
+// Trailing punctuation and spaces, trimmed by hand: the pattern /[…]+$/ retries from every character of a
+// long run and takes time quadratic in it (decisions "Hostile input").
+const TRAILING_NOISE = new Set([...' \t\n\r\f\v.,;:!?…-–—'])
+/** What a rule may hold before normalising (the request schema's bound); checked before any pattern runs. */
+export const RULE_INPUT_MAX = 1000
+
+function trimTrailingNoise(s: string): string {
+  let end = s.length
+  while (end > 0 && TRAILING_NOISE.has(s.charAt(end - 1))) end--
+  return s.slice(0, end)
+}
 
 /** One rule in its stored form; `index` names the field (`refinement_rules.<index>`) when it is refused. */
 export function normaliseRule(text: string, index = 0): string {
+  if (String(text).length > RULE_INPUT_MAX) throw Errors.validation(`refinement_rules.${index}`, `A rule is at most ${RULE_MAX} characters once normalised.`)
   let s = String(text).replace(/\s+/g, ' ').trim()
   for (let prev = ''; prev !== s;) { prev = s; s = s.replace(LIST_MARKER, '').trim() }
   // A rule quoted as a whole is the text inside the quotes; a quote inside a rule is kept.
   const quoted = /^["“'](.*)["”']$/.exec(s)
   if (quoted && !/["“”]/.test(quoted[1])) s = quoted[1].trim()
-  s = s.replace(TRAILING_NOISE, '')
+  s = trimTrailingNoise(s)
   // The floor counts the rule's own characters, so "ok" does not pass by gaining a full stop.
   if (s.length < RULE_MIN || !/\p{L}/u.test(s)) {
     throw Errors.validation(`refinement_rules.${index}`, `A rule needs at least ${RULE_MIN} characters including a letter.`)
@@ -90,11 +101,20 @@ export function stem(word: string): string {
 
 interface Statement { polarity: 1 | -1; stems: Map<string, string> }
 
+// By hand: /'+$/ retries from every apostrophe of a long run (quadratic, decisions "Hostile input").
+function trimApostrophes(w: string): string {
+  let start = 0
+  let end = w.length
+  while (start < end && w.charCodeAt(start) === 39) start++
+  while (end > start && w.charCodeAt(end - 1) === 39) end--
+  return w.slice(start, end)
+}
+
 function statement(text: string): Statement {
   const words = text.toLowerCase().replace(/[’`]/g, "'").match(/[\p{L}\p{N}']+/gu) ?? []
   const stems = new Map<string, string>()
   for (const raw of words) {
-    const word = raw.replace(/^'+|'+$/g, '')
+    const word = trimApostrophes(raw)
     if (!word || MARKERS.has(word) || STOPWORDS.has(word) || /^\d+$/.test(word)) continue
     const s = stem(word)
     if (s.length > 1 && !stems.has(s)) stems.set(s, word)
@@ -107,10 +127,12 @@ function statement(text: string): Statement {
  *  rule against a long prompt sentence would otherwise never reach half of the union). */
 function overlap(a: Statement, b: Statement): string[] | null {
   const shared = [...a.stems.keys()].filter((s) => b.stems.has(s))
-  if (!shared.length) return null
-  const union = a.stems.size + b.stems.size - shared.length
-  const strong = shared.length / union >= 0.5 || (shared.length >= 2 && shared.length / Math.min(a.stems.size, b.stems.size) >= 0.8)
-  return strong ? shared : null
+  return shared.length && strong(shared.length, a, b) ? shared : null
+}
+
+/** Whether `n` shared stems make a strong overlap of a and b (see overlap). */
+function strong(n: number, a: Statement, b: Statement): boolean {
+  return n / (a.stems.size + b.stems.size - n) >= 0.5 || (n >= 2 && n / Math.min(a.stems.size, b.stems.size) >= 0.8)
 }
 
 const SENTENCE_SPLIT = /(?<=[.!?])\s+|\n+/
@@ -141,13 +163,34 @@ export function findConflicts(rules: readonly string[], prompts: Partial<RulePro
     const prompt = prompts[surface]
     if (!prompt) continue
     const sentences = sentencesOf(prompt).map((text) => ({ text, st: statement(text) }))
-    for (const [i, r] of parsed.entries()) {
-      let best: { text: string; shared: string[] } | null = null
-      for (const s of sentences) {
-        if (s.st.polarity === r.polarity) continue
-        const shared = overlap(r, s.st)
-        if (shared && (!best || shared.length > best.shared.length)) best = { text: s.text, shared }
+    // Each stem → the sentences holding it. A rule meets only the sentences it shares a stem with, so the scan
+    // costs the prompt's words per rule instead of rules × sentences × stems (a 200,000-character prompt
+    // has tens of thousands of sentences).
+    const holders = new Map<string, number[]>()
+    sentences.forEach((s, k) => {
+      for (const st of s.st.stems.keys()) {
+        const list = holders.get(st)
+        if (list) list.push(k)
+        else holders.set(st, [k])
       }
+    })
+    const counts = new Int32Array(sentences.length)
+    for (const [i, r] of parsed.entries()) {
+      const touched: number[] = []
+      for (const st of r.stems.keys()) {
+        for (const k of holders.get(st) ?? []) if (counts[k]++ === 0) touched.push(k)
+      }
+      // The first sentence (in prompt order) with the most shared stems among the strong, opposite ones.
+      let bestAt = -1
+      let bestN = 0
+      for (const k of touched) {
+        const n = counts[k]
+        counts[k] = 0
+        if (n < bestN || (n === bestN && k > bestAt)) continue
+        const st = sentences[k].st
+        if (st.polarity !== r.polarity && strong(n, r, st)) { bestAt = k; bestN = n }
+      }
+      const best = bestAt < 0 ? null : { text: sentences[bestAt].text, shared: overlap(r, sentences[bestAt].st)! }
       if (best) {
         const excerpt = best.text.length > 200 ? `${best.text.slice(0, 199)}…` : best.text
         conflicts.push({ rule_index: i, rule: rules[i], with: { kind: 'prompt', surface, excerpt }, reason: `Contradicts the ${surface} prompt about: ${terms(r, best.shared)}.` })

@@ -94,10 +94,19 @@ export async function listAudit(database: Database, query: AuditQuery, page: Key
   return { ...result, meta: { from: window.from.toISOString(), to: window.to.toISOString() } }
 }
 
-/** RFC 4180: quote a field holding a comma, quote, CR or LF, doubling inner quotes; null is an empty field. */
+// A text cell a spreadsheet would read as a formula (decisions "Hostile input"): user agents and other
+// client-chosen text must not run as =HYPERLINK(…) or @SUM(…) when an auditor opens the export.
+const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r'])
+
+/**
+ * RFC 4180: quote a field holding a comma, quote, CR or LF, doubling inner quotes; null is an empty field.
+ * A text value starting like a formula gets a leading single quote first. Numbers and booleans are ours,
+ * never client text, and stay as they are.
+ */
 export function csvField(value: string | number | boolean | null): string {
   if (value === null) return ''
-  const s = String(value)
+  let s = String(value)
+  if (typeof value === 'string' && FORMULA_START.has(s.charAt(0))) s = `'${s}`
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
 }
 

