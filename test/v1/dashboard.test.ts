@@ -1,10 +1,14 @@
 // The dashboard origin over HTTP: password login and login links, the session cookie and header, and the
 // session-authenticated /api/api-keys routes, which refuse API keys.
 import { createHash } from 'node:crypto'
-import { describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it, vi } from 'vitest'
 import { createApi, err, uniqueEmail, type ApiResponse } from '../helpers/api'
 import { until } from '../helpers/wait'
 import { verifies } from '../requirements'
+
+// Each login and each user creation runs scrypt N=2^17 (128 MiB, ~0.4 s on an idle core, many seconds on
+// a loaded two-core machine), and this file runs dozens of them.
+vi.setConfig({ testTimeout: 180_000 })
 
 const origin = inject('origin')
 const master = inject('masterKey')
@@ -96,7 +100,7 @@ describe('POST /api/auth/login', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
     expect((await attempt(u.password)).status).toBe(429)
     expect((await attempt(u.password, `${limitedIp.split('.').slice(0, 3).join('.')}.7`)).status).toBe(200)
-  }, 90_000) // 22 scrypt runs, slow on a loaded two-core machine
+  }, 300_000) // 22 scrypt runs, slow on a loaded two-core machine
 
   it('a suspended user cannot log in; their open session is 403 account_suspended until resumed', async () => {
     verifies('dashboard.session', 'security.suspension')
