@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { createApi, err } from '../helpers/api'
 import { waitForBuild } from '../helpers/build'
-import { withDatabase } from '../helpers/db'
+import { openDatabase } from '../../server/db/client'
 import { startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
@@ -109,10 +109,14 @@ describe('reindexes quota and billing', () => {
   it('reindex and both build routes are 402 payment_required when billing blocks', async () => {
     verifies('limits.reindexes')
     await server.stop('SIGTERM')
-    await withDatabase(server.dataDir, async (db) => {
+    // This server's own PGlite directory, whatever DATABASE_URL says.
+    const db = await openDatabase({ url: undefined, dataDir: server.dataDir })
+    try {
       await db.db.update(subscriptions).set({ walletBalance: 0 }).where(eq(subscriptions.accountId, t.accountId))
       await db.db.insert(usageRecords).values({ accountId: t.accountId, channel: 'api', sessionId: 'api_spent', startedAt: new Date(), tokens: 1, costUsd: 10_000 })
-    })
+    } finally {
+      await db.close()
+    }
     server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env: { ...env, SVC_QUOTAS: 'reindexes=50' } })
     const api = createApi(server.base, t.key)
     const voiceId = (await api.get('/voices')).body.data[0].voice_id
