@@ -288,12 +288,12 @@ describe('chat via API (shared server)', () => {
     expect(err(await send(id, ''))).toMatchObject({ code: 'validation_error' })
   })
 
-  it('402 payment_required for a suspended account', async () => {
+  it('a suspended account is refused before billing: 403 account_suspended (decisions Suspension)', async () => {
     verifies('conversations.billing')
     const s = await createTenant(master)
     expect((await master.patch(`/users/${s.userId}`, { status: 'suspended' })).status).toBe(200)
     const r = await s.api.post('/conversations', { agent_id: agentId })
-    expect(r.status).toBe(402)
-    expect(err(r).code).toBe('payment_required')
+    expect(r.status).toBe(403)
+    expect(err(r).code).toBe('account_suspended')
   })
 })
