@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { defineNitroConfig } from 'nitropack/config'
+import type { Plugin } from 'rollup'
 
 // Plugin manifests are generated at build time from the folders (no list kept by hand): one import per
 // file, sorted by name. Files starting with "_" are helpers, not plugins.
@@ -16,6 +17,31 @@ const migrations = () => {
   const list = readdirSync(dir).filter((n) => n.endsWith('.sql')).sort().map((name) => ({ name, sql: readFileSync(resolve(dir, name), 'utf8') }))
   return `export default ${JSON.stringify(list)}`
 }
+
+// Upload extraction runs in a worker thread, whose script must exist as a file in .output. Rollup would
+// share modules between the worker and the server and put them in the nitro chunk, whose import boots the
+// whole app; so esbuild bundles the worker on its own (our code inlined, packages left as imports) and it
+// is emitted as chunks/extract-worker.mjs. The same file, kept in .nitro, is traced for the packages it
+// imports. #svc/extract-worker is its URL (import.meta.ROLLUP_FILE_URL_*), so .output boots
+// from any working directory.
+const WORKER_BUNDLE = resolve('.nitro/svc/extract-worker.mjs')
+const extractWorker = (): Plugin => ({
+  name: 'svc-extract-worker',
+  resolveId: (id) => (id === '#svc/extract-worker' ? '\0svc-extract-worker' : null),
+  async load(id) {
+    if (id !== '\0svc-extract-worker') return null
+    const entry = resolve('server/domain/kb/document-extract-worker.ts')
+    const { build } = await import('esbuild')
+    await build({ entryPoints: [entry], outfile: WORKER_BUNDLE, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'silent' })
+    this.addWatchFile(entry)
+    const ref = this.emitFile({ type: 'asset', fileName: 'chunks/extract-worker.mjs', source: readFileSync(WORKER_BUNDLE, 'utf8') })
+    return `export default import.meta.ROLLUP_FILE_URL_${ref}`
+  },
+  // Relative to the importing chunk's own URL. Nitro rewrites `import.meta.` in every chunk to a stand-in
+  // (globalThis._importMeta_) that is still a placeholder when the nitro chunk is evaluated; its pattern
+  // does not match `import.meta?.`, which is the real module URL.
+  resolveFileUrl: ({ relativePath }) => `new URL(${JSON.stringify(relativePath)}, import.meta?.url).href`,
+})
 
 export default defineNitroConfig({
   srcDir: 'server',
@@ -33,5 +59,6 @@ export default defineNitroConfig({
     '#svc/providers/telephony': manifest('providers/telephony'),
     '#svc/providers/mail': manifest('providers/mail'),
   },
-  externals: { inline: [] },
+  externals: { inline: [], traceInclude: [WORKER_BUNDLE] },
+  rollupConfig: { plugins: [extractWorker()] },
 })

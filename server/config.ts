@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join, resolve } from 'node:path'
 import * as v from 'valibot'
+import { isValidAllowEntry } from './domain/credentials/ip'
 
 const Env = v.object({
   PORT: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3000'),
@@ -28,9 +29,16 @@ const Env = v.object({
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
   // Test and operations knob: the webhook retry delays in seconds (decisions "Retries" by default).
   SVC_WEBHOOK_RETRY_SCHEDULE: v.optional(v.pipe(v.string(), v.regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'SVC_WEBHOOK_RETRY_SCHEDULE is a comma list of seconds, e.g. 1,1,1')), '60,300,1800,7200,28800,86400'),
+  // Test and operations knob: the whole-crawl time budget (decisions "Limits on hostile work": 10 minutes).
+  SVC_CRAWL_DEADLINE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'SVC_CRAWL_DEADLINE_SECONDS is a number of seconds')), '600'),
   SVC_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
   SVC_OAUTH_ACCESS_TTL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3600'),
   SVC_OAUTH_REFRESH_GRACE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '30'),
+  // Peers whose X-Forwarded-For / X-Forwarded-Proto are believed (decisions "Client IP"); empty trusts none.
+  SVC_TRUSTED_PROXIES: v.optional(v.pipe(v.string(), v.check(
+    (list) => list.split(',').map((s) => s.trim()).filter(Boolean).every(isValidAllowEntry),
+    'SVC_TRUSTED_PROXIES is a comma list of IP addresses or CIDRs, e.g. 10.0.0.0/8,::1',
+  )), '127.0.0.0/8,::1'),
 })
 
 export interface Config {
@@ -57,6 +65,8 @@ export interface Config {
   jobPollSeconds: number
   /** Delays before webhook attempts 2, 3, …; one more attempt than delays, then `exhausted`. */
   webhookRetrySchedule: number[]
+  /** A site crawl (knowledge base or build) ends with the pages so far after this many milliseconds. */
+  crawlDeadlineMs: number
   /** Per-minute overrides of the default rate-class limits (operators; tests raise them). */
   rateLimits: Record<string, number>
   /** Operator overrides of the default daily quotas (SVC_QUOTAS; per-user PATCH /users limits still win). */
@@ -66,6 +76,8 @@ export interface Config {
   /** OAuth access-token lifetime (1 hour) and the refresh-reuse grace window (30 s); tests shorten them. */
   oauthAccessTtlSeconds: number
   oauthRefreshGraceSeconds: number
+  /** IPs and CIDRs of the proxies allowed to name the client (X-Forwarded-For) and scheme (X-Forwarded-Proto). */
+  trustedProxies: string[]
 }
 
 // A generated dev secret lives in the data dir (mode 0600) so restarts keep cursors and keys valid.
@@ -127,11 +139,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpFrom: e.SMTP_FROM,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
     webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
+    crawlDeadlineMs: Number(e.SVC_CRAWL_DEADLINE_SECONDS) * 1000,
     rateLimits: counts(e.SVC_RATE_LIMITS),
     quotas: counts(e.SVC_QUOTAS),
     mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((s) => s.trim().replace(/\/$/, '')).filter(Boolean),
     oauthAccessTtlSeconds: Number(e.SVC_OAUTH_ACCESS_TTL_SECONDS),
     oauthRefreshGraceSeconds: Number(e.SVC_OAUTH_REFRESH_GRACE_SECONDS),
+    trustedProxies: e.SVC_TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean),
   }
   return cached
 }

@@ -1,12 +1,13 @@
 // The one error handler: ApiError | H3Error (router 404/405, h3 internals) | anything else → the error
-// envelope. It always sends (pitfall 3), and re-sets X-Request-Id and no-store because Nitro's error path
-// skips the response hooks.
+// envelope. It always sends (pitfall 3), and re-sets X-Request-Id, no-store and the security headers
+// because Nitro's error path skips the response hooks.
 import type { NitroErrorHandler } from 'nitropack/types'
 import { getRequestURL, send, setResponseHeader, setResponseStatus, type H3Error } from 'h3'
 import { toApiError } from './utils/api-error'
 import { allowedMethods } from './utils/route-table'
 import { errorBody } from './utils/envelope'
 import { mintRequestId } from './utils/request-id'
+import { setSecurityHeaders } from './utils/security-headers'
 import { isMcpPath } from './domain/mcp/jsonrpc'
 
 const REASONS: Record<number, string> = {
@@ -27,6 +28,7 @@ const handler: NitroErrorHandler = (error, event) => {
   setResponseStatus(event, api.status, REASONS[api.status] ?? 'Error')
   setResponseHeader(event, 'X-Request-Id', event.context.requestId)
   setResponseHeader(event, 'Cache-Control', 'no-store')
+  setSecurityHeaders(event)
   for (const [k, v] of Object.entries(api.headers)) setResponseHeader(event, k, v)
   setResponseHeader(event, 'Content-Type', 'application/json')
   // The MCP connector answers JSON-RPC, also when middleware refuses first (413) or something breaks.

@@ -5,3 +5,4 @@ declare module '#svc/providers/chat' { const m: import('./kit/chat-engine').Chat
 declare module '#svc/providers/voice' { const m: import('./kit/voice').VoiceProvider[]; export default m }
 declare module '#svc/providers/telephony' { const m: import('./kit/telephony').Telephony[]; export default m }
 declare module '#svc/providers/mail' { const m: import('./kit/mailer').Mailer[]; export default m }
+declare module '#svc/extract-worker' { const url: string; export default url }

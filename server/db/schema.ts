@@ -122,6 +122,9 @@ export const sessions = pgTable('sessions', {
   createdAt: now('created_at'),
   expiresAt: ts('expires_at').notNull(),
   revokedAt: ts('revoked_at'),
+  // The ceiling the session acts under (decisions "Login links"): null scopes = every grantable scope.
+  scopes: jsonb('scopes').$type<string[]>(),
+  ipAllowlist: jsonb('ip_allowlist').$type<string[]>().notNull().default([]),
 })
 
 export const loginLinks = pgTable('login_links', {
@@ -130,6 +133,9 @@ export const loginLinks = pgTable('login_links', {
   createdAt: now('created_at'),
   expiresAt: ts('expires_at').notNull(),
   usedAt: ts('used_at'),
+  // The issuing credential's scopes and ip_allowlist, handed to the session the link opens.
+  scopes: jsonb('scopes').$type<string[]>(),
+  ipAllowlist: jsonb('ip_allowlist').$type<string[]>().notNull().default([]),
 })
 
 // Daily quota counters (reset 00:00 UTC by keying on the UTC day).

@@ -1,6 +1,8 @@
-// Route-agnostic first step: request id and no-store on every response, then wait for boot.
+// Route-agnostic first step: request id, no-store and the security headers on every response, then wait
+// for boot.
 import { defineEventHandler, getHeader, setResponseHeader } from 'h3'
 import { chooseRequestId } from '../utils/request-id'
+import { setSecurityHeaders } from '../utils/security-headers'
 import { whenReady } from '../utils/runtime'
 
 export default defineEventHandler(async (event) => {
@@ -8,5 +10,6 @@ export default defineEventHandler(async (event) => {
   event.context.requestId = id
   setResponseHeader(event, 'X-Request-Id', id)
   setResponseHeader(event, 'Cache-Control', 'no-store')
+  setSecurityHeaders(event)
   await whenReady()
 })

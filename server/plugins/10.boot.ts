@@ -17,7 +17,7 @@ import { createRegistries } from '../kit/registries'
 import { createRateLimiter } from '../utils/rate-limit'
 import { setBoot, type Runtime } from '../utils/runtime'
 import { createAuditWriter } from '../domain/audit/writer'
-import { personalKeyResolver } from '../domain/credentials/keys'
+import { personalKeyResolver, requireActiveTenant } from '../domain/credentials/keys'
 import { oauthAccessTokenResolver } from '../domain/oauth/tokens'
 import { createFsBlobStore } from '../kit/blob-store'
 import { startWebhookPump } from '../domain/webhooks/pump'
@@ -49,7 +49,7 @@ export default defineNitroPlugin((nitroApp) => {
       config, database, queue, registries,
       rateLimiter: createRateLimiter({ redis, prefix: 'rl' }),
       authFailureLimiter: createRateLimiter({ redis, prefix: 'rl-auth' }),
-      credentialResolvers: [personalKeyResolver(database), oauthAccessTokenResolver(database)],
+      credentialResolvers: [personalKeyResolver(database), requireActiveTenant(database, oauthAccessTokenResolver(database))],
       audit: createAuditWriter(database),
       blobs,
       webhooks: startWebhookPump({ database, config, intervalMs: config.jobPollSeconds * 1000 }),

@@ -1,9 +1,43 @@
+// The client address and scheme (decisions "Client IP"). X-Forwarded-For and X-Forwarded-Proto are only
+// believed when the socket peer is a trusted proxy (SVC_TRUSTED_PROXIES, default loopback): anyone else
+// could write them and so choose the IP that ip_allowlist, the failed-auth limit and the audit row see.
+import { Socket } from 'node:net'
 import type { H3Event } from 'h3'
+import { loadConfig } from '../config'
+import { ipAllowed } from '../domain/credentials/ip'
 
-/** The first hop of X-Forwarded-For (decisions: deploy behind a proxy that sets it), else the socket address. */
+const unmapped = (ip: string) => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip)
+
+const firstValue = (header: string | string[] | undefined) => (Array.isArray(header) ? header[0] : header)?.split(',')[0]?.trim() || undefined
+
+/**
+ * True when the forwarding headers may be believed. A request without a network socket comes from inside
+ * the process (the MCP connector replays tool calls through Nitro's localFetch, passing its caller's
+ * address on): it has no peer to distrust. A real socket that has lost its address (the client already
+ * hung up) is not trusted.
+ */
+export function fromTrustedProxy(event: H3Event): boolean {
+  const socket = event.node.req.socket
+  if (!(socket instanceof Socket)) return true
+  const peer = socket.remoteAddress
+  const trusted = loadConfig().trustedProxies
+  // ipAllowed treats an empty list as "everyone": an empty SVC_TRUSTED_PROXIES means nobody.
+  return !!peer && trusted.length > 0 && ipAllowed(peer, trusted)
+}
+
+/** The first X-Forwarded-For hop from a trusted proxy, else the socket address. Computed once per request. */
 export function clientIp(event: H3Event): string {
-  const xff = event.node.req.headers['x-forwarded-for']
-  const first = (Array.isArray(xff) ? xff[0] : xff)?.split(',')[0]?.trim()
-  const ip = first || event.node.req.socket?.remoteAddress || 'unknown'
-  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip
+  const known = event.context.clientIp as string | undefined
+  if (known) return known
+  const forwarded = fromTrustedProxy(event) ? firstValue(event.node.req.headers['x-forwarded-for']) : undefined
+  const ip = unmapped(forwarded || event.node.req.socket?.remoteAddress || 'unknown')
+  event.context.clientIp = ip
+  return ip
+}
+
+/** Served over https: the public URL says so, the socket is TLS, or a trusted proxy's X-Forwarded-Proto. */
+export function servedOverHttps(event: H3Event): boolean {
+  if (loadConfig().publicUrl.startsWith('https:')) return true
+  if ((event.node.req.socket as { encrypted?: boolean } | undefined)?.encrypted) return true
+  return fromTrustedProxy(event) && firstValue(event.node.req.headers['x-forwarded-proto'])?.toLowerCase() === 'https'
 }

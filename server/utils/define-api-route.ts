@@ -13,7 +13,8 @@ import { ipAllowed } from '../domain/credentials/ip'
 import type { Principal } from '../domain/credentials/principal'
 import type { Scope } from '../domain/credentials/scopes'
 import { resolveAccount, type AccountScope } from '../domain/accounts/resolve'
-import { bodyHash, checkKey, claim, complete, release } from '../domain/idempotency/idempotency'
+import { bodyHash, checkKey, claim, complete, release, scopedKey, type StoredAnswer } from '../domain/idempotency/idempotency'
+import { carriesSecret, openAnswer, sealAnswer } from '../domain/idempotency/sealed'
 
 export interface MultipartPart { name?: string; filename?: string; type?: string; data: Buffer }
 
@@ -61,6 +62,9 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
   multipartBody?: v.GenericSchema
   /** A patch: an empty body is 400 empty_update. */
   patch?: boolean
+  /** The answer carries a secret (a key, a signing secret, a login link): an Idempotency-Key replay copy
+   *  is stored only encrypted, bound to the credential and key (issue 12). */
+  secretResponse?: boolean
   status?: number
   /** Schema of the success payload (without meta), for the OpenAPI document only. */
   response?: v.GenericSchema
@@ -114,7 +118,7 @@ export function defineApiRoute<
       requireScope(principal, opts)
       await applyRateLimit(event, runtime, principal, rateClassOf(opts, event))
     }
-    const run = async (): Promise<{ status: number; kind: 'single' | 'list' | 'empty' | 'raw'; payload: unknown }> => {
+    const prepare = async (): Promise<Prepared> => {
       const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
       const query = parseQuery(event, opts)
       const parts = opts.multipart && isMultipart(event) ? await readParts(event) : null
@@ -128,6 +132,9 @@ export function defineApiRoute<
           })
         : null
       event.context.account = account
+      return { params, query, body, parts, account }
+    }
+    const execute = async ({ params, query, body, parts, account }: Prepared): Promise<Answer> => {
       const result = await opts.handler({ event, params, query, body, parts, principal: principal as Principal, account: account as AccountScope, runtime } as any)
       if (opts.raw) return { status: event.node.res.statusCode, kind: 'raw', payload: result }
       const status = opts.status ?? 200
@@ -136,8 +143,8 @@ export function defineApiRoute<
     }
     const idemKey = getHeader(event, 'idempotency-key')
     const answer = principal && event.method === 'POST' && idemKey !== undefined && !opts.raw
-      ? await withIdempotency(event, runtime, principal, idemKey, run)
-      : await run()
+      ? await withIdempotency(event, runtime, principal, idemKey, opts, prepare, execute)
+      : await execute(await prepare())
     if (answer.kind === 'raw') return answer.payload
     setResponseStatus(event, answer.status)
     if (answer.kind === 'empty') return null
@@ -147,23 +154,42 @@ export function defineApiRoute<
   return Object.assign(handler, { __api: { ...opts, handler: undefined } as ApiRouteMeta })
 }
 
-async function withIdempotency(event: H3Event, runtime: Runtime, principal: Principal, key: string, run: () => Promise<any>) {
+interface Prepared { params: unknown; query: unknown; body: unknown; parts: MultipartPart[] | null; account: AccountScope | null }
+interface Answer { status: number; kind: 'single' | 'list' | 'empty' | 'raw'; payload: unknown }
+
+async function withIdempotency(
+  event: H3Event, runtime: Runtime, principal: Principal, key: string, opts: ApiRouteMeta,
+  prepare: () => Promise<Prepared>, execute: (p: Prepared) => Promise<Answer>,
+) {
   checkKey(key)
   const raw = await readRawBody(event, false)
-  const k = { credentialId: principal.credentialId, method: event.method, path: event.path.split('?')[0].replace(/^\/api\/v1\//, '/v1/'), key }
+  // The request is parsed and its account resolved before the key is claimed, because the account is part
+  // of the key; a request that fails there is stored and replayed like any other 4xx answer.
+  let prepared: Prepared | undefined
+  let failure: unknown
+  try {
+    prepared = await prepare()
+  } catch (e) {
+    failure = e
+  }
+  const scoped = scopedKey(key, prepared ? prepared.account?.ids ?? [] : null, { header: getHeader(event, 'x-svc-account'), query: getQuery(event).account_id })
+  const k = { credentialId: principal.credentialId, method: event.method, path: event.path.split('?')[0].replace(/^\/api\/v1\//, '/v1/'), key: scoped }
   const claimed = await claim(runtime.database, k, bodyHash(raw ?? undefined))
   if ('replay' in claimed) {
     setResponseHeader(event, 'Idempotent-Replayed', 'true')
-    const stored = claimed.replay
+    const stored = openAnswer(runtime.config.secret, k, claimed.replay)
     if (stored.kind === 'error') {
       const e = stored.payload as { code: string; message: string; field: string | null; headers: Record<string, string> }
       throw new ApiError(stored.status, e.code, e.message, e.field, e.headers)
     }
-    return stored
+    return stored as Answer
   }
   try {
-    const answer = await run()
-    await complete(runtime.database, k, answer)
+    if (!prepared) throw failure
+    const answer = await execute(prepared)
+    // A secret-bearing answer is never kept in clear, not even for the 24 hours of a replay.
+    const stored = answer as StoredAnswer
+    await complete(runtime.database, k, opts.secretResponse || carriesSecret(stored) ? sealAnswer(runtime.config.secret, k, stored) : stored)
     return answer
   } catch (err) {
     const api = toApiError(err)
@@ -279,10 +305,22 @@ export function issueToError(issues: readonly v.BaseIssue<unknown>[], where: 'bo
     if (code === 'validation_error') return Errors.validation(field, `${field ?? 'value'} is required.`)
   }
   const { code, message } = splitCoded(issue.message)
+  // Contract error table: an enum value outside its list is unsupported_filter, named by the parameter
+  // itself (channel, not channel.0). A schema that means otherwise codes its message (QueryBoolean).
+  if (where === 'query' && (code === 'unsupported_filter' || (!isCoded(issue.message) && isEnumIssue(issue)))) {
+    const param = issue.path?.[0]?.key
+    const name = typeof param === 'string' ? param : field
+    return new ApiError(400, 'unsupported_filter', code === 'unsupported_filter' || message.startsWith(`${name} `) ? message : `${name}: ${message}`, name)
+  }
   if (code !== 'validation_error') return new ApiError(400, code, message, field)
   // valibot's own messages ("Invalid type: Expected string but received 1") are fine for humans.
   return Errors.validation(field, field ? `${field}: ${message}` : message)
 }
+
+const isCoded = (message: string) => /^[a-z_]+\|/.test(message)
+const ENUM_ISSUES = new Set(['picklist', 'enum', 'literal'])
+const isEnumIssue = (issue: v.BaseIssue<unknown>): boolean =>
+  ENUM_ISSUES.has(issue.type) || (issue.type === 'union' && !!issue.issues?.length && issue.issues.every(isEnumIssue))
 
 export function parseWith<S extends v.GenericSchema | undefined>(schema: S, input: unknown, where: 'params' | 'query' | 'body'): Out<S> {
   if (!schema) return undefined as Out<S>
@@ -309,7 +347,8 @@ export function parseQuery(event: H3Event, opts: ApiRouteMeta) {
 const isMultipart = (event: H3Event) => (getHeader(event, 'content-type') ?? '').toLowerCase().startsWith('multipart/form-data')
 
 async function readParts(event: H3Event): Promise<MultipartPart[]> {
-  const parts = await readMultipartFormData(event).catch(() => undefined)
+  // The body is read here, after authentication (middleware 02): its 413 passes through as is.
+  const parts = await readMultipartFormData(event).catch((e) => { if (e instanceof ApiError) throw e })
   if (!parts) throw Errors.validation(null, 'The multipart/form-data body could not be parsed.')
   return parts.map((p) => ({ name: p.name, filename: p.filename, type: p.type, data: p.data }))
 }
@@ -324,7 +363,8 @@ export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unk
     body = opts.body ? {} : undefined
   } else {
     const type = (getHeader(event, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
-    if (type && type !== 'application/json' && !type.endsWith('+json')) throw Errors.unsupportedMediaType('application/json')
+    // No Content-Type is not JSON either: a body is only read as JSON when the client says it is one.
+    if (type !== 'application/json' && !type.endsWith('+json')) throw Errors.unsupportedMediaType('application/json')
     try {
       body = JSON.parse(text)
     } catch {

@@ -1,14 +1,17 @@
 // The factory for dashboard routes (decisions "Dashboard origin"): a session from the svc_session cookie
 // or `Authorization: Session <token>`, never an API key. Validation, envelopes and the rate class work as
-// in defineApiRoute; the `__api` meta (auth 'session') is what the OpenAPI builder reads. Not audited.
-import { appendResponseHeader, defineEventHandler, getCookie, getHeader, getRequestHost, getRouterParams, setResponseStatus, type H3Event } from 'h3'
+// in defineApiRoute; the `__api` meta (auth 'session') is what the OpenAPI builder reads. Every request is
+// audited like the API's, under credential_type `session` and the session's `ses_…` id.
+import { appendResponseHeader, defineEventHandler, getCookie, getHeader, getRequestHost, getRouterParams, setResponseStatus, type EventHandler, type H3Event } from 'h3'
 import type * as v from 'valibot'
-import { ApiError } from './api-error'
+import { ApiError, Errors } from './api-error'
 import { list, single } from './envelope'
 import { useRuntime, type Runtime } from './runtime'
 import { applyRateLimit, countAuthFailure, isList, parseBody, parseQuery, parseWith, rateClassOf, refuseIfFailureLimited, type ApiRouteMeta, type ApiRouteOptions } from './define-api-route'
 import type { Principal } from '../domain/credentials/principal'
-import { presentSession, resolveSession, sessionPrincipal, SESSION_TTL_MS, type Session, type SessionUser } from '../domain/sessions/sessions'
+import { ipAllowed } from '../domain/credentials/ip'
+import { lookupSession, presentSession, sessionPrincipal, SESSION_TTL_MS, type Session, type SessionUser } from '../domain/sessions/sessions'
+import { clientIp } from './client-ip'
 
 export const SESSION_COOKIE = 'svc_session'
 
@@ -40,9 +43,13 @@ export function defineSessionRoute<
   const meta = { ...opts, auth: 'session', handler: undefined } as ApiRouteMeta
   const handler = defineEventHandler(async (event) => {
     const runtime = useRuntime()
+    auditDashboard(event, runtime)
     const session = await authenticateSession(event, runtime)
     const principal = sessionPrincipal(session)
     event.context.principal = principal
+    event.context.dashboardSession = { sessionId: session.sessionId, accountId: session.accountId } satisfies AuditedSession
+    // A session opened by a login link is confined to the issuing credential's addresses.
+    if (!ipAllowed(clientIp(event), session.ipAllowlist)) throw new ApiError(403, 'ip_not_allowed', 'This session does not accept requests from your IP address.')
     await applyRateLimit(event, runtime, principal, rateClassOf(opts, event))
     const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
     const query = parseQuery(event, meta)
@@ -71,12 +78,53 @@ export function sessionToken(event: H3Event): string | undefined {
 async function authenticateSession(event: H3Event, runtime: Runtime): Promise<SessionUser> {
   const token = sessionToken(event)
   if (!token) throw new ApiError(401, 'missing_credentials', 'Log in first: POST /api/auth/login sets the svc_session cookie.')
-  const session = await resolveSession(runtime.database, token)
-  if (!session) {
+  const found = await lookupSession(runtime.database, token)
+  if (!found) {
     await countAuthFailure(event, runtime)
     throw new ApiError(401, 'invalid_credentials', 'The session is unknown, expired or logged out; log in again.')
   }
-  return session
+  if (found.suspended) throw Errors.accountSuspended()
+  return found.session
+}
+
+/** Who an audited dashboard request acted as, once known (event.context.dashboardSession). */
+export interface AuditedSession { sessionId: string; accountId: string }
+
+/**
+ * One audit row per dashboard request (login, link redemption, logout and every session route), written
+ * after the response like the API's: credential_type `session`, credential_id the session's `ses_…` id,
+ * or null when no session was established (a failed login).
+ */
+export function auditDashboard(event: H3Event, runtime: Runtime) {
+  const started = Date.now()
+  const path = (event.node.req.originalUrl ?? event.node.req.url ?? event.path).split('?')[0]
+  event.node.res.once('finish', () => {
+    const who = event.context.dashboardSession as AuditedSession | undefined
+    runtime.audit.record({
+      requestId: event.context.requestId,
+      credentialType: who ? 'session' : null,
+      credentialId: who?.sessionId ?? null,
+      accountIds: who?.accountId ? [who.accountId] : [],
+      crossAccount: false,
+      method: event.method,
+      path,
+      statusCode: event.node.res.statusCode,
+      errorCode: (event.context.errorCode as string | undefined) ?? null,
+      ip: clientIp(event),
+      userAgent: (event.node.req.headers['user-agent'] as string | undefined)?.slice(0, 512) ?? null,
+      durationMs: Date.now() - started,
+      createdAt: new Date(started),
+    })
+  })
+}
+
+/** Audits a public dashboard route (login, link redemption, logout) from its first step, parsing included. */
+export function audited<H extends EventHandler & { __api: ApiRouteMeta }>(route: H): H {
+  const wrapped = defineEventHandler((event) => {
+    auditDashboard(event, useRuntime())
+    return route(event)
+  })
+  return Object.assign(wrapped, { __api: route.__api }) as unknown as H
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
@@ -90,6 +138,7 @@ function cookieAttributes(event: H3Event, maxAge: number): string {
 
 /** Sets the cookie and answers the login body (password login and login links alike). */
 export function startSession(event: H3Event, session: Session) {
+  event.context.dashboardSession = { sessionId: session.sessionId, accountId: session.accountId } satisfies AuditedSession
   appendResponseHeader(event, 'Set-Cookie', `${SESSION_COOKIE}=${session.token}; ${cookieAttributes(event, SESSION_TTL_MS / 1000)}`)
   return presentSession(session)
 }

@@ -46,9 +46,10 @@ export const Limit = (max = 100, fallback = 50) =>
 
 export const Cursor = v.optional(v.pipe(v.string(), v.maxLength(2048, coded('invalid_cursor', 'The cursor is malformed.'))))
 
-/** Query booleans are the words true and false; anything else is validation_error. */
+/** Query booleans are the words true and false; anything else is validation_error (coded, because an
+ *  uncoded picklist in a query is an enum filter: unsupported_filter). */
 export const QueryBoolean = v.optional(
-  v.pipe(v.picklist(['true', 'false'], 'Expected true or false.'), v.transform((s) => s === 'true')),
+  v.pipe(v.picklist(['true', 'false'], coded('validation_error', 'Expected true or false.')), v.transform((s) => s === 'true')),
 )
 
 export const toDate = (s: string) => new Date(s)

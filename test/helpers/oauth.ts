@@ -13,25 +13,41 @@ export const pkce = () => {
 export interface Page { status: number; location: string | null; html: string; headers: Headers }
 
 export class Browser {
-  cookie: string | null = null
+  /** The cookie jar: the session cookie and the login form's CSRF cookie, as a browser keeps them. */
+  readonly cookies = new Map<string, string>()
   constructor(readonly origin: string, readonly ip = `203.0.113.${Math.floor(Math.random() * 200) + 20}`) {}
+
+  get cookie(): string | null {
+    return this.cookies.size ? [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') : null
+  }
 
   async request(method: string, url: string, form?: URLSearchParams): Promise<Page> {
     const headers: Record<string, string> = { 'x-forwarded-for': this.ip }
     if (this.cookie) headers.cookie = this.cookie
     if (form) headers['content-type'] = 'application/x-www-form-urlencoded'
     const res = await fetch(new URL(url, this.origin), { method, headers, body: form?.toString(), redirect: 'manual' })
-    const set = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='))
-    if (set) this.cookie = set.split(';')[0]
+    for (const set of res.headers.getSetCookie()) {
+      const [pair] = set.split(';')
+      const i = pair.indexOf('=')
+      const [name, value] = [pair.slice(0, i).trim(), pair.slice(i + 1)]
+      if (!value || /max-age=0\b/i.test(set)) this.cookies.delete(name)
+      else this.cookies.set(name, value)
+    }
     return { status: res.status, location: res.headers.get('location'), html: await res.text(), headers: res.headers }
+  }
+
+  /** The login form's fields as the page rendered them (return_to and the CSRF token), plus the credentials. */
+  loginForm(page: Page, tenant: Pick<Tenant, 'email' | 'password'>): URLSearchParams {
+    const form = new URLSearchParams({ email: tenant.email, password: tenant.password, return_to: hidden(page.html, 'return_to') })
+    if (page.html.includes('name="csrf"')) form.set('csrf', hidden(page.html, 'csrf'))
+    return form
   }
 
   /** Logs in through the authorize page's own form when it asks; answers the consent page. */
   async openAuthorize(url: string, tenant: Pick<Tenant, 'email' | 'password'>): Promise<Page> {
     let page = await this.request('GET', url)
     if (page.status === 200 && page.html.includes('action="/oauth/login"')) {
-      const returnTo = hidden(page.html, 'return_to')
-      const login = await this.request('POST', '/oauth/login', new URLSearchParams({ email: tenant.email, password: tenant.password, return_to: returnTo }))
+      const login = await this.request('POST', '/oauth/login', this.loginForm(page, tenant))
       if (login.status !== 303) throw new Error(`login form: ${login.status} ${login.html.slice(0, 300)}`)
       page = await this.request('GET', login.location!)
     }

@@ -3,7 +3,7 @@
 // window, and the registration and token-endpoint limits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
-import { oauthClients, oauthCodes } from '../../server/db/schema'
+import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthTokens } from '../../server/db/schema'
 import { withDatabase } from '../helpers/db'
 import { createApi, err } from '../helpers/api'
 import { authorizeUrl, Browser, pkce, registerClient, tokenRequest } from '../helpers/oauth'
@@ -27,7 +27,7 @@ async function connect() {
   const reg = await registerClient(server.origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none' })
   expect(reg.status).toBe(201)
   const { verifier, challenge } = pkce()
-  const back = await new Browser(server.origin).approve(authorizeUrl(server.origin, { clientId: reg.body.client_id, redirectUri: CB, challenge, method: 'S256' }), t)
+  const back = await new Browser(server.origin).approve(authorizeUrl(server.origin, { clientId: reg.body.client_id, redirectUri: CB, challenge, method: 'S256', scope: 'accounts:read agents:read' }), t)
   const tok = await tokenRequest(server.origin, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: verifier, redirect_uri: CB, client_id: reg.body.client_id })
   expect(tok.status).toBe(200)
   return { clientId: reg.body.client_id as string, tokens: tok.body }
@@ -134,5 +134,35 @@ describe('a deleted client and the OAuth sweep', () => {
     const refresh = await tokenRequest(server.origin, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId })
     expect(refresh.status).toBe(401)
     expect(refresh.body.error).toBe('invalid_client')
+  })
+
+  // A connection approved before connections lost credential power (issue 12) still lists those scopes.
+  it('a connection whose token and key hold credentials:manage and partners:manage still cannot issue, rotate or revoke keys, nor issue login links', async () => {
+    verifies('oauth.no-credential-power')
+    const { clientId, tokens } = await connect()
+    await server.stop()
+    await withDatabase(server.dataDir, async (db) => {
+      const [grant] = await db.db.select().from(oauthGrants).where(eq(oauthGrants.clientId, clientId))
+      const wide = [...grant.scopes, 'credentials:manage', 'partners:manage']
+      await db.db.update(oauthGrants).set({ scopes: wide }).where(eq(oauthGrants.id, grant.id))
+      await db.db.update(oauthTokens).set({ scopes: wide }).where(eq(oauthTokens.grantId, grant.id))
+      await db.db.update(apiKeys).set({ scopes: wide }).where(eq(apiKeys.id, grant.keyId))
+    })
+    server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
+    // Access tokens live 2 s here: refresh for one that carries the widened scopes.
+    const fresh = await tokenRequest(server.origin, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId })
+    expect(fresh.status).toBe(200)
+    const api = createApi(server.base, fresh.body.access_token)
+    expect((await api.get(`/accounts/${t.accountId}`)).status).toBe(200)
+    for (const r of [
+      await api.post(`/users/${t.userId}/credentials`, { name: 'escalated', scopes: ['accounts:read'] }),
+      await api.post(`/credentials/${t.keyId}/rotate`),
+      await api.delete(`/credentials/${t.keyId}`),
+      await api.post(`/users/${t.userId}/login-links`),
+    ]) {
+      expect(r.status, r.text).toBe(403)
+      expect(err(r).code).toBe('insufficient_scope')
+    }
+    expect((await createApi(server.base, t.key).get(`/accounts/${t.accountId}`)).status).toBe(200)
   })
 })

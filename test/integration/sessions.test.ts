@@ -10,7 +10,7 @@ import { migrate } from '../../server/db/migrate'
 import { loginLinks, sessions } from '../../server/db/schema'
 import { masterPrincipal } from '../../server/domain/credentials/authenticate'
 import { createUser } from '../../server/domain/users/users'
-import { createSession, issueLoginLink, LOGIN_LINK_TTL_MS, redeemLoginLink, resolveSession, SESSION_TTL_MS } from '../../server/domain/sessions/sessions'
+import { createSession, NO_CEILING, issueLoginLink, LOGIN_LINK_TTL_MS, redeemLoginLink, resolveSession, SESSION_TTL_MS } from '../../server/domain/sessions/sessions'
 import { uniqueEmail } from '../helpers/api'
 import { verifies } from '../requirements'
 
@@ -24,14 +24,14 @@ beforeAll(async () => {
   await migrate(database, migrations)
   const u = await createUser(database, { email: uniqueEmail('ses'), plan: 'trial', currency_code: 'USD', password: 'correct horse battery' })
   user = { id: u.user_id, accountId: u.account_id }
-})
+}, 180_000) // a fresh PGlite plus one scrypt N=2^17 run, slow on a loaded machine
 afterAll(async () => { await database?.close() })
 
 describe('session lifetime', () => {
   it('a session resolves for 12 hours and not after; only the hash is stored', async () => {
     verifies('dashboard.session')
     const start = new Date()
-    const s = await createSession(database, user, start)
+    const s = await createSession(database, user, NO_CEILING, start)
     expect(await resolveSession(database, s.token, new Date(start.getTime() + SESSION_TTL_MS - 1000))).toMatchObject({ userId: user.id, accountId: user.accountId })
     expect(await resolveSession(database, s.token, new Date(start.getTime() + SESSION_TTL_MS + 1))).toBeNull()
     const stored = (await database.db.select().from(sessions)).map((r) => r.tokenHash)

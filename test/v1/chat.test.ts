@@ -219,6 +219,59 @@ describe('chat via API (shared server)', () => {
     expect(err(await t.api.post(`/conversations/${id}/identify`, { identity: { email: 'x@' } })).code).toBe('invalid_email')
   })
 
+  it('identity always carries email, phone_e164, partner_agent_id and email_source, null when unknown, in every answer and read', async () => {
+    verifies('conversations.identity-keys')
+    const FOUR = { email: null, phone_e164: null, partner_agent_id: null, email_source: null }
+    const cases: [string, Record<string, unknown> | undefined, Record<string, unknown>][] = [
+      ['none', undefined, FOUR],
+      ['email', { email: 'only@example.com' }, { ...FOUR, email: 'only@example.com' }],
+      ['phone', { phone_e164: '+14155550199', crm_id: 'c-9' }, { ...FOUR, phone_e164: '+14155550199', crm_id: 'c-9' }],
+    ]
+    const tag = `ik-${Date.now()}`
+    for (const [name, identity, want] of cases) {
+      const ext = `${tag}-${name}`
+      const c = await t.api.post('/conversations', { agent_id: agentId, external_session_id: ext, ...(identity ? { identity } : {}) })
+      expect(c.status, name).toBe(201)
+      expect(c.body.identity, name).toEqual(want)
+      const id = c.body.conversation_id
+      expect((await t.api.get(`/conversations/${id}`)).body.identity, name).toEqual(want)
+      expect((await t.api.get(`/conversations/${id}?include=identity`)).body.identity, name).toEqual(want)
+      const listed = await t.api.get(`/conversations?external_session_id=${ext}`)
+      expect(listed.body.data.map((x: any) => x.identity), name).toEqual([want])
+      // identify removing the only documented key leaves it null, not absent.
+      const cleared = await t.api.post(`/conversations/${id}/identify`, { identity: { email: null, phone_e164: null } })
+      expect(cleared.status, name).toBe(200)
+      expect(cleared.body.identity, name).toEqual({ ...want, email: null, phone_e164: null })
+      const ended = await t.api.post(`/conversations/${id}/end`, {})
+      expect(ended.body.identity, name).toEqual({ ...want, email: null, phone_e164: null })
+    }
+    // Redaction masks values and leaves the null keys null.
+    const [email] = (await t.api.get(`/conversations?external_session_id=${tag}-email`)).body.data
+    await t.api.post(`/conversations/${email.conversation_id}/identify`, { identity: { email: 'only@example.com' } })
+    expect((await t.api.get(`/conversations/${email.conversation_id}?redact=true`)).body.identity).toEqual({ ...FOUR, email: '**************om' })
+  })
+
+  it('messages, end and identify on a deleted conversation answer 410 conversation_deleted; another tenant\'s deleted one is 404', async () => {
+    verifies('conversations.deleted-writes')
+    const c = await t.api.post('/conversations', { agent_id: agentId })
+    const id = c.body.conversation_id
+    expect((await t.api.delete(`/conversations/${id}`)).status).toBe(204)
+    const writes = [
+      ['messages', (api: Api) => send(id, 'Hello?', {}, api)],
+      ['messages with idempotency_key', (api: Api) => send(id, 'Hello?', { idempotency_key: 'gone-1' }, api)],
+      ['end', (api: Api) => api.post(`/conversations/${id}/end`, {})],
+      ['identify', (api: Api) => api.post(`/conversations/${id}/identify`, { identity: { name: 'Ada' } })],
+    ] as const
+    for (const [name, call] of writes) {
+      const mine = await call(t.api)
+      expect(mine.status, name).toBe(410)
+      expect(err(mine).code, name).toBe('conversation_deleted')
+      const foreign = await call(other.api)
+      expect(foreign.status, name).toBe(404)
+      expect(err(foreign).code, name).toBe('not_found')
+    }
+  })
+
   it('unknown agent, malformed ids, unknown fields and another tenant\'s conversation', async () => {
     verifies('conversations.create')
     expect(err(await t.api.post('/conversations', { agent_id: 'agt_999999' }))).toMatchObject({ code: 'agent_not_found' })
@@ -235,12 +288,12 @@ describe('chat via API (shared server)', () => {
     expect(err(await send(id, ''))).toMatchObject({ code: 'validation_error' })
   })
 
-  it('402 payment_required for a suspended account', async () => {
+  it('a suspended account is refused before billing: 403 account_suspended (decisions Suspension)', async () => {
     verifies('conversations.billing')
     const s = await createTenant(master)
     expect((await master.patch(`/users/${s.userId}`, { status: 'suspended' })).status).toBe(200)
     const r = await s.api.post('/conversations', { agent_id: agentId })
-    expect(r.status).toBe(402)
-    expect(err(r).code).toBe('payment_required')
+    expect(r.status).toBe(403)
+    expect(err(r).code).toBe('account_suspended')
   })
 })

@@ -18,6 +18,7 @@ let readOnly: Api // conversations:read without backfill
 let summariesOnly: Api
 const ids: Record<string, string> = {}
 const DAY = 86_400_000
+const NO_IDENTITY = { email: null, phone_e164: null, partner_agent_id: null, email_source: null }
 const ago = (days: number, extraMs = 0) => new Date(Date.now() - days * DAY + extraMs).toISOString()
 const PHONE = '+14155550101'
 const PII = 'Reach me at jane.doe@example.com or +1 415 555 0100, card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00.'
@@ -99,7 +100,9 @@ describe('GET /conversations', () => {
     expect(r.body.pagination).toEqual({ limit: 50, has_more: false, next_cursor: null })
     const a = r.body.data[0]
     expect(a.summary.text).toContain('leak')
-    expect(a.identity).toEqual({ phone_e164: PHONE, email: 'jane.doe@example.com' })
+    expect(a.identity).toEqual({ ...NO_IDENTITY, phone_e164: PHONE, email: 'jane.doe@example.com' })
+    // Every documented identity key is present, null when unknown (B was imported without identity).
+    expect(r.body.data[1].identity).toEqual(NO_IDENTITY)
     expect(a).not.toHaveProperty('metrics')
     expect(a).not.toHaveProperty('transcript')
     expect(r.headers.get('x-request-id')).toBeTruthy()
@@ -228,6 +231,30 @@ describe('GET /conversations', () => {
     expect((await list(t.api, 'limit=10')).headers.get('ratelimit-policy')).toMatch(/^"read"/)
   })
 
+  it('treats a to without from as deep history: conversations:backfill, metered in the backfill class', async () => {
+    verifies('conversations.list-to-backfill')
+    // An open lower bound reaches the oldest history, however recent the to.
+    for (const qs of [`to=${encodeURIComponent(ago(40))}`, `to=${encodeURIComponent(ago(5))}`, `to=${encodeURIComponent(ago(35))}&limit=10`]) {
+      const r = await list(readOnly, qs)
+      expect(r.status, qs).toBe(403)
+      expect(err(r), qs).toMatchObject({ code: 'insufficient_scope', field: 'to' })
+    }
+    const deep = await list(t.api, `to=${encodeURIComponent(ago(35))}`)
+    expect(deep.status).toBe(200)
+    expect(idsOf(deep)).toEqual([ids.D])
+    expect(deep.headers.get('ratelimit-policy')).toMatch(/^"backfill"/)
+    // Unchanged: a recent from with or without to, and updated_since (which the contract opens fully).
+    const window = await list(readOnly, `from=${encodeURIComponent(ago(5))}&to=${encodeURIComponent(ago(1.5))}`)
+    expect(window.status).toBe(200)
+    expect(idsOf(window)).toEqual([ids.B, ids.E])
+    expect(window.headers.get('ratelimit-policy')).toMatch(/^"read"/)
+    expect((await list(readOnly, `from=${encodeURIComponent(ago(5))}`)).status).toBe(200)
+    expect(err(await list(readOnly, `from=${encodeURIComponent(ago(45))}&to=${encodeURIComponent(ago(35))}`))).toMatchObject({ code: 'insufficient_scope', field: 'from' })
+    const since = await list(readOnly, `updated_since=${encodeURIComponent(ago(0.5))}&to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)
+    expect(since.status).toBe(200)
+    expect(idsOf(since)).toEqual([ids.A, ids.B, ids.E, ids.C, ids.D])
+  })
+
   it('lets a summaries-only key list with include=summary only', async () => {
     verifies('conversations.list', 'conversations.read')
     for (const qs of ['', 'include=summary,identity', 'include=metrics']) {
@@ -305,7 +332,7 @@ describe('GET /conversations/{conv}', () => {
     expect(r.body.transcript[1].text).toBe(masked)
     expect(r.body.transcript_text).toContain(masked)
     expect(r.body.summary.text).toBe(`Caller asked about a leak. ${masked}`)
-    expect(r.body.identity).toEqual({ phone_e164: '**********01', email: '******************om' })
+    expect(r.body.identity).toEqual({ ...NO_IDENTITY, phone_e164: '**********01', email: '******************om' })
     expect((await t.api.patch(`/accounts/${t.accountId}`, { default_redaction: true })).status).toBe(200)
     try {
       const d = await t.api.get(`/conversations/${ids.A}`)

@@ -63,6 +63,28 @@ describe('issuing personal keys', () => {
     expect(err(await k.get(`/users/${other.userId}/credentials`)).code).toBe('forbidden_account')
   })
 
+  it('a key confined by ip_allowlist issues keys confined alike: inherited when none is asked, refused outside it', async () => {
+    verifies('security.key-allowlist-ceiling')
+    const confined = await master.post(`/users/${t.userId}/credentials`, { scopes: ['credentials:manage', 'accounts:read'], ip_allowlist: ['198.51.100.0/24', '2001:db8::/32'] })
+    expect(confined.status).toBe(201)
+    const inside = { 'x-forwarded-for': '198.51.100.20' }
+    const issuer = createApi(base, confined.body.secret)
+    const inherited = await issuer.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'] }, { headers: inside })
+    expect(inherited.status).toBe(201)
+    expect(inherited.body.ip_allowlist).toEqual(['198.51.100.0/24', '2001:db8::/32'])
+    // The new key is refused from elsewhere, as its issuer is.
+    expect(err(await createApi(base, inherited.body.secret).get(`/accounts/${t.accountId}`, { headers: { 'x-forwarded-for': '203.0.113.5' } })).code).toBe('ip_not_allowed')
+    const narrower = await issuer.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: ['198.51.100.7', '198.51.100.128/25', '2001:db8:1::/48'] }, { headers: inside })
+    expect(narrower.status).toBe(201)
+    for (const wider of [['0.0.0.0/0'], ['198.51.100.0/23'], ['198.51.101.1'], ['198.51.100.7', '203.0.113.1'], ['2001:db9::1']]) {
+      const r = await issuer.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: wider }, { headers: inside })
+      expect(r.status, wider.join(',')).toBe(400)
+      expect(err(r), wider.join(',')).toMatchObject({ code: 'validation_error', field: 'ip_allowlist' })
+    }
+    // The master key is not confined.
+    expect((await master.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: ['0.0.0.0/0'] })).status).toBe(201)
+  })
+
   it('extra account_ids need the master key; the master key may add existing accounts only', async () => {
     verifies('auth.account-resolution')
     const other = await createTenant(master)

@@ -1,8 +1,14 @@
 // The dashboard origin over HTTP: password login and login links, the session cookie and header, and the
 // session-authenticated /api/api-keys routes, which refuse API keys.
-import { describe, expect, inject, it } from 'vitest'
+import { createHash } from 'node:crypto'
+import { describe, expect, inject, it, vi } from 'vitest'
 import { createApi, err, uniqueEmail, type ApiResponse } from '../helpers/api'
+import { until } from '../helpers/wait'
 import { verifies } from '../requirements'
+
+// Each login and each user creation runs scrypt N=2^17 (128 MiB, ~0.4 s on an idle core, many seconds on
+// a loaded two-core machine), and this file runs dozens of them.
+vi.setConfig({ testTimeout: 180_000 })
 
 const origin = inject('origin')
 const master = inject('masterKey')
@@ -94,15 +100,19 @@ describe('POST /api/auth/login', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
     expect((await attempt(u.password)).status).toBe(429)
     expect((await attempt(u.password, `${limitedIp.split('.').slice(0, 3).join('.')}.7`)).status).toBe(200)
-  }, 90_000) // 22 scrypt runs, slow on a loaded two-core machine
+  }, 300_000) // 22 scrypt runs, slow on a loaded two-core machine
 
-  it('a suspended user cannot log in, and their open session stops working', async () => {
-    verifies('dashboard.session')
+  it('a suspended user cannot log in; their open session is 403 account_suspended until resumed', async () => {
+    verifies('dashboard.session', 'security.suspension')
     const u = await newUser('susp')
     const token = await login(u)
     expect((await api.patch(`/users/${u.user_id}`, { status: 'suspended' })).status).toBe(200)
-    expect(err(await dash.get('/api/api-keys', asSession(token))).code).toBe('invalid_credentials')
+    const refused = await dash.get('/api/api-keys', asSession(token))
+    expect(refused.status).toBe(403)
+    expect(err(refused).code).toBe('account_suspended')
     expect(err(await dash.post('/api/auth/login', { email: u.email, password: u.password }, { headers: h() })).code).toBe('invalid_credentials')
+    expect((await api.patch(`/users/${u.user_id}`, { status: 'active' })).status).toBe(200)
+    expect((await dash.get('/api/api-keys', asSession(token))).status).toBe(200)
   })
 })
 
@@ -263,8 +273,8 @@ describe('/api/api-keys', () => {
 })
 
 describe('login links', () => {
-  it('issues a 15-minute single-use link that opens a session in a browser; a second use is 401', async () => {
-    verifies('dashboard.login-links', 'dashboard.session')
+  it('issues a 15-minute single-use link whose page asks to confirm; only the form POST spends it; a second use is 401', async () => {
+    verifies('dashboard.login-links', 'dashboard.session', 'security.login-link-confirm')
     const u = await newUser('link')
     const before = Date.now()
     const r = await api.post(`/users/${u.user_id}/login-links`)
@@ -273,16 +283,53 @@ describe('login links', () => {
     expect(r.body.url.endsWith(`/api/auth/login-link?token=${r.body.token}`)).toBe(true)
     expect(Math.abs(Date.parse(r.body.expires_at) - before - 15 * 60_000)).toBeLessThan(60_000)
 
-    const opened = await dash.get(`/api/auth/login-link?token=${r.body.token}`, { headers: h() })
-    expect(opened.status).toBe(200)
-    expect(opened.body).toMatchObject({ user_id: u.user_id, account_id: u.account_id })
-    expect(cookieOf(opened)!.split('; ')[0]).toBe(`svc_session=${opened.body.session_token}`)
-    expect((await dash.get('/api/api-keys', asCookie(opened.body.session_token))).status).toBe(200)
-
-    for (const again of [await dash.get(`/api/auth/login-link?token=${r.body.token}`, { headers: h() }), await dash.post('/api/auth/login-link', { token: r.body.token }, { headers: h() })]) {
-      expect(again.status).toBe(401)
-      expect(err(again).code).toBe('invalid_credentials')
+    // What a mail scanner or prefetcher does: open the url, more than once. Nothing is spent.
+    for (let i = 0; i < 2; i++) {
+      const page = await fetch(`${origin}/api/auth/login-link?token=${r.body.token}`, { headers: h() })
+      expect(page.status).toBe(200)
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/)
+      expect(page.headers.get('cache-control')).toBe('no-store')
+      expect(page.headers.get('referrer-policy')).toBe('no-referrer')
+      expect(page.headers.get('x-frame-options')).toBe('DENY')
+      expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+      expect(page.headers.getSetCookie()).toEqual([])
+      const html = await page.text()
+      expect(html).toMatch(/<form method="post" action="\/api\/auth\/login-link" enctype="multipart\/form-data">/)
+      expect(html).toContain(`name="token" value="${r.body.token}"`)
+      expect(html).not.toMatch(/<script|<img|<link /)
     }
+
+    // The page's form, as a browser submits it.
+    const form = new FormData()
+    form.set('token', r.body.token)
+    const res = await fetch(`${origin}/api/auth/login-link`, { method: 'POST', body: form, headers: h({ 'sec-fetch-site': 'same-origin' }) })
+    expect(res.status).toBe(200)
+    const opened = await res.json() as any
+    expect(opened).toMatchObject({ user_id: u.user_id, account_id: u.account_id })
+    expect(res.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!.split('; ')[0]).toBe(`svc_session=${opened.session_token}`)
+    expect((await dash.get('/api/api-keys', asCookie(opened.session_token))).status).toBe(200)
+
+    const again = await dash.post('/api/auth/login-link', { token: r.body.token }, { headers: h() })
+    expect(again.status).toBe(401)
+    expect(err(again).code).toBe('invalid_credentials')
+  })
+
+  it('the confirm form refuses a cross-site submission and a form without a token', async () => {
+    verifies('security.login-link-confirm')
+    const u = await newUser('link-csrf')
+    const token = (await api.post(`/users/${u.user_id}/login-links`)).body.token
+    const form = new FormData()
+    form.set('token', token)
+    const cross = await fetch(`${origin}/api/auth/login-link`, { method: 'POST', body: form, headers: h({ 'sec-fetch-site': 'cross-site' }) })
+    expect(cross.status).toBe(403)
+    expect(cross.headers.getSetCookie()).toEqual([])
+    const empty = new FormData()
+    empty.set('other', 'x')
+    const missing = await fetch(`${origin}/api/auth/login-link`, { method: 'POST', body: empty, headers: h() })
+    expect(missing.status).toBe(400)
+    expect(((await missing.json()) as any).error.field).toBe('token')
+    // Neither spent the link.
+    expect((await dash.post('/api/auth/login-link', { token }, { headers: h() })).status).toBe(200)
   })
 
   it('POST redeems once even when raced; unknown and malformed tokens are 401', async () => {
@@ -297,17 +344,73 @@ describe('login links', () => {
     expect(err(await dash.get('/api/auth/login-link', { headers: h() }))).toMatchObject({ code: 'validation_error', field: 'token' })
   })
 
-  it('a personal key needs users:manage or partners:manage and may only name its own user', async () => {
-    verifies('dashboard.login-links', 'auth.scope')
+  it('a partners:manage key may not issue a link for its own user nor for a non-member; other keys need the scope', async () => {
+    verifies('dashboard.login-links', 'auth.scope', 'security.login-link-issuer')
     const u = await newUser('partner')
     const other = await newUser('partner-other')
     const partner = createApi(inject('base'), (await api.post(`/users/${u.user_id}/credentials`, { scopes: ['partners:manage'] })).body.secret)
     const plain = createApi(inject('base'), (await api.post(`/users/${u.user_id}/credentials`, { scopes: ['agents:read'] })).body.secret)
-    expect((await partner.post(`/users/${u.user_id}/login-links`)).status).toBe(201)
+    // Its own user: a link would open a session holding every scope the key lacks.
+    const own = await partner.post(`/users/${u.user_id}/login-links`)
+    expect(own.status).toBe(403)
+    expect(err(own).code).toBe('forbidden_account')
+    expect(own.body.token).toBeUndefined()
     expect(err(await partner.post(`/users/${other.user_id}/login-links`)).code).toBe('forbidden_account')
+    // An unknown user answers like a non-member, so the answer does not reveal which ids exist.
+    expect(err(await partner.post('/users/usr_987654321/login-links')).code).toBe('forbidden_account')
     expect(err(await plain.post(`/users/${u.user_id}/login-links`)).code).toBe('insufficient_scope')
     expect(err(await api.post('/users/usr_987654321/login-links')).code).toBe('not_found')
     expect(err(await api.post(`/users/${u.user_id}/login-links`, { ttl: 5 })).code).toBe('unsupported_field')
+  })
+
+  it('a master-key link opens a session holding every grantable scope and no ip_allowlist', async () => {
+    verifies('security.session-ceiling')
+    const u = await newUser('master-link')
+    const token = (await api.post(`/users/${u.user_id}/login-links`)).body.token
+    const opened = await dash.post('/api/auth/login-link', { token }, { headers: h() })
+    expect(opened.status).toBe(200)
+    const all = ['credentials:manage', 'accounts:read', 'agents:read', 'agents:write', 'kb:write', 'webhooks:manage', 'partners:manage']
+    const key = await dash.post('/api/api-keys', { scopes: all }, { headers: { 'x-forwarded-for': '203.0.113.99', authorization: `Session ${opened.body.session_token}` } })
+    expect(key.status).toBe(201)
+    expect(key.body.ip_allowlist).toEqual([])
+  })
+})
+
+describe('audit of the dashboard', () => {
+  it('audits logins (failed too), link redemptions, logouts and every /api write under the session id', async () => {
+    verifies('security.dashboard-audit', 'audit.rows')
+    const u = await newUser('audited')
+    const sesId = (token: string) => 'ses_' + createHash('sha256').update(token).digest('hex').slice(0, 16)
+    const from = new Date(Date.now() - 1000).toISOString()
+    const ua = `audit-ua-${Date.now()}`
+    const withUa = (extra: Record<string, string> = {}) => ({ headers: h({ 'user-agent': ua, ...extra }) })
+    const bad = await dash.post('/api/auth/login', { email: u.email, password: 'wrong-password!!' }, withUa())
+    expect(bad.status).toBe(401)
+    const good = await dash.post('/api/auth/login', { email: u.email, password: u.password }, withUa())
+    const session = good.body.session_token
+    const created = await dash.post('/api/api-keys', { name: 'audited', scopes: ['agents:read'] }, withUa({ authorization: `Session ${session}` }))
+    expect(created.status).toBe(201)
+    const link = (await api.post(`/users/${u.user_id}/login-links`)).body.token
+    const viaLink = await dash.post('/api/auth/login-link', { token: link }, withUa())
+    expect((await dash.post('/api/auth/logout', undefined, withUa({ authorization: `Session ${session}` }))).status).toBe(204)
+
+    const rows = async (credentialId: string) => (await api.get(`/audit?credential_id=${credentialId}&from=${encodeURIComponent(from)}`)).body.data as any[]
+    let mine: any[] = []
+    await until('session audit rows', async () => (mine = await rows(sesId(session))).length >= 3)
+    expect(mine.map((r) => `${r.method} ${r.path} ${r.status_code}`).sort()).toEqual([
+      'POST /api/api-keys 201', 'POST /api/auth/login 200', 'POST /api/auth/logout 204',
+    ])
+    for (const r of mine) expect(r).toMatchObject({ credential_type: 'session', account_ids: [u.account_id], cross_account: false, user_agent: ua, ip })
+    let linked: any[] = []
+    await until('link audit row', async () => (linked = await rows(sesId(viaLink.body.session_token))).length >= 1)
+    expect(linked[0]).toMatchObject({ credential_type: 'session', method: 'POST', path: '/api/auth/login-link', status_code: 200 })
+    // The failed login has no credential, like a failed API authentication.
+    let failed: any[] = []
+    await until('failed login audit row', async () => {
+      failed = ((await api.get(`/audit?status_code=401&from=${encodeURIComponent(from)}&limit=100`)).body.data as any[]).filter((r) => r.user_agent === ua)
+      return failed.length >= 1
+    })
+    expect(failed[0]).toMatchObject({ credential_type: null, credential_id: null, path: '/api/auth/login', error_code: 'invalid_credentials' })
   })
 })
 

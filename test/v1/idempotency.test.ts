@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from 'vitest'
 import { createApi, err, uniqueEmail } from '../helpers/api'
+import { createTenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 
 const base = inject('base')
@@ -61,6 +62,29 @@ describe('Idempotency-Key on POST', () => {
     expect(other.status).toBe(404)
     expect(other.headers.get('idempotent-replayed')).toBeNull()
     expect(err(await master.post('/users', { email: uniqueEmail() }, { headers: { 'idempotency-key': 'has space' } }))).toMatchObject({ code: 'validation_error', field: 'Idempotency-Key' })
+  })
+
+  it('the resolved account is part of the scope: the master key acting for A, then B, gets two answers', async () => {
+    verifies('idempotency.account-scope')
+    const [a, b] = [await createTenant(master), await createTenant(master)]
+    const k = key()
+    const body = { url: 'http://127.0.0.1:9/scoped', events: ['conversation.started'] }
+    const as = (acc: string) => ({ headers: { 'idempotency-key': k, 'x-svc-account': acc } })
+    const forA = await master.post('/webhooks/endpoints', body, as(a.accountId))
+    expect(forA.status).toBe(201)
+    expect(forA.body.account_id).toBe(a.accountId)
+    const forB = await master.post('/webhooks/endpoints', body, as(b.accountId))
+    expect(forB.status).toBe(201)
+    expect(forB.headers.get('idempotent-replayed')).toBeNull()
+    expect(forB.body.account_id).toBe(b.accountId)
+    expect(forB.body.endpoint_id).not.toBe(forA.body.endpoint_id)
+    expect((await b.api.get(`/webhooks/endpoints/${forB.body.endpoint_id}`)).status).toBe(200)
+    // Each account still gets its own answer replayed.
+    for (const [acc, first] of [[a.accountId, forA], [b.accountId, forB]] as const) {
+      const again = await master.post('/webhooks/endpoints', body, as(acc))
+      expect(again.headers.get('idempotent-replayed')).toBe('true')
+      expect(again.body.endpoint_id).toBe(first.body.endpoint_id)
+    }
   })
 
   it('is documented on POST operations in the OpenAPI document', async () => {

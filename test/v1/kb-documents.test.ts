@@ -210,7 +210,7 @@ describe('listing', () => {
     expect(indexedText.body.data.every((d: any) => d.kind === 'text' && d.status === 'indexed')).toBe(true)
     const alias = await t.api.get(`/accounts/${t.accountId}/agents/${agentId}/kb/documents?kind=file`)
     expect(alias.body.data.map((d: any) => d.doc_id)).toEqual(files.body.data.map((d: any) => d.doc_id))
-    expect(err(await t.api.get(`/agents/${agentId}/kb/documents?kind=video`)).code).toBe('validation_error')
+    expect(err(await t.api.get(`/agents/${agentId}/kb/documents?kind=video`))).toMatchObject({ code: 'unsupported_filter', field: 'kind' })
     expect(err(await t.api.get(`/agents/${agentId}/kb/documents?colour=red`)).code).toBe('unsupported_filter')
   })
 

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi, err, type Api } from '../helpers/api'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { authorizeUrl, Browser, MemoryProvider, offeredScopes, pkce, registerClient, tokenRequest } from '../helpers/oauth'
+import { pumpedPost } from '../helpers/pumped-post'
 import { verifies } from '../requirements'
 
 const origin = inject('origin')
@@ -23,6 +24,7 @@ beforeAll(async () => {
 })
 
 const bearer = (token: string) => createApi(base, token)
+const DEFAULT_SCOPES = ['agents:read', 'kb:read', 'conversations:read', 'summaries:read', 'metrics:read']
 
 /** Register → authorize (PKCE, state, resource) → log in and approve over HTTP → exchange the code. */
 async function connect(opts: { keep?: (s: string) => boolean; scope?: string; who?: Tenant; resource?: string } = {}) {
@@ -183,6 +185,17 @@ describe('the MCP SDK client', () => {
   })
 })
 
+describe('registration endpoint', () => {
+  it('a chunked body over 2 MB is 413 payload_too_large, not invalid_client_metadata', async () => {
+    verifies('errors.payload_too_large')
+    // No Content-Length: the cap is met while reading, inside the route (the lazy body of middleware 02).
+    const big = Buffer.from(JSON.stringify({ redirect_uris: [CB], client_name: 'x'.repeat(2_200_000) }))
+    const r = await pumpedPost(`${origin}/oauth/register`, { 'content-type': 'application/json' }, big)
+    expect(r.status).toBe(413)
+    expect(JSON.parse(r.body).error.code).toBe('payload_too_large')
+  })
+})
+
 describe('authorization endpoint', () => {
   let clientId: string
   beforeAll(async () => {
@@ -248,9 +261,8 @@ describe('authorization endpoint', () => {
     expect(consent.html).not.toContain('<b>Evil</b>')
     expect(consent.html).toContain('app.example')
     expect(consent.html).toContain(tenant.accountId)
-    // No scope requested: every grantable scope is offered, never a master-only one.
-    expect(offeredScopes(consent.html)).toContain('kb:write')
-    expect(offeredScopes(consent.html)).not.toContain('users:manage')
+    // No scope requested: the read-only default is offered, never a master-only or credential scope.
+    expect(offeredScopes(consent.html)).toEqual(DEFAULT_SCOPES)
     const denied = await b.decide(consent, 'deny')
     expect(denied.status).toBe(302)
     const loc = new URL(denied.location!)
@@ -285,11 +297,13 @@ describe('authorization endpoint', () => {
     const { challenge } = pkce()
     const b = new Browser(origin)
     const url = authorizeUrl(origin, { clientId, redirectUri: CB, challenge, method: 'S256' })
-    const path = new URL(url).pathname + new URL(url).search
-    const bad = await b.request('POST', '/oauth/login', new URLSearchParams({ email: tenant.email, password: 'wrong-password', return_to: path }))
+    const form = b.loginForm(await b.request('GET', url), { email: tenant.email, password: 'wrong-password' })
+    const bad = await b.request('POST', '/oauth/login', form)
     expect(bad.status).toBe(401)
     expect(bad.html).toContain('action="/oauth/login"')
-    const open = await b.request('POST', '/oauth/login', new URLSearchParams({ email: tenant.email, password: tenant.password, return_to: 'https://evil.example/' }))
+    form.set('password', tenant.password)
+    form.set('return_to', 'https://evil.example/')
+    const open = await b.request('POST', '/oauth/login', form)
     expect(open.status).toBe(400)
     expect(open.location).toBeNull()
   })
@@ -329,7 +343,7 @@ describe('token endpoint', () => {
     const reg = await registerClient(origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none' })
     const id = reg.body.client_id
     const { verifier, challenge } = pkce()
-    const back = await new Browser(origin).approve(authorizeUrl(origin, { clientId: id, redirectUri: CB, challenge, method: 'S256' }), tenant)
+    const back = await new Browser(origin).approve(authorizeUrl(origin, { clientId: id, redirectUri: CB, challenge, method: 'S256', scope: 'accounts:read' }), tenant)
     const form = { grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: verifier, redirect_uri: CB, client_id: id }
     const first = await tokenRequest(origin, form)
     expect(first.status).toBe(200)
@@ -345,7 +359,7 @@ describe('token endpoint', () => {
 
   it('a resource with a trailing slash or upper-case host is canonicalised', async () => {
     verifies('oauth.server')
-    const { tokens } = await connect({ resource: `${origin.replace('http://', 'HTTP://')}/mcp/` })
+    const { tokens } = await connect({ scope: 'accounts:read', resource: `${origin.replace('http://', 'HTTP://')}/mcp/` })
     expect((await bearer(tokens.access_token).get(`/accounts/${tenant.accountId}`)).status).toBe(200)
   })
 
@@ -381,7 +395,7 @@ describe('token endpoint', () => {
       const client: oauth.Client = { client_id: reg.body.client_id }
       const auth = method === 'client_secret_post' ? oauth.ClientSecretPost(reg.body.client_secret) : oauth.ClientSecretBasic(reg.body.client_secret)
       const { verifier, challenge } = pkce()
-      const back = await new Browser(origin).approve(authorizeUrl(origin, { clientId: client.client_id, redirectUri: 'https://claude.ai/api/mcp/auth_callback', challenge, method: 'S256', state: 'c' }), tenant)
+      const back = await new Browser(origin).approve(authorizeUrl(origin, { clientId: client.client_id, redirectUri: 'https://claude.ai/api/mcp/auth_callback', challenge, method: 'S256', state: 'c', scope: 'accounts:read' }), tenant)
       const params = oauth.validateAuthResponse(as, client, back, 'c')
       const t = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, auth, params, 'https://claude.ai/api/mcp/auth_callback', verifier, o))
       expect((await bearer(t.access_token).get(`/accounts/${tenant.accountId}`)).status).toBe(200)
@@ -546,6 +560,135 @@ describe('registration', () => {
     expect((await t.json()).error).toBe('unsupported_grant_type')
     const page = await new Browser(origin).request('GET', authorizeUrl(origin, { clientId: 'svc_oc_unknown', redirectUri: CB }).replace('/oauth/', '/v1/oauth/'))
     expect(page.status).toBe(400)
+  })
+})
+
+describe('connection scopes (issue 12)', () => {
+  let clientId: string
+  beforeAll(async () => {
+    clientId = (await registerClient(origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none', client_name: 'scopes' })).body.client_id
+  })
+  const consentFor = (scope?: string) => new Browser(origin).openAuthorize(authorizeUrl(origin, { clientId, redirectUri: CB, challenge: pkce().challenge, method: 'S256', state: 'sc', scope }), tenant)
+
+  it('a request without scope (or with none of ours) gets the read-only default, and the token says so', async () => {
+    verifies('oauth.default-scopes')
+    for (const scope of [undefined, '', 'mcp offline_access']) expect(offeredScopes((await consentFor(scope)).html), String(scope)).toEqual(DEFAULT_SCOPES)
+    const { tokens } = await connect()
+    expect(tokens.scope).toBe(DEFAULT_SCOPES.join(' '))
+    const api = bearer(tokens.access_token)
+    expect((await api.get('/conversations')).status).toBe(200)
+    const write = await api.post('/agents/agt_999999/kb/documents', { text: 'x', title: 'x' })
+    expect(write.status).toBe(403)
+    expect(err(write).code).toBe('insufficient_scope')
+  })
+
+  it('never offers or grants credentials:manage or partners:manage: dropped beside other scopes, invalid_scope alone', async () => {
+    verifies('oauth.default-scopes')
+    expect(offeredScopes((await consentFor('credentials:manage agents:read partners:manage')).html)).toEqual(['agents:read'])
+    const { tokens } = await connect({ scope: 'agents:read credentials:manage' })
+    expect(tokens.scope).toBe('agents:read')
+    for (const scope of ['credentials:manage', 'credentials:manage partners:manage offline_access', 'users:manage']) {
+      const page = await consentFor(scope)
+      expect(page.status, scope).toBe(302)
+      const loc = new URL(page.location!)
+      expect(loc.searchParams.get('error'), scope).toBe('invalid_scope')
+      expect(loc.searchParams.get('state')).toBe('sc')
+      expect(loc.searchParams.get('iss')).toBe(origin)
+    }
+    // Nor are they advertised to clients (the MCP SDK asks for every scopes_supported of the PRM).
+    const as = await fetch(`${origin}/.well-known/oauth-authorization-server`).then((r) => r.json())
+    const prm = await fetch(`${origin}/.well-known/oauth-protected-resource/mcp`).then((r) => r.json())
+    for (const list of [as.scopes_supported, prm.scopes_supported]) {
+      expect(list).toEqual(expect.arrayContaining(DEFAULT_SCOPES))
+      expect(list).not.toContain('credentials:manage')
+      expect(list).not.toContain('partners:manage')
+    }
+  })
+
+  it('an svc_at_ token cannot issue, rotate or revoke API keys', async () => {
+    verifies('oauth.no-credential-power')
+    const { tokens } = await connect({ scope: 'accounts:read agents:read credentials:manage' })
+    const victim = await tenant.api.post(`/users/${tenant.userId}/credentials`, { name: 'victim', scopes: ['agents:read'] })
+    expect(victim.status).toBe(201)
+    const api = bearer(tokens.access_token)
+    for (const r of [
+      await api.post(`/users/${tenant.userId}/credentials`, { name: 'escalated', scopes: ['agents:read'] }),
+      await api.post(`/credentials/${victim.body.key_id}/rotate`),
+      await api.delete(`/credentials/${victim.body.key_id}`),
+    ]) {
+      expect(r.status).toBe(403)
+      expect(err(r).code).toBe('insufficient_scope')
+    }
+    expect((await createApi(base, victim.body.secret).get('/capabilities')).status).toBe(200)
+  })
+
+  it('disconnecting revokes the connection key and every key rotated from it', async () => {
+    verifies('oauth.disconnect-chain', 'oauth.connection')
+    const { tokens, clientId: cid } = await connect({ scope: 'accounts:read agents:read' })
+    const dash = tenantSessionApi(tenant)
+    const conn = (await dash.get('/api/oauth/connections')).body.data.find((c: any) => c.client_id === cid)
+    const first = await tenant.api.post(`/credentials/${conn.key_id}/rotate`)
+    expect(first.status).toBe(201)
+    const second = await tenant.api.post(`/credentials/${first.body.key_id}/rotate`)
+    expect(second.status).toBe(201)
+    for (const secret of [first.body.secret, second.body.secret]) expect((await bearer(secret).get(`/accounts/${tenant.accountId}`)).status).toBe(200)
+    expect((await dash.delete(`/api/oauth/connections/${conn.connection_id}`)).status).toBe(204)
+    for (const secret of [tokens.access_token, first.body.secret, second.body.secret]) {
+      const r = await bearer(secret).get(`/accounts/${tenant.accountId}`)
+      expect(r.status).toBe(401)
+      expect(err(r).code).toBe('invalid_credentials')
+    }
+    const keys = (await dash.get('/api/api-keys')).body.data
+    for (const id of [conn.key_id, first.body.key_id, second.body.key_id]) expect(keys.find((k: any) => k.key_id === id).status).toBe('revoked')
+    // The user's other keys are untouched.
+    expect((await tenant.api.get(`/accounts/${tenant.accountId}`)).status).toBe(200)
+  })
+})
+
+describe('login and consent forms against cross-site requests (issue 12)', () => {
+  let clientId: string
+  beforeAll(async () => {
+    clientId = (await registerClient(origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none', client_name: 'csrf' })).body.client_id
+  })
+  const url = () => authorizeUrl(origin, { clientId, redirectUri: CB, challenge: pkce().challenge, method: 'S256' })
+
+  it('refuses a login POST without the form token, with a wrong one, or with one issued to another browser: 403, nobody signed in', async () => {
+    verifies('oauth.login-csrf')
+    const b = new Browser(origin)
+    const page = await b.request('GET', url())
+    const good = b.loginForm(page, tenant)
+    expect(good.get('csrf')).toBeTruthy()
+    const attempts: [string, (f: URLSearchParams) => void, Browser][] = [
+      ['no token', (f) => f.delete('csrf'), b],
+      ['wrong token', (f) => f.set('csrf', good.get('csrf')!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))), b],
+      ['another request', (f) => f.set('return_to', new URL(url()).pathname + new URL(url()).search), b],
+      // A cross-site form: the attacker's own valid token, posted by a browser without the cookie.
+      ['no cookie', () => {}, new Browser(origin)],
+    ]
+    for (const [name, spoil, who] of attempts) {
+      const form = new URLSearchParams(good)
+      spoil(form)
+      const r = await who.request('POST', '/oauth/login', form)
+      expect(r.status, name).toBe(403)
+      expect(r.headers.get('content-type'), name).toContain('text/html')
+      expect(r.headers.getSetCookie().some((c) => c.startsWith('svc_session=')), name).toBe(false)
+    }
+    // The genuine form still signs in and returns to the authorize URL.
+    const ok = await b.request('POST', '/oauth/login', good)
+    expect(ok.status).toBe(303)
+    expect(b.cookies.has('svc_session')).toBe(true)
+  })
+
+  it('refuses a consent form shown to another session of the same user', async () => {
+    verifies('oauth.login-csrf', 'oauth.server')
+    const u = url()
+    const mine = await new Browser(origin).openAuthorize(u, tenant)
+    expect(mine.status).toBe(200)
+    const elsewhere = new Browser(origin)
+    await elsewhere.openAuthorize(u, tenant)
+    const r = await elsewhere.decide(mine, 'approve')
+    expect(r.status).toBe(400)
+    expect(r.location).toBeNull()
   })
 })
 

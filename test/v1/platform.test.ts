@@ -94,6 +94,41 @@ describe('envelopes and headers', () => {
   })
 })
 
+describe('security headers', () => {
+  it('X-Content-Type-Options: nosniff on every response: success, errors, 404, 405, 401, HTML and YAML', async () => {
+    verifies('http.security-headers')
+    const responses = [
+      await anon.get('/health'), await api.get('/users?limit=1'), await api.post('/users', { email: 'nope' }), await anon.get('/nowhere'),
+      await anon.request('DELETE', '/health'), await anon.get('/users'), await anon.get('/docs'), await anon.get('/openapi.yaml'),
+      await createApi(origin).get('/.well-known/oauth-authorization-server'),
+    ]
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 400, 404, 405, 401, 200, 200, 200])
+    for (const r of responses) expect(r.headers.get('x-content-type-options'), String(r.status)).toBe('nosniff')
+  })
+
+  it('Strict-Transport-Security only over https: here when a trusted proxy (loopback) says X-Forwarded-Proto: https', async () => {
+    verifies('http.security-headers', 'client-ip.trusted-proxies')
+    expect((await anon.get('/health')).headers.get('strict-transport-security')).toBeNull()
+    expect((await anon.get('/nowhere')).headers.get('strict-transport-security')).toBeNull()
+    const https = { headers: { 'x-forwarded-proto': 'https' } }
+    for (const r of [await anon.get('/health', https), await anon.get('/nowhere', https), await anon.get('/users', https)]) {
+      expect(r.headers.get('strict-transport-security'), String(r.status)).toMatch(/^max-age=\d{8,}; includeSubDomains$/)
+    }
+  })
+
+  it('the HTML reference has a strict CSP with no script source, and keeps its inline styles', async () => {
+    verifies('http.security-headers', 'docs.reference')
+    const html = await anon.get('/docs')
+    const csp = html.headers.get('content-security-policy') ?? ''
+    const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v.join(' ')]))
+    expect(directives).toMatchObject({ 'default-src': "'none'", 'style-src': "'unsafe-inline'", 'base-uri': "'none'", 'form-action': "'none'", 'frame-ancestors': "'none'" })
+    expect(directives['script-src']).toBeUndefined()
+    expect(html.text).toMatch(/<style>[^<]{100,}<\/style>/)
+    expect(html.text).not.toMatch(/<script|<[^>]+\son[a-z]+=/i)
+    expect((await anon.get('/health')).headers.get('content-security-policy')).toBeNull()
+  })
+})
+
 describe('request validation', () => {
   it('malformed JSON is 400 invalid_json', async () => {
     verifies('errors.invalid_json')
@@ -107,6 +142,19 @@ describe('request validation', () => {
     verifies('errors.unsupported_media_type', 'errors.validation_error')
     expectErrorEnvelope(await api.request('POST', '/users', { raw: 'email=a@b.c', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type')
     expectErrorEnvelope(await api.request('POST', '/users', { raw: '[1,2]', headers: { 'content-type': 'application/json' } }), 400, 'validation_error')
+  })
+
+  it('a non-empty body without a Content-Type is 415; an empty one is still read as no body', async () => {
+    verifies('http.json-content-type', 'errors.unsupported_media_type')
+    // A Uint8Array body makes fetch send no Content-Type at all.
+    const bytes = new TextEncoder().encode(JSON.stringify({ email: uniqueEmail('no-type') }))
+    const r = await api.request('POST', '/users', { raw: bytes })
+    expect(r.headers.get('content-type')).toContain('application/json')
+    expectErrorEnvelope(r, 415, 'unsupported_media_type')
+    expectErrorEnvelope(await api.request('POST', '/users', { raw: 'not json', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type')
+    // +json media types are JSON; an empty body needs no type (the body is then validated like {}).
+    expect((await api.request('POST', '/users', { raw: JSON.stringify({ email: uniqueEmail('vnd') }), headers: { 'content-type': 'application/vnd.api+json' } })).status).toBe(201)
+    expectErrorEnvelope(await api.request('POST', '/users', { raw: new Uint8Array(0) }), 400, 'validation_error')
   })
 
   it('an unknown body key is 400 unsupported_field naming it, and nothing is written', async () => {

@@ -405,6 +405,138 @@ describe('webhooks (shared server)', () => {
     expect((await t.api.get(`/webhooks/endpoints/${id}`)).body.enabled).toBe(true)
   })
 
+  it('caps live endpoints at 20 per account, also under concurrent creates; deleted ones do not count', async () => {
+    verifies('webhooks.endpoint-cap')
+    const tenant = await createTenant(master)
+    const body = { url: rx.url('/capped'), events: ['summary.ready'], enabled: false }
+    // 25 creates at once: the count runs under the account lock, so exactly 20 pass.
+    const all = await Promise.all(Array.from({ length: 25 }, () => create(body, tenant.api)))
+    const statuses = all.map((r) => r.status)
+    expect(statuses.filter((s) => s === 201)).toHaveLength(20)
+    expect(statuses.filter((s) => s === 403)).toHaveLength(5)
+    for (const r of all.filter((x) => x.status === 403)) {
+      expect(err(r)).toMatchObject({ code: 'plan_limit_reached' })
+      expect(err(r).message).toContain('20')
+    }
+    const list = await tenant.api.get('/webhooks/endpoints?limit=100')
+    expect(list.body.data).toHaveLength(20)
+    const over = await create(body, tenant.api)
+    expect(over.status).toBe(403)
+    expect(err(over).code).toBe('plan_limit_reached')
+    // A deleted endpoint frees its place; the cap is per account, so another tenant is unaffected.
+    expect((await tenant.api.delete(`/webhooks/endpoints/${all.find((r) => r.status === 201)!.body.endpoint_id}`)).status).toBe(204)
+    expect((await create(body, tenant.api)).status).toBe(201)
+    expect((await create(body, tenant.api)).status).toBe(403)
+    const elsewhere = await createTenant(master)
+    expect((await create(body, elsewhere.api)).status).toBe(201)
+  })
+
+  it('a test ping is stored as a delivery under the id the receiver saw: listed as a ping, readable and replayable, sent to no other endpoint', async () => {
+    verifies('webhooks.ping-stored', 'webhooks.test-ping')
+    const tenant = await createTenant(master)
+    rx.on('/ping-stored-fail', () => 500)
+    const ep = await create({ url: rx.url('/ping-stored'), events: ['conversation.started'] }, tenant.api)
+    const failing = await create({ url: rx.url('/ping-stored-fail'), events: ['conversation.started'] }, tenant.api)
+    const bystander = await create({ url: rx.url('/ping-bystander'), events: ['conversation.started', 'conversation.ended', 'summary.ready'] }, tenant.api)
+    for (const r of [ep, failing, bystander]) expect(r.status).toBe(201)
+
+    const r = await tenant.api.post(`/webhooks/endpoints/${ep.body.endpoint_id}/test`)
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ success: true, quota: { used: 1 } })
+    const sent = rx.at('/ping-stored').at(-1)!
+    const dlv = sent.headers['x-svc-delivery'] as string
+    expect(dlv).toBe(r.body.delivery_id)
+
+    const one = await tenant.api.get(`/webhooks/deliveries/${dlv}`)
+    expect(one.status).toBe(200)
+    expect(one.body).toMatchObject({
+      delivery_id: dlv, endpoint_id: ep.body.endpoint_id, event_id: r.body.event_id, event_type: 'ping', status: 'succeeded',
+      attempt_count: 1, last_status_code: 200, last_error: null, next_attempt_at: null, replayed_from: null, delivered_at: expect.any(String),
+      payload: JSON.parse(sent.body),
+    })
+    expect(one.body.attempts).toEqual([{ attempt: 1, at: expect.any(String), status_code: 200, latency_ms: r.body.latency_ms, error: null }])
+    // Every documented key of the list shape, and the ping tells itself apart by its event_type.
+    const listed = await deliveriesOf(`endpoint_id=${ep.body.endpoint_id}`, tenant.api)
+    expect(listed).toHaveLength(1)
+    expect(Object.keys(listed[0]).sort()).toEqual(['attempt_count', 'attempts', 'created_at', 'delivered_at', 'delivery_id', 'endpoint_id', 'event_id', 'event_type', 'last_error', 'last_status_code', 'next_attempt_at', 'replayed_from', 'status', 'updated_at'])
+    expect(listed[0]).toMatchObject({ delivery_id: dlv, event_type: 'ping' })
+    expect((await deliveriesOf('event=ping', tenant.api)).map((d) => d.delivery_id)).toEqual([dlv])
+    expect(await deliveriesOf('event=conversation.started', tenant.api)).toHaveLength(0)
+
+    // A failed ping is stored as exhausted (never retried).
+    const f = await tenant.api.post(`/webhooks/endpoints/${failing.body.endpoint_id}/test`)
+    expect(f.body).toMatchObject({ success: false, status_code: 500 })
+    const fd = await tenant.api.get(`/webhooks/deliveries/${f.body.delivery_id}`)
+    expect(fd.body).toMatchObject({ event_type: 'ping', status: 'exhausted', attempt_count: 1, last_status_code: 500, delivered_at: null, next_attempt_at: null })
+    expect(fd.body.last_error).toContain('500')
+    await sleep(1500)
+    expect(rx.at('/ping-stored-fail')).toHaveLength(1)
+
+    // Replay: the same ping body again, as a new delivery through the queue.
+    const re = await tenant.api.post(`/webhooks/deliveries/${dlv}/replay`)
+    expect(re.status).toBe(201)
+    expect(re.body).toMatchObject({ replayed_from: dlv, event_id: r.body.event_id, event_type: 'ping', status: 'pending' })
+    await rx.waitFor((x) => x.filter((y) => y.path === '/ping-stored').length >= 2, 'the replayed ping')
+    const again = rx.at('/ping-stored')[1]
+    expect(again.body).toBe(sent.body)
+    expect(again.headers['x-svc-delivery']).toBe(re.body.delivery_id)
+    expect(again.headers['x-svc-event']).toBe('ping')
+    expect(verifyWebhook({ secret: ep.body.secret, body: again.body, headers: again.headers })).toBe(true)
+    const replayed = await until('the replay succeeded', async () => {
+      const d = (await tenant.api.get(`/webhooks/deliveries/${re.body.delivery_id}`)).body
+      return d.status === 'succeeded' ? d : null
+    })
+    expect(replayed).toMatchObject({ event_type: 'ping', replayed_from: dlv, attempt_count: 1 })
+    // Replays do not take a webhook_tests unit; the next ping is the second one.
+    expect((await tenant.api.post(`/webhooks/endpoints/${ep.body.endpoint_id}/test`)).body.quota.used).toBe(3)
+
+    // No fan-out: the account's other endpoint got no ping and lists no delivery; another tenant sees none of it.
+    await sleep(1000)
+    expect(rx.at('/ping-bystander')).toHaveLength(0)
+    expect(await deliveriesOf(`endpoint_id=${bystander.body.endpoint_id}`, tenant.api)).toHaveLength(0)
+    expect(await deliveriesOf(`event_id=${r.body.event_id}`, tenant.api)).toHaveLength(2)
+    expect((await other.api.get(`/webhooks/deliveries/${dlv}`)).status).toBe(404)
+    expect(await deliveriesOf('event=ping', other.api)).toHaveLength(0)
+  })
+
+  it("one tenant's 200 deliveries to a receiver that never answers do not delay another tenant's delivery", async () => {
+    verifies('webhooks.fair-delivery', 'webhooks.endpoint-cap')
+    rx.on('/hog', () => 'hang')
+    const hog = await createTenant(master)
+    const hogAgent = await buildAgent(hog.api, hog.accountId, `${site.origin}/`, { language: 'en' })
+    // The cap's worth of endpoints, all to the hanging receiver: 20 × 10 conversations = 200 deliveries.
+    const hogEps: string[] = []
+    for (let i = 0; i < 20; i++) {
+      const r = await create({ url: rx.url('/hog'), events: ['conversation.started'] }, hog.api)
+      expect(r.status).toBe(201)
+      hogEps.push(r.body.endpoint_id)
+    }
+    expect(err(await create({ url: rx.url('/hog'), events: ['conversation.started'] }, hog.api)).code).toBe('plan_limit_reached')
+    const fair = await create({ url: rx.url('/fair'), events: ['conversation.started'] })
+    expect(fair.status).toBe(201)
+    try {
+      for (let i = 0; i < 10; i++) expect((await hog.api.post('/conversations', { agent_id: hogAgent })).status).toBe(201)
+      // The hog's receiver is being called and holds every request open.
+      await rx.waitFor((r) => r.filter((x) => x.path === '/hog').length >= 8, 'the hanging receiver to be busy', 15_000)
+      await sleep(1000)
+      const hanging = rx.at('/hog').length
+      const conv = await startConversation()
+      const started = Date.now()
+      const mine = (r: Received[]) => r.find((x) => x.path === '/fair' && x.json?.data?.conversation_id === conv)
+      await rx.waitFor((r) => !!mine(r), "the other tenant's delivery", 15_000)
+      const latency = mine(rx.received)!.at - started
+      console.log(`[webhooks] with ${hanging} requests hanging for another tenant: delivered in ${latency} ms`)
+      expect(latency).toBeLessThan(5_000)
+      // The hog still has deliveries waiting: the slots were shared, not drained first.
+      const waiting = await deliveriesOf('status=pending&limit=100', hog.api)
+      expect(waiting.length).toBeGreaterThan(0)
+    } finally {
+      // Stop the hog's deliveries for the rest of the file (those in flight end at the 10 s timeout).
+      for (const id of hogEps) await hog.api.patch(`/webhooks/endpoints/${id}`, { enabled: false })
+      await t.api.patch(`/webhooks/endpoints/${fair.body.endpoint_id}`, { enabled: false })
+    }
+  }, 120_000)
+
   it('documents the receiver on the Webhooks docs page and reflects webhooks in health', async () => {
     verifies('webhooks.docs')
     const anon = createApi(base)

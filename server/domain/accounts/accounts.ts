@@ -97,6 +97,7 @@ export async function accountLimits(database: Database, principal: Principal, id
       kb_documents: counter('kb_documents'),
       chat_messages: counter('chat_messages'),
       webhook_tests: counter('webhook_tests'),
+      reindexes: counter('reindexes'),
       max_concurrent_builds: limits.maxConcurrentBuilds,
       builds_in_progress: Number(builds?.running ?? 0),
     },

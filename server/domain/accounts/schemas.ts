@@ -44,7 +44,7 @@ export const AccountLimits = v.object({
   calls_in_progress: v.number(),
   quotas: v.object({
     day: v.string(), resets_at: Ts,
-    agent_creates: Counter, builds: Counter, kb_documents: Counter, chat_messages: Counter, webhook_tests: Counter,
+    agent_creates: Counter, builds: Counter, kb_documents: Counter, chat_messages: Counter, webhook_tests: Counter, reindexes: Counter,
     max_concurrent_builds: v.number(), builds_in_progress: v.number(),
   }),
   rate_limits: v.record(v.string(), v.number()),

@@ -4,9 +4,9 @@ import { Cursor, Limit, Timestamp } from '../../utils/schemas'
 import { normaliseAccountId } from '../accounts/resolve'
 
 const CredentialId = v.pipe(
-  v.string(coded('invalid_id', 'credential_id must be a key id (key_<n>) or master.')),
-  v.regex(/^(key_\d{1,18}|master)$/, coded('invalid_id', 'credential_id must be a key id (key_<n>) or master.')),
-  v.description('key_<n> or the literal master'),
+  v.string(coded('invalid_id', 'credential_id must be a key id (key_<n>), a dashboard session id (ses_…) or master.')),
+  v.regex(/^(key_\d{1,18}|ses_[0-9a-f]{16}|master)$/, coded('invalid_id', 'credential_id must be a key id (key_<n>), a dashboard session id (ses_…) or master.')),
+  v.description('key_<n>, a dashboard session ses_<16 hex> or the literal master'),
 )
 
 // usr_7 and acc_7 name one tenant; normalising here means defineApiRoute's account resolution (which
@@ -44,7 +44,7 @@ export type AuditQuery = v.InferOutput<typeof AuditQuery>
 const Ts = v.pipe(v.string(), v.isoTimestamp())
 export const AuditRow = v.object({
   request_id: v.string(),
-  credential_type: v.nullable(v.picklist(['master', 'personal', 'oauth'])),
+  credential_type: v.nullable(v.picklist(['master', 'personal', 'oauth', 'session'])),
   credential_id: v.nullable(v.string()),
   account_ids: v.array(v.string()),
   cross_account: v.boolean(),

@@ -7,6 +7,7 @@ import { accounts, agentBuilds, agents } from '../../db/schema'
 import type { Registries } from '../../kit/registries'
 import { ApiError, Errors } from '../../utils/api-error'
 import { consumeQuota, effectiveLimits } from '../limits/quotas'
+import { checkBalance } from '../conversations/billing'
 import { createAgentRecord } from '../agents/create'
 import { loadAgent } from '../agents/agents'
 import { assertFetchableUrl, resolvePublic } from '../kb/url-guard'
@@ -62,7 +63,8 @@ export async function preflightSite(url: string, allowPrivateHosts: readonly str
   const u = assertFetchableUrl(url, { allowPrivateHosts, field: 'website_url' })
   await resolvePublic(u.hostname, { allowPrivateHosts, field: 'website_url' })
   try {
-    const res = await safeFetch(u.href, { allowPrivateHosts, field: 'website_url', timeoutMs: 5000, maxBytes: 2 * 1024 * 1024 })
+    // Only the final URL matters: the body's first bytes are enough, the rest is never read.
+    const res = await safeFetch(u.href, { allowPrivateHosts, field: 'website_url', timeoutMs: 5000, maxBytes: 64 * 1024, truncate: true })
     return res.url
   } catch (err) {
     if (err instanceof FetchError) return u.href
@@ -70,9 +72,11 @@ export async function preflightSite(url: string, allowPrivateHosts: readonly str
   }
 }
 
-/** Serialises build admission per account (row lock), then checks max_concurrent_builds. */
+/** Serialises build admission per account (row lock), then checks billing (402), max_concurrent_builds and the builds quota. */
 async function admitBuild(tx: Executor, accountId: string) {
   await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update')
+  // A build runs the engine (summary, greeting, instructions): billable work, refused like chat when billing blocks.
+  await checkBalance(tx, accountId)
   const { maxConcurrentBuilds } = await effectiveLimits(tx, accountId)
   const [{ n }] = await tx.select({ n: count() }).from(agentBuilds)
     .where(and(eq(agentBuilds.accountId, accountId), inArray(agentBuilds.status, ['queued', 'running'])))

@@ -1,15 +1,14 @@
 // The agent.build job: crawl → summary → greeting → instructions, each step's status, timing and error
 // kept on the build row. A run claims its build first, so a repeated delivery of the job does nothing and
 // a build whose worker died is taken over after a while.
-import { and, eq, like, or, sql } from 'drizzle-orm'
+import { and, eq, like, ne, or, sql } from 'drizzle-orm'
 import type { Tx } from '../../db/client'
 import { accounts, agentBuilds, agents, kbDocuments, type BuildStep } from '../../db/schema'
 import type { JobContext } from '../../kit/job'
 import type { BuildInput, ChatEngine, Surface } from '../../kit/chat-engine'
-import { ApiError } from '../../utils/api-error'
 import { applyBuildOutputs, nextDocumentId } from '../agents/create'
 import { crawlSite } from '../kb/crawler'
-import { FetchError } from '../kb/safe-fetch'
+import { internalDetail, PUBLIC_MESSAGES, PublicError, publicMessage } from '../kb/public-error'
 import { buildSummary, markSummarized, readSummary, writeSummary } from '../kb/summary'
 import type { BuildStepName } from './schemas'
 
@@ -27,25 +26,37 @@ interface StepContext { ctx: JobContext; build: BuildRow; agent: AgentRow; engin
 const STEPS: Record<BuildStepName, (s: StepContext) => Promise<void>> = {
   async crawl({ ctx, build, agent, outputs }) {
     const [account] = await ctx.database.db.select({ plan: accounts.plan }).from(accounts).where(eq(accounts.id, agent.accountId))
-    const { pages } = await crawlSite(agent.websiteUrl ?? '', {
-      allowPrivateHosts: ctx.config.allowPrivateHosts,
-      maxPages: CRAWL_PAGE_CAP[account?.plan ?? 'trial'] ?? CRAWL_PAGE_CAP.trial,
-      maxDepth: CRAWL_DEPTH,
-      field: 'website_url',
-    })
-    if (!pages.length) throw new Error('The site returned no readable pages.')
-    outputs.businessName = businessNameOf(pages[0].title, agent.websiteUrl ?? '')
+    // Each page is written as it arrives (a crawl never holds its pages in memory) under this build's
+    // id; once the crawl has succeeded, the pages of earlier builds go. A failed crawl removes its own
+    // partial pages, so the earlier build's pages stay until a crawl replaces them.
+    let firstTitle: string | null = null
+    const ownPages = and(eq(kbDocuments.agentId, agent.id), eq(kbDocuments.kind, 'page'), eq(kbDocuments.crawlId, build.id))
+    try {
+      // A retried step starts from a clean slate.
+      await ctx.database.db.delete(kbDocuments).where(ownPages)
+      const { kept } = await crawlSite(agent.websiteUrl ?? '', {
+        allowPrivateHosts: ctx.config.allowPrivateHosts,
+        maxPages: CRAWL_PAGE_CAP[account?.plan ?? 'trial'] ?? CRAWL_PAGE_CAP.trial,
+        maxDepth: CRAWL_DEPTH,
+        deadlineMs: ctx.config.crawlDeadlineMs,
+        field: 'website_url',
+        onPage: async (page) => {
+          if (page.depth === 0) firstTitle = page.title
+          await ctx.database.db.insert(kbDocuments).values({
+            id: await nextDocumentId(ctx.database.db, 'page'), agentId: agent.id, accountId: agent.accountId, kind: 'page',
+            title: page.title || page.url, url: page.url, status: 'indexed', text: page.text, language: page.lang,
+            chars: page.text.length, crawlId: build.id, source: 'build',
+          })
+        },
+      })
+      if (!kept) throw new PublicError('The site returned no readable pages.')
+    } catch (err) {
+      await ctx.database.db.delete(kbDocuments).where(ownPages)
+      throw err
+    }
+    outputs.businessName = businessNameOf(firstTitle ?? '', agent.websiteUrl ?? '')
     // A rebuild replaces the pages an earlier build crawled; documents added to the knowledge base stay.
-    await ctx.database.tx(async (tx) => {
-      await tx.delete(kbDocuments).where(and(eq(kbDocuments.agentId, agent.id), eq(kbDocuments.kind, 'page'), like(kbDocuments.crawlId, 'bld_%')))
-      for (const page of pages) {
-        await tx.insert(kbDocuments).values({
-          id: await nextDocumentId(tx, 'page'), agentId: agent.id, accountId: agent.accountId, kind: 'page',
-          title: page.title || page.url, url: page.url, status: 'indexed', text: page.text, language: page.lang,
-          chars: page.text.length, crawlId: build.id, source: 'build',
-        })
-      }
-    })
+    await ctx.database.db.delete(kbDocuments).where(and(eq(kbDocuments.agentId, agent.id), eq(kbDocuments.kind, 'page'), like(kbDocuments.crawlId, 'bld_%'), ne(kbDocuments.crawlId, build.id)))
   },
 
   async summary({ ctx, build, agent, engine }) {
@@ -94,10 +105,9 @@ export function businessNameOf(title: string, url: string): string {
   try { return new URL(url).hostname.replace(/^www\./, '') } catch { return title.slice(0, 80) }
 }
 
-function describe(err: unknown): string {
-  if (err instanceof ApiError) return `${err.code}: ${err.message}`
-  if (err instanceof FetchError) return `fetch failed (${err.reason}) for ${err.url}${err.status ? ` (HTTP ${err.status})` : ''}`
-  return err instanceof Error ? err.message : String(err)
+/** The step's error as GET /agents/{agt}/build shows it: never an internal message (the log has those). */
+function describe(step: BuildStepName, err: unknown): string {
+  return publicMessage(err, step === 'crawl' ? PUBLIC_MESSAGES.crawl : PUBLIC_MESSAGES.engine)
 }
 
 async function claim(ctx: JobContext, buildId: string): Promise<BuildRow | undefined> {
@@ -139,8 +149,8 @@ export async function runBuild(ctx: JobContext, buildId: string): Promise<void> 
     } catch (err) {
       step.status = 'failed'
       step.finished_at = new Date().toISOString()
-      step.error = describe(err)
-      ctx.log(`build ${build.id} step ${step.name} failed: ${step.error}`)
+      step.error = describe(step.name as BuildStepName, err)
+      ctx.log(`build ${build.id} step ${step.name} failed: ${internalDetail(err)}`)
       return save(ctx.database.db, build.id, { steps, outputs, status: 'failed', finishedAt: new Date() })
     }
   }

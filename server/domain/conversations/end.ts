@@ -1,21 +1,18 @@
 // POST /conversations/{conv}/end: completed, ended_at, conversation.ended, then the summary job. Ending
 // again answers 200 with no second event; it re-enqueues the summary while that is still pending (the
 // job is idempotent), which also recovers a summary whose enqueue was lost.
-import { and, eq, isNull } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import { conversations } from '../../db/schema'
 import type { Runtime } from '../../utils/runtime'
 import { emitEvent } from '../events/emit'
 import { closeUsage } from './billing'
-import { conversationNotFound } from './messages'
-import { conversationResource } from './read'
+import { conversationResource, loadConversation } from './read'
 import { SUMMARIZE_JOB } from './summarize'
 
 export async function endConversation(runtime: Runtime, accountId: string, convId: string) {
   const { database } = runtime
   const row = await database.tx(async (tx) => {
-    const [conv] = await tx.select().from(conversations)
-      .where(and(eq(conversations.id, convId), eq(conversations.accountId, accountId), isNull(conversations.deletedAt))).for('update')
-    if (!conv) throw conversationNotFound()
+    const conv = await loadConversation(tx, [accountId], convId, true)
     if (conv.status !== 'in_progress') return conv
     const now = new Date()
     const [ended] = await tx.update(conversations).set({ status: 'completed', endedAt: now, updatedAt: now })

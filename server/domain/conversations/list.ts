@@ -47,20 +47,33 @@ export function listWindow(q: Pick<ListQuery, 'from' | 'to' | 'updated_since'>, 
   return { from, to, defaulted: false }
 }
 
-/** Rule 2: deep history or a large page needs conversations:backfill (and is metered in that class). */
-export function needsBackfill(q: { from?: string; limit?: number | string }, now = new Date()): boolean {
+type BackfillQuery = { from?: unknown; to?: unknown; updated_since?: unknown; limit?: unknown }
+
+/**
+ * Rule 2: deep history or a large page needs conversations:backfill (and is metered in that class).
+ * Answers the parameter that makes the read deep, or null. A `to` without `from` leaves started_at open
+ * below, which reaches the oldest history like a from older than 30 days, so it counts as deep history too
+ * (updated_since is left alone: the contract opens the started_at window fully for it, bounded by change time).
+ * Reads the raw query as well (the rate class is picked before validation): anything not a string is ignored.
+ */
+export function backfillReason(q: BackfillQuery, now = new Date()): 'limit' | 'from' | 'to' | null {
   const limit = Number(q.limit ?? 50)
-  if (Number.isFinite(limit) && limit > BACKFILL_LIMIT) return true
-  if (typeof q.from === 'string') {
-    const t = Date.parse(q.from)
-    if (Number.isFinite(t) && t < now.getTime() - DEFAULT_WINDOW_MS) return true
+  if (Number.isFinite(limit) && limit > BACKFILL_LIMIT) return 'limit'
+  const has = (x: unknown) => typeof x === 'string' && x !== ''
+  if (has(q.from)) {
+    const t = Date.parse(q.from as string)
+    return Number.isFinite(t) && t < now.getTime() - DEFAULT_WINDOW_MS ? 'from' : null
   }
-  return false
+  if (has(q.to) && !has(q.updated_since)) return 'to'
+  return null
 }
 
-export function checkBackfill(principal: Principal, q: Pick<ListQuery, 'from' | 'limit'>, now = new Date()) {
-  if (needsBackfill(q, now) && !hasScope(principal, 'conversations:backfill')) {
-    throw new ApiError(403, 'insufficient_scope', 'A from older than 30 days or a limit above 200 needs the scope conversations:backfill.', Number(q.limit) > BACKFILL_LIMIT ? 'limit' : 'from')
+export const needsBackfill = (q: BackfillQuery, now = new Date()): boolean => backfillReason(q, now) !== null
+
+export function checkBackfill(principal: Principal, q: Pick<ListQuery, 'from' | 'to' | 'updated_since' | 'limit'>, now = new Date()) {
+  const reason = backfillReason(q, now)
+  if (reason && !hasScope(principal, 'conversations:backfill')) {
+    throw new ApiError(403, 'insufficient_scope', 'A from older than 30 days, a to without from or a limit above 200 needs the scope conversations:backfill.', reason)
   }
 }
 

@@ -1,5 +1,5 @@
-// POST /conversations/{conv}/messages: one non-streaming turn. Order: the conversation (404, 409
-// conversation_ended), the idempotency_key (replay or 409 idempotency_key_reused), the balance check (402),
+// POST /conversations/{conv}/messages: one non-streaming turn. Order: the conversation (404, 410
+// conversation_deleted, 409 conversation_ended), the idempotency_key (replay or 409 idempotency_key_reused), the balance check (402),
 // the turn claim (a conditional UPDATE of turn_locked_until, so two instances cannot run turns of one
 // conversation at once: 409 turn_in_progress), the daily chat_messages quota, then the engine, the tools
 // and one transaction that writes the turns, the records, the usage and the stored response.
@@ -18,6 +18,7 @@ import { injectRules } from '../agents/refinement'
 import { knowledgeFor } from '../kb/summary'
 import { consumeQuota } from '../limits/quotas'
 import { addUsage, checkBalance } from './billing'
+import { loadConversation } from './read'
 import { presentTurn, type ConversationRow, type TurnRow } from './chat-schemas'
 import { sha256Hex } from '../../utils/opaque-token'
 
@@ -26,17 +27,8 @@ export const TURN_LOCK_MS = 60_000
 /** decisions "Idempotency": message keys live 24 hours. */
 export const MESSAGE_KEY_TTL_MS = 24 * 3600_000
 
-export const conversationNotFound = () => Errors.notFound('Conversation')
 export const turnInProgress = () => new ApiError(409, 'turn_in_progress', 'A turn of this conversation is still running; retry when it has answered.')
 export const conversationEnded = () => new ApiError(409, 'conversation_ended', 'The conversation has ended; start a new one.')
-
-/** The account's live (not deleted) conversation, or 404. */
-export async function loadConversation(database: Database, accountId: string, id: string): Promise<ConversationRow> {
-  const [row] = await database.db.select().from(conversations)
-    .where(and(eq(conversations.id, id), eq(conversations.accountId, accountId), isNull(conversations.deletedAt)))
-  if (!row) throw conversationNotFound()
-  return row
-}
 
 /**
  * Forgets message idempotency keys older than MESSAGE_KEY_TTL_MS (postMessage already ignores them; this
@@ -110,7 +102,8 @@ function historyOf(rows: TurnRow[]): ChatMessage[] {
 
 export async function postMessage(runtime: Runtime, accountId: string, convId: string, body: v.InferOutput<typeof MessageBody>): Promise<MessageAnswer> {
   const { database } = runtime
-  const conv = await loadConversation(database, accountId, convId)
+  // As its reads: 404 for another account's (its existence is not revealed), 410 once soft-deleted.
+  const conv = await loadConversation(database.db, [accountId], convId)
   const key = body.idempotency_key
   const textHash = sha256Hex(body.text)
   if (key !== undefined) {
@@ -132,7 +125,7 @@ export async function postMessage(runtime: Runtime, accountId: string, convId: s
       or(isNull(conversations.turnLockedUntil), lt(conversations.turnLockedUntil, sql`now()`))))
     .returning({ id: conversations.id })
   if (!claimed.length) {
-    const now = await loadConversation(database, accountId, convId)
+    const now = await loadConversation(database.db, [accountId], convId)
     throw now.status !== 'in_progress' ? conversationEnded() : turnInProgress()
   }
   const release = () => database.db.update(conversations).set({ turnLockedUntil: null }).where(eq(conversations.id, conv.id))

@@ -22,6 +22,17 @@ export function presentSummaryObject(summary: Record<string, unknown> | null): R
   return summary ?? null
 }
 
+/**
+ * The identity keys the contract documents: always present, null when unknown ("every documented key is
+ * always present"), with the stored keys beside and over them.
+ */
+export const IDENTITY_KEYS = ['email', 'phone_e164', 'partner_agent_id', 'email_source'] as const
+const NO_IDENTITY: Readonly<Record<string, null>> = Object.fromEntries(IDENTITY_KEYS.map((k) => [k, null]))
+
+export function presentIdentity(identity: Record<string, unknown> | null): Record<string, unknown> {
+  return { ...NO_IDENTITY, ...identity }
+}
+
 /** The list object (GET /conversations); `include` adds summary, identity and metrics. */
 export function presentListItem(row: ConversationRow, include: ReadonlySet<string>) {
   const out: Record<string, unknown> = {
@@ -51,11 +62,12 @@ export function presentListItem(row: ConversationRow, include: ReadonlySet<strin
     summary_status: row.summaryStatus,
   }
   if (include.has('summary')) out.summary = presentSummaryObject(row.summary)
-  if (include.has('identity')) out.identity = row.identity
+  if (include.has('identity')) out.identity = presentIdentity(row.identity)
   if (include.has('metrics')) out.metrics = row.metrics
   return out
 }
 
+const NO_IDENTITY_SQL = sql.raw(`jsonb_build_object(${IDENTITY_KEYS.map((k) => `'${k}', null`).join(', ')})`)
 const isoSql = (col: SQL | unknown) => sql`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /** presentListItem as one json_build_object over the conversations row (same keys, same order). */
@@ -88,7 +100,8 @@ export function listItemJson(include: ReadonlySet<string>): SQL {
     sql`'summary_status', ${c.summaryStatus}`,
   ]
   if (include.has('summary')) parts.push(sql`'summary', ${c.summary}`)
-  if (include.has('identity')) parts.push(sql`'identity', ${c.identity}`)
+  // The documented keys as nulls under the stored ones: presentIdentity in SQL.
+  if (include.has('identity')) parts.push(sql`'identity', ${NO_IDENTITY_SQL} || coalesce(${c.identity}, '{}'::jsonb)`)
   if (include.has('metrics')) parts.push(sql`'metrics', ${c.metrics}`)
   return sql`json_build_object(${sql.join(parts, sql`, `)})`
 }

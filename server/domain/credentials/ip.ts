@@ -32,3 +32,23 @@ export function ipAllowed(ip: string, allowlist: readonly string[]): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
   return mapped ? list.check(mapped[1], 'ipv4') : false
 }
+
+/**
+ * True when every address of `entry` (an address or CIDR) lies inside one entry of `allowlist`. CIDR
+ * blocks nest or are disjoint, so one address of `entry` inside a block at least as wide decides it.
+ */
+export function allowlistWithin(entry: string, allowlist: readonly string[]): boolean {
+  const e = parseAllowEntry(entry)
+  if (!e) return false
+  const bits = e.family === 'ipv4' ? 32 : 128
+  const ePrefix = e.prefix ?? bits
+  return allowlist.some((outer) => {
+    const o = parseAllowEntry(outer)
+    if (!o || o.family !== e.family) return false
+    const oPrefix = o.prefix ?? bits
+    if (ePrefix < oPrefix) return false
+    const list = new BlockList()
+    list.addSubnet(o.address, oPrefix, o.family)
+    return list.check(e.address, e.family)
+  })
+}

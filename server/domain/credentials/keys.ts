@@ -6,6 +6,8 @@ import { accounts, apiKeys, users } from '../../db/schema'
 import { ApiError, Errors } from '../../utils/api-error'
 import { afterPosition, keysetPage, type KeysetRequest } from '../../utils/keyset'
 import type { Principal } from './principal'
+import type { CredentialResolver } from './authenticate'
+import { allowlistWithin } from './ip'
 import { MASTER_ONLY, SCOPES, type Scope } from './scopes'
 import type { ApiKey, KeyCreate, KeyUpdate } from './schemas'
 import { isWellFormedToken, mintToken, sha256Hex } from '../../utils/opaque-token'
@@ -54,6 +56,20 @@ export function checkScopes(requested: string[], issuer: Principal | null): Scop
   return [...new Set(requested)] as Scope[]
 }
 
+/**
+ * A credential confined to addresses cannot mint one that works from anywhere: with no ip_allowlist asked
+ * the new key inherits the issuer's, and each entry asked must lie inside one of the issuer's entries.
+ */
+export function allowlistOf(requested: string[], issuer: Principal): string[] {
+  if (issuer.type === 'master' || !issuer.ipAllowlist.length) return requested
+  if (!requested.length) return [...issuer.ipAllowlist]
+  const outside = requested.find((entry) => !allowlistWithin(entry, issuer.ipAllowlist))
+  if (outside !== undefined) {
+    throw Errors.validation('ip_allowlist', `"${outside}" is outside the ip_allowlist of the credential issuing the key; a key cannot reach beyond its issuer's addresses.`)
+  }
+  return requested
+}
+
 /** A personal key acts for its own user only; another user's id is 403 forbidden_account. */
 export function assertOwnUser(principal: Principal, userId: string) {
   if (principal.type !== 'master' && principal.userId !== userId) {
@@ -70,6 +86,7 @@ export async function createKey(
 ): Promise<ApiKey> {
   assertOwnUser(principal, userId)
   const scopes = checkScopes(input.scopes, principal)
+  const ipAllowlist = allowlistOf(input.ip_allowlist ?? [], principal)
   const [user] = await database.db.select().from(users).where(eq(users.id, userId))
   if (!user) throw Errors.notFound('User')
   const requested = [...new Set((input.account_ids ?? []).map((id) => id.replace(/^usr_/, 'acc_')))]
@@ -90,7 +107,7 @@ export async function createKey(
     keyPrefix: secret.slice(0, 24),
     scopes,
     accountIds,
-    ipAllowlist: input.ip_allowlist ?? [],
+    ipAllowlist,
     expiresAt: new Date(now.getTime() + (input.expires_in_days ?? 365) * DAY),
     source,
     createdAt: now,
@@ -157,6 +174,14 @@ export async function revokeKey(database: Database, principal: Principal, keyId:
   })
 }
 
+/** An edit may keep the key's own scopes or add ones the editing principal holds, never others. */
+function widenable(wanted: Scope[], current: string[], principal: Principal): Scope[] {
+  if (principal.type === 'master') return wanted
+  const extra = wanted.find((s) => !current.includes(s) && !principal.scopes.has(s))
+  if (extra) throw new ApiError(400, 'invalid_scope', `This session cannot add the scope "${extra}", which it does not hold.`, 'scopes')
+  return wanted
+}
+
 /** Dashboard edit: scopes replace the whole set, expires_in_days counts from now; never the secret. */
 export async function updateKey(database: Database, principal: Principal, keyId: string, patch: KeyUpdate, opts: { source?: string } = {}): Promise<ApiKey> {
   if (patch.scopes === undefined && patch.expires_in_days === undefined) throw Errors.validation(null, 'Send scopes, expires_in_days or both.')
@@ -166,7 +191,7 @@ export async function updateKey(database: Database, principal: Principal, keyId:
     if (row.status === 'revoked') throw Errors.validation('key', 'A revoked credential cannot be edited; revocation is final.')
     const now = new Date()
     const [updated] = await tx.update(apiKeys).set({
-      scopes: patch.scopes ? checkScopes(patch.scopes, null) : row.scopes,
+      scopes: patch.scopes ? widenable(checkScopes(patch.scopes, null), row.scopes, principal) : row.scopes,
       expiresAt: patch.expires_in_days ? new Date(now.getTime() + patch.expires_in_days * DAY) : row.expiresAt,
       updatedAt: now,
     }).where(eq(apiKeys.id, row.id)).returning()
@@ -174,13 +199,36 @@ export async function updateKey(database: Database, principal: Principal, keyId:
   })
 }
 
-/** Bearer secret → principal; null when unknown or revoked (401 invalid_credentials). */
+/**
+ * Bearer secret → principal; null when unknown or revoked (401 invalid_credentials). The owner's and its
+ * account's status come in the same query, so suspension (403 account_suspended) costs no round trip.
+ */
 export function personalKeyResolver(database: Database) {
   return async (token: string): Promise<Principal | null> => {
     if (!isWellFormedToken(token, KEY_PREFIX)) return null
-    const [row] = await database.db.select().from(apiKeys).where(eq(apiKeys.keyHash, sha256Hex(token)))
-    if (!row || row.status !== 'active') return null
-    return principalOf(row)
+    const [row] = await database.db.select({ key: apiKeys, userStatus: users.status, accountStatus: accounts.status })
+      .from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).innerJoin(accounts, eq(accounts.id, users.accountId))
+      .where(eq(apiKeys.keyHash, sha256Hex(token)))
+    if (!row || row.key.status !== 'active') return null
+    if (isSuspended(row.userStatus, row.accountStatus)) throw Errors.accountSuspended()
+    return principalOf(row.key)
+  }
+}
+
+export const isSuspended = (userStatus: string, accountStatus: string) => userStatus === 'suspended' || accountStatus === 'suspended'
+
+/**
+ * Wraps a resolver whose lookup does not read the owner's status (the OAuth access-token resolver): its
+ * principal's user and home account are checked with one indexed query before it is accepted.
+ */
+export function requireActiveTenant(database: Database, resolve: CredentialResolver): CredentialResolver {
+  return async (token) => {
+    const principal = await resolve(token)
+    if (!principal?.userId) return principal
+    const [row] = await database.db.select({ userStatus: users.status, accountStatus: accounts.status })
+      .from(users).innerJoin(accounts, eq(accounts.id, users.accountId)).where(eq(users.id, principal.userId))
+    if (!row || isSuspended(row.userStatus, row.accountStatus)) throw Errors.accountSuspended()
+    return principal
   }
 }
 

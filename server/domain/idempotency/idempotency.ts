@@ -1,5 +1,5 @@
-// Idempotency-Key on every POST (decisions): keyed by credential, method and path, kept 24 hours with a
-// hash of the body. A repeat with the same body gets the stored answer; another body is 409
+// Idempotency-Key on every POST (decisions): keyed by credential, method, path and the account the request
+// acts for, kept 24 hours with a hash of the body. A repeat with the same body gets the stored answer; another body is 409
 // idempotency_key_reused; a repeat while the first still runs is 409 idempotency_key_in_use. 5xx answers
 // are not stored, so the client may retry them.
 import { createHash } from 'node:crypto'
@@ -17,9 +17,21 @@ export interface StoredAnswer {
   /** Success: the handler result before the envelope; error: the ApiError parts. */
   kind: 'single' | 'list' | 'error' | 'empty'
   payload: unknown
+  /** Set instead of payload when the answer carries a secret (see sealed.ts). */
+  sealed?: string
 }
 
 export interface Claim { key: { credentialId: string; method: string; path: string; key: string } }
+
+/**
+ * The key as stored: the client's key, then (after a space, which a key cannot contain) the account scope,
+ * so that the master key acting for account A and then B with one key gets two answers. The scope is the
+ * resolved account ids; when resolution itself failed, a hash of what the request named instead.
+ */
+export function scopedKey(key: string, accountIds: readonly string[] | null, named: { header?: string; query?: unknown }): string {
+  if (accountIds) return `${key} acc:${accountIds.length ? [...accountIds].sort().join(',') : '-'}`
+  return `${key} raw:${createHash('sha256').update(JSON.stringify([named.header ?? null, named.query ?? null])).digest('hex').slice(0, 32)}`
+}
 
 export const bodyHash = (raw: Buffer | undefined) => createHash('sha256').update(raw ?? Buffer.alloc(0)).digest('hex')
 

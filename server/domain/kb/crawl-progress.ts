@@ -7,24 +7,30 @@ export interface CrawlProgress {
   started_at: string | null
 }
 
-const running = new Map<string, { crawlId: string; pagesDone: number; startedAt: Date }>()
+// Per agent, the crawls running here in start order: two parallel crawls of one agent each keep their
+// own count, and the agent reads idle only once both have finished.
+const running = new Map<string, { crawlId: string; pagesDone: number; startedAt: Date }[]>()
 
-/** What kb/status shows under `crawl` for this agent. */
+/** What kb/status shows under `crawl` for this agent: the most recently started crawl still running. */
 export function crawlProgress(agentId: string): CrawlProgress {
-  const r = running.get(agentId)
+  const r = running.get(agentId)?.at(-1)
   if (!r) return { status: 'idle', crawl_id: null, pages_done: 0, started_at: null }
   return { status: 'running', crawl_id: r.crawlId, pages_done: r.pagesDone, started_at: r.startedAt.toISOString() }
 }
 
 export function crawlStarted(agentId: string, crawlId: string) {
-  running.set(agentId, { crawlId, pagesDone: 0, startedAt: new Date() })
+  const list = (running.get(agentId) ?? []).filter((r) => r.crawlId !== crawlId)
+  list.push({ crawlId, pagesDone: 0, startedAt: new Date() })
+  running.set(agentId, list)
 }
 
 export function crawlPageDone(agentId: string, crawlId: string) {
-  const r = running.get(agentId)
-  if (r && r.crawlId === crawlId) r.pagesDone++
+  const r = running.get(agentId)?.find((x) => x.crawlId === crawlId)
+  if (r) r.pagesDone++
 }
 
 export function crawlFinished(agentId: string, crawlId: string) {
-  if (running.get(agentId)?.crawlId === crawlId) running.delete(agentId)
+  const list = running.get(agentId)?.filter((r) => r.crawlId !== crawlId)
+  if (list?.length) running.set(agentId, list)
+  else running.delete(agentId)
 }

@@ -7,7 +7,7 @@
 // site lives. Anything else off-site is ignored without fetching it.
 import robotsParser from 'robots-parser'
 import { decodeBody, extractPage } from './extract'
-import { FetchError, safeFetch } from './safe-fetch'
+import { FETCH_DEFAULTS, FetchError, safeFetch } from './safe-fetch'
 import { assertFetchableUrl, resolvePublic, type Resolver } from './url-guard'
 
 export interface CrawledPage {
@@ -35,13 +35,26 @@ export interface CrawlOptions extends FetchPageOptions {
   /** Link hops from the start page; the start page is depth 0. */
   maxDepth?: number
   concurrency?: number
-  /** Called once per kept page as it completes; a throw stops the crawl and rejects crawlSite. */
+  /** The whole crawl's time budget (decisions "Limits on hostile work": 10 minutes); past it the crawl ends with the pages so far. */
+  deadlineMs?: number
+  /**
+   * Called once per kept page as it completes; a throw stops the crawl and rejects crawlSite. With it,
+   * pages are handed over one at a time and not kept (`pages` is empty): the caller writes each away.
+   */
   onPage?: (page: CrawledPage) => Promise<void>
   /** Stops the crawl between pages (a deleted agent, a shutting-down worker); crawlSite rejects with its reason. */
   signal?: AbortSignal
 }
 
-export interface CrawlResult { pages: CrawledPage[]; skipped: SkippedPage[] }
+export interface CrawlResult {
+  /** The kept pages in breadth-first order, only when no onPage was given. */
+  pages: CrawledPage[]
+  skipped: SkippedPage[]
+  /** Pages kept (handed to onPage or listed in pages). */
+  kept: number
+  /** Why the crawl ended early: the deadline, or null when it ran out of links or reached its caps. */
+  stopped: 'deadline' | null
+}
 
 const DEFAULT_UA = 'SvcCrawler/1.0'
 const TEXT_TYPES = new Set(['text/html', 'application/xhtml+xml', 'text/plain'])
@@ -53,19 +66,43 @@ const MAX_FETCHES_PER_PAGE = 3
 // A big broken site could otherwise fill memory with skip reasons.
 const MAX_SKIPPED = 500
 
+/**
+ * Limits on hostile work (decisions "Security rules"): what one page and one crawl may cost. A page is
+ * read up to PAGE_MAX_BYTES and the rest never received; the HTML handed to the extractor is cut after
+ * PAGE_MAX_TAGS tags (parsing cost grows with the element count, far faster than with the bytes);
+ * a page keeps PAGE_MAX_LINKS links and PAGE_MAX_TEXT characters of text; the queue holds at most
+ * QUEUE_FACTOR × maxPages URLs, each at most MAX_URL_CHARS long.
+ */
+export const CRAWL_LIMITS = {
+  pageMaxBytes: 1024 * 1024,
+  pageMaxTags: 5_000,
+  pageMaxLinks: 500,
+  pageMaxText: 200_000,
+  queueFactor: 10,
+  maxUrlChars: 2048,
+  deadlineMs: 10 * 60_000,
+} as const
+
 /** Crawls `startUrl`'s site; an unacceptable start URL throws ApiError invalid_url before any request. */
 export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<CrawlResult> {
   const ua = opts.userAgent ?? DEFAULT_UA
   const maxDepth = opts.maxDepth ?? 3
   const concurrency = Math.max(1, opts.concurrency ?? 2)
+  const deadline = Date.now() + (opts.deadlineMs ?? CRAWL_LIMITS.deadlineMs)
   const start = assertFetchableUrl(startUrl, opts)
   await resolvePublic(start.hostname, opts)
   start.hash = ''
 
+  const maxFetches = opts.maxPages * MAX_FETCHES_PER_PAGE
+  const queueCap = opts.maxPages * CRAWL_LIMITS.queueFactor
+  // Every URL in `seen` was queued (or is a kept page's final URL); at most maxFetches ever leave the
+  // queue and queueCap wait in it, so this bound only makes explicit what the queue cap implies.
+  const seenCap = queueCap + maxFetches + opts.maxPages
   const sites = new Set([siteKey(start)])
   const robots = new Map<string, Promise<RobotsCheck>>()
   const seen = new Set<string>([start.href])
-  const queue: { url: string; depth: number }[] = [{ url: start.href, depth: 0 }]
+  const queue = new Fifo<{ url: string; depth: number }>()
+  queue.push({ url: start.href, depth: 0 })
   const pages: CrawledPage[] = []
   const skipped: SkippedPage[] = []
   const skip = (url: string, reason: string): false => {
@@ -73,13 +110,17 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
     return false
   }
   let reserved = 0 // pages kept plus fetches in flight: keeps concurrency from overshooting maxPages
+  let keptCount = 0
   let fetches = 0
   let inFlight = 0
   let failure: unknown = null
+  let stopped: CrawlResult['stopped'] = null
+  // Each fetch gets what is left of the crawl's time, so the last ones end at the deadline too.
+  const fetchOpts = (): FetchPageOptions => ({ ...opts, timeoutMs: Math.max(1, Math.min(opts.timeoutMs ?? FETCH_DEFAULTS.timeoutMs, deadline - Date.now())) })
 
   const allowedByRobots = (url: URL) => {
     let check = robots.get(url.origin)
-    if (!check) robots.set(url.origin, (check = loadRobots(url.origin, ua, opts)))
+    if (!check) robots.set(url.origin, (check = loadRobots(url.origin, ua, fetchOpts())))
     return check.then((isAllowed) => isAllowed(url.href))
   }
 
@@ -90,7 +131,7 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
     if (!(await allowedByRobots(url))) return skip(item.url, 'robots_disallowed')
     let page: CrawledPage & { links: string[] }
     try {
-      page = await fetchPage(item.url, item.depth, opts, ua)
+      page = await fetchPage(item.url, item.depth, fetchOpts(), ua)
     } catch (e) {
       // The start page failing is the crawl failing: there is no site to report on.
       if (item.depth === 0) throw e
@@ -100,14 +141,17 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
     if (item.depth === 0) sites.add(siteKey(final))
     else if (!sites.has(siteKey(final))) return skip(item.url, 'off_site_redirect')
     // Two links redirecting to one page keep it once.
-    if (kept.has(final.href) || pages.length >= opts.maxPages) return false
+    if (kept.has(final.href) || keptCount >= opts.maxPages) return false
     kept.add(final.href)
     seen.add(final.href)
+    keptCount++
     const { links, ...result } = page
-    pages.push(result)
     if (opts.onPage) await opts.onPage(result)
+    else pages.push(result)
     if (item.depth >= maxDepth) return true
     for (const link of links) {
+      if (queue.length >= queueCap || seen.size >= seenCap) break
+      if (link.length > CRAWL_LIMITS.maxUrlChars) continue
       const u = new URL(link)
       if (!sites.has(siteKey(u)) || NOT_PAGES.test(u.pathname) || seen.has(u.href)) continue
       seen.add(u.href)
@@ -123,7 +167,11 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
         failure = opts.signal.reason ?? new Error('The crawl was aborted.')
         return
       }
-      if (reserved >= opts.maxPages || fetches >= opts.maxPages * MAX_FETCHES_PER_PAGE) return
+      if (Date.now() >= deadline) {
+        stopped = 'deadline'
+        return
+      }
+      if (reserved >= opts.maxPages || fetches >= maxFetches) return
       const item = queue.shift()
       if (!item) {
         if (inFlight === 0) return // nothing in flight can add more links
@@ -147,7 +195,23 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
   await Promise.all(Array.from({ length: concurrency }, worker))
   if (failure) throw failure
   // Concurrent fetches finish out of order; the stable sort restores breadth-first order.
-  return { pages: pages.sort((a, b) => a.depth - b.depth), skipped }
+  return { pages: pages.sort((a, b) => a.depth - b.depth), skipped, kept: keptCount, stopped }
+}
+
+/** A queue whose shift is O(1): Array.shift copies, which a queue of thousands of URLs would feel. */
+class Fifo<T> {
+  private items: (T | undefined)[] = []
+  private head = 0
+  get length() { return this.items.length - this.head }
+  push(item: T) { this.items.push(item) }
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined
+    const item = this.items[this.head]
+    this.items[this.head++] = undefined
+    // Drop the consumed prefix now and then, so the array does not grow with every URL ever queued.
+    if (this.head > 1024 && this.head * 2 > this.items.length) { this.items = this.items.slice(this.head); this.head = 0 }
+    return item
+  }
 }
 
 /**
@@ -178,15 +242,36 @@ async function fetchPage(url: string, depth: number, opts: FetchPageOptions, ua:
   const res = await safeFetch(url, {
     allowPrivateHosts: opts.allowPrivateHosts,
     timeoutMs: opts.timeoutMs,
-    maxBytes: opts.maxBytes,
+    // A page is read up to the cap and cut there (not refused): its beginning still has text and links.
+    maxBytes: Math.min(opts.maxBytes ?? CRAWL_LIMITS.pageMaxBytes, CRAWL_LIMITS.pageMaxBytes),
+    truncate: true,
     resolver: opts.resolver,
     field: opts.field,
     userAgent: ua,
     accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1',
   })
   if (!TEXT_TYPES.has(res.contentType)) throw new CrawlRefused('unsupported_type', `Content type ${res.contentType || 'unknown'} is not a page.`, res.url)
-  const page = extractPage(decodeBody(res.body, res.contentTypeHeader), res.url, res.contentType)
-  return { url: res.url, title: page.title, text: page.text, depth, lang: page.lang, links: page.links }
+  let body = decodeBody(res.body, res.contentTypeHeader)
+  if (res.contentType !== 'text/plain') body = cutAfterTags(body, CRAWL_LIMITS.pageMaxTags)
+  const page = extractPage(body, res.url, res.contentType)
+  return {
+    url: res.url,
+    title: page.title.slice(0, 500),
+    text: page.text.slice(0, CRAWL_LIMITS.pageMaxText),
+    depth,
+    lang: page.lang,
+    links: page.links.slice(0, CRAWL_LIMITS.pageMaxLinks),
+  }
+}
+
+/** The HTML up to its `maxTags`-th tag: the extractor's time and memory grow with the elements it parses. */
+export function cutAfterTags(html: string, maxTags: number): string {
+  let at = -1
+  for (let n = 0; n <= maxTags; n++) {
+    at = html.indexOf('<', at + 1)
+    if (at < 0) return html
+  }
+  return html.slice(0, at)
 }
 
 type RobotsCheck = (url: string) => boolean

@@ -14,10 +14,11 @@ import { loadAgent } from '../agents/agents'
 import { nextDocumentId } from '../agents/create'
 import { CRAWL_PAGE_CAP } from '../builds/run'
 import { consumeQuota, effectiveLimits, quotaUsed } from '../limits/quotas'
-import { CrawlRefused, crawlSite, fetchSinglePage } from './crawler'
+import { crawlSite, fetchSinglePage } from './crawler'
 import { crawlFinished, crawlPageDone, crawlStarted } from './crawl-progress'
-import { decodeBody, extractPage } from './extract'
-import { FetchError } from './safe-fetch'
+import { extractUploadBounded } from './document-extract'
+import { UploadLimitError, UploadUnreadableError, tidy } from './document-limits'
+import { internalDetail, publicMessage } from './public-error'
 import { markSummaryStale } from './summary'
 import { assertFetchableUrl, resolvePublic } from './url-guard'
 import type { DocumentCreateJson, DocumentPatch, KbDocument } from './document-schemas'
@@ -107,32 +108,11 @@ export function detectFormat(filename: string | undefined, contentType: string |
 export const mimeOf = (format: UploadFormat) => MIME[format]
 const formatOfMime = (mime: string | null): UploadFormat => (Object.entries(MIME).find(([, m]) => m === mime)?.[0] as UploadFormat | undefined) ?? 'text'
 
-/** Clean text of an upload; PDF through unpdf, DOCX through mammoth, HTML through the page extractor. */
-export async function extractUpload(format: UploadFormat, data: Buffer): Promise<{ text: string; title: string | null; lang: string | null }> {
-  switch (format) {
-    case 'pdf': {
-      const { extractText } = await import('unpdf')
-      const { text } = await extractText(new Uint8Array(data), { mergePages: true })
-      return { text: tidy(text), title: null, lang: null }
-    }
-    case 'docx': {
-      const mammoth = await import('mammoth')
-      const extract = (mammoth as any).extractRawText ?? (mammoth as any).default?.extractRawText
-      const { value } = await extract({ buffer: data })
-      return { text: tidy(value), title: null, lang: null }
-    }
-    case 'html': {
-      const page = extractPage(decodeBody(data, 'text/html'), 'https://upload.invalid/', 'text/html')
-      return { text: page.text, title: page.title || null, lang: page.lang }
-    }
-    default:
-      return { text: tidy(data.toString('utf8').replace(/^\uFEFF/, '')), title: null, lang: null }
-  }
-}
-
-// The lookbehind tries a run of blanks only from its start: /[ \t]+\n/ alone retried from every blank of a long
-// run and took time quadratic in it (decisions "Hostile input"); the matches are the same.
-const tidy = (s: string) => s.replace(/\r\n?/g, '\n').replace(/(?<![ \t])[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim()
+/**
+ * Clean text of an upload: PDF through unpdf, DOCX through mammoth, HTML through the page extractor, in a
+ * worker thread within the upload limits (document-extract.ts).
+ */
+export const extractUpload = (format: UploadFormat, data: Buffer, log?: (line: string) => void) => extractUploadBounded(format, data, log)
 
 // ---------------------------------------------------------------------------------------------------
 // Create
@@ -329,10 +309,9 @@ export async function patchDocument(database: Database, accountId: string, agent
 // ---------------------------------------------------------------------------------------------------
 // Jobs
 
-const errorText = (e: unknown) => {
-  if (e instanceof FetchError || e instanceof CrawlRefused || e instanceof ApiError) return e.message
-  return e instanceof Error ? e.message.slice(0, 500) : String(e)
-}
+// Shown on the document and the crawl row: never an internal message (public-error.ts); the log keeps the detail.
+// The upload limits' errors are written for the tenant.
+const errorText = (e: unknown) => (e instanceof UploadLimitError || e instanceof UploadUnreadableError ? e.message : publicMessage(e))
 
 async function markFailed(ex: Executor, docId: string, error: string) {
   await ex.update(kbDocuments).set({ status: 'failed', error: error.slice(0, 1000), updatedAt: new Date() })
@@ -363,7 +342,8 @@ export async function ingestDocument(ctx: JobContext, docId: string): Promise<vo
     } else if (row.kind === 'file') {
       const data = row.blobKey ? await ctx.blobs.get(row.blobKey) : null
       if (!data) throw new Error('The uploaded original is missing from the blob store.')
-      const out = await extractUpload(formatOfMime(row.mimeType), data)
+      // A file past the limits fails here for good (caught below, the job finishes): no retry re-reads it.
+      const out = await extractUpload(formatOfMime(row.mimeType), data, (line) => ctx.log(`kb.ingest ${docId}: ${line}`))
       if (!out.text) throw new Error('No text could be extracted from the file.')
       await markIndexed(ctx, row, { text: out.text, language: row.language ?? out.lang })
     } else {
@@ -379,7 +359,7 @@ export async function ingestDocument(ctx: JobContext, docId: string): Promise<vo
       }
     }
   } catch (e) {
-    ctx.log(`kb.ingest ${docId} failed: ${errorText(e)}`)
+    ctx.log(`kb.ingest ${docId} failed: ${internalDetail(e)}`)
     await markFailed(ctx.database.db, docId, errorText(e))
   }
 }
@@ -406,14 +386,22 @@ export async function runCrawl(ctx: JobContext, crawlId: string): Promise<void> 
   crawlStarted(agent.id, crawlId)
   try {
     if (allowance <= 0) throw new CrawlStop(`The ${plan} plan's cap of ${cap} crawl pages is reached.`)
-    await crawlSite(crawl.startUrl, {
+    const result = await crawlSite(crawl.startUrl, {
       allowPrivateHosts: ctx.config.allowPrivateHosts,
       maxPages: allowance,
       maxDepth: CRAWL_DEPTH,
+      deadlineMs: ctx.config.crawlDeadlineMs,
       field: 'url',
       onPage: async (page) => {
         if (!page.text) return
         await ctx.database.tx(async (tx) => {
+          // Parallel crawls of one agent share its page cap: each page is admitted under the agent's row lock.
+          try {
+            await admit(tx, agent.accountId, agent.id, 'page')
+          } catch (e) {
+            if (e instanceof ApiError && e.code === 'plan_limit_reached') throw new CrawlStop(`Stopped at the ${plan} plan's cap of ${cap} crawl pages.`)
+            throw e
+          }
           try {
             await consumeQuota(tx, crawl.accountId, 'kb_documents')
           } catch (e) {
@@ -433,10 +421,11 @@ export async function runCrawl(ctx: JobContext, crawlId: string): Promise<void> 
       },
     })
     if (stored >= allowance) stopReason = `Stopped at the ${plan} plan's cap of ${cap} crawl pages.`
+    else if (result.stopped === 'deadline') stopReason = `Stopped at the crawl's time limit after ${stored} pages.`
   } catch (e) {
     if (e instanceof CrawlStop) stopReason = e.message
     else {
-      ctx.log(`kb.crawl ${crawlId} failed: ${errorText(e)}`)
+      ctx.log(`kb.crawl ${crawlId} failed: ${internalDetail(e)}`)
       await ctx.database.db.update(kbCrawls).set({ status: 'failed', error: errorText(e).slice(0, 1000), finishedAt: new Date() }).where(eq(kbCrawls.id, crawlId))
       return
     }

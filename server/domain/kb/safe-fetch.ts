@@ -33,6 +33,9 @@ export interface SafeFetchOptions {
   timeoutMs?: number
   /** Bounds the decoded body, so a small compressed body cannot expand past it. */
   maxBytes?: number
+  /** Past maxBytes, keep the first maxBytes and stop reading (`truncated` true) instead of failing too_large:
+   *  a crawler only needs a page's beginning, and never holds more than maxBytes of it. */
+  truncate?: boolean
   maxRedirects?: number
   headers?: Record<string, string>
   accept?: string
@@ -55,6 +58,8 @@ export interface SafeResponse {
   /** The full Content-Type header (charset included). */
   contentTypeHeader: string
   body: Buffer
+  /** The body was cut at maxBytes (only with `truncate`). */
+  truncated: boolean
 }
 
 export const FETCH_DEFAULTS = { timeoutMs: 10_000, maxBytes: 5 * 1024 * 1024, maxRedirects: 5 } as const
@@ -89,11 +94,11 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
         throw new FetchError('http_status', `The server answered ${status}.`, url.href, status)
       }
       const declared = Number(res.headers['content-length'])
-      if (Number.isFinite(declared) && declared > maxBytes && !res.headers['content-encoding']) {
+      if (Number.isFinite(declared) && declared > maxBytes && !res.headers['content-encoding'] && !opts.truncate) {
         res.destroy()
         throw tooLarge(url.href, maxBytes)
       }
-      const body = await readCapped(res, decoded(res), maxBytes, url.href, controller.signal, timeoutMs)
+      const { body, truncated } = await readCapped(res, decoded(res), maxBytes, !!opts.truncate, url.href, controller.signal, timeoutMs)
       const contentTypeHeader = String(res.headers['content-type'] ?? '')
       return {
         url: url.href,
@@ -102,6 +107,7 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
         contentType: contentTypeHeader.split(';')[0].trim().toLowerCase(),
         contentTypeHeader,
         body,
+        truncated,
       }
     }
   } finally {
@@ -167,21 +173,30 @@ function decoded(res: IncomingMessage): Readable {
   return res.pipe(inflater)
 }
 
-function readCapped(res: IncomingMessage, stream: Readable, maxBytes: number, url: string, signal: AbortSignal, ms: number): Promise<Buffer> {
+function readCapped(res: IncomingMessage, stream: Readable, maxBytes: number, truncate: boolean, url: string, signal: AbortSignal, ms: number): Promise<{ body: Buffer; truncated: boolean }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
-    const fail = (e: Error) => { cleanup(); stream.destroy(); res.destroy(); reject(e) }
+    let done = false
+    const fail = (e: Error) => { if (done) return; done = true; cleanup(); stream.destroy(); res.destroy(); reject(e) }
+    // Enough read: the connection is dropped, so the rest of a huge page is never received.
+    const cut = () => { if (done) return; done = true; cleanup(); stream.destroy(); res.destroy(); resolve({ body: Buffer.concat(chunks), truncated: true }) }
     const onAbort = () => fail(timedOut(url, ms))
     const cleanup = () => signal.removeEventListener('abort', onAbort)
     if (signal.aborted) return onAbort()
     signal.addEventListener('abort', onAbort, { once: true })
     stream.on('data', (chunk: Buffer) => {
+      if (done) return
+      if (size + chunk.length > maxBytes) {
+        if (!truncate) return fail(tooLarge(url, maxBytes))
+        chunks.push(chunk.subarray(0, maxBytes - size))
+        size = maxBytes
+        return cut()
+      }
       size += chunk.length
-      if (size > maxBytes) return fail(tooLarge(url, maxBytes))
       chunks.push(chunk)
     })
-    stream.on('end', () => { cleanup(); resolve(Buffer.concat(chunks)) })
+    stream.on('end', () => { if (done) return; done = true; cleanup(); resolve({ body: Buffer.concat(chunks), truncated: false }) })
     stream.on('error', (e) => fail(e instanceof FetchError ? e : new FetchError('network', `The response broke off: ${e.message}.`, url)))
   })
 }

@@ -5,6 +5,7 @@ import type { Database, Executor } from '../../db/client'
 import { agents, kbDocuments, kbSummaries } from '../../db/schema'
 import type { ChatEngine } from '../../kit/chat-engine'
 import { assembleKnowledgeBlock, droppedIds, planVerbatim, type KnowledgeSurface, type VerbatimPlan } from './verbatim'
+import { internalDetail, PUBLIC_MESSAGES, publicMessage } from './public-error'
 
 export const SUMMARY_MAX_CHARS = 6000
 
@@ -166,9 +167,10 @@ export async function runReindex(
     })
     return done
   } catch (err) {
-    const error = err instanceof Error ? err.message : String(err)
+    // kb/status shows last_job.error to the tenant: never the engine's or the database's own words.
+    const error = publicMessage(err, PUBLIC_MESSAGES.engine)
     const failed: ReindexJob = { ...job, status: 'failed', finished_at: new Date().toISOString(), error }
-    log(`kb reindex for ${agentId} failed: ${error}`, { agent_id: agentId, request_id: requestId })
+    log(`kb reindex for ${agentId} failed: ${internalDetail(err)}`, { agent_id: agentId, request_id: requestId })
     await setJobIfCurrent(ex.db, agentId, requestId, failed)
     return failed
   }

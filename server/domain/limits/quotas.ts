@@ -7,10 +7,11 @@ import { rowsOf } from '../../db/client'
 import { quotaUsage, users } from '../../db/schema'
 import { ApiError } from '../../utils/api-error'
 
-export const QUOTA_KINDS = ['agent_creates', 'builds', 'kb_documents', 'chat_messages', 'webhook_tests'] as const
+export const QUOTA_KINDS = ['agent_creates', 'builds', 'kb_documents', 'chat_messages', 'webhook_tests', 'reindexes'] as const
 export type QuotaKind = (typeof QUOTA_KINDS)[number]
 
-export const DEFAULT_QUOTAS: Record<QuotaKind, number> = { agent_creates: 10, builds: 50, kb_documents: 500, chat_messages: 5000, webhook_tests: 50 }
+// reindexes: one unit per POST /agents/{agt}/kb/reindex (each runs the engine over the whole knowledge base).
+export const DEFAULT_QUOTAS: Record<QuotaKind, number> = { agent_creates: 10, builds: 50, kb_documents: 500, chat_messages: 5000, webhook_tests: 50, reindexes: 50 }
 /** The defaults this process applies: DEFAULT_QUOTAS with the operator's SVC_QUOTAS on top (configureQuotas at boot). */
 let baseQuotas: Record<QuotaKind, number> = { ...DEFAULT_QUOTAS }
 

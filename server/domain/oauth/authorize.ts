@@ -2,13 +2,14 @@
 // never be redirected to when wrong), then consent, which mints the connection's personal key, the grant
 // and a single-use code. Pending requests are stateless: a signed, user-bound, 10-minute blob.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
-import { and, eq, isNull } from 'drizzle-orm'
+import { and, eq, isNull, sql } from 'drizzle-orm'
 import type { Database } from '../../db/client'
 import { apiKeys, oauthCodes, oauthGrants, oauthTokens } from '../../db/schema'
 import { createKey } from '../credentials/keys'
-import type { Scope } from '../credentials/scopes'
-import { GRANTABLE_SCOPES, sessionPrincipal, type SessionUser } from '../sessions/sessions'
+import { SCOPES, type Scope } from '../credentials/scopes'
+import { sessionPrincipal, type SessionUser } from '../sessions/sessions'
 import { findClient, isLoopback, type ClientRow } from './clients'
+import { CONNECTION_SCOPES, DEFAULT_CONNECTION_SCOPES } from './guard'
 import { canonicalResource } from './metadata'
 import { mintToken, sha256Hex } from '../../utils/opaque-token'
 
@@ -82,33 +83,55 @@ export async function validateAuthorizeRequest(database: Database, params: URLSe
   const resources = [...new Set(params.getAll('resource').map((r) => canonicalResource(r, origin)))]
   if (resources.length > 1 || resources.includes(null)) return fail('invalid_target', 'The resource is not served by this authorization server.')
   const resource = resources[0] ?? canonicalResource(undefined, origin)!
-  // Unknown scope names (offline_access, mcp, openid…) are ignored rather than refused: the consent
-  // screen and the token's `scope` say what was granted (RFC 6749 §3.3).
-  const asked = (one('scope') ?? '').split(' ').filter((s) => (GRANTABLE_SCOPES as readonly string[]).includes(s)) as Scope[]
-  const scopes = asked.length ? [...new Set(asked)] : [...GRANTABLE_SCOPES]
+  const scopes = offeredScopes(one('scope'))
+  if (!scopes) return fail('invalid_scope', 'None of the requested scopes can be granted to an OAuth connection (credentials:manage, partners:manage and master-only scopes never are).')
   return { kind: 'ok', client, request: { clientId: client.id, redirectUri, codeChallenge: challenge, state, resource, scopes } }
+}
+
+/**
+ * The scopes the consent screen offers. RFC 6749 §3.3 lets the server grant less than asked, and the
+ * consent screen and the token's `scope` say what was granted, so: names that are not ours
+ * (offline_access, mcp, openid…) are ignored; ours that a connection may never hold are dropped; a
+ * request naming none of ours gets the read-only default. Only a request whose every scope of ours is
+ * ungrantable is refused (null → invalid_scope): granting the default instead would surprise a client
+ * that asked for something specific.
+ */
+export function offeredScopes(scope: string | undefined): Scope[] | null {
+  const names = new Set((scope ?? '').split(' ').filter(Boolean))
+  const ours = [...names].filter((s) => (SCOPES as readonly string[]).includes(s)) as Scope[]
+  if (!ours.length) return [...DEFAULT_CONNECTION_SCOPES]
+  const grantable = ours.filter((s) => CONNECTION_SCOPES.includes(s))
+  return grantable.length ? grantable : null
 }
 
 function pendingKey(secret: string) {
   return createHash('sha256').update('oauth-pending\0' + secret).digest()
 }
 
-/** The consent form's hidden request id: the validated request bound to the user, HMAC-signed. */
-export function signPending(request: AuthRequest, userId: string, secret: string, now = Date.now()): string {
-  const payload = Buffer.from(JSON.stringify({ ...request, userId, exp: now + PENDING_TTL_MS })).toString('base64url')
-  const mac = createHmac('sha256', pendingKey(secret)).update(payload).digest('base64url')
-  return `${payload}.${mac}`
+/** Who a pending request was shown to: the user, and the session (its token) that displayed the form. */
+export interface PendingBinding { userId: string; sessionToken: string }
+
+// The session token enters the MAC, not the payload: the form is bound to the session that displayed
+// it (a request id seen in one session is refused in another, even of the same user) without the page
+// carrying anything derived from the token.
+const pendingMac = (payload: string, binding: PendingBinding, secret: string) =>
+  createHmac('sha256', pendingKey(secret)).update(payload).update('\0').update(sha256Hex(binding.sessionToken)).digest()
+
+/** The consent form's hidden request id: the validated request bound to the user and session, HMAC-signed. */
+export function signPending(request: AuthRequest, binding: PendingBinding, secret: string, now = Date.now()): string {
+  const payload = Buffer.from(JSON.stringify({ ...request, userId: binding.userId, exp: now + PENDING_TTL_MS })).toString('base64url')
+  return `${payload}.${pendingMac(payload, binding, secret).toString('base64url')}`
 }
 
-export function verifyPending(value: string, userId: string, secret: string, now = Date.now()): AuthRequest | null {
+export function verifyPending(value: string, binding: PendingBinding, secret: string, now = Date.now()): AuthRequest | null {
   const [payload, mac] = value.split('.')
   if (!payload || !mac) return null
-  const expected = createHmac('sha256', pendingKey(secret)).update(payload).digest()
+  const expected = pendingMac(payload, binding, secret)
   const given = Buffer.from(mac, 'base64url')
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
   try {
     const data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
-    if (data.userId !== userId || typeof data.exp !== 'number' || data.exp < now) return null
+    if (data.userId !== binding.userId || typeof data.exp !== 'number' || data.exp < now) return null
     const { userId: _u, exp: _e, ...request } = data
     return request as AuthRequest
   } catch {
@@ -152,17 +175,24 @@ export const denyLocation = (request: AuthRequest, origin: string) =>
   withParams(request.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: request.state, iss: origin })
 
 /**
- * Ends a connection: the grant, every token of it and the key minted for it, in one transaction, so
- * the next request with any of its tokens is 401.
+ * Ends a connection: the grant, every token of it, the key minted for it and every key rotated from
+ * that key (a rotation hands out a working secret of the same connection), in one transaction, so the
+ * next request with any of them is 401. Runs again on an already revoked grant: a disconnect retried
+ * after a rotation still takes the successors.
  */
 export async function revokeGrant(database: Database, grantId: string, now = new Date()): Promise<void> {
   await database.tx(async (tx) => {
-    const [grant] = await tx.update(oauthGrants).set({ revokedAt: now })
-      .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt))).returning({ keyId: oauthGrants.keyId })
+    const [grant] = await tx.select({ keyId: oauthGrants.keyId }).from(oauthGrants).where(eq(oauthGrants.id, grantId)).for('update')
+    if (!grant) return
+    await tx.update(oauthGrants).set({ revokedAt: now }).where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)))
     await tx.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)))
-    if (grant) {
-      await tx.update(apiKeys).set({ status: 'revoked', revokedAt: now, updatedAt: now })
-        .where(and(eq(apiKeys.id, grant.keyId), eq(apiKeys.status, 'active')))
-    }
+    // The rotation chain follows rotated_from (keys.ts rotateKey); a key may be rotated more than once
+    // during its grace, so this is a tree.
+    const chain = sql`${apiKeys.id} IN (WITH RECURSIVE chain(id) AS (
+        SELECT r.id FROM api_keys r WHERE r.id = ${grant.keyId}
+        UNION SELECT k.id FROM api_keys k JOIN chain c ON k.rotated_from = c.id
+      ) SELECT id FROM chain)`
+    await tx.update(apiKeys).set({ status: 'revoked', revokedAt: now, updatedAt: now })
+      .where(and(chain, eq(apiKeys.status, 'active')))
   })
 }

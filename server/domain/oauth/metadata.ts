@@ -3,7 +3,7 @@
 // the PRM's authorization_servers[0], the metadata issuer and the `iss` response parameter byte for byte.
 import type { H3Event } from 'h3'
 import type { Config } from '../../config'
-import { GRANTABLE_SCOPES } from '../sessions/sessions'
+import { CONNECTION_SCOPES } from './guard'
 
 /**
  * The public origin without a trailing slash: SVC_PUBLIC_URL, else http://HOST:PORT where a PORT of 0
@@ -25,7 +25,7 @@ export function protectedResourceMetadata(origin: string, resourcePath: string =
   return {
     resource: `${origin}${resourcePath}`,
     authorization_servers: [origin],
-    scopes_supported: [...GRANTABLE_SCOPES],
+    scopes_supported: [...CONNECTION_SCOPES],
     bearer_methods_supported: ['header'],
     resource_name: 'Conversational Agent Service',
     resource_documentation: `${origin}/v1/docs`,
@@ -45,7 +45,7 @@ export function authorizationServerMetadata(origin: string) {
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
     revocation_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
-    scopes_supported: [...GRANTABLE_SCOPES],
+    scopes_supported: [...CONNECTION_SCOPES],
     authorization_response_iss_parameter_supported: true,
     service_documentation: `${origin}/v1/docs`,
   }

@@ -26,12 +26,14 @@ export function errorPage(title: string, message: string): string {
   return layout(title, `<h1>${esc(title)}</h1><p>${esc(message)}</p><p>Close this window and try connecting again from the application.</p>`)
 }
 
-export function loginPage(returnTo: string, error?: string): string {
+/** `csrf`: the form token of login-csrf.ts, bound to this return_to and the browser's cookie. */
+export function loginPage(returnTo: string, csrf: string, error?: string): string {
   return layout('Sign in', `<h1>Sign in to continue</h1>
 <p>An application asks to connect to your account. Sign in first; you will then choose what it may do.</p>
 ${error ? `<p class="err">${esc(error)}</p>` : ''}
 <form method="post" action="/oauth/login" class="box">
 <input type="hidden" name="return_to" value="${esc(returnTo)}">
+<input type="hidden" name="csrf" value="${esc(csrf)}">
 <label>E-mail <input type="email" name="email" autocomplete="username" required></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
 <p><button type="submit">Sign in</button></p>

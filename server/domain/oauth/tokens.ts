@@ -8,10 +8,10 @@ import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthTokens } from '../
 import { Errors } from '../../utils/api-error'
 import { principalOf } from '../credentials/keys'
 import type { Principal } from '../credentials/principal'
-import type { Scope } from '../credentials/scopes'
 import { revokeGrant } from './authorize'
 import type { ClientRow } from './clients'
 import { OAuthErrors } from './errors'
+import { connectionScopes } from './guard'
 import { canonicalResource } from './metadata'
 import { isWellFormedToken, mintToken, sha256Hex } from '../../utils/opaque-token'
 
@@ -152,9 +152,10 @@ export async function resolveAccessToken(database: Database, token: string, now 
   if (!row || row.token.revokedAt || row.grant.revokedAt || row.clientDeleted || row.key.status !== 'active') return null
   if (row.token.expiresAt <= now) throw Errors.expiredToken()
   // Exactly the key's principal (scopes, accounts, ip_allowlist, key expiry and audit id), typed oauth
-  // for the audit row, narrowed only if a refresh narrowed the token's scopes.
+  // for the audit row, narrowed if a refresh narrowed the token's scopes, and never with credential or
+  // partner power (a grant made before that rule may still list those scopes).
   const base = principalOf(row.key, 'oauth')
-  const principal: Principal = { ...base, scopes: new Set([...base.scopes].filter((s) => row.token.scopes.includes(s))) as Set<Scope> }
+  const principal: Principal = { ...base, scopes: new Set(connectionScopes(base.scopes).filter((s) => row.token.scopes.includes(s))) }
   // Last-used is kept coarse (5 minutes) so a busy token does not write on every request.
   database.db.update(oauthGrants).set({ lastUsedAt: now })
     .where(and(eq(oauthGrants.id, row.grant.id), or(isNull(oauthGrants.lastUsedAt), lt(oauthGrants.lastUsedAt, new Date(now.getTime() - 300_000)))))

@@ -5,6 +5,9 @@ import { stringify } from 'yaml'
 import { WEBHOOKS_GUIDE } from '../webhooks/guide'
 import { escapeHtml as esc } from '../../utils/html'
 
+/** The HTML page needs nothing but its own <style> block: no script, no frame, no form, no base. */
+export const DOCS_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
 type Doc = ReturnType<typeof import('./openapi').buildOpenApi>
 type Operation = { summary: string; description: string; tags: string[]; parameters?: any[]; requestBody?: any; responses: Record<string, any> }
 

@@ -13,6 +13,7 @@ const GENERIC_ERRORS: Record<string, [number, string]> = {
   insufficient_scope: [403, 'The credential lacks the route scope'],
   forbidden_account: [403, 'The account is not on the credential'],
   ip_not_allowed: [403, 'Source IP outside the key ip_allowlist'],
+  account_suspended: [403, 'The credential belongs to a suspended user or account'],
   rate_limited: [429, 'Rate class or per-IP limit reached; see Retry-After'],
   validation_error: [400, 'A value failed validation; error.field names it'],
   unsupported_field: [400, 'Unknown body key; error.field names it'],
@@ -88,8 +89,8 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
     const bodyErrors = meta.body ? ['invalid_json', 'unsupported_field', 'validation_error', 'unsupported_media_type', 'payload_too_large'] : []
     const errorCodes = isPublic ? [...bodyErrors, ...(meta.errors ?? []), 'internal_error'] : [
       ...(isSession
-        ? ['missing_credentials', 'invalid_credentials', 'rate_limited']
-        : ['missing_credentials', 'invalid_credentials', 'expired_token', 'insufficient_scope', 'forbidden_account', 'ip_not_allowed', 'rate_limited']),
+        ? ['missing_credentials', 'invalid_credentials', 'account_suspended', 'ip_not_allowed', 'rate_limited']
+        : ['missing_credentials', 'invalid_credentials', 'expired_token', 'account_suspended', 'insufficient_scope', 'forbidden_account', 'ip_not_allowed', 'rate_limited']),
       ...bodyErrors,
       ...(meta.patch ? ['empty_update'] : []),
       ...(Object.keys(queryEntries).length || !meta.body ? ['unsupported_filter'] : []),
@@ -129,7 +130,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
     }
     const rateClass = typeof meta.rateClass === 'object' ? meta.rateClass.classes.join('` or `') : meta.rateClass ?? (m === 'get' ? 'read' : 'write')
     const scopeText = isPublic ? 'Public: no credential, unmetered, not audited.' : isSession
-      ? `Dashboard session: cookie \`svc_session\` or \`Authorization: Session <token>\`; API keys are refused (401). Rate class: \`${rateClass}\`. Not audited.`
+      ? `Dashboard session: cookie \`svc_session\` or \`Authorization: Session <token>\`; API keys are refused (401). Rate class: \`${rateClass}\`. Audited as credential_type \`session\`.`
       : `Scope: \`${[meta.scope, ...(meta.anyScope ?? [])].filter(Boolean).join('` or `') || 'any credential'}\`. Rate class: \`${rateClass}\`.`
     paths[p] ??= isDashboardPath(p) ? { servers: [{ url: origin, description: 'Dashboard origin' }] }
       : isOriginPath(path) ? { servers: [{ url: origin, description: 'Service origin' }] } : {}

@@ -1,11 +1,11 @@
 // Webhook endpoints of an account: create (secret shown once), list, read, patch, rotate, delete
 // (soft) and the synchronous test ping. Every query is scoped by account; another account's endpoint
 // is 404 not_found.
-import { and, desc, eq, isNull } from 'drizzle-orm'
+import { and, count, desc, eq, isNull } from 'drizzle-orm'
 import type { H3Event } from 'h3'
 import { ulid } from 'ulid'
 import type { Executor } from '../../db/client'
-import { webhookEndpoints } from '../../db/schema'
+import { accounts, webhookDeliveries, webhookEndpoints } from '../../db/schema'
 import { ApiError, Errors } from '../../utils/api-error'
 import { afterPosition, keysetPage, keysetRequest } from '../../utils/keyset'
 import type { Runtime } from '../../utils/runtime'
@@ -70,13 +70,27 @@ export async function loadEndpoint(ex: Executor, accountId: string, id: string, 
   return row
 }
 
+/** decisions "Limits on hostile work": every live endpoint multiplies each event into one more delivery. */
+export const MAX_ENDPOINTS_PER_ACCOUNT = 20
+
 export async function createEndpoint(runtime: Runtime, accountId: string, body: CreateEndpointBody) {
+  // The URL is checked (DNS included) before the transaction, which must not wait on the network.
   const url = await checkEndpointUrl(body.url, runtime.config.allowPrivateHosts)
   const secret = newSigningSecret()
-  const [row] = await runtime.database.db.insert(webhookEndpoints).values({
-    accountId, url, description: body.description ?? null, events: body.events, enabled: body.enabled ?? true,
-    secretEnc: encryptSecret(runtime.config.secret, accountId, secret),
-  }).returning()
+  const row = await runtime.database.tx(async (tx) => {
+    // The account row lock serialises creates of one account, so two concurrent creates at 19 cannot both pass.
+    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update')
+    const [{ n }] = await tx.select({ n: count() }).from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt)))
+    if (Number(n) >= MAX_ENDPOINTS_PER_ACCOUNT) {
+      throw new ApiError(403, 'plan_limit_reached', `This account has reached its cap of ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one before creating another.`)
+    }
+    const [created] = await tx.insert(webhookEndpoints).values({
+      accountId, url, description: body.description ?? null, events: body.events, enabled: body.enabled ?? true,
+      secretEnc: encryptSecret(runtime.config.secret, accountId, secret),
+    }).returning()
+    return created
+  })
   return { ...presentEndpoint(row), secret }
 }
 
@@ -136,9 +150,15 @@ export async function deleteEndpoint(runtime: Runtime, accountId: string, id: st
   })
 }
 
+/** The event type of a test ping: its body's `type`, its `X-Svc-Event` and its delivery's `event_type`. */
+export const PING_EVENT = 'ping'
+
 /**
- * POST …/test: one signed `ping` sent now, whatever `enabled` says, not stored as a delivery and not
- * retried. The quota unit is taken first, so a refused (429) ping sends nothing.
+ * POST …/test: one signed `ping` sent now, whatever `enabled` says, and not retried. The quota unit is
+ * taken first, so a refused (429) ping sends nothing. The ping is then stored as a final delivery
+ * (`event_type` ping; succeeded, or exhausted when the receiver failed) under the `dlv_` id the receiver
+ * saw, so it can be listed, read and replayed. It is never written to the events outbox, so no other
+ * endpoint receives it.
  */
 export async function testEndpoint(runtime: Runtime, accountId: string, id: string) {
   const row = await loadEndpoint(runtime.database.db, accountId, id)
@@ -147,11 +167,19 @@ export async function testEndpoint(runtime: Runtime, accountId: string, id: stri
   const at = new Date()
   const eventId = `evt_${ulid(at.getTime())}`
   const deliveryId = `dlv_${ulid(at.getTime())}`
-  const body = JSON.stringify({ id: eventId, type: 'ping', created_at: at.toISOString(), api_version: 'v1', account_id: accountId, data: { endpoint_id: row.id, url: row.url } })
-  const r = await postSigned({ url: row.url, secrets: activeSecrets(runtime.config.secret, row), body, deliveryId, eventType: 'ping', allowPrivateHosts: runtime.config.allowPrivateHosts })
+  const body = JSON.stringify({ id: eventId, type: PING_EVENT, created_at: at.toISOString(), api_version: 'v1', account_id: accountId, data: { endpoint_id: row.id, url: row.url } })
+  const r = await postSigned({ url: row.url, secrets: activeSecrets(runtime.config.secret, row), body, deliveryId, eventType: PING_EVENT, allowPrivateHosts: runtime.config.allowPrivateHosts })
+  const done = new Date()
+  const error = r.ok ? null : (r.error ?? `The receiver answered ${r.statusCode}.`)
+  await runtime.database.db.insert(webhookDeliveries).values({
+    id: deliveryId, accountId, endpointId: row.id, eventId, eventType: PING_EVENT, body,
+    status: r.ok ? 'succeeded' : 'exhausted', attemptCount: 1,
+    attempts: [{ attempt: 1, at: at.toISOString(), status_code: r.statusCode, latency_ms: r.latencyMs, error }],
+    nextAttemptAt: null, lastStatusCode: r.statusCode, lastError: error, deliveredAt: r.ok ? done : null, createdAt: at, updatedAt: done,
+  })
   return {
     endpoint_id: row.id, delivery_id: deliveryId, event_id: eventId,
-    success: r.ok, status_code: r.statusCode, latency_ms: r.latencyMs, error: r.error,
+    success: r.ok, status_code: r.statusCode, latency_ms: r.latencyMs, error,
     quota: { limit: quotas.webhook_tests, used, remaining: Math.max(0, quotas.webhook_tests - used) },
   }
 }

@@ -47,5 +47,9 @@ Use the raw body exactly as received; re-serialised JSON does not verify. Refuse
   \`event_id\`, \`status\`, \`since\`. \`POST /webhooks/deliveries/{dlv}/replay\` sends the same event id and body again as a new delivery
   with \`replayed_from\`.
 - A disabled endpoint is sent nothing; events written meanwhile are not queued for it.
+- A test ping is stored as a delivery with \`event_type\` \`ping\` under the \`X-Svc-Delivery\` id it was sent with (\`succeeded\`, or
+  \`exhausted\` when the receiver failed; never retried), so \`GET /webhooks/deliveries?event=ping\` finds it and replay sends it again.
+- At most 20 endpoints per account. Each account gets a fair share of the delivery slots, so another account's slow or failing
+  receivers do not hold up yours.
 
 `

@@ -3,8 +3,9 @@
 //     enabled endpoint of that account subscribed to the type, and mark the events dispatched, all in
 //     one transaction; a crash before the commit leaves the events undispatched, so nothing is lost.
 //   send: claim due deliveries with a lease (locked_until + claim_token), post them concurrently up to
-//     a bound, record the attempt and schedule the retry. A process killed mid-send leaves a lease that
-//     lapses, and the delivery is sent again (at least once; the event id is the receiver's dedup key).
+//     a bound (each account up to its fair share of it), record the attempt and schedule the retry. A
+//     process killed mid-send leaves a lease that lapses, and the delivery is sent again (at least
+//     once; the event id is the receiver's dedup key).
 // The pump polls every SVC_JOB_POLL_SECONDS and runs once at start; a finished send wakes it again.
 import { randomUUID } from 'node:crypto'
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
@@ -55,20 +56,50 @@ export async function dispatchBatch(database: Database, limit = DISPATCH_BATCH):
 
 interface Claimed { id: string; account_id: string; endpoint_id: string; event_type: string; body: string; attempt_count: number; claim_token: string }
 
-/** Leases up to `n` due deliveries of enabled endpoints. */
-export async function claimDue(database: Database, n: number): Promise<Claimed[]> {
+/** The least number of slots any account may hold, however many accounts are active. */
+export const MIN_ACCOUNT_SHARE = 8
+
+/**
+ * The most slots one account may hold in this process: an even split among itself, the other accounts
+ * in flight and one more, so even a lone account with a hanging receiver leaves half the slots free for
+ * a newcomer; never below MIN_ACCOUNT_SHARE.
+ */
+export function accountShare(max: number, otherAccountsInFlight: number): number {
+  return Math.min(max, Math.max(MIN_ACCOUNT_SHARE, Math.floor(max / (otherAccountsInFlight + 2))))
+}
+
+/**
+ * Leases up to `n` due deliveries of enabled endpoints, fairly: per account at most its share
+ * (`accountShare` of `max`) minus what it already has in flight in this process (`inFlight`), taken
+ * round-robin (every account's oldest before anyone's second), oldest first within an account. One
+ * tenant's backlog to a dead receiver thus cannot take every slot, and another tenant's delivery is
+ * claimed on the next pass. Without `max` the claim is oldest first with no per-account bound.
+ */
+export async function claimDue(database: Database, n: number, opts: { max?: number; inFlight?: ReadonlyMap<string, number> } = {}): Promise<Claimed[]> {
   if (n <= 0) return []
   const token = randomUUID()
+  const inFlight = opts.inFlight ?? new Map<string, number>()
+  // An account already in flight counts the others; a new one counts them all.
+  const shareIn = opts.max === undefined ? n : accountShare(opts.max, Math.max(0, inFlight.size - 1))
+  const shareNew = opts.max === undefined ? n : accountShare(opts.max, inFlight.size)
+  const held = JSON.stringify(Object.fromEntries(inFlight))
   return rowsOf<Claimed>(await database.db.execute(sql`
     UPDATE webhook_deliveries SET locked_until = now() + ${sql.raw(`interval '${LEASE_SECONDS} seconds'`)}, claim_token = ${token}
     WHERE id IN (
-      SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
-        AND (d.locked_until IS NULL OR d.locked_until < now())
-        AND e.enabled AND e.deleted_at IS NULL
-      ORDER BY d.next_attempt_at
+      SELECT w.id FROM webhook_deliveries w JOIN (
+        SELECT d.id, d.next_attempt_at,
+          row_number() OVER (PARTITION BY d.account_id ORDER BY d.next_attempt_at, d.id) AS rn,
+          CASE WHEN (${held}::jsonb ->> d.account_id) IS NULL THEN ${shareNew}::int
+            ELSE ${shareIn}::int - (${held}::jsonb ->> d.account_id)::int END AS budget
+        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+          AND (d.locked_until IS NULL OR d.locked_until < now())
+          AND e.enabled AND e.deleted_at IS NULL) c ON c.id = w.id
+      WHERE c.rn <= c.budget
+        AND w.status IN ('pending', 'retrying') AND (w.locked_until IS NULL OR w.locked_until < now())
+      ORDER BY c.rn, c.next_attempt_at
       LIMIT ${n}
-      FOR UPDATE OF d SKIP LOCKED)
+      FOR UPDATE OF w SKIP LOCKED)
     RETURNING id, account_id, endpoint_id, event_type, body, attempt_count, claim_token`))
 }
 
@@ -148,6 +179,8 @@ export function startWebhookPump(opts: { database: Database; config: Config; int
   const max = opts.maxInFlight ?? MAX_IN_FLIGHT
   const log = opts.log ?? ((m) => console.error(`[webhooks] ${m}`))
   const running = new Set<Promise<void>>()
+  // Slots held per account, for the fair share of each claim.
+  const byAccount = new Map<string, number>()
   let stopped = false
   let ticking = false
   let again = false
@@ -175,15 +208,21 @@ export function startWebhookPump(opts: { database: Database; config: Config; int
 
   const pass = async () => {
     while ((await dispatchBatch(database)) === DISPATCH_BATCH && !stopped) { /* drain the backlog */ }
-    const claimed = await claimDue(database, max - running.size)
+    const claimed = await claimDue(database, max - running.size, { max, inFlight: byAccount })
     if (!claimed.length) return
     const ids = [...new Set(claimed.map((c) => c.endpoint_id))]
     const eps = new Map((await database.db.select().from(webhookEndpoints).where(inArray(webhookEndpoints.id, ids))).map((e) => [e.id, e]))
     for (const c of claimed) {
       const ep = eps.get(c.endpoint_id)
+      byAccount.set(c.account_id, (byAccount.get(c.account_id) ?? 0) + 1)
       const p: Promise<void> = (ep ? attemptDelivery(config, c, ep).then((o) => { pending.push(o); scheduleFlush() }) : release(database, c))
         .catch((e) => { lastErrorAt = Date.now(); log(`delivery ${c.id}: ${e instanceof Error ? e.message : e}`) })
-        .finally(() => { running.delete(p) })
+        .finally(() => {
+          running.delete(p)
+          const left = (byAccount.get(c.account_id) ?? 1) - 1
+          if (left > 0) byAccount.set(c.account_id, left)
+          else byAccount.delete(c.account_id)
+        })
       running.add(p)
     }
   }

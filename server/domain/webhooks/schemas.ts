@@ -52,7 +52,8 @@ export const EndpointListQuery = v.strictObject({ limit: Limit(100, 50), cursor:
 
 export const DeliveryListQuery = v.strictObject({
   endpoint_id: v.optional(Id('whk')),
-  event: v.optional(v.picklist([...EVENT_TYPES], coded('unsupported_filter', `event must be one of ${EVENT_TYPES.join(', ')}.`))),
+  // `ping`: the stored test pings (POST …/test), which no endpoint subscribes to.
+  event: v.optional(v.picklist([...EVENT_TYPES, 'ping'], coded('unsupported_filter', `event must be one of ${EVENT_TYPES.join(', ')} or ping.`))),
   event_id: v.optional(v.pipe(v.string(), v.regex(/^evt_[0-9A-Z]{26}$/, coded('invalid_id', 'Expected an id of the form evt_<id>.')))),
   status: v.optional(v.picklist([...DELIVERY_STATUSES], coded('unsupported_filter', `status must be one of ${DELIVERY_STATUSES.join(', ')}.`))),
   since: v.optional(Timestamp),

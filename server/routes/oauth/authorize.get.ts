@@ -1,9 +1,8 @@
 import * as v from 'valibot'
 import { definePageRoute } from '../../utils/define-oauth-route'
-import { authorizeReturnPath, optionalSession, redirectTo, renderConsent, sendErrorPage, sendPage } from '../../utils/oauth-pages'
+import { authorizeReturnPath, optionalSession, redirectTo, renderConsent, renderLogin, sendErrorPage } from '../../utils/oauth-pages'
 import { validateAuthorizeRequest } from '../../domain/oauth/authorize'
 import { publicOrigin } from '../../domain/oauth/metadata'
-import { loginPage } from '../../domain/oauth/pages'
 
 const Query = v.object({
   response_type: v.literal('code'),
@@ -12,7 +11,7 @@ const Query = v.object({
   code_challenge: v.string(),
   code_challenge_method: v.literal('S256'),
   state: v.optional(v.string()),
-  scope: v.optional(v.pipe(v.string(), v.description('Space-separated scope names; unknown ones are ignored, none means every grantable scope'))),
+  scope: v.optional(v.pipe(v.string(), v.description('Space-separated scope names; unknown ones are ignored; none of ours means the read-only default (agents:read kb:read conversations:read summaries:read metrics:read); credentials:manage and partners:manage are never granted (dropped, or invalid_scope when nothing else was asked)'))),
   resource: v.optional(v.pipe(v.string(), v.description('RFC 8707; <origin>/mcp by default'))),
 })
 
@@ -27,6 +26,6 @@ export default definePageRoute({
   if (outcome.kind === 'page') return sendErrorPage(event, outcome.status, outcome.title, outcome.message)
   if (outcome.kind === 'redirect') return redirectTo(event, outcome.location)
   const session = await optionalSession(event, runtime)
-  if (!session) return sendPage(event, 200, loginPage(authorizeReturnPath(event)))
+  if (!session) return renderLogin(event, runtime, authorizeReturnPath(event))
   return renderConsent(event, runtime, session, outcome.client, outcome.request)
 })

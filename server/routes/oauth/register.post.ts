@@ -19,9 +19,11 @@ export default defineOAuthRoute({
     await checkOAuthRate(runtime, 'register', `ip:${clientIp(event)}`)
     const type = (getHeader(event, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
     if (type !== 'application/json') throw OAuthErrors.invalidClientMetadata('Send the client metadata as application/json.')
+    // Read outside the JSON try: a body over the limit is a 413 from the reader, not bad metadata.
+    const raw = (await readRawBody(event, 'utf8')) ?? ''
     let json: unknown
     try {
-      json = JSON.parse((await readRawBody(event, 'utf8')) ?? '')
+      json = JSON.parse(raw)
     } catch {
       throw OAuthErrors.invalidClientMetadata('The body is not valid JSON.')
     }

@@ -1,7 +1,7 @@
 import { setResponseHeader } from 'h3'
 import { defineApiRoute } from '../../../utils/define-api-route'
 import { openApiDocument } from '../../../utils/openapi-doc'
-import { docsHtml } from '../../../domain/platform/docs'
+import { DOCS_CSP, docsHtml } from '../../../domain/platform/docs'
 
 export default defineApiRoute({
   summary: 'HTML reference',
@@ -11,6 +11,7 @@ export default defineApiRoute({
   raw: true,
   async handler({ event }) {
     setResponseHeader(event, 'Content-Type', 'text/html; charset=utf-8')
+    setResponseHeader(event, 'Content-Security-Policy', DOCS_CSP)
     return docsHtml(await openApiDocument(event))
   },
 })

@@ -12,6 +12,6 @@ export default defineApiRoute({
   params: ConversationParams,
   body: EndBody,
   response: ChatConversationOut,
-  errors: ['invalid_id', 'not_found'],
+  errors: ['invalid_id', 'not_found', 'conversation_deleted'],
   handler: ({ runtime, principal, account, params }) => endConversation(runtime, agentAccount(principal, account), params.conv),
 })

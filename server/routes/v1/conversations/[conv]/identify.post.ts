@@ -12,6 +12,6 @@ export default defineApiRoute({
   params: ConversationParams,
   body: IdentifyBody,
   response: ChatConversationOut,
-  errors: ['invalid_id', 'not_found', 'invalid_type', 'invalid_email', 'invalid_phone'],
+  errors: ['invalid_id', 'not_found', 'conversation_deleted', 'invalid_type', 'invalid_email', 'invalid_phone'],
   handler: ({ runtime, principal, account, params, body }) => identifyConversation(runtime.database, agentAccount(principal, account), params.conv, body.identity),
 })

@@ -14,7 +14,7 @@ export default defineApiRoute({
   params: ConversationParams,
   body: MessageBody,
   response: MessageOut,
-  errors: ['invalid_id', 'not_found', 'payment_required', 'turn_in_progress', 'conversation_ended', 'idempotency_key_reused', 'quota_exceeded'],
+  errors: ['invalid_id', 'not_found', 'conversation_deleted', 'payment_required', 'turn_in_progress', 'conversation_ended', 'idempotency_key_reused', 'quota_exceeded'],
   handler: async ({ event, runtime, principal, account, params, body }) => {
     const answer = await postMessage(runtime, agentAccount(principal, account), params.conv, body)
     if (answer.replayed) setResponseHeader(event, 'Idempotent-Replayed', 'true')

@@ -1,6 +1,7 @@
 import { defineApiRoute } from '../../../../utils/define-api-route'
 import { KeyParams } from '../../../../domain/credentials/schemas'
 import { revokeKey } from '../../../../domain/credentials/keys'
+import { refuseOAuthPrincipal } from '../../../../domain/oauth/guard'
 
 export default defineApiRoute({
   summary: 'Revoke an API key',
@@ -10,5 +11,8 @@ export default defineApiRoute({
   params: KeyParams,
   status: 204,
   errors: ['invalid_id', 'not_found'],
-  handler: ({ runtime, principal, params }) => revokeKey(runtime.database, principal, params.key),
+  handler: ({ runtime, principal, params }) => {
+    refuseOAuthPrincipal(principal, 'revoke API keys')
+    return revokeKey(runtime.database, principal, params.key)
+  },
 })

@@ -1,6 +1,7 @@
 import { defineApiRoute } from '../../../../utils/define-api-route'
 import { ApiKey, KeyParams } from '../../../../domain/credentials/schemas'
 import { rotateKey } from '../../../../domain/credentials/keys'
+import { refuseOAuthPrincipal } from '../../../../domain/oauth/guard'
 
 export default defineApiRoute({
   summary: 'Rotate an API key',
@@ -10,6 +11,10 @@ export default defineApiRoute({
   params: KeyParams,
   status: 201,
   response: ApiKey,
+  secretResponse: true,
   errors: ['invalid_id', 'not_found'],
-  handler: ({ runtime, principal, params }) => rotateKey(runtime.database, principal, params.key),
+  handler: ({ runtime, principal, params }) => {
+    refuseOAuthPrincipal(principal, 'rotate API keys')
+    return rotateKey(runtime.database, principal, params.key)
+  },
 })

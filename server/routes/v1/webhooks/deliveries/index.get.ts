@@ -7,8 +7,9 @@ import { listDeliveries } from '../../../../domain/webhooks/deliveries'
 export default defineApiRoute({
   summary: 'List webhook deliveries',
   description:
-    'Newest first, keyset pages. Filters: endpoint_id, event (an event name), event_id, status (pending, retrying, succeeded, exhausted), since ' +
-    '(created at or after). Each delivery lists its attempts with status code, latency and error.',
+    'Newest first, keyset pages. Filters: endpoint_id, event (an event name, or ping for the test pings), event_id, status (pending, retrying, succeeded, ' +
+    'exhausted), since (created at or after). Each delivery lists its attempts with status code, latency and error. Test pings (POST …/test) are ' +
+    'listed too, with event_type ping: succeeded, or exhausted when the receiver failed (a ping is never retried).',
   tags: ['Webhooks'],
   scope: 'webhooks:manage',
   dataRoute: true,

@@ -4,10 +4,12 @@ import { defineApiRoute } from '../../../../../utils/define-api-route'
 import { agentAccount, loadAgent } from '../../../../../domain/agents/agents'
 import { AgentParams } from '../../../../../domain/agents/schemas'
 import { REINDEX_JOB, requestReindex, setJobIfCurrent } from '../../../../../domain/kb/summary'
+import { checkBalance } from '../../../../../domain/conversations/billing'
+import { consumeQuota } from '../../../../../domain/limits/quotas'
 
 export default defineApiRoute({
   summary: 'Rebuild the knowledge summary',
-  description: 'Reads every non-verbatim document and page (and keep-as-is documents beyond the calls cap) and writes one summary after the response. Success shows as pending_sources 0 and version moved in GET kb/status; a failure is logged and shown in summary.last_job. A newer request supersedes a queued one.',
+  description: 'Reads every non-verbatim document and page (and keep-as-is documents beyond the calls cap) and writes one summary after the response. Success shows as pending_sources 0 and version moved in GET kb/status; a failure is logged and shown in summary.last_job. A newer request supersedes a queued one. 402 payment_required when billing blocks; takes one unit of the daily reindexes quota.',
   tags: ['Knowledge base'],
   scope: 'kb:write',
   rateClass: 'build',
@@ -15,11 +17,16 @@ export default defineApiRoute({
   params: AgentParams,
   status: 202,
   response: v.object({ agent_id: v.string(), status: v.literal('rebuild_requested') }),
-  errors: ['invalid_id', 'agent_not_found'],
+  errors: ['invalid_id', 'agent_not_found', 'payment_required', 'quota_exceeded'],
   async handler({ runtime, principal, account, params }) {
     const agent = await loadAgent(runtime.database.db, agentAccount(principal, account), params.agt)
     const requestId = randomUUID()
-    const job = await requestReindex(runtime.database.db, agent, requestId)
+    // The summary runs the engine: billable work (402 when billing blocks) counted by the daily reindexes quota.
+    const job = await runtime.database.tx(async (tx) => {
+      await checkBalance(tx, agent.accountId)
+      await consumeQuota(tx, agent.accountId, 'reindexes')
+      return requestReindex(tx, agent, requestId)
+    })
     try {
       await runtime.queue.send(REINDEX_JOB, { agent_id: agent.id, request_id: requestId })
     } catch (e) {

@@ -11,6 +11,7 @@ export default defineApiRoute({
   dataRoute: true,
   params: AgentParams,
   response: Widget,
+  secretResponse: true,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field'],
   handler: ({ runtime, principal, account, params }) => regenerateWidgetToken(runtime.database, runtime.config.publicUrl, agentAccount(principal, account), params.agt),
 })

@@ -2,6 +2,7 @@ import { defineApiRoute } from '../../../../../utils/define-api-route'
 import { UserParams } from '../../../../../domain/users/schemas'
 import { ApiKey, KeyCreate } from '../../../../../domain/credentials/schemas'
 import { createKey } from '../../../../../domain/credentials/keys'
+import { refuseOAuthPrincipal } from '../../../../../domain/oauth/guard'
 
 export default defineApiRoute({
   summary: 'Issue a personal API key',
@@ -13,6 +14,10 @@ export default defineApiRoute({
   body: KeyCreate,
   status: 201,
   response: ApiKey,
+  secretResponse: true,
   errors: ['invalid_scope', 'invalid_id', 'not_found'],
-  handler: ({ runtime, principal, params, body }) => createKey(runtime.database, principal, params.usr, body),
+  handler: ({ runtime, principal, params, body }) => {
+    refuseOAuthPrincipal(principal, 'issue API keys')
+    return createKey(runtime.database, principal, params.usr, body)
+  },
 })

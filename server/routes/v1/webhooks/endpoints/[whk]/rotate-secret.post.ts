@@ -12,6 +12,7 @@ export default defineApiRoute({
   dataRoute: true,
   params: EndpointParams,
   response: EndpointWithSecret,
+  secretResponse: true,
   errors: ['invalid_id', 'not_found'],
   handler: ({ runtime, account, params }) => rotateSecret(runtime, webhookAccount(account), params.whk),
 })
