@@ -6,7 +6,9 @@ interface Candidate { source: number; index: number; text: string; terms: Set<st
 /** Sentences of all sources scored TF-IDF-like: a term counts by its frequency across the site and how few pages use it. */
 export function scoreSentences(sources: { text: string }[]): Candidate[] {
   const all: Candidate[] = []
-  sources.forEach((s, source) => sentences(s.text).forEach((text, index) => all.push({ source, index, text, terms: new Set(tokens(text)), score: 0 })))
+  for (const [source, s] of sources.entries()) {
+    for (const [index, text] of sentences(s.text).entries()) all.push({ source, index, text, terms: new Set(tokens(text)), score: 0 })
+  }
   const tf = new Map<string, number>()
   const df = new Map<string, number>()
   for (const c of all) for (const t of c.terms) tf.set(t, (tf.get(t) ?? 0) + 1)

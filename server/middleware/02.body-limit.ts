@@ -41,6 +41,7 @@ export default defineEventHandler((event) => {
 function lazyBody(req: IncomingMessage, limit: number): PromiseLike<Buffer> {
   let read: Promise<Buffer> | undefined
   return {
+    // biome-ignore lint/suspicious/noThenProperty: the body is a lazy thenable on purpose, read once on first await
     then(onValue, onError) {
       read ??= readCapped(req, limit).then((body) => body ?? Promise.reject(Errors.payloadTooLarge(limit)))
       return read.then(onValue, onError)

@@ -55,20 +55,18 @@ for (const { file, plugin } of kinds.voice) describe(`providers/voice/${file}`, 
 
 describe('mailers', () => {
   let database: Database
+  // The smtp mailer delivers to a real local receiver; it reads SMTP_URL through loadConfig (first call
+  // here, so the env set now is what it sees; the data dir keeps any generated dev secret out of the repo).
+  let smtp: SmtpReceiver
   beforeAll(async () => {
     const dir = resolve(ROOT, 'server/db/migrations')
     const migrations = readdirSync(dir).filter((n) => n.endsWith('.sql')).map((name) => ({ name, sql: readFileSync(join(dir, name), 'utf8') }))
     database = await openDatabase({ url: process.env.DATABASE_URL, dataDir: mkdtempSync(join(tmpdir(), 'svc-mail-')) })
     await migrate(database, migrations)
-  }, 60_000)
-  // The smtp mailer delivers to a real local receiver; it reads SMTP_URL through loadConfig (first call
-  // here, so the env set now is what it sees; the data dir keeps any generated dev secret out of the repo).
-  let smtp: SmtpReceiver
-  beforeAll(async () => {
     smtp = await startSmtpReceiver()
     process.env.SMTP_URL = smtp.url
     process.env.SVC_DATA_DIR = mkdtempSync(join(tmpdir(), 'svc-mail-cfg-'))
-  })
+  }, 60_000)
   afterAll(async () => { await database?.close(); await smtp?.close() })
   const receivers: Record<string, MailReceiver> = {
     smtp: { arrived: (id) => smtp.received.find((m) => m.header('X-Svc-Message-Id') === id) },

@@ -23,7 +23,7 @@ describe('rate classes', () => {
   it('past the class limit a credential gets 429 rate_limited with Retry-After; other credentials are unaffected', async () => {
     verifies('rate.limited', 'rate.headers')
     const statuses: number[] = []
-    let last
+    let last: Awaited<ReturnType<typeof t.api.get>> | undefined
     for (let i = 0; i < 6; i++) {
       last = await t.api.get(`/accounts/${t.accountId}`)
       statuses.push(last.status)

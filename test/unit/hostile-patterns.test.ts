@@ -9,7 +9,7 @@ import { bm25, EMAIL, factCount, indexOf, sentenceChunks, sentences, tokens } fr
 import local from '../../providers/chat/local'
 import { csvField } from '../../server/domain/audit/audit'
 import { KNOWLEDGE_HEADING } from '../../server/kit/chat-engine'
-import { ApiError } from '../../server/utils/api-error'
+import type { ApiError } from '../../server/utils/api-error'
 import { isMcpPath } from '../../server/domain/mcp/jsonrpc'
 import { verifies } from '../requirements'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { estimateTokens } from '../../server/kit/chat-engine'
 import { findConflicts, injectRules, normaliseRule, normaliseRules, ruleCost, rulesCost, RULES_HEADING, stem } from '../../server/domain/agents/refinement'
-import { ApiError } from '../../server/utils/api-error'
+import type { ApiError } from '../../server/utils/api-error'
 import { verifies } from '../requirements'
 
 const refused = (fn: () => unknown) => {

@@ -398,13 +398,19 @@ describe('audit of the dashboard', () => {
 
     const rows = async (credentialId: string) => (await api.get(`/audit?credential_id=${credentialId}&from=${encodeURIComponent(from)}`)).body.data as any[]
     let mine: any[] = []
-    await until('session audit rows', async () => (mine = await rows(sesId(session))).length >= 3)
+    await until('session audit rows', async () => {
+      mine = await rows(sesId(session))
+      return mine.length >= 3
+    })
     expect(mine.map((r) => `${r.method} ${r.path} ${r.status_code}`).sort()).toEqual([
       'POST /api/api-keys 201', 'POST /api/auth/login 200', 'POST /api/auth/logout 204',
     ])
     for (const r of mine) expect(r).toMatchObject({ credential_type: 'session', account_ids: [u.account_id], cross_account: false, user_agent: ua, ip })
     let linked: any[] = []
-    await until('link audit row', async () => (linked = await rows(sesId(viaLink.body.session_token))).length >= 1)
+    await until('link audit row', async () => {
+      linked = await rows(sesId(viaLink.body.session_token))
+      return linked.length >= 1
+    })
     expect(linked[0]).toMatchObject({ credential_type: 'session', method: 'POST', path: '/api/auth/login-link', status_code: 200 })
     // The failed login has no credential, like a failed API authentication.
     let failed: any[] = []

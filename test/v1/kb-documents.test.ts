@@ -53,7 +53,7 @@ async function makePdf(lines: string[]) {
   const doc = await PDFDocument.create()
   const page = doc.addPage([600, 800])
   const font = await doc.embedFont(StandardFonts.Helvetica)
-  lines.forEach((line, i) => page.drawText(line, { x: 50, y: 740 - i * 20, size: 12, font }))
+  for (const [i, line] of lines.entries()) page.drawText(line, { x: 50, y: 740 - i * 20, size: 12, font })
   return doc.save()
 }
 

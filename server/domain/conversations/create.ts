@@ -2,7 +2,7 @@
 // optional greeting as turn 0 and conversation.started, all in one transaction after the balance check.
 import { and, eq, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
-import * as v from 'valibot'
+import type * as v from 'valibot'
 import type { Tx } from '../../db/client'
 import { conversations, promptVersions, turns } from '../../db/schema'
 import { rowsOf } from '../../db/client'
@@ -10,7 +10,7 @@ import type { Runtime } from '../../utils/runtime'
 import { agentVersionOf, loadAgent, resolveModel, type AgentRow } from '../agents/agents'
 import { emitEvent } from '../events/emit'
 import { addUsage, checkBalance } from './billing'
-import { CreateConversationBody, hasIdentity, validateIdentity, type ConversationRow, type TurnRow } from './chat-schemas'
+import { type CreateConversationBody, hasIdentity, validateIdentity, type ConversationRow, type TurnRow } from './chat-schemas'
 import { conversationResource } from './read'
 
 export const GENERIC_WELCOME = 'Hello! How can I help you today?'

@@ -120,7 +120,10 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
 
   const allowedByRobots = (url: URL) => {
     let check = robots.get(url.origin)
-    if (!check) robots.set(url.origin, (check = loadRobots(url.origin, ua, fetchOpts())))
+    if (!check) {
+      check = loadRobots(url.origin, ua, fetchOpts())
+      robots.set(url.origin, check)
+    }
     return check.then((isAllowed) => isAllowed(url.href))
   }
 

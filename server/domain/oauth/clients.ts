@@ -3,7 +3,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { eq } from 'drizzle-orm'
 import { getHeader, type H3Event } from 'h3'
-import * as v from 'valibot'
+import type * as v from 'valibot'
 import type { Database } from '../../db/client'
 import { oauthClients } from '../../db/schema'
 import { OAuthErrors } from './errors'

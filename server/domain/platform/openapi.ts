@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document is built from the route table: each route's valibot schemas, scope, rate
 // class and error codes, so the document cannot drift from what the code validates.
-import * as v from 'valibot'
+import type * as v from 'valibot'
 import { toJsonSchema } from '@valibot/to-json-schema'
 import type { RouteEntry } from '../../utils/route-table'
 import { VERSION } from './health'
