@@ -7,14 +7,25 @@ import type { Plugin } from 'rollup'
 // file, sorted by name. Files starting with "_" are helpers, not plugins.
 const manifest = (dir: string) => () => {
   const abs = resolve(dir)
-  const files = existsSync(abs) ? readdirSync(abs, { recursive: true }).map(String).filter((n) => n.endsWith('.ts') && !n.split('/').pop()!.startsWith('_')).sort() : []
-  return files.map((n, i) => `import p${i} from ${JSON.stringify(resolve(abs, n))}`).join('\n') + `\nexport default [${files.map((_, i) => `p${i}`).join(', ')}]`
+  const files = existsSync(abs)
+    ? readdirSync(abs, { recursive: true })
+        .map(String)
+        .filter((n) => n.endsWith('.ts') && !n.split('/').pop()!.startsWith('_'))
+        .sort()
+    : []
+  return (
+    files.map((n, i) => `import p${i} from ${JSON.stringify(resolve(abs, n))}`).join('\n') +
+    `\nexport default [${files.map((_, i) => `p${i}`).join(', ')}]`
+  )
 }
 
 // Migrations ship inside the bundle, so .output boots from any working directory (pitfall 11).
 const migrations = () => {
   const dir = resolve('server/db/migrations')
-  const list = readdirSync(dir).filter((n) => n.endsWith('.sql')).sort().map((name) => ({ name, sql: readFileSync(resolve(dir, name), 'utf8') }))
+  const list = readdirSync(dir)
+    .filter((n) => n.endsWith('.sql'))
+    .sort()
+    .map((name) => ({ name, sql: readFileSync(resolve(dir, name), 'utf8') }))
   return `export default ${JSON.stringify(list)}`
 }
 
@@ -32,9 +43,22 @@ const extractWorker = (): Plugin => ({
     if (id !== '\0svc-extract-worker') return null
     const entry = resolve('server/domain/kb/document-extract-worker.ts')
     const { build } = await import('esbuild')
-    await build({ entryPoints: [entry], outfile: WORKER_BUNDLE, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'silent' })
+    await build({
+      entryPoints: [entry],
+      outfile: WORKER_BUNDLE,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      logLevel: 'silent',
+    })
     this.addWatchFile(entry)
-    const ref = this.emitFile({ type: 'asset', fileName: 'chunks/extract-worker.mjs', source: readFileSync(WORKER_BUNDLE, 'utf8') })
+    const ref = this.emitFile({
+      type: 'asset',
+      fileName: 'chunks/extract-worker.mjs',
+      source: readFileSync(WORKER_BUNDLE, 'utf8'),
+    })
     return `export default import.meta.ROLLUP_FILE_URL_${ref}`
   },
   // Relative to the importing chunk's own URL. Nitro rewrites `import.meta.` in every chunk to a stand-in

@@ -26,7 +26,11 @@ export function listening(child) {
  * `spawnWith` lets a caller pin the process (taskset). Answers {origin, pid, stop}; stop waits for the
  * exit (at most 10 s).
  */
-export async function startBuiltServer({ dataDir, env = {}, spawnWith = (args, opts) => spawn(process.execPath, args, opts) }) {
+export async function startBuiltServer({
+  dataDir,
+  env = {},
+  spawnWith = (args, opts) => spawn(process.execPath, args, opts),
+}) {
   const child = spawnWith([entry], {
     cwd: dataDir,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, ...env },
@@ -34,7 +38,9 @@ export async function startBuiltServer({ dataDir, env = {}, spawnWith = (args, o
   })
   const origin = await listening(child)
   for (let i = 0; ; i++) {
-    try { if ((await fetch(`${origin}/v1/health`)).status === 200) break } catch {}
+    try {
+      if ((await fetch(`${origin}/v1/health`)).status === 200) break
+    } catch {}
     if (i > 300) throw new Error('server not healthy in 60 s')
     await sleep(200)
   }

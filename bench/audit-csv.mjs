@@ -40,7 +40,11 @@ async function start() {
   const masterKey = 'svc_mk_live_' + randomBytes(36).toString('base64url')
   const server = await startBuiltServer({
     dataDir,
-    env: { SVC_MASTER_KEY: masterKey, SVC_SECRET: randomBytes(32).toString('base64url'), SVC_RATE_LIMITS: 'read=1000000,write=1000000' },
+    env: {
+      SVC_MASTER_KEY: masterKey,
+      SVC_SECRET: randomBytes(32).toString('base64url'),
+      SVC_RATE_LIMITS: 'read=1000000,write=1000000',
+    },
   })
   const stop = async () => {
     await server.stop()
@@ -101,7 +105,9 @@ try {
   for (let n = 1; n <= DOWNLOADS; n++) {
     const before = rssKb(server.pid)
     let peak = before
-    const sampler = setInterval(() => { peak = Math.max(peak, rssKb(server.pid)) }, 50)
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssKb(server.pid))
+    }, 50)
     const t0 = performance.now()
     const res = await fetch(url, { headers: { authorization: `Bearer ${server.masterKey}` } })
     let bytes = 0
@@ -117,7 +123,9 @@ try {
     const after = rssKb(server.pid)
     const rows = Math.max(0, newlines - 1)
     if (DOWNLOADS > 1) console.log(`-- download ${n} of ${DOWNLOADS}`)
-    console.log(`status            ${res.status} ${res.headers.get('content-type')}; ${res.headers.get('content-disposition')}`)
+    console.log(
+      `status            ${res.status} ${res.headers.get('content-type')}; ${res.headers.get('content-disposition')}`,
+    )
     console.log(`rows received     ${rows} (header excluded)`)
     console.log(`bytes             ${bytes} (${(bytes / 1048576).toFixed(1)} MB)`)
     console.log(`seconds           ${seconds.toFixed(2)} (${Math.round(rows / seconds)} rows/s)`)

@@ -38,14 +38,35 @@ const secret = randomBytes(32).toString('base64url')
 async function start(extraEnv = {}) {
   return startBuiltServer({
     dataDir,
-    env: { SVC_MASTER_KEY: masterKey, SVC_SECRET: secret, SVC_RATE_LIMITS: 'read=100000000,write=1000000,backfill=1000000', ...extraEnv },
+    env: {
+      SVC_MASTER_KEY: masterKey,
+      SVC_SECRET: secret,
+      SVC_RATE_LIMITS: 'read=100000000,write=1000000,backfill=1000000',
+      ...extraEnv,
+    },
   })
 }
 
 async function tenant(origin) {
   const h = { authorization: `Bearer ${masterKey}`, 'content-type': 'application/json' }
-  const user = await (await fetch(`${origin}/v1/users`, { method: 'POST', headers: h, body: JSON.stringify({ email: `bench-${Date.now()}@example.com`, password: 'bench-password-123', plan: 'starter' }) })).json()
-  const key = await (await fetch(`${origin}/v1/users/${user.user_id}/credentials`, { method: 'POST', headers: h, body: JSON.stringify({ name: 'bench', scopes: ['conversations:read'] }) })).json()
+  const user = await (
+    await fetch(`${origin}/v1/users`, {
+      method: 'POST',
+      headers: h,
+      body: JSON.stringify({
+        email: `bench-${Date.now()}@example.com`,
+        password: 'bench-password-123',
+        plan: 'starter',
+      }),
+    })
+  ).json()
+  const key = await (
+    await fetch(`${origin}/v1/users/${user.user_id}/credentials`, {
+      method: 'POST',
+      headers: h,
+      body: JSON.stringify({ name: 'bench', scopes: ['conversations:read'] }),
+    })
+  ).json()
   if (!key.secret) throw new Error(`key: ${JSON.stringify(key)}`)
   return { accountId: user.account_id, key: key.secret }
 }
@@ -84,7 +105,10 @@ const explainSql = (acc, extra) => `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
 const QUERIES = {
   default: { qs: '', where: '' },
   channel: { qs: 'channel=phone_outbound', where: `AND conversations.channel IN ('phone_outbound')` },
-  'agent+outcome': { qs: `agent_id=${AGENTS[1]}&outcome=resolved`, where: `AND conversations.agent_id IN ('${AGENTS[1]}') AND conversations.outcome IN ('resolved')` },
+  'agent+outcome': {
+    qs: `agent_id=${AGENTS[1]}&outcome=resolved`,
+    where: `AND conversations.agent_id IN ('${AGENTS[1]}') AND conversations.outcome IN ('resolved')`,
+  },
   escalated: { qs: 'escalated=true', where: 'AND conversations.escalated' },
 }
 
@@ -92,14 +116,22 @@ async function measure(origin, key, qs) {
   const url = `${origin}/v1/conversations${qs ? '?' + qs : ''}`
   const probe = await fetch(url, { headers: { authorization: `Bearer ${key}` } })
   const body = await probe.json()
-  if (probe.status !== 200 || body.data.length !== 50) throw new Error(`probe ${url}: ${probe.status} ${JSON.stringify(body).slice(0, 300)}`)
+  if (probe.status !== 200 || body.data.length !== 50)
+    throw new Error(`probe ${url}: ${probe.status} ${JSON.stringify(body).slice(0, 300)}`)
   const bytes = JSON.stringify(body).length
-  if (WARMUP > 0) await autocannon({ url, connections: CONNECTIONS, duration: WARMUP, headers: { authorization: `Bearer ${key}` } })
-  const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers: { authorization: `Bearer ${key}` } })
+  if (WARMUP > 0)
+    await autocannon({ url, connections: CONNECTIONS, duration: WARMUP, headers: { authorization: `Bearer ${key}` } })
+  const r = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    headers: { authorization: `Bearer ${key}` },
+  })
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors, bytes }
 }
 
-const fmt = (name, m) => `${name.padEnd(26)} ${m.rps.toFixed(0).padStart(7)} req/s   p50 ${String(m.p50).padStart(4)} ms   p99 ${String(m.p99).padStart(4)} ms   ${(m.bytes / 1024).toFixed(1)} KB${m.non2xx || m.errors ? `   non2xx ${m.non2xx} errors ${m.errors}` : ''}`
+const fmt = (name, m) =>
+  `${name.padEnd(26)} ${m.rps.toFixed(0).padStart(7)} req/s   p50 ${String(m.p50).padStart(4)} ms   p99 ${String(m.p99).padStart(4)} ms   ${(m.bytes / 1024).toFixed(1)} KB${m.non2xx || m.errors ? `   non2xx ${m.non2xx} errors ${m.errors}` : ''}`
 
 let server = await start()
 const results = {}
@@ -109,14 +141,24 @@ try {
   if (databaseUrl) {
     const { default: postgres } = await import('postgres')
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
-    try { for (const s of seedSql(t.accountId, ROWS)) await sql.unsafe(s) } finally { await sql.end() }
+    try {
+      for (const s of seedSql(t.accountId, ROWS)) await sql.unsafe(s)
+    } finally {
+      await sql.end()
+    }
   } else {
     await server.stop()
     const { PGlite } = await import('@electric-sql/pglite')
     const pg = await PGlite.create(join(dataDir, 'pglite'))
-    try { for (const s of seedSql(t.accountId, ROWS)) await pg.exec(s) } finally { await pg.close() }
+    try {
+      for (const s of seedSql(t.accountId, ROWS)) await pg.exec(s)
+    } finally {
+      await pg.close()
+    }
   }
-  console.log(`engine   ${databaseUrl ? 'postgres' : 'pglite'}; seeded ${ROWS} conversations in ${((Date.now() - seedStart) / 1000).toFixed(1)} s; ${CONNECTIONS} connections, ${SECONDS} s each`)
+  console.log(
+    `engine   ${databaseUrl ? 'postgres' : 'pglite'}; seeded ${ROWS} conversations in ${((Date.now() - seedStart) / 1000).toFixed(1)} s; ${CONNECTIONS} connections, ${SECONDS} s each`,
+  )
 
   if (databaseUrl) {
     const { default: postgres } = await import('postgres')
@@ -126,7 +168,9 @@ try {
         const plan = await sql.unsafe(explainSql(t.accountId, q.where))
         console.log(`\n-- EXPLAIN ${name}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}`)
       }
-    } finally { await sql.end() }
+    } finally {
+      await sql.end()
+    }
     console.log('')
   }
 
@@ -141,7 +185,9 @@ try {
   }
   console.log('')
   for (const name of Object.keys(QUERIES)) {
-    console.log(`JSON in PG / mapped in JS, ${name}: ${(results[`pg:${name}`].rps / results[`js:${name}`].rps).toFixed(2)}x req/s`)
+    console.log(
+      `JSON in PG / mapped in JS, ${name}: ${(results[`pg:${name}`].rps / results[`js:${name}`].rps).toFixed(2)}x req/s`,
+    )
   }
 } finally {
   await server.stop()

@@ -39,16 +39,24 @@ if (!existsSync(entry)) {
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-msg-'))
 const masterKey = 'svc_mk_live_' + randomBytes(36).toString('base64url')
 const secret = randomBytes(32).toString('base64url')
-const start = () => startBuiltServer({
-  dataDir,
-  env: {
-    SVC_MASTER_KEY: masterKey, SVC_SECRET: secret, SVC_CHAT_ENGINE: 'local',
-    SVC_RATE_LIMITS: 'read=100000000,write=100000000,chat=100000000', SVC_QUOTAS: 'chat_messages=100000000,kb_documents=100000',
-  },
-})
+const start = () =>
+  startBuiltServer({
+    dataDir,
+    env: {
+      SVC_MASTER_KEY: masterKey,
+      SVC_SECRET: secret,
+      SVC_CHAT_ENGINE: 'local',
+      SVC_RATE_LIMITS: 'read=100000000,write=100000000,chat=100000000',
+      SVC_QUOTAS: 'chat_messages=100000000,kb_documents=100000',
+    },
+  })
 
 async function call(origin, method, path, key, body) {
-  const r = await fetch(`${origin}/v1${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })
+  const r = await fetch(`${origin}/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  })
   const json = await r.json().catch(() => null)
   if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json).slice(0, 300)}`)
   return json
@@ -61,15 +69,24 @@ async function execSql(statement) {
   if (databaseUrl) {
     const { default: postgres } = await import('postgres')
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
-    try { await sql.unsafe(statement) } finally { await sql.end() }
+    try {
+      await sql.unsafe(statement)
+    } finally {
+      await sql.end()
+    }
   } else {
     const { PGlite } = await import('@electric-sql/pglite')
     const pg = await PGlite.create(join(dataDir, 'pglite'))
-    try { await pg.exec(statement) } finally { await pg.close() }
+    try {
+      await pg.exec(statement)
+    } finally {
+      await pg.close()
+    }
   }
 }
 
-const pct = (sorted, p) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN
+const pct = (sorted, p) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN
 
 /**
  * CLIENTS loops for `seconds`: client c sends `request(c, i)` for its i-th request, waits for the answer,
@@ -79,18 +96,26 @@ async function drive(seconds, request) {
   const latencies = []
   let non2xx = 0
   const until = performance.now() + seconds * 1000
-  await Promise.all(Array.from({ length: CLIENTS }, async (_, c) => {
-    for (let i = 0; performance.now() < until; i++) {
-      const { url, init } = request(c, i)
-      const t0 = performance.now()
-      const r = await fetch(url, init)
-      await r.arrayBuffer()
-      latencies.push(performance.now() - t0)
-      if (r.status >= 300) non2xx++
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      for (let i = 0; performance.now() < until; i++) {
+        const { url, init } = request(c, i)
+        const t0 = performance.now()
+        const r = await fetch(url, init)
+        await r.arrayBuffer()
+        latencies.push(performance.now() - t0)
+        if (r.status >= 300) non2xx++
+      }
+    }),
+  )
   latencies.sort((a, b) => a - b)
-  return { rps: latencies.length / seconds, p50: pct(latencies, 50), p99: pct(latencies, 99), requests: latencies.length, non2xx }
+  return {
+    rps: latencies.length / seconds,
+    p50: pct(latencies, 50),
+    p99: pct(latencies, 99),
+    requests: latencies.length,
+    non2xx,
+  }
 }
 
 async function measure(request) {
@@ -102,8 +127,23 @@ let server = await start()
 const results = []
 try {
   const h = { authorization: `Bearer ${masterKey}`, 'content-type': 'application/json' }
-  const user = await (await fetch(`${server.origin}/v1/users`, { method: 'POST', headers: h, body: JSON.stringify({ email: `bench-msg-${Date.now()}@example.com` }) })).json()
-  const cred = await (await fetch(`${server.origin}/v1/users/${user.user_id}/credentials`, { method: 'POST', headers: h, body: JSON.stringify({ name: 'bench', scopes: ['conversations:read', 'conversations:write', 'kb:read', 'kb:write', 'agents:write'] }) })).json()
+  const user = await (
+    await fetch(`${server.origin}/v1/users`, {
+      method: 'POST',
+      headers: h,
+      body: JSON.stringify({ email: `bench-msg-${Date.now()}@example.com` }),
+    })
+  ).json()
+  const cred = await (
+    await fetch(`${server.origin}/v1/users/${user.user_id}/credentials`, {
+      method: 'POST',
+      headers: h,
+      body: JSON.stringify({
+        name: 'bench',
+        scopes: ['conversations:read', 'conversations:write', 'kb:read', 'kb:write', 'agents:write'],
+      }),
+    })
+  ).json()
   if (!cred.secret) throw new Error(`key: ${JSON.stringify(cred)}`)
   const key = cred.secret
   if (databaseUrl) await execSql(agentSql(user.account_id))
@@ -113,27 +153,51 @@ try {
     server = await start()
   }
   const origin = server.origin
-  await call(origin, 'PATCH', `/agents/${AGENT}/kb/summary`, key, { text: 'Quokka Cycles repairs bicycles in Hobart. A puncture repair costs $12. A full service costs $89 and takes two days. Our mechanic Barnaby Wobbleton has fixed bikes since 1994. The shop opens Tuesday to Sunday from 9am.' })
-  const doc = await call(origin, 'POST', `/agents/${AGENT}/kb/documents`, key, { title: 'Discounts', text: 'The loyalty discount code is WOMBAT42 and gives ten percent off any service.', keep_verbatim: true })
+  await call(origin, 'PATCH', `/agents/${AGENT}/kb/summary`, key, {
+    text: 'Quokka Cycles repairs bicycles in Hobart. A puncture repair costs $12. A full service costs $89 and takes two days. Our mechanic Barnaby Wobbleton has fixed bikes since 1994. The shop opens Tuesday to Sunday from 9am.',
+  })
+  const doc = await call(origin, 'POST', `/agents/${AGENT}/kb/documents`, key, {
+    title: 'Discounts',
+    text: 'The loyalty discount code is WOMBAT42 and gives ten percent off any service.',
+    keep_verbatim: true,
+  })
   for (let i = 0; i < 150; i++) {
     const d = await call(origin, 'GET', `/agents/${AGENT}/kb/documents/${doc.doc_id}`, key)
     if (d.status !== 'processing') break
     await sleep(200)
   }
   const convs = []
-  for (let i = 0; i < CONVERSATIONS; i++) convs.push((await call(origin, 'POST', '/conversations', key, { agent_id: AGENT, send_greeting: true })).conversation_id)
+  for (let i = 0; i < CONVERSATIONS; i++)
+    convs.push(
+      (await call(origin, 'POST', '/conversations', key, { agent_id: AGENT, send_greeting: true })).conversation_id,
+    )
   const probe = await call(origin, 'POST', `/conversations/${convs[0]}/messages`, key, { text: QUESTIONS[0] })
-  console.log(`engine   ${databaseUrl ? 'postgres' : 'pglite'}; ${CONVERSATIONS} conversations, ${CLIENTS} clients, ${SECONDS} s after a ${WARMUP} s warm-up; probe answer: ${JSON.stringify(probe.turn.text.slice(0, 80))} (unanswered ${probe.turn.unanswered}, engine latency_ms ${probe.turn.latency_ms})`)
+  console.log(
+    `engine   ${databaseUrl ? 'postgres' : 'pglite'}; ${CONVERSATIONS} conversations, ${CLIENTS} clients, ${SECONDS} s after a ${WARMUP} s warm-up; probe answer: ${JSON.stringify(probe.turn.text.slice(0, 80))} (unanswered ${probe.turn.unanswered}, engine latency_ms ${probe.turn.latency_ms})`,
+  )
 
   const auth = { authorization: `Bearer ${key}` }
   const perClient = Math.floor(CONVERSATIONS / CLIENTS)
   const convOf = (c, i) => convs[c * perClient + (i % perClient)]
   results.push(['GET /v1/health (no auth, db check)', await measure(() => ({ url: `${origin}/v1/health`, init: {} }))])
-  results.push(['GET /v1/conversations/{conv}?include=summary (key, metered)', await measure((c, i) => ({ url: `${origin}/v1/conversations/${convOf(c, i)}?include=summary`, init: { headers: auth } }))])
-  results.push(['POST /v1/conversations/{conv}/messages (local engine)', await measure((c, i) => ({
-    url: `${origin}/v1/conversations/${convOf(c, i)}/messages`,
-    init: { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ text: QUESTIONS[i % QUESTIONS.length] }) },
-  }))])
+  results.push([
+    'GET /v1/conversations/{conv}?include=summary (key, metered)',
+    await measure((c, i) => ({
+      url: `${origin}/v1/conversations/${convOf(c, i)}?include=summary`,
+      init: { headers: auth },
+    })),
+  ])
+  results.push([
+    'POST /v1/conversations/{conv}/messages (local engine)',
+    await measure((c, i) => ({
+      url: `${origin}/v1/conversations/${convOf(c, i)}/messages`,
+      init: {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: QUESTIONS[i % QUESTIONS.length] }),
+      },
+    })),
+  ])
   const turns = await call(origin, 'GET', `/conversations/${convs[0]}?include=transcript`, key)
   console.log(`turns in conversation 1 after the run: ${turns.transcript.length}\n`)
 } finally {
@@ -143,8 +207,13 @@ try {
 
 console.log('| target | req/s | p50 ms | p99 ms | requests | non-2xx |')
 console.log('|---|---|---|---|---|---|')
-for (const [name, r] of results) console.log(`| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.requests} | ${r.non2xx} |`)
+for (const [name, r] of results)
+  console.log(
+    `| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.requests} | ${r.non2xx} |`,
+  )
 const [health, get, post] = results.map((r) => r[1])
-console.log(`\nmessages / GET conversation: ${(post.rps / get.rps).toFixed(3)} of the req/s; p50 +${(post.p50 - get.p50).toFixed(1)} ms over the GET`)
+console.log(
+  `\nmessages / GET conversation: ${(post.rps / get.rps).toFixed(3)} of the req/s; p50 +${(post.p50 - get.p50).toFixed(1)} ms over the GET`,
+)
 console.log(`messages / health: ${(post.rps / health.rps).toFixed(3)} of the req/s`)
 process.exit(0)

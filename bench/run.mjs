@@ -17,7 +17,9 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 
 function load(url, duration, headers) {
-  return new Promise((res, rej) => autocannon({ url, connections: CONNECTIONS, duration, headers }, (err, r) => (err ? rej(err) : res(r))))
+  return new Promise((res, rej) =>
+    autocannon({ url, connections: CONNECTIONS, duration, headers }, (err, r) => (err ? rej(err) : res(r))),
+  )
 }
 
 async function measure(name, url, headers = {}) {
@@ -28,7 +30,8 @@ async function measure(name, url, headers = {}) {
 }
 
 const pin = spawnSync('taskset', ['-c', '1', 'true']).status === 0
-const run = (args, opts) => (pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], opts) : spawn(process.execPath, args, opts))
+const run = (args, opts) =>
+  pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], opts) : spawn(process.execPath, args, opts)
 if (pin) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' })
 
 async function startBare() {
@@ -39,12 +42,19 @@ async function startBare() {
 
 async function startSvc() {
   if (!process.env.BENCH_SKIP_BUILD) {
-    const b = spawnSync(process.execPath, [join(root, 'node_modules/nitropack/dist/cli/index.mjs'), 'build'], { cwd: root, stdio: 'ignore' })
+    const b = spawnSync(process.execPath, [join(root, 'node_modules/nitropack/dist/cli/index.mjs'), 'build'], {
+      cwd: root,
+      stdio: 'ignore',
+    })
     if (b.status !== 0) throw new Error('build failed')
   }
   // The limiter still runs and counts on every metered request; its ceiling is lifted so that the
   // bench measures the route, not 429s.
-  return startBuiltServer({ dataDir: mkdtempSync(join(tmpdir(), 'svc-bench-')), env: { SVC_MASTER_KEY: MASTER, SVC_RATE_LIMITS: 'read=1000000000' }, spawnWith: run })
+  return startBuiltServer({
+    dataDir: mkdtempSync(join(tmpdir(), 'svc-bench-')),
+    env: { SVC_MASTER_KEY: MASTER, SVC_RATE_LIMITS: 'read=1000000000' },
+    spawnWith: run,
+  })
 }
 
 const bare = await startBare()
@@ -54,20 +64,39 @@ try {
   results.push(await measure('bare node:http hello-world', `${bare.origin}/`))
   // A tenant with a personal key: the metered route authenticates (SHA-256 lookup), checks scope and
   // rate class, resolves the account, reads it, and queues an audit row.
-  const post = (path, body, key) => fetch(`${svc.origin}/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json())
+  const post = (path, body, key) =>
+    fetch(`${svc.origin}/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json())
   const user = await post('/users', { email: `bench-${Date.now()}@example.com` }, MASTER)
   const key = await post(`/users/${user.user_id}/credentials`, { scopes: ['accounts:read'] }, MASTER)
-  results.push(await measure(`GET /v1/health (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}, live db check)`, `${svc.origin}/v1/health`))
-  results.push(await measure(`GET /v1/accounts/{acc} (personal key, metered, audited)`, `${svc.origin}/v1/accounts/${user.account_id}`, { authorization: `Bearer ${key.secret}` }))
+  results.push(
+    await measure(
+      `GET /v1/health (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}, live db check)`,
+      `${svc.origin}/v1/health`,
+    ),
+  )
+  results.push(
+    await measure(
+      `GET /v1/accounts/{acc} (personal key, metered, audited)`,
+      `${svc.origin}/v1/accounts/${user.account_id}`,
+      { authorization: `Bearer ${key.secret}` },
+    ),
+  )
 } finally {
   svc.stop()
   bare.stop()
 }
 
-console.log(`\nautocannon: ${CONNECTIONS} connections${pin ? ', servers on CPU 1, load on CPU 0' : ''}, ${DURATION} s after a ${WARMUP} s warm-up, node ${process.version}, ${new Date().toISOString()}\n`)
+console.log(
+  `\nautocannon: ${CONNECTIONS} connections${pin ? ', servers on CPU 1, load on CPU 0' : ''}, ${DURATION} s after a ${WARMUP} s warm-up, node ${process.version}, ${new Date().toISOString()}\n`,
+)
 console.log('| target | req/s | p50 ms | p99 ms | requests | non-2xx/errors |')
 console.log('|---|---|---|---|---|---|')
-for (const r of results) console.log(`| ${r.name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.non2xx} |`)
+for (const r of results)
+  console.log(`| ${r.name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.non2xx} |`)
 console.log(`\nratio health / bare: ${(results[1].rps / results[0].rps).toFixed(3)}`)
 console.log(`ratio GET /v1/accounts/{acc} / bare: ${(results[2].rps / results[0].rps).toFixed(3)}`)
 

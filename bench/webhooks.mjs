@@ -26,10 +26,16 @@ if (!existsSync(entry)) {
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-webhooks-'))
 const masterKey = 'svc_mk_live_' + randomBytes(36).toString('base64url')
 const secret = randomBytes(32).toString('base64url')
-const start = () => startBuiltServer({
-  dataDir,
-  env: { SVC_MASTER_KEY: masterKey, SVC_SECRET: secret, SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1', SVC_RATE_LIMITS: 'read=1000000,write=1000000' },
-})
+const start = () =>
+  startBuiltServer({
+    dataDir,
+    env: {
+      SVC_MASTER_KEY: masterKey,
+      SVC_SECRET: secret,
+      SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
+      SVC_RATE_LIMITS: 'read=1000000,write=1000000',
+    },
+  })
 
 // The receiver: counts per path prefix, answers 200 at once.
 const counts = new Map()
@@ -51,7 +57,11 @@ await new Promise((r) => receiver.listen(0, '127.0.0.1', r))
 const rxOrigin = `http://127.0.0.1:${receiver.address().port}`
 
 async function call(origin, method, path, body, key = masterKey) {
-  const r = await fetch(`${origin}/v1${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })
+  const r = await fetch(`${origin}/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  })
   const json = await r.json()
   if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`)
   return json
@@ -79,9 +89,22 @@ async function seed(accountId, events) {
 let server = await start()
 const tenants = {}
 for (const n of SCENARIOS) {
-  const user = await call(server.origin, 'POST', '/users', { email: `bench-wh-${n}-${Date.now()}@example.com`, plan: 'starter' })
-  const key = await call(server.origin, 'POST', `/users/${user.user_id}/credentials`, { name: 'bench', scopes: ['webhooks:manage'] })
-  for (let i = 0; i < n; i++) await call(server.origin, 'POST', '/webhooks/endpoints', { url: `${rxOrigin}/n${n}/${i}`, events: ['conversation.started'] }, key.secret)
+  const user = await call(server.origin, 'POST', '/users', {
+    email: `bench-wh-${n}-${Date.now()}@example.com`,
+    plan: 'starter',
+  })
+  const key = await call(server.origin, 'POST', `/users/${user.user_id}/credentials`, {
+    name: 'bench',
+    scopes: ['webhooks:manage'],
+  })
+  for (let i = 0; i < n; i++)
+    await call(
+      server.origin,
+      'POST',
+      '/webhooks/endpoints',
+      { url: `${rxOrigin}/n${n}/${i}`, events: ['conversation.started'] },
+      key.secret,
+    )
   tenants[n] = { accountId: user.account_id, key: key.secret }
 }
 await server.stop()
@@ -98,7 +121,10 @@ for (const n of SCENARIOS) {
   let shown = Date.now()
   while ((counts.get(`n${n}`) ?? 0) < expected && Date.now() < deadline) {
     await sleep(20)
-    if (process.env.BENCH_VERBOSE && Date.now() - shown > 5000) { shown = Date.now(); console.error(`n=${n}: ${counts.get(`n${n}`) ?? 0}/${expected}`) }
+    if (process.env.BENCH_VERBOSE && Date.now() - shown > 5000) {
+      shown = Date.now()
+      console.error(`n=${n}: ${counts.get(`n${n}`) ?? 0}/${expected}`)
+    }
   }
   if (process.env.BENCH_VERBOSE) console.error(`n=${n}: ${counts.get(`n${n}`) ?? 0}/${expected}`)
   const t = times.get(`n${n}`)
@@ -109,12 +135,29 @@ for (const n of SCENARIOS) {
   await sleep(500)
   const failed = await call(server.origin, 'GET', '/webhooks/deliveries?status=retrying&limit=1', null, tenants[n].key)
   await server.stop()
-  results.push({ n, events, expected, got, sendRate: got / sendSeconds, sendSeconds, firstAfterSpawn, boot: (ready - booted) / 1000, retrying: failed.data.length })
+  results.push({
+    n,
+    events,
+    expected,
+    got,
+    sendRate: got / sendSeconds,
+    sendSeconds,
+    firstAfterSpawn,
+    boot: (ready - booted) / 1000,
+    retrying: failed.data.length,
+  })
 }
 receiver.close()
 
-console.log(`\nWebhook deliveries to a local receiver (${databaseUrl ? 'PostgreSQL' : 'PGlite'}, node ${process.version}, ${new Date().toISOString()})\n`)
-console.log('| endpoints | events | deliveries | received | deliveries/s (first→last) | first→last s | spawn→first delivery s | spawn→healthy s | retries seen |')
+console.log(
+  `\nWebhook deliveries to a local receiver (${databaseUrl ? 'PostgreSQL' : 'PGlite'}, node ${process.version}, ${new Date().toISOString()})\n`,
+)
+console.log(
+  '| endpoints | events | deliveries | received | deliveries/s (first→last) | first→last s | spawn→first delivery s | spawn→healthy s | retries seen |',
+)
 console.log('|---|---|---|---|---|---|---|---|---|')
-for (const r of results) console.log(`| ${r.n} | ${r.events} | ${r.expected} | ${r.got} | ${r.sendRate.toFixed(0)} | ${r.sendSeconds.toFixed(2)} | ${r.firstAfterSpawn.toFixed(2)} | ${r.boot.toFixed(2)} | ${r.retrying ? 'yes' : 'no'} |`)
+for (const r of results)
+  console.log(
+    `| ${r.n} | ${r.events} | ${r.expected} | ${r.got} | ${r.sendRate.toFixed(0)} | ${r.sendSeconds.toFixed(2)} | ${r.firstAfterSpawn.toFixed(2)} | ${r.boot.toFixed(2)} | ${r.retrying ? 'yes' : 'no'} |`,
+  )
 process.exit(0)

@@ -19,16 +19,31 @@ export default defineCapability({
   needs: ['lead_emails'],
   apiChat: true,
   outbound: true,
-  example: { args: { name: 'Ada', email: 'ada@example.com', message: 'Please call me back about prices.' }, settings: { lead_emails: ['sales@example.com'] } },
+  example: {
+    args: { name: 'Ada', email: 'ada@example.com', message: 'Please call me back about prices.' },
+    settings: { lead_emails: ['sales@example.com'] },
+  },
   async run(ctx, args) {
-    const record = { type: 'lead', name: args.name ?? null, email: args.email ?? null, phone: args.phone ?? null, message: args.message ?? null }
+    const record = {
+      type: 'lead',
+      name: args.name ?? null,
+      email: args.email ?? null,
+      phone: args.phone ?? null,
+      message: args.message ?? null,
+    }
     const to = emailsOf(ctx.settings.lead_emails)
     // The lead is kept on the conversation even when no destination is configured yet.
     if (to.length) {
       await ctx.notify({
         to,
         subject: `New lead${args.name ? `: ${args.name}` : ''}`,
-        text: [`Name: ${record.name ?? '-'}`, `E-mail: ${record.email ?? '-'}`, `Phone: ${record.phone ?? '-'}`, `Message: ${record.message ?? '-'}`, `Conversation: ${ctx.conversationId ?? '-'}`].join('\n'),
+        text: [
+          `Name: ${record.name ?? '-'}`,
+          `E-mail: ${record.email ?? '-'}`,
+          `Phone: ${record.phone ?? '-'}`,
+          `Message: ${record.message ?? '-'}`,
+          `Conversation: ${ctx.conversationId ?? '-'}`,
+        ].join('\n'),
       })
     }
     return { ok: true, message: 'Thank you, we will get back to you shortly.', record, outcome: 'lead_captured' }

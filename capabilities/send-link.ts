@@ -15,7 +15,10 @@ export default defineCapability({
   needs: ['website_url'],
   apiChat: true,
   outbound: false,
-  example: { args: { topic: 'opening hours', url: 'https://example.com/hours' }, settings: { website_url: 'https://example.com' } },
+  example: {
+    args: { topic: 'opening hours', url: 'https://example.com/hours' },
+    settings: { website_url: 'https://example.com' },
+  },
   async run(ctx, args) {
     const site = typeof ctx.settings.website_url === 'string' ? safeUrl(ctx.settings.website_url) : null
     if (!site) return { ok: false, message: 'No website is configured for this agent.' }
@@ -23,7 +26,12 @@ export default defineCapability({
     if (!target || target.hostname.replace(/^www\./, '') !== site.hostname.replace(/^www\./, '')) {
       return { ok: false, message: `I can only share pages of ${site.hostname}.` }
     }
-    return { ok: true, message: `Here is the link about ${args.topic}: ${target.href}`, record: { type: 'link', topic: args.topic, url: target.href }, outcome: 'resolved' }
+    return {
+      ok: true,
+      message: `Here is the link about ${args.topic}: ${target.href}`,
+      record: { type: 'link', topic: args.topic, url: target.href },
+      outcome: 'resolved',
+    }
   },
 })
 

@@ -18,18 +18,46 @@ export default defineCapability({
   needs: ['ticket_emails'],
   apiChat: true,
   outbound: true,
-  example: { args: { subject: 'Order not delivered', description: 'My order from last week has not arrived.', email: 'ada@example.com' }, settings: { ticket_emails: ['support@example.com'] } },
+  example: {
+    args: {
+      subject: 'Order not delivered',
+      description: 'My order from last week has not arrived.',
+      email: 'ada@example.com',
+    },
+    settings: { ticket_emails: ['support@example.com'] },
+  },
   async run(ctx, args) {
     const reference = `T-${randomUUID().slice(0, 8).toUpperCase()}`
-    const record = { type: 'ticket', reference, subject: args.subject, description: args.description, email: args.email ?? null, phone: args.phone ?? null, priority: args.priority }
+    const record = {
+      type: 'ticket',
+      reference,
+      subject: args.subject,
+      description: args.description,
+      email: args.email ?? null,
+      phone: args.phone ?? null,
+      priority: args.priority,
+    }
     const to = emailsOf(ctx.settings.ticket_emails)
     if (to.length) {
       await ctx.notify({
         to,
         subject: `[${reference}] ${args.subject}`,
-        text: [`Priority: ${record.priority}`, `E-mail: ${record.email ?? '-'}`, `Phone: ${record.phone ?? '-'}`, '', args.description, '', `Conversation: ${ctx.conversationId ?? '-'}`].join('\n'),
+        text: [
+          `Priority: ${record.priority}`,
+          `E-mail: ${record.email ?? '-'}`,
+          `Phone: ${record.phone ?? '-'}`,
+          '',
+          args.description,
+          '',
+          `Conversation: ${ctx.conversationId ?? '-'}`,
+        ].join('\n'),
       })
     }
-    return { ok: true, message: `Your ticket ${reference} has been created; our team will follow up.`, record, outcome: 'ticket_created' }
+    return {
+      ok: true,
+      message: `Your ticket ${reference} has been created; our team will follow up.`,
+      record,
+      outcome: 'ticket_created',
+    }
   },
 })

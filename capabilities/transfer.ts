@@ -6,8 +6,14 @@ const NAME = 'transfer_call'
 
 /** transfer_directory is either [{name, phone}] or {name: phone}. */
 function directoryOf(value: unknown): { name: string; phone: string }[] {
-  if (Array.isArray(value)) return value.filter((e) => e && typeof e.name === 'string' && typeof e.phone === 'string').map((e) => ({ name: e.name, phone: e.phone }))
-  if (value && typeof value === 'object') return Object.entries(value).filter(([, p]) => typeof p === 'string').map(([name, phone]) => ({ name, phone: phone as string }))
+  if (Array.isArray(value))
+    return value
+      .filter((e) => e && typeof e.name === 'string' && typeof e.phone === 'string')
+      .map((e) => ({ name: e.name, phone: e.phone }))
+  if (value && typeof value === 'object')
+    return Object.entries(value)
+      .filter(([, p]) => typeof p === 'string')
+      .map(([name, phone]) => ({ name, phone: phone as string }))
   return []
 }
 
@@ -21,14 +27,27 @@ export default defineCapability({
   needs: ['transfer_directory'],
   apiChat: false,
   outbound: true,
-  example: { args: { destination: 'Sales', reason: 'Wants a custom quote' }, settings: { transfer_directory: [{ name: 'Sales', phone: '+15550100' }] } },
+  example: {
+    args: { destination: 'Sales', reason: 'Wants a custom quote' },
+    settings: { transfer_directory: [{ name: 'Sales', phone: '+15550100' }] },
+  },
   async run(ctx, args) {
     const directory = directoryOf(ctx.settings.transfer_directory)
     const wanted = args.destination.trim().toLowerCase()
-    const entry = directory.find((e) => e.name.toLowerCase() === wanted) ?? directory.find((e) => e.name.toLowerCase().includes(wanted))
+    const entry =
+      directory.find((e) => e.name.toLowerCase() === wanted) ??
+      directory.find((e) => e.name.toLowerCase().includes(wanted))
     if (!entry) {
-      return { ok: false, message: `There is no one named "${args.destination}" to transfer to. Available: ${directory.map((e) => e.name).join(', ') || 'none'}.` }
+      return {
+        ok: false,
+        message: `There is no one named "${args.destination}" to transfer to. Available: ${directory.map((e) => e.name).join(', ') || 'none'}.`,
+      }
     }
-    return { ok: true, message: `Transferring you to ${entry.name} now.`, record: { type: 'transfer', destination: entry.name, phone: entry.phone, reason: args.reason ?? null }, outcome: 'transferred' }
+    return {
+      ok: true,
+      message: `Transferring you to ${entry.name} now.`,
+      record: { type: 'transfer', destination: entry.name, phone: entry.phone, reason: args.reason ?? null },
+      outcome: 'transferred',
+    }
   },
 })

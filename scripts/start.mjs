@@ -18,7 +18,10 @@ function newest(path) {
 
 if (!existsSync(entry) || SOURCES.some((s) => newest(join(root, s)) > statSync(entry).mtimeMs)) {
   console.log('[start] building…')
-  const r = spawnSync(process.execPath, [join(root, 'node_modules/nitropack/dist/cli/index.mjs'), 'build'], { cwd: root, stdio: 'inherit' })
+  const r = spawnSync(process.execPath, [join(root, 'node_modules/nitropack/dist/cli/index.mjs'), 'build'], {
+    cwd: root,
+    stdio: 'inherit',
+  })
   if (r.status !== 0) process.exit(r.status ?? 1)
 }
 

@@ -8,10 +8,17 @@ import { isValidAllowEntry } from './domain/credentials/ip'
 const Env = v.object({
   PORT: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3000'),
   HOST: v.optional(v.string(), '127.0.0.1'),
-  DATABASE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must start with postgres://'))),
+  DATABASE_URL: v.optional(
+    v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must start with postgres://')),
+  ),
   SVC_DATA_DIR: v.optional(v.string(), '.data'),
   SVC_ENV: v.optional(v.picklist(['development', 'production', 'test']), 'development'),
-  SVC_MASTER_KEY: v.optional(v.pipe(v.string(), v.regex(/^svc_mk_live_.{48,}$/, 'SVC_MASTER_KEY must be svc_mk_live_ followed by at least 48 characters'))),
+  SVC_MASTER_KEY: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^svc_mk_live_.{48,}$/, 'SVC_MASTER_KEY must be svc_mk_live_ followed by at least 48 characters'),
+    ),
+  ),
   SVC_SECRET: v.optional(v.pipe(v.string(), v.minLength(32, 'SVC_SECRET must be at least 32 characters'))),
   REDIS_URL: v.optional(v.string()),
   // Uploaded originals (fs driver). Instances that share one PostgreSQL must share this directory too:
@@ -22,23 +29,66 @@ const Env = v.object({
   SVC_CHAT_ENGINE: v.optional(v.string(), 'local'),
   SVC_TELEPHONY: v.optional(v.string(), 'simulated'),
   SVC_MAIL: v.optional(v.string(), 'outbox'),
-  SMTP_URL: v.optional(v.pipe(v.string(), v.regex(/^smtps?:\/\/[^\s]+$/, 'SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…'))),
+  SMTP_URL: v.optional(
+    v.pipe(v.string(), v.regex(/^smtps?:\/\/[^\s]+$/, 'SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…')),
+  ),
   SMTP_FROM: v.optional(v.pipe(v.string(), v.minLength(3)), 'no-reply@localhost'),
-  SVC_RATE_LIMITS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z]+=\d+\s*)(,\s*[a-z]+=\d+\s*)*$|^$/, 'SVC_RATE_LIMITS is a comma list of class=n, e.g. read=600,write=120')), ''),
-  SVC_QUOTAS: v.optional(v.pipe(v.string(), v.regex(/^(\s*[a-z_]+=\d+\s*)(,\s*[a-z_]+=\d+\s*)*$|^$/, 'SVC_QUOTAS is a comma list of kind=n, e.g. chat_messages=100000')), ''),
+  SVC_RATE_LIMITS: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(
+        /^(\s*[a-z]+=\d+\s*)(,\s*[a-z]+=\d+\s*)*$|^$/,
+        'SVC_RATE_LIMITS is a comma list of class=n, e.g. read=600,write=120',
+      ),
+    ),
+    '',
+  ),
+  SVC_QUOTAS: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(
+        /^(\s*[a-z_]+=\d+\s*)(,\s*[a-z_]+=\d+\s*)*$|^$/,
+        'SVC_QUOTAS is a comma list of kind=n, e.g. chat_messages=100000',
+      ),
+    ),
+    '',
+  ),
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
   // Test and operations knob: the webhook retry delays in seconds (decisions "Retries" by default).
-  SVC_WEBHOOK_RETRY_SCHEDULE: v.optional(v.pipe(v.string(), v.regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'SVC_WEBHOOK_RETRY_SCHEDULE is a comma list of seconds, e.g. 1,1,1')), '60,300,1800,7200,28800,86400'),
+  SVC_WEBHOOK_RETRY_SCHEDULE: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(
+        /^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/,
+        'SVC_WEBHOOK_RETRY_SCHEDULE is a comma list of seconds, e.g. 1,1,1',
+      ),
+    ),
+    '60,300,1800,7200,28800,86400',
+  ),
   // Test and operations knob: the whole-crawl time budget (decisions "Limits on hostile work": 10 minutes).
-  SVC_CRAWL_DEADLINE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'SVC_CRAWL_DEADLINE_SECONDS is a number of seconds')), '600'),
+  SVC_CRAWL_DEADLINE_SECONDS: v.optional(
+    v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'SVC_CRAWL_DEADLINE_SECONDS is a number of seconds')),
+    '600',
+  ),
   SVC_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
   SVC_OAUTH_ACCESS_TTL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3600'),
   SVC_OAUTH_REFRESH_GRACE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '30'),
   // Peers whose X-Forwarded-For / X-Forwarded-Proto are believed (decisions "Client IP"); empty trusts none.
-  SVC_TRUSTED_PROXIES: v.optional(v.pipe(v.string(), v.check(
-    (list) => list.split(',').map((s) => s.trim()).filter(Boolean).every(isValidAllowEntry),
-    'SVC_TRUSTED_PROXIES is a comma list of IP addresses or CIDRs, e.g. 10.0.0.0/8,::1',
-  )), '127.0.0.0/8,::1'),
+  SVC_TRUSTED_PROXIES: v.optional(
+    v.pipe(
+      v.string(),
+      v.check(
+        (list) =>
+          list
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+            .every(isValidAllowEntry),
+        'SVC_TRUSTED_PROXIES is a comma list of IP addresses or CIDRs, e.g. 10.0.0.0/8,::1',
+      ),
+    ),
+    '127.0.0.0/8,::1',
+  ),
 })
 
 export interface Config {
@@ -93,7 +143,15 @@ function devSecret(dir: string, file: string, make: () => string): { value: stri
 let cached: Config | undefined
 
 const counts = (list: string): Record<string, number> =>
-  Object.fromEntries(list.split(',').filter((x) => x.trim()).map((x) => { const [k, n] = x.split('='); return [k.trim(), Number(n)] }))
+  Object.fromEntries(
+    list
+      .split(',')
+      .filter((x) => x.trim())
+      .map((x) => {
+        const [k, n] = x.split('=')
+        return [k.trim(), Number(n)]
+      }),
+  )
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   if (cached) return cached
@@ -108,7 +166,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (production && (!e.SVC_MASTER_KEY || !e.SVC_SECRET)) {
     throw new Error('[config] SVC_ENV=production requires SVC_MASTER_KEY and SVC_SECRET')
   }
-  if (e.SVC_MAIL === 'smtp' && !e.SMTP_URL) throw new Error('[config] SVC_MAIL=smtp requires SMTP_URL (smtp://user:pass@host:port)')
+  if (e.SVC_MAIL === 'smtp' && !e.SMTP_URL)
+    throw new Error('[config] SVC_MAIL=smtp requires SMTP_URL (smtp://user:pass@host:port)')
   let masterKey = e.SVC_MASTER_KEY
   let masterKeyFile: string | undefined
   if (!masterKey) {
@@ -131,7 +190,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisUrl: e.REDIS_URL,
     publicUrl: (e.SVC_PUBLIC_URL ?? `http://${e.HOST}:${port}`).replace(/\/$/, ''),
     publicUrlExplicit: e.SVC_PUBLIC_URL !== undefined,
-    allowPrivateHosts: e.SVC_ALLOW_PRIVATE_HOSTS.split(',').map((s) => s.trim()).filter(Boolean),
+    allowPrivateHosts: e.SVC_ALLOW_PRIVATE_HOSTS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     chatEngine: e.SVC_CHAT_ENGINE,
     telephony: e.SVC_TELEPHONY,
     mail: e.SVC_MAIL,
@@ -142,10 +203,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     crawlDeadlineMs: Number(e.SVC_CRAWL_DEADLINE_SECONDS) * 1000,
     rateLimits: counts(e.SVC_RATE_LIMITS),
     quotas: counts(e.SVC_QUOTAS),
-    mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',').map((s) => s.trim().replace(/\/$/, '')).filter(Boolean),
+    mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',')
+      .map((s) => s.trim().replace(/\/$/, ''))
+      .filter(Boolean),
     oauthAccessTtlSeconds: Number(e.SVC_OAUTH_ACCESS_TTL_SECONDS),
     oauthRefreshGraceSeconds: Number(e.SVC_OAUTH_REFRESH_GRACE_SECONDS),
-    trustedProxies: e.SVC_TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean),
+    trustedProxies: e.SVC_TRUSTED_PROXIES.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
   }
   return cached
 }

@@ -1,8 +1,32 @@
-declare module '#svc/migrations' { const m: { name: string; sql: string }[]; export default m }
-declare module '#svc/jobs' { const m: import('./kit/job').JobDefinition[]; export default m }
-declare module '#svc/capabilities' { const m: import('./kit/capability').Capability[]; export default m }
-declare module '#svc/providers/chat' { const m: import('./kit/chat-engine').ChatEngine[]; export default m }
-declare module '#svc/providers/voice' { const m: import('./kit/voice').VoiceProvider[]; export default m }
-declare module '#svc/providers/telephony' { const m: import('./kit/telephony').Telephony[]; export default m }
-declare module '#svc/providers/mail' { const m: import('./kit/mailer').Mailer[]; export default m }
-declare module '#svc/extract-worker' { const url: string; export default url }
+declare module '#svc/migrations' {
+  const m: { name: string; sql: string }[]
+  export default m
+}
+declare module '#svc/jobs' {
+  const m: import('./kit/job').JobDefinition[]
+  export default m
+}
+declare module '#svc/capabilities' {
+  const m: import('./kit/capability').Capability[]
+  export default m
+}
+declare module '#svc/providers/chat' {
+  const m: import('./kit/chat-engine').ChatEngine[]
+  export default m
+}
+declare module '#svc/providers/voice' {
+  const m: import('./kit/voice').VoiceProvider[]
+  export default m
+}
+declare module '#svc/providers/telephony' {
+  const m: import('./kit/telephony').Telephony[]
+  export default m
+}
+declare module '#svc/providers/mail' {
+  const m: import('./kit/mailer').Mailer[]
+  export default m
+}
+declare module '#svc/extract-worker' {
+  const url: string
+  export default url
+}

@@ -10,7 +10,9 @@ describe('requirements manifest', () => {
 
   it('the foundation rules are all proven', () => {
     const cited = citedIds()
-    const foundation = Object.keys(requirements).filter((id) => /^(envelope|conventions|errors|cursor|health|openapi|docs|storage|jobs|plugins)\./.test(id))
+    const foundation = Object.keys(requirements).filter((id) =>
+      /^(envelope|conventions|errors|cursor|health|openapi|docs|storage|jobs|plugins)\./.test(id),
+    )
     expect(foundation.filter((id) => !cited.has(id))).toEqual([])
     console.log(coverageReport())
   })

@@ -6,7 +6,9 @@ import { requirements } from './requirements'
 const TEST_DIR = resolve(import.meta.dirname)
 
 function testFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : []))
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : [],
+  )
 }
 
 export function citedIds(): Map<string, string[]> {
@@ -14,7 +16,8 @@ export function citedIds(): Map<string, string[]> {
   for (const file of testFiles(TEST_DIR)) {
     const src = readFileSync(file, 'utf8')
     for (const call of src.matchAll(/verifies\(([^)]*)\)/g)) {
-      for (const id of call[1].matchAll(/'([^']+)'/g)) cited.set(id[1], [...(cited.get(id[1]) ?? []), file.slice(TEST_DIR.length + 1)])
+      for (const id of call[1].matchAll(/'([^']+)'/g))
+        cited.set(id[1], [...(cited.get(id[1]) ?? []), file.slice(TEST_DIR.length + 1)])
     }
   }
   return cited

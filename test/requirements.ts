@@ -1,192 +1,769 @@
 // The requirements manifest: one entry per contract rule (../shared/spec/contract.md and decisions.md).
 // Tests cite what they prove with verifies('<id>'); test/coverage.test.ts and the end of `npm test`
 // report which rules no test cites yet. Pure data: keep the ids stable once cited.
-export interface Requirement { source: string; behavior: string }
+export interface Requirement {
+  source: string
+  behavior: string
+}
 
 export const requirements = {
   // Conventions and envelopes
-  'envelope.single': { source: 'contract Envelopes', behavior: 'A single object is the object plus meta {request_id, environment}.' },
-  'envelope.list': { source: 'contract Envelopes', behavior: 'A list is data[], pagination {limit, has_more, next_cursor}, meta.' },
-  'envelope.error': { source: 'contract Envelopes; Errors', behavior: 'Every non-2xx is error {code, message, field, request_id} plus meta.' },
-  'envelope.environment': { source: 'contract Envelopes', behavior: 'meta.environment is production on every response, errors included.' },
-  'conventions.request-id': { source: 'contract Conventions', behavior: 'Every response carries X-Request-Id; a printable client value of at most 64 characters is used, otherwise req_… is minted.' },
+  'envelope.single': {
+    source: 'contract Envelopes',
+    behavior: 'A single object is the object plus meta {request_id, environment}.',
+  },
+  'envelope.list': {
+    source: 'contract Envelopes',
+    behavior: 'A list is data[], pagination {limit, has_more, next_cursor}, meta.',
+  },
+  'envelope.error': {
+    source: 'contract Envelopes; Errors',
+    behavior: 'Every non-2xx is error {code, message, field, request_id} plus meta.',
+  },
+  'envelope.environment': {
+    source: 'contract Envelopes',
+    behavior: 'meta.environment is production on every response, errors included.',
+  },
+  'conventions.request-id': {
+    source: 'contract Conventions',
+    behavior:
+      'Every response carries X-Request-Id; a printable client value of at most 64 characters is used, otherwise req_… is minted.',
+  },
   'conventions.no-store': { source: 'contract Conventions', behavior: 'Responses are Cache-Control: no-store.' },
-  'conventions.timestamps': { source: 'contract Conventions', behavior: 'Timestamps are ISO-8601 UTC with Z, in and out; bad input is 400 invalid_date.' },
-  'conventions.ids': { source: 'contract Conventions', behavior: 'Ids are prefixed strings prefix_<n>; a malformed id parameter is 400 invalid_id.' },
-  'conventions.base-path-alias': { source: 'decisions Base path', behavior: '/api/v1 serves the same handlers as /v1.' },
+  'conventions.timestamps': {
+    source: 'contract Conventions',
+    behavior: 'Timestamps are ISO-8601 UTC with Z, in and out; bad input is 400 invalid_date.',
+  },
+  'conventions.ids': {
+    source: 'contract Conventions',
+    behavior: 'Ids are prefixed strings prefix_<n>; a malformed id parameter is 400 invalid_id.',
+  },
+  'conventions.base-path-alias': {
+    source: 'decisions Base path',
+    behavior: '/api/v1 serves the same handlers as /v1.',
+  },
   // Generic errors
-  'errors.not_found': { source: 'decisions Generic 404', behavior: 'Unknown route is 404 not_found with the error envelope, never echoing the path.' },
-  'errors.method_not_allowed': { source: 'decisions Generic errors', behavior: 'Wrong method is 405 method_not_allowed with Allow.' },
+  'errors.not_found': {
+    source: 'decisions Generic 404',
+    behavior: 'Unknown route is 404 not_found with the error envelope, never echoing the path.',
+  },
+  'errors.method_not_allowed': {
+    source: 'decisions Generic errors',
+    behavior: 'Wrong method is 405 method_not_allowed with Allow.',
+  },
   'errors.invalid_json': { source: 'decisions Generic errors', behavior: 'Malformed JSON is 400 invalid_json.' },
-  'errors.unsupported_media_type': { source: 'decisions Generic errors', behavior: 'A non-JSON body on a JSON route is 415 unsupported_media_type.' },
-  'errors.unsupported_field': { source: 'contract Endpoints', behavior: 'An unknown body key is 400 unsupported_field naming the key.' },
+  'errors.unsupported_media_type': {
+    source: 'decisions Generic errors',
+    behavior: 'A non-JSON body on a JSON route is 415 unsupported_media_type.',
+  },
+  'errors.unsupported_field': {
+    source: 'contract Endpoints',
+    behavior: 'An unknown body key is 400 unsupported_field naming the key.',
+  },
   'errors.empty_update': { source: 'contract Endpoints', behavior: 'An empty patch body is 400 empty_update.' },
   'errors.validation_error': { source: 'contract Errors', behavior: 'A bad value is 400 validation_error with field.' },
-  'errors.unsupported_filter': { source: 'contract Errors', behavior: 'An unknown query parameter is 400 unsupported_filter.' },
-  'errors.payload_too_large': { source: 'contract Limits', behavior: 'JSON body above 2 MB or upload above 10 MB is 413 payload_too_large, refused while streaming.' },
-  'errors.internal_error': { source: 'decisions Generic errors', behavior: 'Unexpected failures are 500 internal_error with no internals; random input never causes a 500.' },
-  'cursor.signed-and-bound': { source: 'contract GET /conversations rule 3', behavior: 'next_cursor is signed and bound to filter set, sort, limit and credential; other use is 400 invalid_cursor.' },
+  'errors.unsupported_filter': {
+    source: 'contract Errors',
+    behavior: 'An unknown query parameter is 400 unsupported_filter.',
+  },
+  'errors.payload_too_large': {
+    source: 'contract Limits',
+    behavior: 'JSON body above 2 MB or upload above 10 MB is 413 payload_too_large, refused while streaming.',
+  },
+  'errors.internal_error': {
+    source: 'decisions Generic errors',
+    behavior: 'Unexpected failures are 500 internal_error with no internals; random input never causes a 500.',
+  },
+  'cursor.signed-and-bound': {
+    source: 'contract GET /conversations rule 3',
+    behavior:
+      'next_cursor is signed and bound to filter set, sort, limit and credential; other use is 400 invalid_cursor.',
+  },
   // Platform
-  'health.body': { source: 'contract Health', behavior: 'GET /health answers status, version 1.0.0, time and components {api, db, transcripts, summaries, webhooks, media}.' },
-  'health.down': { source: 'contract Platform', behavior: 'GET /health answers 503 with the Health body when the database is unreachable.' },
+  'health.body': {
+    source: 'contract Health',
+    behavior:
+      'GET /health answers status, version 1.0.0, time and components {api, db, transcripts, summaries, webhooks, media}.',
+  },
+  'health.down': {
+    source: 'contract Platform',
+    behavior: 'GET /health answers 503 with the Health body when the database is unreachable.',
+  },
   'health.public': { source: 'contract Platform', behavior: 'Platform routes need no credential and are unmetered.' },
-  'openapi.document': { source: 'contract Platform', behavior: 'GET /openapi.json and /openapi.yaml describe every route (OpenAPI 3.1) with scope and errors.' },
-  'docs.reference': { source: 'contract Platform', behavior: 'GET /docs, /docs/all.md, /docs/pages, /docs/pages/{name}.md and /docs/download serve the reference.' },
-  'storage.migrations': { source: 'issue 2 Storage', behavior: 'Committed SQL migrations apply at boot on PGlite and PostgreSQL; data survives a restart.' },
-  'jobs.durable': { source: 'issue 2 Job queue', behavior: 'Jobs live in the database, survive a restart and are processed after it.' },
-  'plugins.registry': { source: 'issue 2 Plugin registries', behavior: 'Each plugin registry rejects a duplicate name at boot with a clear message.' },
-  'plugins.contract': { source: 'architecture rule 6; issue 4 Capabilities', behavior: 'Every file of capabilities/ and providers/chat|voice passes its kind\'s contract suite; adding one is one file plus its test.' },
-  'engine.local': { source: 'decisions Chat engine local', behavior: 'The local engine is offline and deterministic: extractive summary, template greeting and prompts, lexical answers, tools by intent, unanswered when nothing matches, model local-retrieval-1.' },
-  'engine.openai': { source: 'decisions SVC_CHAT_ENGINE', behavior: 'The openai engine speaks any OpenAI-compatible /chat/completions endpoint (OPENAI_BASE_URL, OPENAI_API_KEY), maps tools, retries once on 429/5xx.' },
+  'openapi.document': {
+    source: 'contract Platform',
+    behavior: 'GET /openapi.json and /openapi.yaml describe every route (OpenAPI 3.1) with scope and errors.',
+  },
+  'docs.reference': {
+    source: 'contract Platform',
+    behavior: 'GET /docs, /docs/all.md, /docs/pages, /docs/pages/{name}.md and /docs/download serve the reference.',
+  },
+  'storage.migrations': {
+    source: 'issue 2 Storage',
+    behavior: 'Committed SQL migrations apply at boot on PGlite and PostgreSQL; data survives a restart.',
+  },
+  'jobs.durable': {
+    source: 'issue 2 Job queue',
+    behavior: 'Jobs live in the database, survive a restart and are processed after it.',
+  },
+  'plugins.registry': {
+    source: 'issue 2 Plugin registries',
+    behavior: 'Each plugin registry rejects a duplicate name at boot with a clear message.',
+  },
+  'plugins.contract': {
+    source: 'architecture rule 6; issue 4 Capabilities',
+    behavior:
+      "Every file of capabilities/ and providers/chat|voice passes its kind's contract suite; adding one is one file plus its test.",
+  },
+  'engine.local': {
+    source: 'decisions Chat engine local',
+    behavior:
+      'The local engine is offline and deterministic: extractive summary, template greeting and prompts, lexical answers, tools by intent, unanswered when nothing matches, model local-retrieval-1.',
+  },
+  'engine.openai': {
+    source: 'decisions SVC_CHAT_ENGINE',
+    behavior:
+      'The openai engine speaks any OpenAI-compatible /chat/completions endpoint (OPENAI_BASE_URL, OPENAI_API_KEY), maps tools, retries once on 429/5xx.',
+  },
   // Authentication
-  'auth.missing_credentials': { source: 'contract Authentication', behavior: 'No header or another scheme is 401 missing_credentials.' },
-  'auth.invalid_credentials': { source: 'contract Authentication', behavior: 'Unknown, malformed or revoked credential is 401 invalid_credentials.' },
+  'auth.missing_credentials': {
+    source: 'contract Authentication',
+    behavior: 'No header or another scheme is 401 missing_credentials.',
+  },
+  'auth.invalid_credentials': {
+    source: 'contract Authentication',
+    behavior: 'Unknown, malformed or revoked credential is 401 invalid_credentials.',
+  },
   'auth.expired_token': { source: 'contract Authentication', behavior: 'A key past expiry is 401 expired_token.' },
-  'auth.ip-failure-limit': { source: 'contract Authentication', behavior: 'Unauthenticated failures are limited to 20 per minute per IP (429 rate_limited, Retry-After).' },
-  'auth.master-key': { source: 'contract Credential types', behavior: 'The master key has implicit scopes admin:all_accounts, users:manage, credentials:manage, accounts:read, audit:read.' },
-  'auth.personal-key-format': { source: 'contract Credential types', behavior: 'Personal keys are svc_sk_live_ + 43 base64url characters; only the SHA-256 is stored; key_prefix is 24 characters.' },
+  'auth.ip-failure-limit': {
+    source: 'contract Authentication',
+    behavior: 'Unauthenticated failures are limited to 20 per minute per IP (429 rate_limited, Retry-After).',
+  },
+  'auth.master-key': {
+    source: 'contract Credential types',
+    behavior:
+      'The master key has implicit scopes admin:all_accounts, users:manage, credentials:manage, accounts:read, audit:read.',
+  },
+  'auth.personal-key-format': {
+    source: 'contract Credential types',
+    behavior:
+      'Personal keys are svc_sk_live_ + 43 base64url characters; only the SHA-256 is stored; key_prefix is 24 characters.',
+  },
   'auth.scope': { source: 'contract Scopes', behavior: 'A route without its scope is 403 insufficient_scope.' },
-  'auth.invalid_scope': { source: 'contract Scopes', behavior: 'An unknown or ungrantable scope is 400 invalid_scope field scopes; master-only scopes never on personal keys.' },
-  'auth.account-resolution': { source: 'contract Account resolution', behavior: 'Query account_id, body account_id, X-Svc-Account, then home; any account not on the credential is 403 forbidden_account.' },
-  'auth.master-data-route': { source: 'contract Account resolution', behavior: 'The master key on a data route without X-Svc-Account is 403 forbidden_account; with it the audit row has cross_account true.' },
-  'auth.ip_allowlist': { source: 'contract Other rules', behavior: 'A request outside ip_allowlist is 403 ip_not_allowed; the client IP is the first hop of X-Forwarded-For.' },
-  'auth.expiry-warning': { source: 'contract Other rules', behavior: 'Within 30 days of expiry every response carries X-Svc-Key-Expires-In: <n>d.' },
-  'rate.headers': { source: 'contract Limits', behavior: 'Metered responses carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.' },
-  'rate.limited': { source: 'contract Limits', behavior: 'Past its class limit a credential gets 429 rate_limited with Retry-After.' },
+  'auth.invalid_scope': {
+    source: 'contract Scopes',
+    behavior:
+      'An unknown or ungrantable scope is 400 invalid_scope field scopes; master-only scopes never on personal keys.',
+  },
+  'auth.account-resolution': {
+    source: 'contract Account resolution',
+    behavior:
+      'Query account_id, body account_id, X-Svc-Account, then home; any account not on the credential is 403 forbidden_account.',
+  },
+  'auth.master-data-route': {
+    source: 'contract Account resolution',
+    behavior:
+      'The master key on a data route without X-Svc-Account is 403 forbidden_account; with it the audit row has cross_account true.',
+  },
+  'auth.ip_allowlist': {
+    source: 'contract Other rules',
+    behavior:
+      'A request outside ip_allowlist is 403 ip_not_allowed; the client IP is the first hop of X-Forwarded-For.',
+  },
+  'auth.expiry-warning': {
+    source: 'contract Other rules',
+    behavior: 'Within 30 days of expiry every response carries X-Svc-Key-Expires-In: <n>d.',
+  },
+  'rate.headers': {
+    source: 'contract Limits',
+    behavior: 'Metered responses carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.',
+  },
+  'rate.limited': {
+    source: 'contract Limits',
+    behavior: 'Past its class limit a credential gets 429 rate_limited with Retry-After.',
+  },
   // Users, credentials, accounts, audit
-  'users.create': { source: 'contract Users', behavior: 'POST /users creates user, subscription and account settings in one transaction; trial sets plan_expires_at 30 days out.' },
-  'users.validation': { source: 'contract Users', behavior: 'POST /users: invalid_email, validation_error (plan, currency_code), unsupported_field; 409 email_exists.' },
+  'users.create': {
+    source: 'contract Users',
+    behavior:
+      'POST /users creates user, subscription and account settings in one transaction; trial sets plan_expires_at 30 days out.',
+  },
+  'users.validation': {
+    source: 'contract Users',
+    behavior:
+      'POST /users: invalid_email, validation_error (plan, currency_code), unsupported_field; 409 email_exists.',
+  },
   'users.read': { source: 'contract Users', behavior: 'GET /users/{usr} answers the User; unknown is 404.' },
-  'users.list': { source: 'contract Users', behavior: 'GET /users lists newest first, keyset on (created_at, id), filters status and updated_since.' },
-  'users.patch': { source: 'contract Users', behavior: 'PATCH /users/{usr}: status, external_ids merge with null clearing, limits, retention; status trial is 400.' },
-  'credentials.create': { source: 'contract Users and credentials', behavior: 'POST /users/{usr}/credentials answers 201 with the secret once.' },
-  'credentials.rotate': { source: 'contract States', behavior: 'Rotate mints a successor with the same scopes, account_ids, allowlist; the predecessor expires after 7 days of grace.' },
-  'credentials.revoke': { source: 'contract States', behavior: 'DELETE /credentials/{key} revokes at once; the next request is 401 invalid_credentials.' },
-  'accounts.read': { source: 'contract Accounts', behavior: 'GET /accounts and /accounts/{acc} answer the Account; another tenant is 404 or 403.' },
-  'accounts.patch': { source: 'contract Accounts', behavior: 'PATCH /accounts/{acc} takes external_ids, default_redaction, transcript_retention_days.' },
-  'accounts.limits': { source: 'contract Account limits', behavior: 'GET /accounts/{acc}/limits answers quotas and rate limits.' },
-  'accounts.usage': { source: 'contract Accounts', behavior: 'GET /accounts/{acc}/usage needs from and to, groups by up to three dimensions.' },
+  'users.list': {
+    source: 'contract Users',
+    behavior: 'GET /users lists newest first, keyset on (created_at, id), filters status and updated_since.',
+  },
+  'users.patch': {
+    source: 'contract Users',
+    behavior:
+      'PATCH /users/{usr}: status, external_ids merge with null clearing, limits, retention; status trial is 400.',
+  },
+  'credentials.create': {
+    source: 'contract Users and credentials',
+    behavior: 'POST /users/{usr}/credentials answers 201 with the secret once.',
+  },
+  'credentials.rotate': {
+    source: 'contract States',
+    behavior:
+      'Rotate mints a successor with the same scopes, account_ids, allowlist; the predecessor expires after 7 days of grace.',
+  },
+  'credentials.revoke': {
+    source: 'contract States',
+    behavior: 'DELETE /credentials/{key} revokes at once; the next request is 401 invalid_credentials.',
+  },
+  'accounts.read': {
+    source: 'contract Accounts',
+    behavior: 'GET /accounts and /accounts/{acc} answer the Account; another tenant is 404 or 403.',
+  },
+  'accounts.patch': {
+    source: 'contract Accounts',
+    behavior: 'PATCH /accounts/{acc} takes external_ids, default_redaction, transcript_retention_days.',
+  },
+  'accounts.limits': {
+    source: 'contract Account limits',
+    behavior: 'GET /accounts/{acc}/limits answers quotas and rate limits.',
+  },
+  'accounts.usage': {
+    source: 'contract Accounts',
+    behavior: 'GET /accounts/{acc}/usage needs from and to, groups by up to three dimensions.',
+  },
   'accounts.balance': { source: 'contract Balance', behavior: 'GET /accounts/{acc}/balance answers the Balance.' },
-  'audit.rows': { source: 'contract Audit', behavior: 'One audit row per metered request; platform routes are not audited; path never holds the query.' },
-  'audit.csv': { source: 'contract Audit', behavior: 'GET /audit?format=csv streams up to 50000 rows with the listed columns.' },
+  'audit.rows': {
+    source: 'contract Audit',
+    behavior: 'One audit row per metered request; platform routes are not audited; path never holds the query.',
+  },
+  'audit.csv': {
+    source: 'contract Audit',
+    behavior: 'GET /audit?format=csv streams up to 50000 rows with the listed columns.',
+  },
   'tenancy.isolation': { source: 'contract Account resolution', behavior: 'Resources of another account answer 404.' },
   // Dashboard origin (decisions "Dashboard origin"; contract "Session-authenticated routes")
-  'dashboard.login': { source: 'decisions Dashboard origin', behavior: 'POST /api/auth/login checks e-mail (case-insensitive) and password, answers a session token and sets svc_session (HttpOnly, SameSite=Lax, Secure outside localhost); a wrong e-mail or password is 401 invalid_credentials with one message.' },
-  'dashboard.login-failure-limit': { source: 'contract Authentication; decisions Dashboard origin', behavior: 'Failed logins count against the 20 per minute per IP failure limit; past it, login answers 429 rate_limited with Retry-After even for the right password.' },
-  'dashboard.session': { source: 'decisions Dashboard origin', behavior: 'Dashboard routes take the svc_session cookie or Authorization: Session <token>; logout, expiry or suspension ends the session (401).' },
-  'dashboard.refuses-api-keys': { source: 'decisions Dashboard origin', behavior: 'An API key (personal or master) on a dashboard route is 401.' },
-  'dashboard.login-links': { source: 'contract Partners and login; decisions Dashboard origin', behavior: 'POST /users/{usr}/login-links mints a single-use 15-minute link; redeeming it answers a session; used, expired or unknown is 401 invalid_credentials.' },
-  'dashboard.api-keys': { source: 'contract Session-authenticated routes', behavior: 'The session routes list, create, edit, rotate and revoke the logged-in user\'s personal live keys; account_id, account_ids and user_id are ignored; master-only scopes are 400 invalid_scope; other people\'s keys are 404.' },
-  'dashboard.api-keys-patch': { source: 'contract Session-authenticated routes', behavior: 'PATCH takes scopes (whole set, catalogue check) and expires_in_days (1 to 365 from now), at least one (else 400 validation_error); the secret never changes; a revoked key is 400; a scope removal takes effect on the next request.' },
-  'idempotency.header': { source: 'decisions Idempotency-Key header', behavior: 'A POST with a reused Idempotency-Key replays the stored answer with Idempotent-Replayed: true, or 409 idempotency_key_reused for another body.' },
+  'dashboard.login': {
+    source: 'decisions Dashboard origin',
+    behavior:
+      'POST /api/auth/login checks e-mail (case-insensitive) and password, answers a session token and sets svc_session (HttpOnly, SameSite=Lax, Secure outside localhost); a wrong e-mail or password is 401 invalid_credentials with one message.',
+  },
+  'dashboard.login-failure-limit': {
+    source: 'contract Authentication; decisions Dashboard origin',
+    behavior:
+      'Failed logins count against the 20 per minute per IP failure limit; past it, login answers 429 rate_limited with Retry-After even for the right password.',
+  },
+  'dashboard.session': {
+    source: 'decisions Dashboard origin',
+    behavior:
+      'Dashboard routes take the svc_session cookie or Authorization: Session <token>; logout, expiry or suspension ends the session (401).',
+  },
+  'dashboard.refuses-api-keys': {
+    source: 'decisions Dashboard origin',
+    behavior: 'An API key (personal or master) on a dashboard route is 401.',
+  },
+  'dashboard.login-links': {
+    source: 'contract Partners and login; decisions Dashboard origin',
+    behavior:
+      'POST /users/{usr}/login-links mints a single-use 15-minute link; redeeming it answers a session; used, expired or unknown is 401 invalid_credentials.',
+  },
+  'dashboard.api-keys': {
+    source: 'contract Session-authenticated routes',
+    behavior:
+      "The session routes list, create, edit, rotate and revoke the logged-in user's personal live keys; account_id, account_ids and user_id are ignored; master-only scopes are 400 invalid_scope; other people's keys are 404.",
+  },
+  'dashboard.api-keys-patch': {
+    source: 'contract Session-authenticated routes',
+    behavior:
+      'PATCH takes scopes (whole set, catalogue check) and expires_in_days (1 to 365 from now), at least one (else 400 validation_error); the secret never changes; a revoked key is 400; a scope removal takes effect on the next request.',
+  },
+  'idempotency.header': {
+    source: 'decisions Idempotency-Key header',
+    behavior:
+      'A POST with a reused Idempotency-Key replays the stored answer with Idempotent-Replayed: true, or 409 idempotency_key_reused for another body.',
+  },
   // Agents, knowledge, conversations, webhooks, MCP
-  'catalogue.voices': { source: 'contract Widget and voice', behavior: 'GET /voices lists every provider\'s voices (voice_id, name, locale, gender, preview_url, provider, model), filtered by provider and locale.' },
-  'catalogue.capabilities': { source: 'contract Lifecycle step 9', behavior: 'GET /capabilities and /outbound-capabilities list the registered capabilities with JSON Schema parameters, needs and api_chat.' },
-  'agents.build': { source: 'contract Lifecycle step 2', behavior: 'POST /accounts/{acc}/agents/build answers 202 and runs crawl, summary, greeting, instructions.' },
-  'agents.patch-whitelist': { source: 'contract Agent', behavior: 'PATCH /agents/{agt} takes exactly the 43 whitelisted fields and bumps agent_version at most once for behavioural ones.' },
-  'agents.read': { source: 'contract Agent; Agents and prompts', behavior: 'GET /agents/{agt} answers every documented key (null when unknown) with nested voice and widget (has_public_token, never the token) and the resolved model; GET /accounts/{acc}/agents answers {account_id, agents[], meta} with enriched summaries.' },
-  'agents.aliases': { source: 'contract Aliases', behavior: 'GET and PATCH /accounts/{acc}/agents/{agt} and POST /accounts/{acc}/agents/{agt}/prompt behave as the flat forms.' },
-  'agents.widget': { source: 'contract Widget; States Widget token', behavior: 'A widget token is minted when allowed_domains becomes non-empty; only GET widget shows it; regenerate-token replaces it at once; widget patches do not bump agent_version.' },
-  'agents.voice': { source: 'contract Voice configuration; Widget and voice', behavior: 'PATCH /agents/{agt}/voice bumps agent_version and mirrors voice_id, voice_locale, speaking_rate, barge_in and style onto the agent.' },
-  'agents.refinement-rules': { source: 'contract Lifecycle step 8; issue 4 Refinement rules', behavior: 'Refinement rules are stored normalised with repeats reported as duplicates; conflicts with other rules and with the prompts are reported (the rules are still saved); the prompt-space cost of each rule is shown; injectRules appends them to every surface prompt.' },
-  'agents.capabilities': { source: 'contract Lifecycle step 9; issue 4 Capabilities', behavior: 'PATCH /agents/{agt} refuses an unregistered capability (field capabilities.<i>) and an enabled capability whose completion is missing or malformed (400 validation_error field capability_settings.<key>), writing nothing.' },
-  'agents.versions': { source: 'contract GET /agent-versions', behavior: 'GET /agent-versions lists deploy markers newest first, keyset on (deployed_at, id), filtered by account_id, agent_id, from and to.' },
-  'tenancy.agents': { source: 'contract Account resolution; Errors', behavior: 'An agent of another account answers 404 agent_not_found; the master key needs X-Svc-Account on agent routes (else 403 forbidden_account).' },
-  'agents.prompts': { source: 'contract Agents and prompts', behavior: 'Prompt versions are immutable; deploy and restore bump agent_version; labels unique per agent.' },
-  'kb.documents': { source: 'contract Knowledge base', behavior: 'POST kb/documents answers 202 processing; ingestion moves it to indexed or failed.' },
-  'kb.keep-verbatim-flags': { source: 'contract Lifecycle step 4; decisions Knowledge create', behavior: 'keep_verbatim and verbatim_in_calls are set on create or by PATCH kb/documents/{doc}; a text opening with IMPORTANT INSTRUCTION FOR AI ASSISTANT is keep-as-is automatically.' },
-  'kb.crawl': { source: 'contract States KB document; decisions Knowledge create', behavior: '{url, mode: site} answers 202 with doc_id null and a crawl_id, and its pages appear as doc_c documents; a page that cannot be fetched fails with an error.' },
-  'tenancy.kb': { source: 'contract Account resolution', behavior: "Another account's agent or document answers 404 on the kb/documents routes." },
-  'kb.verbatim': { source: 'contract Runtime knowledge rules 3', behavior: 'Keep-as-is caps: chat 1,000,000, calls 270,000 characters, verbatim_in_calls first.' },
-  'kb.url-safety': { source: 'issue 4 URL safety; decisions SVC_ALLOW_PRIVATE_HOSTS', behavior: 'Only http(s) URLs are fetched; private, loopback, link-local, unique-local and service hosts are 400 invalid_url, checked on the resolved addresses of every request and redirect and connected to as checked; SVC_ALLOW_PRIVATE_HOSTS exempts named hosts; every fetch has a timeout and a size cap.' },
-  'kb.crawler': { source: 'issue 4 Crawl', behavior: 'The crawler stays on the site, honours robots.txt, caps pages per plan and depth, and turns HTML into clean text.' },
-  'kb.reindex': { source: 'contract States', behavior: 'POST kb/reindex answers 202 rebuild_requested; success shows pending_sources 0 and version moved.' },
-  'kb.summary': { source: 'contract Lifecycle step 6; States KB summary', behavior: 'GET/PATCH kb/summary read or replace the text (kb:read, kb:write); a manual replace moves the version, keeps stale, and the next reindex overwrites it.' },
-  'kb.status': { source: 'contract Knowledge status', behavior: 'GET kb/status shows summary {status, stale, last_job, pending_sources, version}, crawl, vector_sync null and keep-as-is sizes per surface with calls.dropped; stale never clears on its own.' },
-  'kb.assembly': { source: 'issue 5 Runtime prompt assembly; contract Runtime knowledge rules 1–3', behavior: 'One pure function builds the knowledge block of a surface: the summary, then the keep-as-is texts in order within the surface cap.' },
-  'conversations.create': { source: 'contract POST /conversations', behavior: 'POST /conversations answers 201 with the listed fields, stamps agent_version, prompt_version, model.' },
-  'conversations.messages': { source: 'contract Other conversation routes', behavior: 'POST messages answers {turn, usage}; 409 turn_in_progress while a turn runs.' },
-  'conversations.greeting': { source: 'contract POST /conversations', behavior: 'send_greeting writes turn 0 (greeting, latency_ms null) in the order greeting_initial, public_chat_greeting, greeting, generic; identity, custom and external_session_id apply first.' },
-  'conversations.identity': { source: 'decisions Identity validation', behavior: 'identity values of the wrong type are 400 invalid_type naming the key; bad email invalid_email; non-E.164 phone invalid_phone; identify merges.' },
-  'conversations.knowledge': { source: 'contract Runtime knowledge rules 1, 2, 5', behavior: 'Chat answers from the knowledge summary plus keep-as-is documents on the one configured engine; unanswered when nothing matches.' },
-  'conversations.tools': { source: 'contract Lifecycle step 11; issue 6 Tools', behavior: 'An API-chat capability the engine calls runs for real: the record is stored on the conversation, e-mailed through the mailer (outbox by default) and the turn records the call and result.' },
-  'conversations.idempotency': { source: 'decisions Idempotency', behavior: 'POST messages idempotency_key: same text replays the stored response with Idempotent-Replayed: true and no new turn or bill; other text 409 idempotency_key_reused.' },
-  'conversations.end': { source: 'decisions Conversation end', behavior: 'POST end sets completed and ended_at, emits conversation.ended once, and the summary job writes the structured summary and summary.ready.' },
-  'conversations.billing': { source: 'contract States Subscription; Limits', behavior: 'A balance check on create and every turn answers 402 payment_required when blocked; usage rows per session carry tokens and cost.' },
-  'mail.outbox': { source: 'decisions SVC_MAIL', behavior: 'The default outbox mailer stores each e-mail; GET /mail/outbox lists the account\'s messages newest first.' },
-  'conversations.list': { source: 'contract GET /conversations', behavior: 'GET /conversations filters, default 30-day window, keyset cursor bound to the query.' },
-  'conversations.deleted': { source: 'decisions Soft delete', behavior: 'Soft-deleted conversations answer 410 and appear in GET /conversations/deleted.' },
-  'conversations.read': { source: 'contract GET /conversations/{conv}, Other conversation routes', behavior: 'Detail with include and transcript_format=text; 404 for another account; 410 conversation_deleted; summaries-only keys use /summary; recording 404 or a signed URL.' },
-  'conversations.redaction': { source: 'decisions Redaction', behavior: 'redact masks e-mails, phone numbers, Luhn-valid card numbers and IBANs keeping the last 2 characters; default from the account default_redaction.' },
-  'conversations.import': { source: 'contract Other conversation routes; runtime rule 4', behavior: 'POST /conversations/import creates a completed conv_u conversation with its summary; the last 3 calls within 30 days feed the inbound phone history block.' },
-  'conversations.retention': { source: 'decisions Retention key, Soft delete', behavior: 'The retention sweep soft-deletes conversations older than transcript_retention_days with tombstones (reason retention) and conversation.deleted events.' },
-  'metrics.conversations': { source: 'contract Metrics paths; Lifecycle step 13; issue 6', behavior: 'GET /metrics/conversations (metrics:read, rate class metrics) counts the non-deleted conversations of the window (default 30 days) per agent, agent_version or UTC day: conversations, completed, outcomes per Outcome, escalated, unanswered rate, latency percentiles (percentile_cont) and tokens, with the deploy markers of the window; another account is never counted.' },
-  'metrics.summary': { source: 'contract Metrics paths; issue 6', behavior: 'GET /metrics answers one overview object for the window: conversation figures, active agents, tokens, cost_usd and voice_seconds of the billed sessions.' },
-  'webhooks.signature': { source: 'contract Events rule 2', behavior: 'Deliveries are signed HMAC-SHA256 over "<timestamp>.<body>" with the whsec_ secret.' },
-  'webhooks.retries': { source: 'decisions Retries', behavior: 'Failed deliveries retry on the schedule and can be replayed with the same event id.' },
-  'webhooks.endpoints': { source: 'contract Webhook endpoint; Webhooks', behavior: 'POST/GET/PATCH webhook endpoints (whk_<n>, environment live, api_version v1); the whsec_ secret is returned once on create and rotate.' },
-  'webhooks.secrets': { source: 'contract Other rules (secrets)', behavior: 'Webhook secrets are encrypted at rest and never returned by reads or listings.' },
-  'webhooks.retention': { source: 'developers guide (production use); docs/decisions.md Webhooks', behavior: 'Dispatched events are deleted after 7 days and final deliveries after 30; pending and retrying deliveries and recent history stay.' },
-  'webhooks.validation': { source: 'contract Endpoints; decisions Events', behavior: 'Unknown fields, empty patches, unknown event names and unsafe or non-https URLs (400 invalid_url) are refused.' },
-  'webhooks.events': { source: 'contract Events; decisions Conversation end', behavior: 'A real conversation delivers conversation.started, conversation.ended and summary.ready with the decisions payload.' },
-  'webhooks.delivery': { source: 'contract Events rule 1', behavior: 'Only enabled endpoints subscribed to the event type of the same account receive it.' },
-  'webhooks.rotation': { source: 'decisions Webhook signature', behavior: 'For 24 h after rotate-secret each delivery carries one v1= per active secret, new first.' },
-  'webhooks.test-ping': { source: 'contract Events rule 4', behavior: 'POST …/test sends a synchronous signed ping and reports the receiver status and latency.' },
-  'limits.webhook-tests': { source: 'decisions Default quotas', behavior: 'Test pings count against webhook_tests (50 a day); past it 429 quota_exceeded with Retry-After.' },
-  'webhooks.deliveries-list': { source: 'contract Webhooks; decisions List pages', behavior: 'GET /webhooks/deliveries filters by endpoint, event, status and since, with a signed keyset cursor, and shows every attempt.' },
-  'webhooks.tenancy': { source: 'contract Account resolution', behavior: "Another account's webhook endpoint or delivery answers 404." },
-  'webhooks.at-least-once': { source: 'decisions Events; issue 7', behavior: 'An event survives a SIGKILL between its commit and its delivery and reaches the receiver after a restart (same event id).' },
-  'webhooks.docs': { source: 'issue 7', behavior: 'The Webhooks docs page explains the headers and shows a receiver that verifies the signature.' },
-  'mcp.connector': { source: 'contract Assistant connector', behavior: 'POST /mcp serves MCP statelessly with JSON responses; GET answers 405.' },
-  'mcp.auth': { source: 'decisions MCP and OAuth paths; mcp-oauth-notes §1.2', behavior: '/mcp authenticates like REST (resolvers, ip_allowlist, failed-auth limit); no or bad token is 401 with WWW-Authenticate Bearer resource_metadata and scope (error="invalid_token" for a bad one); the master key is refused; a scope the key lacks is a tool error, and tools/list hides those tools.' },
-  'mcp.tools': { source: 'issue 8 MCP connector', behavior: 'Each tool is one REST operation called in-process with the caller credential: input schema from the route schemas, REST data as structuredContent, REST errors as isError results with code and field, the same audit row.' },
-  'mcp.tenancy': { source: 'contract Tenant isolation', behavior: "Another tenant's agent through an MCP tool is a 404 not-found tool error." },
-  'oauth.server': { source: 'decisions OAuth client rules', behavior: 'DCR, authorization code with PKCE S256, rotating refresh tokens, revocation.' },
-  'oauth.discovery': { source: 'decisions MCP and OAuth paths', behavior: 'RFC 8414 metadata and RFC 9728 protected-resource metadata (root, /mcp, /v1/mcp); the issuer is the public origin string, byte-identical to authorization_servers[0] and to iss; /.well-known/openid-configuration is 404.' },
-  'oauth.access-token': { source: 'contract Credential types (svc_at_)', behavior: 'An svc_at_ token authenticates exactly as its connection key (scopes, home account, audit row); past its hour it is 401 expired_token; revoked key, revoked grant or disconnection is 401 invalid_credentials.' },
-  'oauth.connection': { source: 'decisions OAuth connection; Dashboard origin', behavior: 'Consent (dashboard session) mints a personal key with the approved scopes and the home account; the dashboard lists connections and disconnecting kills every token and the key at once.' },
-  'oauth.cors': { source: 'decisions MCP and OAuth paths; mcp-oauth-notes §8', behavior: 'Preflights and exposed WWW-Authenticate/Mcp-* headers on discovery, OAuth and /mcp paths; REST /v1 stays closed to other origins; a foreign Origin on /mcp is 403.' },
+  'catalogue.voices': {
+    source: 'contract Widget and voice',
+    behavior:
+      "GET /voices lists every provider's voices (voice_id, name, locale, gender, preview_url, provider, model), filtered by provider and locale.",
+  },
+  'catalogue.capabilities': {
+    source: 'contract Lifecycle step 9',
+    behavior:
+      'GET /capabilities and /outbound-capabilities list the registered capabilities with JSON Schema parameters, needs and api_chat.',
+  },
+  'agents.build': {
+    source: 'contract Lifecycle step 2',
+    behavior: 'POST /accounts/{acc}/agents/build answers 202 and runs crawl, summary, greeting, instructions.',
+  },
+  'agents.patch-whitelist': {
+    source: 'contract Agent',
+    behavior:
+      'PATCH /agents/{agt} takes exactly the 43 whitelisted fields and bumps agent_version at most once for behavioural ones.',
+  },
+  'agents.read': {
+    source: 'contract Agent; Agents and prompts',
+    behavior:
+      'GET /agents/{agt} answers every documented key (null when unknown) with nested voice and widget (has_public_token, never the token) and the resolved model; GET /accounts/{acc}/agents answers {account_id, agents[], meta} with enriched summaries.',
+  },
+  'agents.aliases': {
+    source: 'contract Aliases',
+    behavior:
+      'GET and PATCH /accounts/{acc}/agents/{agt} and POST /accounts/{acc}/agents/{agt}/prompt behave as the flat forms.',
+  },
+  'agents.widget': {
+    source: 'contract Widget; States Widget token',
+    behavior:
+      'A widget token is minted when allowed_domains becomes non-empty; only GET widget shows it; regenerate-token replaces it at once; widget patches do not bump agent_version.',
+  },
+  'agents.voice': {
+    source: 'contract Voice configuration; Widget and voice',
+    behavior:
+      'PATCH /agents/{agt}/voice bumps agent_version and mirrors voice_id, voice_locale, speaking_rate, barge_in and style onto the agent.',
+  },
+  'agents.refinement-rules': {
+    source: 'contract Lifecycle step 8; issue 4 Refinement rules',
+    behavior:
+      'Refinement rules are stored normalised with repeats reported as duplicates; conflicts with other rules and with the prompts are reported (the rules are still saved); the prompt-space cost of each rule is shown; injectRules appends them to every surface prompt.',
+  },
+  'agents.capabilities': {
+    source: 'contract Lifecycle step 9; issue 4 Capabilities',
+    behavior:
+      'PATCH /agents/{agt} refuses an unregistered capability (field capabilities.<i>) and an enabled capability whose completion is missing or malformed (400 validation_error field capability_settings.<key>), writing nothing.',
+  },
+  'agents.versions': {
+    source: 'contract GET /agent-versions',
+    behavior:
+      'GET /agent-versions lists deploy markers newest first, keyset on (deployed_at, id), filtered by account_id, agent_id, from and to.',
+  },
+  'tenancy.agents': {
+    source: 'contract Account resolution; Errors',
+    behavior:
+      'An agent of another account answers 404 agent_not_found; the master key needs X-Svc-Account on agent routes (else 403 forbidden_account).',
+  },
+  'agents.prompts': {
+    source: 'contract Agents and prompts',
+    behavior: 'Prompt versions are immutable; deploy and restore bump agent_version; labels unique per agent.',
+  },
+  'kb.documents': {
+    source: 'contract Knowledge base',
+    behavior: 'POST kb/documents answers 202 processing; ingestion moves it to indexed or failed.',
+  },
+  'kb.keep-verbatim-flags': {
+    source: 'contract Lifecycle step 4; decisions Knowledge create',
+    behavior:
+      'keep_verbatim and verbatim_in_calls are set on create or by PATCH kb/documents/{doc}; a text opening with IMPORTANT INSTRUCTION FOR AI ASSISTANT is keep-as-is automatically.',
+  },
+  'kb.crawl': {
+    source: 'contract States KB document; decisions Knowledge create',
+    behavior:
+      '{url, mode: site} answers 202 with doc_id null and a crawl_id, and its pages appear as doc_c documents; a page that cannot be fetched fails with an error.',
+  },
+  'tenancy.kb': {
+    source: 'contract Account resolution',
+    behavior: "Another account's agent or document answers 404 on the kb/documents routes.",
+  },
+  'kb.verbatim': {
+    source: 'contract Runtime knowledge rules 3',
+    behavior: 'Keep-as-is caps: chat 1,000,000, calls 270,000 characters, verbatim_in_calls first.',
+  },
+  'kb.url-safety': {
+    source: 'issue 4 URL safety; decisions SVC_ALLOW_PRIVATE_HOSTS',
+    behavior:
+      'Only http(s) URLs are fetched; private, loopback, link-local, unique-local and service hosts are 400 invalid_url, checked on the resolved addresses of every request and redirect and connected to as checked; SVC_ALLOW_PRIVATE_HOSTS exempts named hosts; every fetch has a timeout and a size cap.',
+  },
+  'kb.crawler': {
+    source: 'issue 4 Crawl',
+    behavior:
+      'The crawler stays on the site, honours robots.txt, caps pages per plan and depth, and turns HTML into clean text.',
+  },
+  'kb.reindex': {
+    source: 'contract States',
+    behavior: 'POST kb/reindex answers 202 rebuild_requested; success shows pending_sources 0 and version moved.',
+  },
+  'kb.summary': {
+    source: 'contract Lifecycle step 6; States KB summary',
+    behavior:
+      'GET/PATCH kb/summary read or replace the text (kb:read, kb:write); a manual replace moves the version, keeps stale, and the next reindex overwrites it.',
+  },
+  'kb.status': {
+    source: 'contract Knowledge status',
+    behavior:
+      'GET kb/status shows summary {status, stale, last_job, pending_sources, version}, crawl, vector_sync null and keep-as-is sizes per surface with calls.dropped; stale never clears on its own.',
+  },
+  'kb.assembly': {
+    source: 'issue 5 Runtime prompt assembly; contract Runtime knowledge rules 1–3',
+    behavior:
+      'One pure function builds the knowledge block of a surface: the summary, then the keep-as-is texts in order within the surface cap.',
+  },
+  'conversations.create': {
+    source: 'contract POST /conversations',
+    behavior: 'POST /conversations answers 201 with the listed fields, stamps agent_version, prompt_version, model.',
+  },
+  'conversations.messages': {
+    source: 'contract Other conversation routes',
+    behavior: 'POST messages answers {turn, usage}; 409 turn_in_progress while a turn runs.',
+  },
+  'conversations.greeting': {
+    source: 'contract POST /conversations',
+    behavior:
+      'send_greeting writes turn 0 (greeting, latency_ms null) in the order greeting_initial, public_chat_greeting, greeting, generic; identity, custom and external_session_id apply first.',
+  },
+  'conversations.identity': {
+    source: 'decisions Identity validation',
+    behavior:
+      'identity values of the wrong type are 400 invalid_type naming the key; bad email invalid_email; non-E.164 phone invalid_phone; identify merges.',
+  },
+  'conversations.knowledge': {
+    source: 'contract Runtime knowledge rules 1, 2, 5',
+    behavior:
+      'Chat answers from the knowledge summary plus keep-as-is documents on the one configured engine; unanswered when nothing matches.',
+  },
+  'conversations.tools': {
+    source: 'contract Lifecycle step 11; issue 6 Tools',
+    behavior:
+      'An API-chat capability the engine calls runs for real: the record is stored on the conversation, e-mailed through the mailer (outbox by default) and the turn records the call and result.',
+  },
+  'conversations.idempotency': {
+    source: 'decisions Idempotency',
+    behavior:
+      'POST messages idempotency_key: same text replays the stored response with Idempotent-Replayed: true and no new turn or bill; other text 409 idempotency_key_reused.',
+  },
+  'conversations.end': {
+    source: 'decisions Conversation end',
+    behavior:
+      'POST end sets completed and ended_at, emits conversation.ended once, and the summary job writes the structured summary and summary.ready.',
+  },
+  'conversations.billing': {
+    source: 'contract States Subscription; Limits',
+    behavior:
+      'A balance check on create and every turn answers 402 payment_required when blocked; usage rows per session carry tokens and cost.',
+  },
+  'mail.outbox': {
+    source: 'decisions SVC_MAIL',
+    behavior:
+      "The default outbox mailer stores each e-mail; GET /mail/outbox lists the account's messages newest first.",
+  },
+  'conversations.list': {
+    source: 'contract GET /conversations',
+    behavior: 'GET /conversations filters, default 30-day window, keyset cursor bound to the query.',
+  },
+  'conversations.deleted': {
+    source: 'decisions Soft delete',
+    behavior: 'Soft-deleted conversations answer 410 and appear in GET /conversations/deleted.',
+  },
+  'conversations.read': {
+    source: 'contract GET /conversations/{conv}, Other conversation routes',
+    behavior:
+      'Detail with include and transcript_format=text; 404 for another account; 410 conversation_deleted; summaries-only keys use /summary; recording 404 or a signed URL.',
+  },
+  'conversations.redaction': {
+    source: 'decisions Redaction',
+    behavior:
+      'redact masks e-mails, phone numbers, Luhn-valid card numbers and IBANs keeping the last 2 characters; default from the account default_redaction.',
+  },
+  'conversations.import': {
+    source: 'contract Other conversation routes; runtime rule 4',
+    behavior:
+      'POST /conversations/import creates a completed conv_u conversation with its summary; the last 3 calls within 30 days feed the inbound phone history block.',
+  },
+  'conversations.retention': {
+    source: 'decisions Retention key, Soft delete',
+    behavior:
+      'The retention sweep soft-deletes conversations older than transcript_retention_days with tombstones (reason retention) and conversation.deleted events.',
+  },
+  'metrics.conversations': {
+    source: 'contract Metrics paths; Lifecycle step 13; issue 6',
+    behavior:
+      'GET /metrics/conversations (metrics:read, rate class metrics) counts the non-deleted conversations of the window (default 30 days) per agent, agent_version or UTC day: conversations, completed, outcomes per Outcome, escalated, unanswered rate, latency percentiles (percentile_cont) and tokens, with the deploy markers of the window; another account is never counted.',
+  },
+  'metrics.summary': {
+    source: 'contract Metrics paths; issue 6',
+    behavior:
+      'GET /metrics answers one overview object for the window: conversation figures, active agents, tokens, cost_usd and voice_seconds of the billed sessions.',
+  },
+  'webhooks.signature': {
+    source: 'contract Events rule 2',
+    behavior: 'Deliveries are signed HMAC-SHA256 over "<timestamp>.<body>" with the whsec_ secret.',
+  },
+  'webhooks.retries': {
+    source: 'decisions Retries',
+    behavior: 'Failed deliveries retry on the schedule and can be replayed with the same event id.',
+  },
+  'webhooks.endpoints': {
+    source: 'contract Webhook endpoint; Webhooks',
+    behavior:
+      'POST/GET/PATCH webhook endpoints (whk_<n>, environment live, api_version v1); the whsec_ secret is returned once on create and rotate.',
+  },
+  'webhooks.secrets': {
+    source: 'contract Other rules (secrets)',
+    behavior: 'Webhook secrets are encrypted at rest and never returned by reads or listings.',
+  },
+  'webhooks.retention': {
+    source: 'developers guide (production use); docs/decisions.md Webhooks',
+    behavior:
+      'Dispatched events are deleted after 7 days and final deliveries after 30; pending and retrying deliveries and recent history stay.',
+  },
+  'webhooks.validation': {
+    source: 'contract Endpoints; decisions Events',
+    behavior:
+      'Unknown fields, empty patches, unknown event names and unsafe or non-https URLs (400 invalid_url) are refused.',
+  },
+  'webhooks.events': {
+    source: 'contract Events; decisions Conversation end',
+    behavior:
+      'A real conversation delivers conversation.started, conversation.ended and summary.ready with the decisions payload.',
+  },
+  'webhooks.delivery': {
+    source: 'contract Events rule 1',
+    behavior: 'Only enabled endpoints subscribed to the event type of the same account receive it.',
+  },
+  'webhooks.rotation': {
+    source: 'decisions Webhook signature',
+    behavior: 'For 24 h after rotate-secret each delivery carries one v1= per active secret, new first.',
+  },
+  'webhooks.test-ping': {
+    source: 'contract Events rule 4',
+    behavior: 'POST …/test sends a synchronous signed ping and reports the receiver status and latency.',
+  },
+  'limits.webhook-tests': {
+    source: 'decisions Default quotas',
+    behavior: 'Test pings count against webhook_tests (50 a day); past it 429 quota_exceeded with Retry-After.',
+  },
+  'webhooks.deliveries-list': {
+    source: 'contract Webhooks; decisions List pages',
+    behavior:
+      'GET /webhooks/deliveries filters by endpoint, event, status and since, with a signed keyset cursor, and shows every attempt.',
+  },
+  'webhooks.tenancy': {
+    source: 'contract Account resolution',
+    behavior: "Another account's webhook endpoint or delivery answers 404.",
+  },
+  'webhooks.at-least-once': {
+    source: 'decisions Events; issue 7',
+    behavior:
+      'An event survives a SIGKILL between its commit and its delivery and reaches the receiver after a restart (same event id).',
+  },
+  'webhooks.docs': {
+    source: 'issue 7',
+    behavior: 'The Webhooks docs page explains the headers and shows a receiver that verifies the signature.',
+  },
+  'mcp.connector': {
+    source: 'contract Assistant connector',
+    behavior: 'POST /mcp serves MCP statelessly with JSON responses; GET answers 405.',
+  },
+  'mcp.auth': {
+    source: 'decisions MCP and OAuth paths; mcp-oauth-notes §1.2',
+    behavior:
+      '/mcp authenticates like REST (resolvers, ip_allowlist, failed-auth limit); no or bad token is 401 with WWW-Authenticate Bearer resource_metadata and scope (error="invalid_token" for a bad one); the master key is refused; a scope the key lacks is a tool error, and tools/list hides those tools.',
+  },
+  'mcp.tools': {
+    source: 'issue 8 MCP connector',
+    behavior:
+      'Each tool is one REST operation called in-process with the caller credential: input schema from the route schemas, REST data as structuredContent, REST errors as isError results with code and field, the same audit row.',
+  },
+  'mcp.tenancy': {
+    source: 'contract Tenant isolation',
+    behavior: "Another tenant's agent through an MCP tool is a 404 not-found tool error.",
+  },
+  'oauth.server': {
+    source: 'decisions OAuth client rules',
+    behavior: 'DCR, authorization code with PKCE S256, rotating refresh tokens, revocation.',
+  },
+  'oauth.discovery': {
+    source: 'decisions MCP and OAuth paths',
+    behavior:
+      'RFC 8414 metadata and RFC 9728 protected-resource metadata (root, /mcp, /v1/mcp); the issuer is the public origin string, byte-identical to authorization_servers[0] and to iss; /.well-known/openid-configuration is 404.',
+  },
+  'oauth.access-token': {
+    source: 'contract Credential types (svc_at_)',
+    behavior:
+      'An svc_at_ token authenticates exactly as its connection key (scopes, home account, audit row); past its hour it is 401 expired_token; revoked key, revoked grant or disconnection is 401 invalid_credentials.',
+  },
+  'oauth.connection': {
+    source: 'decisions OAuth connection; Dashboard origin',
+    behavior:
+      'Consent (dashboard session) mints a personal key with the approved scopes and the home account; the dashboard lists connections and disconnecting kills every token and the key at once.',
+  },
+  'oauth.cors': {
+    source: 'decisions MCP and OAuth paths; mcp-oauth-notes §8',
+    behavior:
+      'Preflights and exposed WWW-Authenticate/Mcp-* headers on discovery, OAuth and /mcp paths; REST /v1 stays closed to other origins; a foreign Origin on /mcp is 403.',
+  },
   // Issue 12 (pipeline)
-  'idempotency.secret-answers': { source: 'issue 12 item 5; decisions Security rules', behavior: 'An Idempotency-Key answer that carries a secret (new and rotated keys, webhook endpoint create and rotate-secret, login links) is stored only AES-256-GCM encrypted, bound to the credential and key, and replayed only to that credential.' },
-  'idempotency.account-scope': { source: 'issue 12 item 10', behavior: 'The Idempotency-Key scope includes the resolved account: the master key acting for account A and then B with the same key and body gets two independent answers.' },
-  'client-ip.trusted-proxies': { source: 'decisions Client IP', behavior: 'X-Forwarded-For (first hop) and X-Forwarded-Proto are honoured only from a peer in SVC_TRUSTED_PROXIES (default loopback); from any other peer the socket address is the client IP for ip_allowlist, the failed-auth limit and the audit row.' },
-  'http.json-content-type': { source: 'issue 12 item 10', behavior: 'A non-empty request body must be sent as application/json (or +json; multipart where a route takes it); without a Content-Type it is 415 unsupported_media_type.' },
-  'http.security-headers': { source: 'issue 12 item 10', behavior: 'Every response, errors included, carries X-Content-Type-Options: nosniff; Strict-Transport-Security when served over https; the HTML docs page a strict script-free Content-Security-Policy.' },
-  'filters.unknown-enum': { source: 'contract error table (unsupported_filter)', behavior: 'An unknown enum value in a list query parameter (filter, sort, format, group_by) is 400 unsupported_filter naming the parameter; a bad query boolean stays validation_error.' },
+  'idempotency.secret-answers': {
+    source: 'issue 12 item 5; decisions Security rules',
+    behavior:
+      'An Idempotency-Key answer that carries a secret (new and rotated keys, webhook endpoint create and rotate-secret, login links) is stored only AES-256-GCM encrypted, bound to the credential and key, and replayed only to that credential.',
+  },
+  'idempotency.account-scope': {
+    source: 'issue 12 item 10',
+    behavior:
+      'The Idempotency-Key scope includes the resolved account: the master key acting for account A and then B with the same key and body gets two independent answers.',
+  },
+  'client-ip.trusted-proxies': {
+    source: 'decisions Client IP',
+    behavior:
+      'X-Forwarded-For (first hop) and X-Forwarded-Proto are honoured only from a peer in SVC_TRUSTED_PROXIES (default loopback); from any other peer the socket address is the client IP for ip_allowlist, the failed-auth limit and the audit row.',
+  },
+  'http.json-content-type': {
+    source: 'issue 12 item 10',
+    behavior:
+      'A non-empty request body must be sent as application/json (or +json; multipart where a route takes it); without a Content-Type it is 415 unsupported_media_type.',
+  },
+  'http.security-headers': {
+    source: 'issue 12 item 10',
+    behavior:
+      'Every response, errors included, carries X-Content-Type-Options: nosniff; Strict-Transport-Security when served over https; the HTML docs page a strict script-free Content-Security-Policy.',
+  },
+  'filters.unknown-enum': {
+    source: 'contract error table (unsupported_filter)',
+    behavior:
+      'An unknown enum value in a list query parameter (filter, sort, format, group_by) is 400 unsupported_filter naming the parameter; a bad query boolean stays validation_error.',
+  },
   // Issue 12 (convs)
-  'conversations.identity-keys': { source: 'contract Conversation identity; issue 12 item 12', behavior: 'A conversation\'s identity always carries email, phone_e164, partner_agent_id and email_source (null when unknown) beside its other keys, in every read, answer and event.' },
-  'conversations.deleted-writes': { source: 'decisions Soft delete; issue 12 item 15', behavior: 'Messages, end and identify on a soft-deleted conversation answer 410 conversation_deleted; another account\'s deleted conversation stays 404.' },
-  'conversations.list-to-backfill': { source: 'contract GET /conversations rule 2; issue 12 item 10', behavior: 'A to without from (an open lower bound on started_at) is deep history: it needs conversations:backfill (403 insufficient_scope, field to) and is metered in the backfill class.' },
+  'conversations.identity-keys': {
+    source: 'contract Conversation identity; issue 12 item 12',
+    behavior:
+      "A conversation's identity always carries email, phone_e164, partner_agent_id and email_source (null when unknown) beside its other keys, in every read, answer and event.",
+  },
+  'conversations.deleted-writes': {
+    source: 'decisions Soft delete; issue 12 item 15',
+    behavior:
+      "Messages, end and identify on a soft-deleted conversation answer 410 conversation_deleted; another account's deleted conversation stays 404.",
+  },
+  'conversations.list-to-backfill': {
+    source: 'contract GET /conversations rule 2; issue 12 item 10',
+    behavior:
+      'A to without from (an open lower bound on started_at) is deep history: it needs conversations:backfill (403 insufficient_scope, field to) and is metered in the backfill class.',
+  },
   // Issue 12 (uploads)
-  'kb.upload-limits': { source: 'decisions Security rules (Limits on hostile work); issue 12 item 3', behavior: 'Uploads are extracted in a worker thread (256 MB heap, 30 s): a DOCX/ZIP over 50 MB uncompressed or an entry over 100:1 is refused before inflating, an entry inflating past its declared size, a PDF over 500 pages or text over 2,000,000 characters fails the document with "The file could not be read within the limits: …"; the job finishes (no retry) and the server stays up.' },
-  'platform.body-drain': { source: 'issue 12 item 14', behavior: 'An answer given before the body is read (413, 401, …) is followed by draining the rest of the body (up to 64 MB or 30 s, then the connection is cut), so plain fetch with FormData sees the 413 instead of EPIPE.' },
-  'platform.auth-before-body': { source: 'issue 12 item 10', behavior: 'The body is read only when the handler asks for it, after authentication, scope and rate limit: a bad or missing key on a 9 MB upload is 401 without the server reading the body.' },
+  'kb.upload-limits': {
+    source: 'decisions Security rules (Limits on hostile work); issue 12 item 3',
+    behavior:
+      'Uploads are extracted in a worker thread (256 MB heap, 30 s): a DOCX/ZIP over 50 MB uncompressed or an entry over 100:1 is refused before inflating, an entry inflating past its declared size, a PDF over 500 pages or text over 2,000,000 characters fails the document with "The file could not be read within the limits: …"; the job finishes (no retry) and the server stays up.',
+  },
+  'platform.body-drain': {
+    source: 'issue 12 item 14',
+    behavior:
+      'An answer given before the body is read (413, 401, …) is followed by draining the rest of the body (up to 64 MB or 30 s, then the connection is cut), so plain fetch with FormData sees the 413 instead of EPIPE.',
+  },
+  'platform.auth-before-body': {
+    source: 'issue 12 item 10',
+    behavior:
+      'The body is read only when the handler asks for it, after authentication, scope and rate limit: a bad or missing key on a 9 MB upload is 401 without the server reading the body.',
+  },
   // Issue 12 (identity)
-  'security.suspension': { source: 'decisions Security rules, Suspension', behavior: 'A suspended user or account is refused with 403 account_suspended through its personal keys, dashboard sessions, OAuth access tokens and /mcp, immediately; resuming restores access immediately; the master key is never suspended.' },
-  'security.login-link-issuer': { source: 'decisions Login links; OAuth default scopes', behavior: 'POST /users/{usr}/login-links: the master key for any user; a partners:manage key never for its own user and only for its partner members (none exist yet), else 403 forbidden_account; an OAuth principal never (403 insufficient_scope).' },
-  'security.session-ceiling': { source: 'decisions Login links', behavior: 'A session opened by a login link holds at most the scopes and ip_allowlist of the issuing credential: keys it creates or edits cannot exceed its scopes, inherit its ip_allowlist, and requests outside the allowlist are 403 ip_not_allowed.' },
-  'security.key-allowlist-ceiling': { source: 'decisions Login links (ceiling); contract Credentials', behavior: 'A key or session confined by an ip_allowlist cannot issue a key usable from elsewhere: with no ip_allowlist asked the new key inherits the issuer\'s; an entry outside it is 400 validation_error field ip_allowlist.' },
-  'security.dashboard-audit': { source: 'decisions Login links (audit)', behavior: 'Logins (password and link, failed or not), logouts and every /api/* session request write an audit row: credential_type session, credential_id ses_<16 hex>, the home account.' },
-  'security.login-link-confirm': { source: 'issue 12 item 10', behavior: 'GET of a login link url answers an HTML confirm page (no-store, Referrer-Policy no-referrer, never framed) whose form POSTs the token; the GET never spends the link, only the POST does.' },
-  'security.scrypt-params': { source: 'issue 12 item 10', behavior: 'Passwords are hashed with scrypt N=2^17, r=8, p=1, parameters stored in the hash; a hash with weaker parameters still logs in and is replaced by a current one on that login.' },
+  'security.suspension': {
+    source: 'decisions Security rules, Suspension',
+    behavior:
+      'A suspended user or account is refused with 403 account_suspended through its personal keys, dashboard sessions, OAuth access tokens and /mcp, immediately; resuming restores access immediately; the master key is never suspended.',
+  },
+  'security.login-link-issuer': {
+    source: 'decisions Login links; OAuth default scopes',
+    behavior:
+      'POST /users/{usr}/login-links: the master key for any user; a partners:manage key never for its own user and only for its partner members (none exist yet), else 403 forbidden_account; an OAuth principal never (403 insufficient_scope).',
+  },
+  'security.session-ceiling': {
+    source: 'decisions Login links',
+    behavior:
+      'A session opened by a login link holds at most the scopes and ip_allowlist of the issuing credential: keys it creates or edits cannot exceed its scopes, inherit its ip_allowlist, and requests outside the allowlist are 403 ip_not_allowed.',
+  },
+  'security.key-allowlist-ceiling': {
+    source: 'decisions Login links (ceiling); contract Credentials',
+    behavior:
+      "A key or session confined by an ip_allowlist cannot issue a key usable from elsewhere: with no ip_allowlist asked the new key inherits the issuer's; an entry outside it is 400 validation_error field ip_allowlist.",
+  },
+  'security.dashboard-audit': {
+    source: 'decisions Login links (audit)',
+    behavior:
+      'Logins (password and link, failed or not), logouts and every /api/* session request write an audit row: credential_type session, credential_id ses_<16 hex>, the home account.',
+  },
+  'security.login-link-confirm': {
+    source: 'issue 12 item 10',
+    behavior:
+      'GET of a login link url answers an HTML confirm page (no-store, Referrer-Policy no-referrer, never framed) whose form POSTs the token; the GET never spends the link, only the POST does.',
+  },
+  'security.scrypt-params': {
+    source: 'issue 12 item 10',
+    behavior:
+      'Passwords are hashed with scrypt N=2^17, r=8, p=1, parameters stored in the hash; a hash with weaker parameters still logs in and is replaced by a current one on that login.',
+  },
   // Issue 12 (oauth)
-  'oauth.default-scopes': { source: 'decisions Security rules, OAuth default scopes', behavior: 'An authorization request without a known scope is offered the read-only default (agents:read kb:read conversations:read summaries:read metrics:read); credentials:manage and partners:manage are never offered, advertised or granted to a connection (dropped when asked beside other scopes, invalid_scope when they are all that was asked).' },
-  'oauth.no-credential-power': { source: 'decisions Security rules, OAuth default scopes', behavior: 'An svc_at_ principal cannot issue, rotate or revoke API keys (403 insufficient_scope), even when its token and key hold credentials:manage.' },
-  'oauth.disconnect-chain': { source: 'decisions Security rules, OAuth default scopes', behavior: 'Disconnecting a connection revokes its key and every key rotated from it (the whole rotation chain): each is 401 afterwards.' },
-  'oauth.login-csrf': { source: 'issue 12 item 10 (CSRF on /oauth/login)', behavior: 'The authorize login form carries a token bound to the authorization request and to a browser cookie; a login POST without it or with a wrong one is 403 and signs nobody in. The consent form is bound to the session that displayed it.' },
+  'oauth.default-scopes': {
+    source: 'decisions Security rules, OAuth default scopes',
+    behavior:
+      'An authorization request without a known scope is offered the read-only default (agents:read kb:read conversations:read summaries:read metrics:read); credentials:manage and partners:manage are never offered, advertised or granted to a connection (dropped when asked beside other scopes, invalid_scope when they are all that was asked).',
+  },
+  'oauth.no-credential-power': {
+    source: 'decisions Security rules, OAuth default scopes',
+    behavior:
+      'An svc_at_ principal cannot issue, rotate or revoke API keys (403 insufficient_scope), even when its token and key hold credentials:manage.',
+  },
+  'oauth.disconnect-chain': {
+    source: 'decisions Security rules, OAuth default scopes',
+    behavior:
+      'Disconnecting a connection revokes its key and every key rotated from it (the whole rotation chain): each is 401 afterwards.',
+  },
+  'oauth.login-csrf': {
+    source: 'issue 12 item 10 (CSRF on /oauth/login)',
+    behavior:
+      'The authorize login form carries a token bound to the authorization request and to a browser cookie; a login POST without it or with a wrong one is 403 and signs nobody in. The consent form is bound to the session that displayed it.',
+  },
   // Issue 12 (crawl)
-  'kb.crawl.memory-bound': { source: 'decisions Security rules, Limits on hostile work; issue 12 item 4', behavior: 'A site crawl reads at most 1 MiB and parses at most 5,000 tags per page, keeps 500 links and 200,000 characters of text per page, queues at most 10 × the page cap, and writes each page as it arrives: a site of 5 MB pages and 300,000 links crawls within a fixed memory bound.' },
-  'kb.crawl.deadline': { source: 'decisions Security rules, Limits on hostile work; issue 12 item 4', behavior: 'A whole crawl (knowledge base or build) ends after 10 minutes (SVC_CRAWL_DEADLINE_SECONDS) with the pages so far; the crawl row records why it stopped.' },
-  'status.public-errors': { source: 'issue 12 item 10', behavior: 'Build step errors, kb/status last_job.error and document and crawl errors show fixed public sentences, never internal text (gateway URLs, addresses, error codes, SQL); the detail goes to the server log.' },
-  'limits.reindexes': { source: 'issue 12 item 10', behavior: 'POST kb/reindex takes one unit of the daily reindexes quota (default 50; SVC_QUOTAS), 429 quota_exceeded with Retry-After past it, and is 402 payment_required when billing blocks, as are both build routes; GET limits lists reindexes.' },
-  'kb.crawl.parallel-cap': { source: 'decisions Plan caps; issue 12 item 10', behavior: 'Parallel site crawls of one agent admit each page under the agent row lock, so together they never exceed the plan page cap.' },
+  'kb.crawl.memory-bound': {
+    source: 'decisions Security rules, Limits on hostile work; issue 12 item 4',
+    behavior:
+      'A site crawl reads at most 1 MiB and parses at most 5,000 tags per page, keeps 500 links and 200,000 characters of text per page, queues at most 10 × the page cap, and writes each page as it arrives: a site of 5 MB pages and 300,000 links crawls within a fixed memory bound.',
+  },
+  'kb.crawl.deadline': {
+    source: 'decisions Security rules, Limits on hostile work; issue 12 item 4',
+    behavior:
+      'A whole crawl (knowledge base or build) ends after 10 minutes (SVC_CRAWL_DEADLINE_SECONDS) with the pages so far; the crawl row records why it stopped.',
+  },
+  'status.public-errors': {
+    source: 'issue 12 item 10',
+    behavior:
+      'Build step errors, kb/status last_job.error and document and crawl errors show fixed public sentences, never internal text (gateway URLs, addresses, error codes, SQL); the detail goes to the server log.',
+  },
+  'limits.reindexes': {
+    source: 'issue 12 item 10',
+    behavior:
+      'POST kb/reindex takes one unit of the daily reindexes quota (default 50; SVC_QUOTAS), 429 quota_exceeded with Retry-After past it, and is 402 payment_required when billing blocks, as are both build routes; GET limits lists reindexes.',
+  },
+  'kb.crawl.parallel-cap': {
+    source: 'decisions Plan caps; issue 12 item 10',
+    behavior:
+      'Parallel site crawls of one agent admit each page under the agent row lock, so together they never exceed the plan page cap.',
+  },
   // Issue 12 (webhooks)
-  'webhooks.endpoint-cap': { source: 'decisions Security rules, Limits on hostile work', behavior: 'At most 20 live webhook endpoints per account, counted under the account lock: the 21st create (also among concurrent creates) is 403 plan_limit_reached; deleted endpoints do not count.' },
-  'webhooks.fair-delivery': { source: 'issue 12 item 8', behavior: "Each account gets a fair share of the delivery slots: one tenant's backlog to a receiver that never answers does not delay another tenant's delivery (arrives within 5 s)." },
-  'webhooks.ping-stored': { source: 'issue 12 item 13', behavior: 'A test ping is stored as a delivery (event_type ping) under the X-Svc-Delivery id it was sent with: listed, readable, replayable; never fanned out to other endpoints.' },
+  'webhooks.endpoint-cap': {
+    source: 'decisions Security rules, Limits on hostile work',
+    behavior:
+      'At most 20 live webhook endpoints per account, counted under the account lock: the 21st create (also among concurrent creates) is 403 plan_limit_reached; deleted endpoints do not count.',
+  },
+  'webhooks.fair-delivery': {
+    source: 'issue 12 item 8',
+    behavior:
+      "Each account gets a fair share of the delivery slots: one tenant's backlog to a receiver that never answers does not delay another tenant's delivery (arrives within 5 s).",
+  },
+  'webhooks.ping-stored': {
+    source: 'issue 12 item 13',
+    behavior:
+      'A test ping is stored as a delivery (event_type ping) under the X-Svc-Delivery id it was sent with: listed, readable, replayable; never fanned out to other endpoints.',
+  },
   // Issue 12 (regex)
-  'security.hostile-input.patterns': { source: 'decisions Security rules (Hostile input); issue 12 item 1', behavior: 'No request holds the process: lengths are checked before any pattern and no pattern has overlapping quantifiers, so 2 MB adversarial identity e-mails, refinement rules and prompts, chat messages and redacted reads answer within 1 s while GET /health answers within 1 s.' },
-  'security.csv-formula': { source: 'decisions Security rules (Hostile input); issue 12 item 10', behavior: 'The audit CSV export prefixes a single quote to a text cell that begins with =, +, -, @, tab or carriage return.' },
+  'security.hostile-input.patterns': {
+    source: 'decisions Security rules (Hostile input); issue 12 item 1',
+    behavior:
+      'No request holds the process: lengths are checked before any pattern and no pattern has overlapping quantifiers, so 2 MB adversarial identity e-mails, refinement rules and prompts, chat messages and redacted reads answer within 1 s while GET /health answers within 1 s.',
+  },
+  'security.csv-formula': {
+    source: 'decisions Security rules (Hostile input); issue 12 item 10',
+    behavior:
+      'The audit CSV export prefixes a single quote to a text cell that begins with =, +, -, @, tab or carriage return.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -6,9 +6,17 @@ import { keyFacts } from './_summary'
 export function businessNameOf(input: Pick<BuildInput, 'businessName' | 'websiteUrl'>): string {
   if (input.businessName?.trim()) return input.businessName.trim()
   let host = input.websiteUrl
-  try { host = new URL(input.websiteUrl).hostname } catch { /* a bare host name */ }
+  try {
+    host = new URL(input.websiteUrl).hostname
+  } catch {
+    /* a bare host name */
+  }
   const label = host.replace(/^www\./, '').split('.')[0] || host
-  return label.split(/[-_]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join(' ')
+  return label
+    .split(/[-_]+/)
+    .filter(Boolean)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join(' ')
 }
 
 const GREETINGS: Record<string, (name: string) => string> = {
@@ -57,7 +65,7 @@ export function instructions(input: BuildInput & { surface: Surface }): string {
     `You are ${role} (${input.websiteUrl}).`,
     `Answer in the language of the conversation; the default language is ${input.language}.`,
     ...STYLE[input.surface],
-    'Answer only from the knowledge you are given. When it does not hold the answer, say so and offer to take the person\'s details so someone gets back to them.',
+    "Answer only from the knowledge you are given. When it does not hold the answer, say so and offer to take the person's details so someone gets back to them.",
     ...(facts.length ? ['', 'Key facts:', ...facts.map((f) => `- ${f}`)] : []),
     ...(rules.length ? ['', 'Rules set by the business (always follow them):', ...rules.map((r) => `- ${r}`)] : []),
   ].join('\n')

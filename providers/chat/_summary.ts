@@ -1,13 +1,20 @@
 // Extractive summary: the highest scoring sentences of the sources, facts first, in source order.
 import { factCount, jaccard, sentences, tokens } from './_text'
 
-interface Candidate { source: number; index: number; text: string; terms: Set<string>; score: number }
+interface Candidate {
+  source: number
+  index: number
+  text: string
+  terms: Set<string>
+  score: number
+}
 
 /** Sentences of all sources scored TF-IDF-like: a term counts by its frequency across the site and how few pages use it. */
 export function scoreSentences(sources: { text: string }[]): Candidate[] {
   const all: Candidate[] = []
   for (const [source, s] of sources.entries()) {
-    for (const [index, text] of sentences(s.text).entries()) all.push({ source, index, text, terms: new Set(tokens(text)), score: 0 })
+    for (const [index, text] of sentences(s.text).entries())
+      all.push({ source, index, text, terms: new Set(tokens(text)), score: 0 })
   }
   const tf = new Map<string, number>()
   const df = new Map<string, number>()
@@ -27,7 +34,9 @@ export function scoreSentences(sources: { text: string }[]): Candidate[] {
 }
 
 export function summarizeText(sources: { title: string; text: string }[], maxChars = 4000): string {
-  const candidates = scoreSentences(sources).filter((c) => c.terms.size >= 2 && c.text.length <= Math.min(600, maxChars))
+  const candidates = scoreSentences(sources).filter(
+    (c) => c.terms.size >= 2 && c.text.length <= Math.min(600, maxChars),
+  )
   const total = sources.reduce((s, x) => s + x.text.length, 0)
   // A summary, not a copy: at most about half of a small site, at most maxChars of a large one.
   const budget = Math.min(maxChars, Math.max(300, Math.ceil(total * 0.5)))

@@ -1,14 +1,16 @@
 // Text helpers of the local engine: tokens, sentences, facts and BM25. A helper file ("_" prefix), not a plugin.
 
 // English plus the commonest French, German and Spanish function words: enough to keep them from dominating scores.
-const STOPWORDS = new Set(`a about above after again all also am an and any are as at be because been before being below between both but by
+const STOPWORDS = new Set(
+  `a about above after again all also am an and any are as at be because been before being below between both but by
 can could did do does doing down during each few for from further had has have having he her here hers him his how i if in into is it its
 itself just me more most my no nor not now of off on once only or other our ours out over own same she should so some such than that the
 their theirs them then there these they this those through to too under until up very was we were what when where which while who whom why
 will with would you your yours yourself hello hi hey please thanks thank ok okay yes want like know tell get us can't don't i'm it's we're
 le la les un une des du de et est en que qui pour pas sur au aux avec ce dans il elle nous vous ils je tu son sa ses
 der die das ein eine und ist zu den dem mit von für auf ich sie wir es nicht
-el los las una y es que por con para del se lo su al como más`.split(/\s+/))
+el los las una y es que por con para del se lo su al como más`.split(/\s+/),
+)
 
 /** Lower-cased content words with a light suffix stemmer, so "opening hours" meets "open" and "hour". */
 export function tokens(text: string): string[] {
@@ -141,7 +143,7 @@ export function bm25({ docs, avg, postings }: LexicalIndex, query: string[], k1 
     const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5))
     for (const [i, f] of list) {
       out[i].matched.push(t)
-      out[i].score += idf * (f * (k1 + 1)) / (f + k1 * (1 - b + (b * docs[i].length) / (avg || 1)))
+      out[i].score += (idf * (f * (k1 + 1))) / (f + k1 * (1 - b + (b * docs[i].length) / (avg || 1)))
     }
   }
   return out

@@ -1,6 +1,13 @@
 // The default engine: deterministic and offline. It answers by lexical retrieval over the knowledge in the
 // system prompt, fires the lead tool by intent and writes build outputs from templates and an extractive summary.
-import { defineChatEngine, estimateTokens, KNOWLEDGE_HEADING, type ChatResponse, type ToolCall, type ToolSpec } from '../../server/kit/chat-engine'
+import {
+  defineChatEngine,
+  estimateTokens,
+  KNOWLEDGE_HEADING,
+  type ChatResponse,
+  type ToolCall,
+  type ToolSpec,
+} from '../../server/kit/chat-engine'
 import { bm25, EMAIL, indexBuilder, PHONE, sentenceChunks, sentences, tokens, type LexicalIndex } from './_text'
 import { summarizeText } from './_summary'
 import { greeting, instructions } from './_prompts'
@@ -8,8 +15,10 @@ import { greeting, instructions } from './_prompts'
 const NAME = 'local'
 const MODEL = 'local-retrieval-1'
 
-const FALLBACK = "I'm sorry, I don't have that information. If you leave your e-mail address or phone number, someone will get back to you."
-const CALLBACK = /\b(call|ring|phone|text|e-?mail|contact|reach|get back to)\s+(me|us)\b|\bcall\s*back\b|\bcallback\b|\bget in touch\b/i
+const FALLBACK =
+  "I'm sorry, I don't have that information. If you leave your e-mail address or phone number, someone will get back to you."
+const CALLBACK =
+  /\b(call|ring|phone|text|e-?mail|contact|reach|get back to)\s+(me|us)\b|\bcall\s*back\b|\bcallback\b|\bget in touch\b/i
 // Case-sensitive on purpose: the name itself must be capitalised, which keeps "I'm happy" from becoming a name.
 const NAME_OF = /\b(?:[Mm]y name is|I am|I'm|[Tt]his is)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)/u
 
@@ -19,13 +28,19 @@ export default defineChatEngine({
   async complete(req) {
     const last = [...req.messages].reverse().find((m) => m.role === 'user' || m.role === 'tool')
     const input = estimateTokens(req.system + req.messages.map((m) => m.content).join(''))
-    const answer = (text: string, unanswered = false, toolCalls: ToolCall[] = []): ChatResponse =>
-      ({ text, toolCalls, unanswered, usage: { input, output: estimateTokens(text) }, model: MODEL })
+    const answer = (text: string, unanswered = false, toolCalls: ToolCall[] = []): ChatResponse => ({
+      text,
+      toolCalls,
+      unanswered,
+      usage: { input, output: estimateTokens(text) },
+      model: MODEL,
+    })
     if (!last) return answer('Hello! How can I help you?')
     // After a tool ran, its result is what the visitor needs to hear.
     if (last.role === 'tool') return answer(last.content)
     const call = leadCall(req.tools ?? [], last.content)
-    if (call) return answer('Thank you, I have passed on your details and someone will get back to you shortly.', false, [call])
+    if (call)
+      return answer('Thank you, I have passed on your details and someone will get back to you shortly.', false, [call])
     const query = tokens(last.content)
     if (!query.length) return answer('Hello! How can I help you?')
     const best = await retrieve(knowledgeOf(req.system), query)
@@ -77,7 +92,7 @@ async function build(knowledge: string) {
 export const PASSAGE_MAX = 2000
 
 function* passagesOf(sentence: string): Generator<string> {
-  for (let at = 0; at < sentence.length;) {
+  for (let at = 0; at < sentence.length; ) {
     let end = Math.min(sentence.length, at + PASSAGE_MAX)
     if (end < sentence.length) {
       const space = sentence.lastIndexOf(' ', end)

@@ -9,8 +9,14 @@ export default defineMailer({
   async send(message, ctx) {
     const id = `msg_${ulid()}`
     await ctx.database.db.insert(mailOutbox).values({
-      id, accountId: ctx.accountId, provider: 'outbox', to: message.to, subject: message.subject, text: message.text,
-      tags: message.tags ?? {}, status: 'sent',
+      id,
+      accountId: ctx.accountId,
+      provider: 'outbox',
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+      tags: message.tags ?? {},
+      status: 'sent',
     })
     return { id }
   },

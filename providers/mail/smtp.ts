@@ -16,7 +16,11 @@ function transportFor(url: string): Transporter {
   let t = transports.get(url)
   if (!t) {
     // Bounded, so an unreachable server fails the tool well inside the 60 s turn claim.
-    t = nodemailer.createTransport(url, { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 } as never)
+    t = nodemailer.createTransport(url, {
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 20_000,
+    } as never)
     transports.set(url, t)
   }
   return t
@@ -29,13 +33,24 @@ export default defineMailer({
     const id = `msg_${ulid()}`
     const db = ctx.database.db
     await db.insert(mailOutbox).values({
-      id, accountId: ctx.accountId, provider: 'smtp', to: message.to, subject: message.subject, text: message.text,
-      tags: message.tags ?? {}, status: 'queued',
+      id,
+      accountId: ctx.accountId,
+      provider: 'smtp',
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+      tags: message.tags ?? {},
+      status: 'queued',
     })
     try {
       if (!smtpUrl) throw new Error('SMTP_URL is not set.')
       await transportFor(smtpUrl).sendMail({
-        from: smtpFrom, to: message.to, subject: message.subject, text: message.text, html: message.html, replyTo: message.replyTo,
+        from: smtpFrom,
+        to: message.to,
+        subject: message.subject,
+        text: message.text,
+        html: message.html,
+        replyTo: message.replyTo,
         // The outbox id travels along, so a received message can be matched to its row.
         headers: { 'X-Svc-Message-Id': id },
       })

@@ -13,7 +13,13 @@ const VOICES: Voice[] = [
   ['sage', 'Sage', 'female'],
   ['shimmer', 'Shimmer', 'female'],
   ['verse', 'Verse', 'male'],
-].map(([id, name, gender]) => ({ voice_id: `${NAME}-${id}`, name: name as string, locale: 'en-US', gender, preview_url: null }))
+].map(([id, name, gender]) => ({
+  voice_id: `${NAME}-${id}`,
+  name: name as string,
+  locale: 'en-US',
+  gender,
+  preview_url: null,
+}))
 
 export default defineVoiceProvider({
   name: NAME,

@@ -75,7 +75,9 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout
   return Promise.race([
     p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('database ping timed out')), ms) }),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('database ping timed out')), ms)
+    }),
   ])
 }
 

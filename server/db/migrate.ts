@@ -4,7 +4,10 @@ import { createHash } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import { rowsOf, type Database } from './client'
 
-export interface Migration { name: string; sql: string }
+export interface Migration {
+  name: string
+  sql: string
+}
 
 const LOCK_ID = 727001
 
@@ -14,10 +17,15 @@ export async function migrate(database: Database, migrations: Migration[]): Prom
   const applied: string[] = []
   for (const m of [...migrations].sort((a, b) => a.name.localeCompare(b.name))) {
     const checksum = createHash('sha256').update(m.sql).digest('hex')
-    const statements = m.sql.split('--> statement-breakpoint').map((s) => s.trim()).filter(Boolean)
+    const statements = m.sql
+      .split('--> statement-breakpoint')
+      .map((s) => s.trim())
+      .filter(Boolean)
     const done = await database.tx(async (tx) => {
       await tx.execute(sql`SELECT pg_advisory_xact_lock(${LOCK_ID})`)
-      const seen = rowsOf<{ checksum: string }>(await tx.execute(sql`SELECT checksum FROM schema_migrations WHERE name = ${m.name}`))
+      const seen = rowsOf<{ checksum: string }>(
+        await tx.execute(sql`SELECT checksum FROM schema_migrations WHERE name = ${m.name}`),
+      )
       if (seen.length) {
         if (seen[0].checksum !== checksum) throw new Error(`[migrate] ${m.name} was edited after it was applied`)
         return false

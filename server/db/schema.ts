@@ -1,7 +1,22 @@
 // The one schema for PostgreSQL and PGlite. Ids are `prefix_<n>` minted from sequences in SQL defaults,
 // so every writer (any instance, any engine) gets the same shape without application-side counters.
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, date, doublePrecision, index, integer, jsonb, numeric, pgSequence, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import {
+  bigint,
+  boolean,
+  date,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgSequence,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 })
 const now = (name: string) => ts(name).notNull().defaultNow()
@@ -9,42 +24,51 @@ const now = (name: string) => ts(name).notNull().defaultNow()
 // A user id and its account id share the number (usr_7 ↔ acc_7), so one sequence mints both.
 export const tenantSeq = pgSequence('tenant_seq', { startWith: 1 })
 
-export const accounts = pgTable('accounts', {
-  id: text('id').primaryKey(),
-  name: text('name').notNull(),
-  status: text('status').notNull().default('active'),
-  plan: text('plan').notNull(),
-  planExpiresAt: ts('plan_expires_at'),
-  externalIds: jsonb('external_ids').$type<Record<string, string>>().notNull().default({}),
-  defaultRedaction: boolean('default_redaction').notNull().default(false),
-  transcriptRetentionDays: integer('transcript_retention_days'),
-  createdAt: now('created_at'),
-  updatedAt: now('updated_at'),
-}, (t) => [index('accounts_created_idx').on(t.createdAt, t.id)])
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    status: text('status').notNull().default('active'),
+    plan: text('plan').notNull(),
+    planExpiresAt: ts('plan_expires_at'),
+    externalIds: jsonb('external_ids').$type<Record<string, string>>().notNull().default({}),
+    defaultRedaction: boolean('default_redaction').notNull().default(false),
+    transcriptRetentionDays: integer('transcript_retention_days'),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [index('accounts_created_idx').on(t.createdAt, t.id)],
+)
 
-export const users = pgTable('users', {
-  id: text('id').primaryKey(),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  email: text('email').notNull(),
-  name: text('name'),
-  companyName: text('company_name'),
-  language: text('language'),
-  timezone: text('timezone'),
-  currencyCode: text('currency_code').notNull().default('USD'),
-  externalIds: jsonb('external_ids').$type<Record<string, string>>().notNull().default({}),
-  passwordHash: text('password_hash').notNull(),
-  passwordGenerated: boolean('password_generated').notNull().default(false),
-  status: text('status').notNull().default('active'),
-  limits: jsonb('limits').$type<Record<string, number>>().notNull().default({}),
-  createdAt: now('created_at'),
-  updatedAt: now('updated_at'),
-}, (t) => [
-  uniqueIndex('users_email_uq').on(sql`lower(${t.email})`),
-  index('users_created_idx').on(t.createdAt, t.id),
-])
+export const users = pgTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    email: text('email').notNull(),
+    name: text('name'),
+    companyName: text('company_name'),
+    language: text('language'),
+    timezone: text('timezone'),
+    currencyCode: text('currency_code').notNull().default('USD'),
+    externalIds: jsonb('external_ids').$type<Record<string, string>>().notNull().default({}),
+    passwordHash: text('password_hash').notNull(),
+    passwordGenerated: boolean('password_generated').notNull().default(false),
+    status: text('status').notNull().default('active'),
+    limits: jsonb('limits').$type<Record<string, number>>().notNull().default({}),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [uniqueIndex('users_email_uq').on(sql`lower(${t.email})`), index('users_created_idx').on(t.createdAt, t.id)],
+)
 
 export const subscriptions = pgTable('subscriptions', {
-  accountId: text('account_id').primaryKey().references(() => accounts.id),
+  accountId: text('account_id')
+    .primaryKey()
+    .references(() => accounts.id),
   plan: text('plan').notNull(),
   status: text('status').notNull().default('active'),
   planLimit: numeric('plan_limit', { precision: 12, scale: 2, mode: 'number' }).notNull().default(0),
@@ -54,71 +78,92 @@ export const subscriptions = pgTable('subscriptions', {
 })
 
 // Idempotency-Key header (decisions): keyed by credential, method and path; 24 h.
-export const idempotencyKeys = pgTable('idempotency_keys', {
-  credentialId: text('credential_id').notNull(),
-  method: text('method').notNull(),
-  path: text('path').notNull(),
-  key: text('key').notNull(),
-  bodyHash: text('body_hash').notNull(),
-  state: text('state').notNull().default('running'),
-  statusCode: integer('status_code'),
-  response: jsonb('response'),
-  createdAt: now('created_at'),
-}, (t) => [uniqueIndex('idempotency_keys_pk').on(t.credentialId, t.method, t.path, t.key), index('idempotency_keys_created_idx').on(t.createdAt)])
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    credentialId: text('credential_id').notNull(),
+    method: text('method').notNull(),
+    path: text('path').notNull(),
+    key: text('key').notNull(),
+    bodyHash: text('body_hash').notNull(),
+    state: text('state').notNull().default('running'),
+    statusCode: integer('status_code'),
+    response: jsonb('response'),
+    createdAt: now('created_at'),
+  },
+  (t) => [
+    uniqueIndex('idempotency_keys_pk').on(t.credentialId, t.method, t.path, t.key),
+    index('idempotency_keys_created_idx').on(t.createdAt),
+  ],
+)
 
 export const apiKeySeq = pgSequence('api_key_seq', { startWith: 1 })
 
 // Personal keys. Only the SHA-256 of the secret is stored; key_prefix (24 characters) identifies it in lists.
-export const apiKeys = pgTable('api_keys', {
-  id: text('id').primaryKey().default(sql`'key_' || nextval('api_key_seq')`),
-  userId: text('user_id').notNull().references(() => users.id),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  name: text('name'),
-  keyHash: text('key_hash').notNull(),
-  keyPrefix: text('key_prefix').notNull(),
-  scopes: jsonb('scopes').$type<string[]>().notNull(),
-  accountIds: jsonb('account_ids').$type<string[]>().notNull(),
-  environment: text('environment').notNull().default('live'),
-  ipAllowlist: jsonb('ip_allowlist').$type<string[]>().notNull().default([]),
-  status: text('status').notNull().default('active'),
-  expiresAt: ts('expires_at').notNull(),
-  rotatedFrom: text('rotated_from'),
-  revokedAt: ts('revoked_at'),
-  /** api (REST), dashboard (session routes) or oauth (minted for an OAuth connection). */
-  source: text('source').notNull().default('api'),
-  createdAt: now('created_at'),
-  updatedAt: now('updated_at'),
-}, (t) => [
-  uniqueIndex('api_keys_hash_uq').on(t.keyHash),
-  index('api_keys_user_idx').on(t.userId, t.createdAt, t.id),
-  index('api_keys_created_idx').on(t.createdAt, t.id),
-])
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey().default(sql`'key_' || nextval('api_key_seq')`),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    name: text('name'),
+    keyHash: text('key_hash').notNull(),
+    keyPrefix: text('key_prefix').notNull(),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    accountIds: jsonb('account_ids').$type<string[]>().notNull(),
+    environment: text('environment').notNull().default('live'),
+    ipAllowlist: jsonb('ip_allowlist').$type<string[]>().notNull().default([]),
+    status: text('status').notNull().default('active'),
+    expiresAt: ts('expires_at').notNull(),
+    rotatedFrom: text('rotated_from'),
+    revokedAt: ts('revoked_at'),
+    /** api (REST), dashboard (session routes) or oauth (minted for an OAuth connection). */
+    source: text('source').notNull().default('api'),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [
+    uniqueIndex('api_keys_hash_uq').on(t.keyHash),
+    index('api_keys_user_idx').on(t.userId, t.createdAt, t.id),
+    index('api_keys_created_idx').on(t.createdAt, t.id),
+  ],
+)
 
 // One row per metered request. Keyset on (created_at, id); retained 12 months by a sweep.
-export const auditLog = pgTable('audit_log', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-  requestId: text('request_id').notNull(),
-  credentialType: text('credential_type'),
-  credentialId: text('credential_id'),
-  accountIds: jsonb('account_ids').$type<string[]>().notNull().default([]),
-  crossAccount: boolean('cross_account').notNull().default(false),
-  method: text('method').notNull(),
-  path: text('path').notNull(),
-  statusCode: integer('status_code').notNull(),
-  errorCode: text('error_code'),
-  ip: text('ip'),
-  userAgent: text('user_agent'),
-  durationMs: integer('duration_ms').notNull(),
-  createdAt: now('created_at'),
-}, (t) => [
-  index('audit_created_idx').on(t.createdAt, t.id),
-  index('audit_credential_idx').on(t.credentialId, t.createdAt),
-])
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    requestId: text('request_id').notNull(),
+    credentialType: text('credential_type'),
+    credentialId: text('credential_id'),
+    accountIds: jsonb('account_ids').$type<string[]>().notNull().default([]),
+    crossAccount: boolean('cross_account').notNull().default(false),
+    method: text('method').notNull(),
+    path: text('path').notNull(),
+    statusCode: integer('status_code').notNull(),
+    errorCode: text('error_code'),
+    ip: text('ip'),
+    userAgent: text('user_agent'),
+    durationMs: integer('duration_ms').notNull(),
+    createdAt: now('created_at'),
+  },
+  (t) => [
+    index('audit_created_idx').on(t.createdAt, t.id),
+    index('audit_credential_idx').on(t.credentialId, t.createdAt),
+  ],
+)
 
 // Dashboard sessions and one-time login links; only hashes of their tokens are stored.
 export const sessions = pgTable('sessions', {
   tokenHash: text('token_hash').primaryKey(),
-  userId: text('user_id').notNull().references(() => users.id),
+  userId: text('user_id')
+    .notNull()
+    .references(() => users.id),
   createdAt: now('created_at'),
   expiresAt: ts('expires_at').notNull(),
   revokedAt: ts('revoked_at'),
@@ -129,7 +174,9 @@ export const sessions = pgTable('sessions', {
 
 export const loginLinks = pgTable('login_links', {
   tokenHash: text('token_hash').primaryKey(),
-  userId: text('user_id').notNull().references(() => users.id),
+  userId: text('user_id')
+    .notNull()
+    .references(() => users.id),
   createdAt: now('created_at'),
   expiresAt: ts('expires_at').notNull(),
   usedAt: ts('used_at'),
@@ -139,32 +186,42 @@ export const loginLinks = pgTable('login_links', {
 })
 
 // Daily quota counters (reset 00:00 UTC by keying on the UTC day).
-export const quotaUsage = pgTable('quota_usage', {
-  accountId: text('account_id').notNull(),
-  day: date('day', { mode: 'string' }).notNull(),
-  kind: text('kind').notNull(),
-  used: integer('used').notNull().default(0),
-}, (t) => [primaryKey({ columns: [t.accountId, t.day, t.kind] })])
+export const quotaUsage = pgTable(
+  'quota_usage',
+  {
+    accountId: text('account_id').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    kind: text('kind').notNull(),
+    used: integer('used').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.day, t.kind] })],
+)
 
 // Billed usage, one row per billed session (written by conversations and calls).
-export const usageRecords = pgTable('usage_records', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  agentId: text('agent_id'),
-  agentType: text('agent_type'),
-  channel: text('channel').notNull(),
-  sessionId: text('session_id').notNull(),
-  startedAt: ts('started_at').notNull(),
-  endedAt: ts('ended_at'),
-  /** Duration reported by the telephony provider, when there is one. */
-  telephonySeconds: integer('telephony_seconds'),
-  tokens: integer('tokens').notNull().default(0),
-  costUsd: numeric('cost_usd', { precision: 14, scale: 6, mode: 'number' }).notNull().default(0),
-  createdAt: now('created_at'),
-}, (t) => [
-  index('usage_account_started_idx').on(t.accountId, t.startedAt),
-  uniqueIndex('usage_session_uq').on(t.accountId, t.sessionId),
-])
+export const usageRecords = pgTable(
+  'usage_records',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentId: text('agent_id'),
+    agentType: text('agent_type'),
+    channel: text('channel').notNull(),
+    sessionId: text('session_id').notNull(),
+    startedAt: ts('started_at').notNull(),
+    endedAt: ts('ended_at'),
+    /** Duration reported by the telephony provider, when there is one. */
+    telephonySeconds: integer('telephony_seconds'),
+    tokens: integer('tokens').notNull().default(0),
+    costUsd: numeric('cost_usd', { precision: 14, scale: 6, mode: 'number' }).notNull().default(0),
+    createdAt: now('created_at'),
+  },
+  (t) => [
+    index('usage_account_started_idx').on(t.accountId, t.startedAt),
+    uniqueIndex('usage_session_uq').on(t.accountId, t.sessionId),
+  ],
+)
 
 // Agents (issue 4). Created only by the asynchronous build (createAgentRecord, applyBuildOutputs).
 // Behavioural fields of the patch whitelist are columns; the non-behavioural ones (decisions "Agent patch
@@ -172,146 +229,194 @@ export const usageRecords = pgTable('usage_records', {
 // `agt<n>-v<version_n>`.
 export const agentSeq = pgSequence('agent_seq', { startWith: 1 })
 
-export const agents = pgTable('agents', {
-  id: text('id').primaryKey().default(sql`'agt_' || nextval('agent_seq')`),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  name: text('name').notNull(),
-  /** chat, phone, dashboard or phone_outbound. */
-  agentType: text('agent_type').notNull().default('chat'),
-  versionN: integer('version_n').notNull().default(0),
-  /** Label of the most recently deployed prompt version; null until a deploy. */
-  promptVersion: text('prompt_version'),
-  websiteUrl: text('website_url'),
-  // Behavioural (19): prompts, build outputs and refinement rules, model, capabilities, voice.
-  instructions: text('instructions'),
-  chatInstructions: text('chat_instructions'),
-  voiceChatInstructions: text('voice_chat_instructions'),
-  role: text('role'),
-  greetingInitial: text('greeting_initial'),
-  businessName: text('business_name'),
-  businessProfile: text('business_profile'),
-  conversationStyle: text('conversation_style'),
-  refinementRules: jsonb('refinement_rules').$type<string[]>().notNull().default([]),
-  aiProvider: text('ai_provider').notNull().default('openai'),
-  useLargeModel: boolean('use_large_model').notNull().default(false),
-  temperature: doublePrecision('temperature').notNull().default(0.7),
-  maxResponseTokens: integer('max_response_tokens'),
-  capabilities: jsonb('capabilities').$type<string[]>().notNull().default([]),
-  capabilitySettings: jsonb('capability_settings').$type<Record<string, unknown>>().notNull().default({}),
-  voiceId: text('voice_id'),
-  voiceLocale: text('voice_locale'),
-  speakingRate: doublePrecision('speaking_rate').notNull().default(1),
-  bargeIn: boolean('barge_in').notNull().default(true),
-  /** Non-behavioural whitelist fields other than name and website_url, by API name. */
-  settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
-  // Widget: the public token is null until minted (non-empty allowed_domains or regenerate-token).
-  publicToken: text('public_token'),
-  allowedDomains: jsonb('allowed_domains').$type<string[]>().notNull().default([]),
-  appearance: jsonb('appearance').$type<Record<string, unknown>>().notNull().default({}),
-  createdAt: now('created_at'),
-  updatedAt: now('updated_at'),
-}, (t) => [
-  index('agents_account_created_idx').on(t.accountId, t.createdAt, t.id),
-  uniqueIndex('agents_public_token_uq').on(t.publicToken),
-])
+export const agents = pgTable(
+  'agents',
+  {
+    id: text('id').primaryKey().default(sql`'agt_' || nextval('agent_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    name: text('name').notNull(),
+    /** chat, phone, dashboard or phone_outbound. */
+    agentType: text('agent_type').notNull().default('chat'),
+    versionN: integer('version_n').notNull().default(0),
+    /** Label of the most recently deployed prompt version; null until a deploy. */
+    promptVersion: text('prompt_version'),
+    websiteUrl: text('website_url'),
+    // Behavioural (19): prompts, build outputs and refinement rules, model, capabilities, voice.
+    instructions: text('instructions'),
+    chatInstructions: text('chat_instructions'),
+    voiceChatInstructions: text('voice_chat_instructions'),
+    role: text('role'),
+    greetingInitial: text('greeting_initial'),
+    businessName: text('business_name'),
+    businessProfile: text('business_profile'),
+    conversationStyle: text('conversation_style'),
+    refinementRules: jsonb('refinement_rules').$type<string[]>().notNull().default([]),
+    aiProvider: text('ai_provider').notNull().default('openai'),
+    useLargeModel: boolean('use_large_model').notNull().default(false),
+    temperature: doublePrecision('temperature').notNull().default(0.7),
+    maxResponseTokens: integer('max_response_tokens'),
+    capabilities: jsonb('capabilities').$type<string[]>().notNull().default([]),
+    capabilitySettings: jsonb('capability_settings').$type<Record<string, unknown>>().notNull().default({}),
+    voiceId: text('voice_id'),
+    voiceLocale: text('voice_locale'),
+    speakingRate: doublePrecision('speaking_rate').notNull().default(1),
+    bargeIn: boolean('barge_in').notNull().default(true),
+    /** Non-behavioural whitelist fields other than name and website_url, by API name. */
+    settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
+    // Widget: the public token is null until minted (non-empty allowed_domains or regenerate-token).
+    publicToken: text('public_token'),
+    allowedDomains: jsonb('allowed_domains').$type<string[]>().notNull().default([]),
+    appearance: jsonb('appearance').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [
+    index('agents_account_created_idx').on(t.accountId, t.createdAt, t.id),
+    uniqueIndex('agents_public_token_uq').on(t.publicToken),
+  ],
+)
 
 export const promptVersionSeq = pgSequence('prompt_version_seq', { startWith: 1 })
 
 // Immutable prompt versions; one active per agent and type (phone, chat, voice_chat).
-export const promptVersions = pgTable('prompt_versions', {
-  id: text('id').primaryKey().default(sql`'pv_' || nextval('prompt_version_seq')`),
-  agentId: text('agent_id').notNull().references(() => agents.id),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  type: text('type').notNull(),
-  body: text('body'),
-  label: text('label').notNull(),
-  notes: text('notes'),
-  restoredFrom: text('restored_from'),
-  agentVersion: text('agent_version').notNull(),
-  deployedAt: now('deployed_at'),
-  active: boolean('active').notNull().default(true),
-}, (t) => [
-  uniqueIndex('prompt_versions_label_uq').on(t.agentId, t.label),
-  uniqueIndex('prompt_versions_active_uq').on(t.agentId, t.type).where(sql`${t.active}`),
-  index('prompt_versions_agent_idx').on(t.agentId, t.deployedAt, t.id),
-])
+export const promptVersions = pgTable(
+  'prompt_versions',
+  {
+    id: text('id').primaryKey().default(sql`'pv_' || nextval('prompt_version_seq')`),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    type: text('type').notNull(),
+    body: text('body'),
+    label: text('label').notNull(),
+    notes: text('notes'),
+    restoredFrom: text('restored_from'),
+    agentVersion: text('agent_version').notNull(),
+    deployedAt: now('deployed_at'),
+    active: boolean('active').notNull().default(true),
+  },
+  (t) => [
+    uniqueIndex('prompt_versions_label_uq').on(t.agentId, t.label),
+    uniqueIndex('prompt_versions_active_uq').on(t.agentId, t.type).where(sql`${t.active}`),
+    index('prompt_versions_agent_idx').on(t.agentId, t.deployedAt, t.id),
+  ],
+)
 
 // Deploy markers: one row per agent_version (GET /agent-versions), keyset on (deployed_at, id).
-export const agentVersions = pgTable('agent_versions', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-  agentId: text('agent_id').notNull().references(() => agents.id),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  agentVersion: text('agent_version').notNull(),
-  promptVersion: text('prompt_version'),
-  /** build, patch, prompt_deploy, prompt_restore or voice. */
-  reason: text('reason').notNull(),
-  changed: jsonb('changed').$type<string[]>().notNull().default([]),
-  deployedAt: now('deployed_at'),
-}, (t) => [
-  uniqueIndex('agent_versions_version_uq').on(t.agentId, t.agentVersion),
-  index('agent_versions_account_idx').on(t.accountId, t.deployedAt, t.id),
-])
+export const agentVersions = pgTable(
+  'agent_versions',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentVersion: text('agent_version').notNull(),
+    promptVersion: text('prompt_version'),
+    /** build, patch, prompt_deploy, prompt_restore or voice. */
+    reason: text('reason').notNull(),
+    changed: jsonb('changed').$type<string[]>().notNull().default([]),
+    deployedAt: now('deployed_at'),
+  },
+  (t) => [
+    uniqueIndex('agent_versions_version_uq').on(t.agentId, t.agentVersion),
+    index('agent_versions_account_idx').on(t.accountId, t.deployedAt, t.id),
+  ],
+)
 
 export const agentBuildSeq = pgSequence('agent_build_seq', { startWith: 1 })
 
-export interface BuildStep { name: string; status: string; started_at: string | null; finished_at: string | null; error: string | null }
+export interface BuildStep {
+  name: string
+  status: string
+  started_at: string | null
+  finished_at: string | null
+  error: string | null
+}
 
-export const agentBuilds = pgTable('agent_builds', {
-  id: text('id').primaryKey().default(sql`'bld_' || nextval('agent_build_seq')`),
-  agentId: text('agent_id').notNull().references(() => agents.id),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  /** queued, running, succeeded or failed. */
-  status: text('status').notNull().default('queued'),
-  steps: jsonb('steps').$type<BuildStep[]>().notNull().default([]),
-  fromStep: text('from_step'),
-  /** 1, 2, … per agent: prompt labels build-<n>-<surface>. */
-  buildNumber: integer('build_number').notNull().default(1),
-  /** What earlier steps produced for later ones (business name, greeting), kept so a re-run can start mid-way. */
-  outputs: jsonb('outputs').$type<Record<string, unknown>>().notNull().default({}),
-  createdAt: now('created_at'),
-  startedAt: ts('started_at'),
-  finishedAt: ts('finished_at'),
-}, (t) => [index('agent_builds_agent_idx').on(t.agentId, t.createdAt)])
+export const agentBuilds = pgTable(
+  'agent_builds',
+  {
+    id: text('id').primaryKey().default(sql`'bld_' || nextval('agent_build_seq')`),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    /** queued, running, succeeded or failed. */
+    status: text('status').notNull().default('queued'),
+    steps: jsonb('steps').$type<BuildStep[]>().notNull().default([]),
+    fromStep: text('from_step'),
+    /** 1, 2, … per agent: prompt labels build-<n>-<surface>. */
+    buildNumber: integer('build_number').notNull().default(1),
+    /** What earlier steps produced for later ones (business name, greeting), kept so a re-run can start mid-way. */
+    outputs: jsonb('outputs').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: now('created_at'),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [index('agent_builds_agent_idx').on(t.agentId, t.createdAt)],
+)
 
 // One sequence for every knowledge document: doc_f<n> (file, text) and doc_c<n> (crawled page) share the
 // numbers, so ids never collide across kinds. Writers mint the id (see nextDocumentId).
 export const kbDocumentSeq = pgSequence('kb_document_seq', { startWith: 1 })
 
-export const kbDocuments = pgTable('kb_documents', {
-  id: text('id').primaryKey(),
-  agentId: text('agent_id').notNull().references(() => agents.id),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  /** file, text or page. */
-  kind: text('kind').notNull(),
-  title: text('title'),
-  url: text('url'),
-  /** processing, indexed or failed. */
-  status: text('status').notNull().default('processing'),
-  error: text('error'),
-  text: text('text'),
-  language: text('language'),
-  keepVerbatim: boolean('keep_verbatim').notNull().default(false),
-  verbatimInCalls: boolean('verbatim_in_calls').notNull().default(false),
-  chars: integer('chars').notNull().default(0),
-  crawlId: text('crawl_id'),
-  /** upload, text, url (one page), crawl (a site crawl) or build (the build's crawl). */
-  source: text('source').notNull().default('text'),
-  mimeType: text('mime_type'),
-  bytes: integer('bytes'),
-  /** unstorage key of the original upload, when there is one. */
-  blobKey: text('blob_key'),
-  contentHash: text('content_hash'),
-  /** When the summary last read this document; null or older than updated_at means pending. */
-  summarizedAt: ts('summarized_at'),
-  createdAt: now('created_at'),
-  updatedAt: now('updated_at'),
-}, (t) => [index('kb_documents_agent_idx').on(t.agentId, t.createdAt, t.kind, t.id)])
+export const kbDocuments = pgTable(
+  'kb_documents',
+  {
+    id: text('id').primaryKey(),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    /** file, text or page. */
+    kind: text('kind').notNull(),
+    title: text('title'),
+    url: text('url'),
+    /** processing, indexed or failed. */
+    status: text('status').notNull().default('processing'),
+    error: text('error'),
+    text: text('text'),
+    language: text('language'),
+    keepVerbatim: boolean('keep_verbatim').notNull().default(false),
+    verbatimInCalls: boolean('verbatim_in_calls').notNull().default(false),
+    chars: integer('chars').notNull().default(0),
+    crawlId: text('crawl_id'),
+    /** upload, text, url (one page), crawl (a site crawl) or build (the build's crawl). */
+    source: text('source').notNull().default('text'),
+    mimeType: text('mime_type'),
+    bytes: integer('bytes'),
+    /** unstorage key of the original upload, when there is one. */
+    blobKey: text('blob_key'),
+    contentHash: text('content_hash'),
+    /** When the summary last read this document; null or older than updated_at means pending. */
+    summarizedAt: ts('summarized_at'),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [index('kb_documents_agent_idx').on(t.agentId, t.createdAt, t.kind, t.id)],
+)
 
 // The knowledge summary of an agent: one text that every surface reads (contract "Runtime knowledge
 // rules"). Written by the build's summary step and by reindex; a manual replace is overwritten by the next.
 export const kbSummaries = pgTable('kb_summaries', {
-  agentId: text('agent_id').primaryKey().references(() => agents.id),
-  accountId: text('account_id').notNull().references(() => accounts.id),
+  agentId: text('agent_id')
+    .primaryKey()
+    .references(() => agents.id),
+  accountId: text('account_id')
+    .notNull()
+    .references(() => accounts.id),
   text: text('text').notNull().default(''),
   /** Moves on every write, so callers can see a rebuild happened. */
   version: integer('version').notNull().default(0),
@@ -326,192 +431,264 @@ export const kbSummaries = pgTable('kb_summaries', {
 export const kbCrawlSeq = pgSequence('kb_crawl_seq', { startWith: 1 })
 
 // Knowledge-base crawls ({url, mode}): a site crawl surfaces its pages as doc_c documents.
-export const kbCrawls = pgTable('kb_crawls', {
-  id: text('id').primaryKey().default(sql`'crl_' || nextval('kb_crawl_seq')`),
-  agentId: text('agent_id').notNull().references(() => agents.id),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  startUrl: text('start_url').notNull(),
-  /** page or site. */
-  mode: text('mode').notNull(),
-  /** queued, running, succeeded or failed. */
-  status: text('status').notNull().default('queued'),
-  pages: integer('pages').notNull().default(0),
-  error: text('error'),
-  createdAt: now('created_at'),
-  startedAt: ts('started_at'),
-  finishedAt: ts('finished_at'),
-}, (t) => [index('kb_crawls_agent_idx').on(t.agentId, t.createdAt)])
+export const kbCrawls = pgTable(
+  'kb_crawls',
+  {
+    id: text('id').primaryKey().default(sql`'crl_' || nextval('kb_crawl_seq')`),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    startUrl: text('start_url').notNull(),
+    /** page or site. */
+    mode: text('mode').notNull(),
+    /** queued, running, succeeded or failed. */
+    status: text('status').notNull().default('queued'),
+    pages: integer('pages').notNull().default(0),
+    error: text('error'),
+    createdAt: now('created_at'),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [index('kb_crawls_agent_idx').on(t.agentId, t.createdAt)],
+)
 
 // Conversation ids are conv_<store letter><n> (p: API and widget chat, u: phone and realtime voice,
 // d: dashboard chat) from one sequence, so the number alone never repeats across stores.
 export const conversationSeq = pgSequence('conversation_seq', { startWith: 1 })
 
-export const conversations = pgTable('conversations', {
-  id: text('id').primaryKey(),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  agentId: text('agent_id').references(() => agents.id),
-  agentType: text('agent_type').notNull(),
-  /** api, widget, phone_inbound, phone_outbound, voice_chat, dashboard, import. */
-  channel: text('channel').notNull(),
-  /** in_progress, completed, abandoned, failed. */
-  status: text('status').notNull().default('in_progress'),
-  sessionId: text('session_id').notNull(),
-  externalSessionId: text('external_session_id'),
-  // Stamped at creation, never changed afterwards (contract "Versioning").
-  agentVersion: text('agent_version'),
-  promptVersion: text('prompt_version'),
-  model: text('model'),
-  startedAt: ts('started_at').notNull(),
-  endedAt: ts('ended_at'),
-  /** Moves on changes to status, transcript, summary or identity (the updated_since filter). */
-  updatedAt: now('updated_at'),
-  identity: jsonb('identity').$type<Record<string, unknown>>().notNull().default({}),
-  /** True when identity has email, phone_e164 or partner_agent_id (the has_identity filter). */
-  hasIdentity: boolean('has_identity').notNull().default(false),
-  custom: jsonb('custom').$type<Record<string, unknown>>().notNull().default({}),
-  metrics: jsonb('metrics').$type<Record<string, unknown>>().notNull().default({}),
-  /** The structured summary (decisions "Summary object"); null until ready. */
-  summary: jsonb('summary').$type<Record<string, unknown> | null>(),
-  summaryStatus: text('summary_status').notNull().default('pending'),
-  outcome: text('outcome'),
-  escalated: boolean('escalated').notNull().default(false),
-  language: text('language'),
-  hasRecording: boolean('has_recording').notNull().default(false),
-  recording: jsonb('recording').$type<Record<string, unknown> | null>(),
-  /** Leads, tickets and orders that tools stored on the conversation. */
-  records: jsonb('records').$type<Record<string, unknown>[]>().notNull().default([]),
-  turnCount: integer('turn_count').notNull().default(0),
-  /** One turn at a time across instances: a message claims the conversation until this time. */
-  turnLockedUntil: ts('turn_locked_until'),
-  /** Edge-supplied country; the visitor IP itself is never stored. */
-  country: text('country'),
-  deletedAt: ts('deleted_at'),
-  deleteReason: text('delete_reason'),
-}, (t) => [
-  // Every list read is `account_id = … AND deleted_at IS NULL` ordered by (started_at|updated_at, id): the
-  // live indexes are partial, so tombstoned rows are not in them (decisions "Chat runtime (continued)").
-  index('conversations_live_started_idx').on(t.accountId, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
-  index('conversations_live_updated_idx').on(t.accountId, t.updatedAt, t.id).where(sql`deleted_at IS NULL`),
-  index('conversations_live_agent_started_idx').on(t.accountId, t.agentId, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
-  index('conversations_live_channel_started_idx').on(t.accountId, t.channel, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
-  index('conversations_live_status_started_idx').on(t.accountId, t.status, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
-  index('conversations_live_outcome_started_idx').on(t.accountId, t.outcome, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
-  // Flags that are usually false: only the true side is indexed (the list writes them as literals, not parameters).
-  index('conversations_live_escalated_started_idx').on(t.accountId, t.startedAt, t.id).where(sql`escalated AND deleted_at IS NULL`),
-  index('conversations_live_recording_started_idx').on(t.accountId, t.startedAt, t.id).where(sql`has_recording AND deleted_at IS NULL`),
-  index('conversations_live_external_session_idx').on(t.accountId, t.externalSessionId, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
-  // recentCallsFor (the inbound phone history block): a point lookup by caller number.
-  index('conversations_live_phone_started_idx').on(t.accountId, sql`(identity->>'phone_e164')`, t.startedAt).where(sql`deleted_at IS NULL`),
-  index('conversations_deleted_idx').on(t.accountId, t.deletedAt, t.id).where(sql`deleted_at IS NOT NULL`),
-  uniqueIndex('conversations_session_uq').on(t.accountId, t.sessionId),
-])
+export const conversations = pgTable(
+  'conversations',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentId: text('agent_id').references(() => agents.id),
+    agentType: text('agent_type').notNull(),
+    /** api, widget, phone_inbound, phone_outbound, voice_chat, dashboard, import. */
+    channel: text('channel').notNull(),
+    /** in_progress, completed, abandoned, failed. */
+    status: text('status').notNull().default('in_progress'),
+    sessionId: text('session_id').notNull(),
+    externalSessionId: text('external_session_id'),
+    // Stamped at creation, never changed afterwards (contract "Versioning").
+    agentVersion: text('agent_version'),
+    promptVersion: text('prompt_version'),
+    model: text('model'),
+    startedAt: ts('started_at').notNull(),
+    endedAt: ts('ended_at'),
+    /** Moves on changes to status, transcript, summary or identity (the updated_since filter). */
+    updatedAt: now('updated_at'),
+    identity: jsonb('identity').$type<Record<string, unknown>>().notNull().default({}),
+    /** True when identity has email, phone_e164 or partner_agent_id (the has_identity filter). */
+    hasIdentity: boolean('has_identity').notNull().default(false),
+    custom: jsonb('custom').$type<Record<string, unknown>>().notNull().default({}),
+    metrics: jsonb('metrics').$type<Record<string, unknown>>().notNull().default({}),
+    /** The structured summary (decisions "Summary object"); null until ready. */
+    summary: jsonb('summary').$type<Record<string, unknown> | null>(),
+    summaryStatus: text('summary_status').notNull().default('pending'),
+    outcome: text('outcome'),
+    escalated: boolean('escalated').notNull().default(false),
+    language: text('language'),
+    hasRecording: boolean('has_recording').notNull().default(false),
+    recording: jsonb('recording').$type<Record<string, unknown> | null>(),
+    /** Leads, tickets and orders that tools stored on the conversation. */
+    records: jsonb('records').$type<Record<string, unknown>[]>().notNull().default([]),
+    turnCount: integer('turn_count').notNull().default(0),
+    /** One turn at a time across instances: a message claims the conversation until this time. */
+    turnLockedUntil: ts('turn_locked_until'),
+    /** Edge-supplied country; the visitor IP itself is never stored. */
+    country: text('country'),
+    deletedAt: ts('deleted_at'),
+    deleteReason: text('delete_reason'),
+  },
+  (t) => [
+    // Every list read is `account_id = … AND deleted_at IS NULL` ordered by (started_at|updated_at, id): the
+    // live indexes are partial, so tombstoned rows are not in them (decisions "Chat runtime (continued)").
+    index('conversations_live_started_idx').on(t.accountId, t.startedAt, t.id).where(sql`deleted_at IS NULL`),
+    index('conversations_live_updated_idx').on(t.accountId, t.updatedAt, t.id).where(sql`deleted_at IS NULL`),
+    index('conversations_live_agent_started_idx')
+      .on(t.accountId, t.agentId, t.startedAt, t.id)
+      .where(sql`deleted_at IS NULL`),
+    index('conversations_live_channel_started_idx')
+      .on(t.accountId, t.channel, t.startedAt, t.id)
+      .where(sql`deleted_at IS NULL`),
+    index('conversations_live_status_started_idx')
+      .on(t.accountId, t.status, t.startedAt, t.id)
+      .where(sql`deleted_at IS NULL`),
+    index('conversations_live_outcome_started_idx')
+      .on(t.accountId, t.outcome, t.startedAt, t.id)
+      .where(sql`deleted_at IS NULL`),
+    // Flags that are usually false: only the true side is indexed (the list writes them as literals, not parameters).
+    index('conversations_live_escalated_started_idx')
+      .on(t.accountId, t.startedAt, t.id)
+      .where(sql`escalated AND deleted_at IS NULL`),
+    index('conversations_live_recording_started_idx')
+      .on(t.accountId, t.startedAt, t.id)
+      .where(sql`has_recording AND deleted_at IS NULL`),
+    index('conversations_live_external_session_idx')
+      .on(t.accountId, t.externalSessionId, t.startedAt, t.id)
+      .where(sql`deleted_at IS NULL`),
+    // recentCallsFor (the inbound phone history block): a point lookup by caller number.
+    index('conversations_live_phone_started_idx')
+      .on(t.accountId, sql`(identity->>'phone_e164')`, t.startedAt)
+      .where(sql`deleted_at IS NULL`),
+    index('conversations_deleted_idx').on(t.accountId, t.deletedAt, t.id).where(sql`deleted_at IS NOT NULL`),
+    uniqueIndex('conversations_session_uq').on(t.accountId, t.sessionId),
+  ],
+)
 
-export const turns = pgTable('turns', {
-  conversationId: text('conversation_id').notNull().references(() => conversations.id),
-  turnIndex: integer('turn_index').notNull(),
-  /** agent, visitor, human_agent. */
-  speaker: text('speaker').notNull(),
-  text: text('text').notNull(),
-  timestamp: ts('timestamp').notNull(),
-  latencyMs: integer('latency_ms'),
-  /** greeting, message, answer, tool, handoff. */
-  turnType: text('turn_type').notNull(),
-  detectedIntent: text('detected_intent'),
-  detectedLanguage: text('detected_language'),
-  unanswered: boolean('unanswered').notNull().default(false),
-  humanAgentId: text('human_agent_id'),
-  audioOffsetMs: integer('audio_offset_ms'),
-  audioDurationMs: integer('audio_duration_ms'),
-  /** A tool call and its result, on tool turns. */
-  tool: jsonb('tool').$type<Record<string, unknown> | null>(),
-  tokensIn: integer('tokens_in').notNull().default(0),
-  tokensOut: integer('tokens_out').notNull().default(0),
-}, (t) => [primaryKey({ columns: [t.conversationId, t.turnIndex] })])
+export const turns = pgTable(
+  'turns',
+  {
+    conversationId: text('conversation_id')
+      .notNull()
+      .references(() => conversations.id),
+    turnIndex: integer('turn_index').notNull(),
+    /** agent, visitor, human_agent. */
+    speaker: text('speaker').notNull(),
+    text: text('text').notNull(),
+    timestamp: ts('timestamp').notNull(),
+    latencyMs: integer('latency_ms'),
+    /** greeting, message, answer, tool, handoff. */
+    turnType: text('turn_type').notNull(),
+    detectedIntent: text('detected_intent'),
+    detectedLanguage: text('detected_language'),
+    unanswered: boolean('unanswered').notNull().default(false),
+    humanAgentId: text('human_agent_id'),
+    audioOffsetMs: integer('audio_offset_ms'),
+    audioDurationMs: integer('audio_duration_ms'),
+    /** A tool call and its result, on tool turns. */
+    tool: jsonb('tool').$type<Record<string, unknown> | null>(),
+    tokensIn: integer('tokens_in').notNull().default(0),
+    tokensOut: integer('tokens_out').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.conversationId, t.turnIndex] })],
+)
 
 // POST …/messages idempotency_key (decisions "Idempotency"): per conversation, 24 hours.
-export const messageKeys = pgTable('message_keys', {
-  conversationId: text('conversation_id').notNull().references(() => conversations.id),
-  key: text('key').notNull(),
-  textHash: text('text_hash').notNull(),
-  response: jsonb('response').$type<Record<string, unknown> | null>(),
-  createdAt: now('created_at'),
-}, (t) => [primaryKey({ columns: [t.conversationId, t.key] }), index('message_keys_created_idx').on(t.createdAt)])
+export const messageKeys = pgTable(
+  'message_keys',
+  {
+    conversationId: text('conversation_id')
+      .notNull()
+      .references(() => conversations.id),
+    key: text('key').notNull(),
+    textHash: text('text_hash').notNull(),
+    response: jsonb('response').$type<Record<string, unknown> | null>(),
+    createdAt: now('created_at'),
+  },
+  (t) => [primaryKey({ columns: [t.conversationId, t.key] }), index('message_keys_created_idx').on(t.createdAt)],
+)
 
 // The events outbox: written in the same transaction as the change that caused the event; a delivery
 // job fans out to webhook endpoints (issue 7). Payload per decisions "Events".
-export const events = pgTable('events', {
-  id: text('id').primaryKey(),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  type: text('type').notNull(),
-  payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
-  createdAt: now('created_at'),
-  dispatchedAt: ts('dispatched_at'),
-}, (t) => [index('events_undispatched_idx').on(t.dispatchedAt, t.createdAt), index('events_account_idx').on(t.accountId, t.createdAt)])
+export const events = pgTable(
+  'events',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    type: text('type').notNull(),
+    payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    createdAt: now('created_at'),
+    dispatchedAt: ts('dispatched_at'),
+  },
+  (t) => [
+    index('events_undispatched_idx').on(t.dispatchedAt, t.createdAt),
+    index('events_account_idx').on(t.accountId, t.createdAt),
+  ],
+)
 
 // E-mails sent through the mailer provider; the default `outbox` provider only records them here,
 // which is how integrators and tests observe what a capability sent.
-export const mailOutbox = pgTable('mail_outbox', {
-  id: text('id').primaryKey(),
-  accountId: text('account_id'),
-  provider: text('provider').notNull(),
-  to: jsonb('to').$type<string[]>().notNull(),
-  subject: text('subject').notNull(),
-  text: text('text').notNull(),
-  tags: jsonb('tags').$type<Record<string, string>>().notNull().default({}),
-  /** queued, sent or failed. */
-  status: text('status').notNull().default('sent'),
-  error: text('error'),
-  createdAt: now('created_at'),
-}, (t) => [index('mail_outbox_account_idx').on(t.accountId, t.createdAt)])
+export const mailOutbox = pgTable(
+  'mail_outbox',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id'),
+    provider: text('provider').notNull(),
+    to: jsonb('to').$type<string[]>().notNull(),
+    subject: text('subject').notNull(),
+    text: text('text').notNull(),
+    tags: jsonb('tags').$type<Record<string, string>>().notNull().default({}),
+    /** queued, sent or failed. */
+    status: text('status').notNull().default('sent'),
+    error: text('error'),
+    createdAt: now('created_at'),
+  },
+  (t) => [index('mail_outbox_account_idx').on(t.accountId, t.createdAt)],
+)
 
 // Webhooks (issue 7). Endpoints keep their signing secrets encrypted (AES-256-GCM keyed from
 // SVC_SECRET); after a rotation the previous secret keeps signing until previous_secret_expires_at.
 export const webhookEndpointSeq = pgSequence('webhook_endpoint_seq', { startWith: 1 })
 
-export const webhookEndpoints = pgTable('webhook_endpoints', {
-  id: text('id').primaryKey().default(sql`'whk_' || nextval('webhook_endpoint_seq')`),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  url: text('url').notNull(),
-  description: text('description'),
-  events: jsonb('events').$type<string[]>().notNull(),
-  enabled: boolean('enabled').notNull().default(true),
-  secretEnc: text('secret_enc').notNull(),
-  previousSecretEnc: text('previous_secret_enc'),
-  previousSecretExpiresAt: ts('previous_secret_expires_at'),
-  createdAt: now('created_at'),
-  updatedAt: now('updated_at'),
-  deletedAt: ts('deleted_at'),
-}, (t) => [index('webhook_endpoints_account_idx').on(t.accountId, t.createdAt)])
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey().default(sql`'whk_' || nextval('webhook_endpoint_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    url: text('url').notNull(),
+    description: text('description'),
+    events: jsonb('events').$type<string[]>().notNull(),
+    enabled: boolean('enabled').notNull().default(true),
+    secretEnc: text('secret_enc').notNull(),
+    previousSecretEnc: text('previous_secret_enc'),
+    previousSecretExpiresAt: ts('previous_secret_expires_at'),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [index('webhook_endpoints_account_idx').on(t.accountId, t.createdAt)],
+)
 
 // One row per (event, endpoint) fan-out, plus one per replay. `body` is the exact JSON sent, so every
 // attempt and every replay signs the same bytes. A claim sets claim_token and locked_until (a lease):
 // a process that dies mid-send leaves a lease that lapses, and the delivery is sent again.
-export const webhookDeliveries = pgTable('webhook_deliveries', {
-  id: text('id').primaryKey(),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  endpointId: text('endpoint_id').notNull().references(() => webhookEndpoints.id),
-  eventId: text('event_id').notNull(),
-  eventType: text('event_type').notNull(),
-  body: text('body').notNull(),
-  /** pending, retrying, succeeded, exhausted. */
-  status: text('status').notNull().default('pending'),
-  attemptCount: integer('attempt_count').notNull().default(0),
-  attempts: jsonb('attempts').$type<{ attempt: number; at: string; status_code: number | null; latency_ms: number; error: string | null }[]>().notNull().default([]),
-  nextAttemptAt: ts('next_attempt_at'),
-  lockedUntil: ts('locked_until'),
-  claimToken: text('claim_token'),
-  lastStatusCode: integer('last_status_code'),
-  lastError: text('last_error'),
-  replayedFrom: text('replayed_from'),
-  deliveredAt: ts('delivered_at'),
-  createdAt: now('created_at'),
-  updatedAt: now('updated_at'),
-}, (t) => [
-  index('webhook_deliveries_account_idx').on(t.accountId, t.createdAt, t.id),
-  index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status IN ('pending', 'retrying')`),
-  index('webhook_deliveries_event_idx').on(t.eventId),
-  uniqueIndex('webhook_deliveries_fanout_idx').on(t.endpointId, t.eventId).where(sql`replayed_from IS NULL`),
-])
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    endpointId: text('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id),
+    eventId: text('event_id').notNull(),
+    eventType: text('event_type').notNull(),
+    body: text('body').notNull(),
+    /** pending, retrying, succeeded, exhausted. */
+    status: text('status').notNull().default('pending'),
+    attemptCount: integer('attempt_count').notNull().default(0),
+    attempts: jsonb('attempts')
+      .$type<{ attempt: number; at: string; status_code: number | null; latency_ms: number; error: string | null }[]>()
+      .notNull()
+      .default([]),
+    nextAttemptAt: ts('next_attempt_at'),
+    lockedUntil: ts('locked_until'),
+    claimToken: text('claim_token'),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    replayedFrom: text('replayed_from'),
+    deliveredAt: ts('delivered_at'),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [
+    index('webhook_deliveries_account_idx').on(t.accountId, t.createdAt, t.id),
+    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status IN ('pending', 'retrying')`),
+    index('webhook_deliveries_event_idx').on(t.eventId),
+    uniqueIndex('webhook_deliveries_fanout_idx').on(t.endpointId, t.eventId).where(sql`replayed_from IS NULL`),
+  ],
+)
 
 // OAuth 2.1 authorization server for the assistant connector (issue 8). Clients come from dynamic
 // registration and belong to nobody until a user consents; a grant (`ocn_<n>`, the dashboard's
@@ -533,23 +710,37 @@ export const oauthClients = pgTable('oauth_clients', {
 
 export const oauthGrantSeq = pgSequence('oauth_grant_seq', { startWith: 1 })
 
-export const oauthGrants = pgTable('oauth_grants', {
-  id: text('id').primaryKey().default(sql`'ocn_' || nextval('oauth_grant_seq')`),
-  clientId: text('client_id').notNull().references(() => oauthClients.id),
-  userId: text('user_id').notNull().references(() => users.id),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  keyId: text('key_id').notNull().references(() => apiKeys.id),
-  scopes: jsonb('scopes').$type<string[]>().notNull(),
-  /** The canonical RFC 8707 resource the grant was issued for. */
-  resource: text('resource').notNull(),
-  createdAt: now('created_at'),
-  lastUsedAt: ts('last_used_at'),
-  revokedAt: ts('revoked_at'),
-}, (t) => [index('oauth_grants_user_idx').on(t.userId, t.createdAt), index('oauth_grants_key_idx').on(t.keyId)])
+export const oauthGrants = pgTable(
+  'oauth_grants',
+  {
+    id: text('id').primaryKey().default(sql`'ocn_' || nextval('oauth_grant_seq')`),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => oauthClients.id),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    keyId: text('key_id')
+      .notNull()
+      .references(() => apiKeys.id),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    /** The canonical RFC 8707 resource the grant was issued for. */
+    resource: text('resource').notNull(),
+    createdAt: now('created_at'),
+    lastUsedAt: ts('last_used_at'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [index('oauth_grants_user_idx').on(t.userId, t.createdAt), index('oauth_grants_key_idx').on(t.keyId)],
+)
 
 export const oauthCodes = pgTable('oauth_codes', {
   codeHash: text('code_hash').primaryKey(),
-  grantId: text('grant_id').notNull().references(() => oauthGrants.id),
+  grantId: text('grant_id')
+    .notNull()
+    .references(() => oauthGrants.id),
   clientId: text('client_id').notNull(),
   redirectUri: text('redirect_uri').notNull(),
   codeChallenge: text('code_challenge').notNull(),
@@ -560,15 +751,21 @@ export const oauthCodes = pgTable('oauth_codes', {
   createdAt: now('created_at'),
 })
 
-export const oauthTokens = pgTable('oauth_tokens', {
-  tokenHash: text('token_hash').primaryKey(),
-  grantId: text('grant_id').notNull().references(() => oauthGrants.id),
-  /** access (svc_at_) or refresh (svc_rt_). */
-  kind: text('kind').notNull(),
-  scopes: jsonb('scopes').$type<string[]>().notNull(),
-  expiresAt: ts('expires_at').notNull(),
-  /** Refresh tokens: when the token was first exchanged (rotated); reuse is judged against it. */
-  rotatedAt: ts('rotated_at'),
-  revokedAt: ts('revoked_at'),
-  createdAt: now('created_at'),
-}, (t) => [index('oauth_tokens_grant_idx').on(t.grantId)])
+export const oauthTokens = pgTable(
+  'oauth_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => oauthGrants.id),
+    /** access (svc_at_) or refresh (svc_rt_). */
+    kind: text('kind').notNull(),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    /** Refresh tokens: when the token was first exchanged (rotated); reuse is judged against it. */
+    rotatedAt: ts('rotated_at'),
+    revokedAt: ts('revoked_at'),
+    createdAt: now('created_at'),
+  },
+  (t) => [index('oauth_tokens_grant_idx').on(t.grantId)],
+)

@@ -29,14 +29,27 @@ export async function startQueue(opts: {
   const log = opts.log ?? ((m, extra) => console.log(`[jobs] ${m}`, extra ?? ''))
   const boss = opts.databaseUrl
     ? new PgBoss({ connectionString: opts.databaseUrl, max: 4, schema: 'pgboss' })
-    : new PgBoss({ db: { executeSql: (text: string, values?: unknown[]) => opts.database.executeSql(text, values) }, schema: 'pgboss' } as any)
+    : new PgBoss({
+        db: { executeSql: (text: string, values?: unknown[]) => opts.database.executeSql(text, values) },
+        schema: 'pgboss',
+      } as any)
   let lastErrorAt = 0
-  boss.on('error', (err) => { lastErrorAt = Date.now(); log(`error: ${err.message}`) })
+  boss.on('error', (err) => {
+    lastErrorAt = Date.now()
+    log(`error: ${err.message}`)
+  })
   await boss.start()
 
   const send: JobContext['send'] = (name, data = {}, o = {}) =>
     boss.send(name, data, { singletonKey: o.singletonKey, startAfter: o.startAfter as any })
-  const ctx: JobContext = { database: opts.database, send, log, registries: opts.registries, config: opts.config, blobs: opts.blobs ?? createFsBlobStore(opts.config.blobDir) }
+  const ctx: JobContext = {
+    database: opts.database,
+    send,
+    log,
+    registries: opts.registries,
+    config: opts.config,
+    blobs: opts.blobs ?? createFsBlobStore(opts.config.blobDir),
+  }
 
   for (const job of registry.list()) {
     await boss.createQueue(job.name, {
@@ -47,9 +60,13 @@ export async function startQueue(opts: {
     } as any)
     const workers = Math.max(1, job.concurrency ?? 1)
     for (let i = 0; i < workers; i++) {
-      await boss.work(job.name, { pollingIntervalSeconds: Math.max(0.5, opts.pollSeconds), batchSize: 1, includeMetadata: true }, async (batch) => {
-        for (const j of batch) await job.run(j.data as any, ctx, { id: j.id, retryCount: j.retryCount })
-      })
+      await boss.work(
+        job.name,
+        { pollingIntervalSeconds: Math.max(0.5, opts.pollSeconds), batchSize: 1, includeMetadata: true },
+        async (batch) => {
+          for (const j of batch) await job.run(j.data as any, ctx, { id: j.id, retryCount: j.retryCount })
+        },
+      )
     }
     if (job.schedule) await boss.schedule(job.name, job.schedule, {}, { tz: 'UTC' })
     // No singleton key: another instance's start must not swallow this one's catch-up run.

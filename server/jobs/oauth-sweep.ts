@@ -9,6 +9,7 @@ export default defineJob({
   runAtStart: true,
   async run(_data, { database, log }) {
     const n = await sweepOAuth(database)
-    if (n.grants || n.clients) log(`ended ${n.grants} unredeemed approval(s), retired ${n.clients} unused client registration(s)`)
+    if (n.grants || n.clients)
+      log(`ended ${n.grants} unredeemed approval(s), retired ${n.clients} unused client registration(s)`)
   },
 })

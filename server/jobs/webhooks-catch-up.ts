@@ -12,6 +12,8 @@ export default defineJob({
     const pump = currentPump()
     if (pump) return pump.kick()
     // No pump in this process (not booted through the server plugin): at least fan the events out.
-    while ((await dispatchBatch(database)) > 0) { /* drain */ }
+    while ((await dispatchBatch(database)) > 0) {
+      /* drain */
+    }
   },
 })

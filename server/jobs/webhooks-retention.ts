@@ -9,6 +9,7 @@ export default defineJob({
   runAtStart: true,
   async run(_data, { database, log }) {
     const n = await sweepWebhookHistory(database)
-    if (n.events || n.deliveries) log(`webhook history: deleted ${n.events} event(s) and ${n.deliveries} deliver(y/ies)`)
+    if (n.events || n.deliveries)
+      log(`webhook history: deleted ${n.events} event(s) and ${n.deliveries} deliver(y/ies)`)
   },
 })

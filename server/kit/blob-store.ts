@@ -12,13 +12,17 @@ export interface BlobStore {
 
 export function storageBlobStore(storage: Storage): BlobStore {
   return {
-    async put(key, data) { await storage.setItemRaw(key, data) },
+    async put(key, data) {
+      await storage.setItemRaw(key, data)
+    },
     async get(key) {
       const v = await storage.getItemRaw(key)
       if (v === null || v === undefined) return null
       return Buffer.isBuffer(v) ? v : Buffer.from(v as Uint8Array)
     },
-    async remove(key) { await storage.removeItem(key) },
+    async remove(key) {
+      await storage.removeItem(key)
+    },
   }
 }
 

@@ -3,11 +3,21 @@
 import type * as v from 'valibot'
 
 /** The completion values an agent's capability_settings may hold (decisions "Agent patch whitelist"). */
-export const COMPLETION_KEYS = ['transfer_directory', 'website_url', 'lead_emails', 'ticket_emails', 'order_emails'] as const
+export const COMPLETION_KEYS = [
+  'transfer_directory',
+  'website_url',
+  'lead_emails',
+  'ticket_emails',
+  'order_emails',
+] as const
 export type CompletionKey = (typeof COMPLETION_KEYS)[number]
 
 /** What a capability asks the host to send; the host routes it to the mailer. */
-export interface Notification { to: string[]; subject: string; text: string }
+export interface Notification {
+  to: string[]
+  subject: string
+  text: string
+}
 
 export interface CapabilityContext {
   accountId: string

@@ -1,8 +1,16 @@
 // A chat engine turns a prompt plus a transcript into the agent's next turn, and writes the build
 // outputs (summary, greeting, instructions). One file per engine under providers/chat/.
-export interface ChatMessage { role: 'system' | 'user' | 'assistant' | 'tool'; content: string; name?: string }
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: string
+  name?: string
+}
 
-export interface ToolSpec { name: string; description: string; parameters: Record<string, unknown> }
+export interface ToolSpec {
+  name: string
+  description: string
+  parameters: Record<string, unknown>
+}
 
 export interface ChatRequest {
   /** The prompt, including the knowledge the engine may answer from. */
@@ -14,7 +22,10 @@ export interface ChatRequest {
   largeModel?: boolean
 }
 
-export interface ToolCall { name: string; arguments: Record<string, unknown> }
+export interface ToolCall {
+  name: string
+  arguments: Record<string, unknown>
+}
 
 export interface ChatResponse {
   text: string
@@ -61,4 +72,5 @@ export const estimateTokens = (text: string) => Math.ceil(text.length / 4)
 export const KNOWLEDGE_HEADING = '## Knowledge'
 
 /** The system prompt of a turn: the surface prompt, then the knowledge under KNOWLEDGE_HEADING. */
-export const withKnowledge = (prompt: string, knowledge: string) => `${prompt.trimEnd()}\n\n${KNOWLEDGE_HEADING}\n${knowledge.trim()}\n`
+export const withKnowledge = (prompt: string, knowledge: string) =>
+  `${prompt.trimEnd()}\n\n${KNOWLEDGE_HEADING}\n${knowledge.trim()}\n`

@@ -8,7 +8,11 @@ import type { BlobStore } from './blob-store'
 export interface JobContext {
   database: Database
   /** Enqueue follow-up work from inside a job. */
-  send(name: string, data?: object, options?: { singletonKey?: string; startAfter?: number | Date }): Promise<string | null>
+  send(
+    name: string,
+    data?: object,
+    options?: { singletonKey?: string; startAfter?: number | Date },
+  ): Promise<string | null>
   log(message: string, extra?: Record<string, unknown>): void
   /** Plugin registries and configuration, for jobs that call providers (builds, summaries, deliveries). */
   registries: Registries

@@ -1,9 +1,19 @@
 // A telephony provider places outbound calls and reports their state changes.
 export type CallState = 'queued' | 'ringing' | 'in_progress' | 'completed' | 'no_answer' | 'failed' | 'cancelled'
 
-export interface PlaceCallRequest { callId: string; from: string | null; to: string; maxDurationS: number }
+export interface PlaceCallRequest {
+  callId: string
+  from: string | null
+  to: string
+  maxDurationS: number
+}
 
-export interface CallUpdate { state: CallState; at: Date; durationS?: number; error?: string }
+export interface CallUpdate {
+  state: CallState
+  at: Date
+  durationS?: number
+  error?: string
+}
 
 export interface Telephony {
   name: string

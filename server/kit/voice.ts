@@ -1,5 +1,11 @@
 // A voice provider lists its voices for GET /voices and names its realtime model.
-export interface Voice { voice_id: string; name: string; locale: string; gender: string | null; preview_url: string | null }
+export interface Voice {
+  voice_id: string
+  name: string
+  locale: string
+  gender: string | null
+  preview_url: string | null
+}
 
 export interface VoiceProvider {
   name: string

@@ -54,14 +54,22 @@ function drainRest(req: IncomingMessage) {
   if (req.complete || req.destroyed) return
   let drained = 0
   // Only while this request is unfinished: by then its kept-alive socket may carry the next request.
-  const cut = () => { stop(); if (!req.complete) req.socket?.destroy() }
+  const cut = () => {
+    stop()
+    if (!req.complete) req.socket?.destroy()
+  }
   const timer = setTimeout(cut, DRAIN_MS)
   timer.unref()
   const onData = (chunk: Buffer) => {
     drained += chunk.length
     if (drained > DRAIN_LIMIT) cut()
   }
-  const stop = () => { clearTimeout(timer); req.off('data', onData); req.off('end', stop); req.off('close', stop) }
+  const stop = () => {
+    clearTimeout(timer)
+    req.off('data', onData)
+    req.off('end', stop)
+    req.off('close', stop)
+  }
   req.on('data', onData)
   req.once('end', stop)
   req.once('close', stop)
@@ -94,9 +102,19 @@ function readCapped(req: IncomingMessage, limit: number): Promise<Buffer | null>
       }
       chunks.push(chunk)
     }
-    const onEnd = () => { cleanup(); resolve(Buffer.concat(chunks)) }
-    const onError = (err: Error) => { cleanup(); reject(err) }
-    const cleanup = () => { req.off('data', onData); req.off('end', onEnd); req.off('error', onError) }
+    const onEnd = () => {
+      cleanup()
+      resolve(Buffer.concat(chunks))
+    }
+    const onError = (err: Error) => {
+      cleanup()
+      reject(err)
+    }
+    const cleanup = () => {
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+    }
     req.on('data', onData)
     req.on('end', onEnd)
     req.on('error', onError)

@@ -10,7 +10,8 @@ import { useRuntime } from '../utils/runtime'
 import { publicOrigin } from '../domain/oauth/metadata'
 import { isMcpPath } from '../domain/mcp/jsonrpc'
 
-const ALLOW_HEADERS = 'authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id, mcp-method, mcp-name'
+const ALLOW_HEADERS =
+  'authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id, mcp-method, mcp-name'
 const EXPOSE_HEADERS = 'www-authenticate, mcp-session-id, mcp-protocol-version'
 const LOOPBACK_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/
 const FIXED_ORIGINS = ['https://claude.ai']
@@ -28,7 +29,12 @@ function areaOf(path: string): Area | null {
 /** The service's own origin, loopback (any port), https://claude.ai and SVC_MCP_ALLOWED_ORIGINS. */
 export function mcpOriginAllowed(event: H3Event, origin: string): boolean {
   const config = useRuntime().config
-  return origin === publicOrigin(event, config) || LOOPBACK_ORIGIN.test(origin) || FIXED_ORIGINS.includes(origin) || config.mcpAllowedOrigins.includes(origin)
+  return (
+    origin === publicOrigin(event, config) ||
+    LOOPBACK_ORIGIN.test(origin) ||
+    FIXED_ORIGINS.includes(origin) ||
+    config.mcpAllowedOrigins.includes(origin)
+  )
 }
 
 export default defineEventHandler((event) => {
@@ -44,7 +50,11 @@ export default defineEventHandler((event) => {
   if (area === 'mcp') setResponseHeader(event, 'Vary', 'Origin')
   setResponseHeader(event, 'Access-Control-Expose-Headers', EXPOSE_HEADERS)
   if (event.method === 'OPTIONS') {
-    setResponseHeader(event, 'Access-Control-Allow-Methods', area === 'discovery' ? 'GET, OPTIONS' : area === 'oauth' ? 'POST, OPTIONS' : 'GET, POST, DELETE, OPTIONS')
+    setResponseHeader(
+      event,
+      'Access-Control-Allow-Methods',
+      area === 'discovery' ? 'GET, OPTIONS' : area === 'oauth' ? 'POST, OPTIONS' : 'GET, POST, DELETE, OPTIONS',
+    )
     setResponseHeader(event, 'Access-Control-Allow-Headers', ALLOW_HEADERS)
     setResponseHeader(event, 'Access-Control-Max-Age', 600)
     setResponseStatus(event, 204)

@@ -34,28 +34,47 @@ export default defineNitroPlugin((nitroApp) => {
 
   let runtime: Runtime | undefined
   const boot = async (): Promise<Runtime> => {
-    if (config.masterKeyFile) console.log(`[boot] master key: ${config.masterKeyFile} (generated for development; set SVC_MASTER_KEY in production)`)
+    if (config.masterKeyFile)
+      console.log(
+        `[boot] master key: ${config.masterKeyFile} (generated for development; set SVC_MASTER_KEY in production)`,
+      )
     const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir })
     const applied = await migrate(database, migrations)
     if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
     const blobs = createFsBlobStore(config.blobDir)
-    const queue = await startQueue({ database, databaseUrl: config.databaseUrl, jobs, pollSeconds: config.jobPollSeconds, registries, config, blobs })
+    const queue = await startQueue({
+      database,
+      databaseUrl: config.databaseUrl,
+      jobs,
+      pollSeconds: config.jobPollSeconds,
+      registries,
+      config,
+      blobs,
+    })
     let redis: unknown
     if (config.redisUrl) {
       const { default: Redis } = await import('ioredis')
       redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
     }
     runtime = {
-      config, database, queue, registries,
+      config,
+      database,
+      queue,
+      registries,
       rateLimiter: createRateLimiter({ redis, prefix: 'rl' }),
       authFailureLimiter: createRateLimiter({ redis, prefix: 'rl-auth' }),
-      credentialResolvers: [personalKeyResolver(database), requireActiveTenant(database, oauthAccessTokenResolver(database))],
+      credentialResolvers: [
+        personalKeyResolver(database),
+        requireActiveTenant(database, oauthAccessTokenResolver(database)),
+      ],
       audit: createAuditWriter(database),
       blobs,
       webhooks: startWebhookPump({ database, config, intervalMs: config.jobPollSeconds * 1000 }),
       startedAt: new Date(),
     }
-    console.log(`[boot] ready on ${database.kind === 'pglite' ? `embedded PGlite (${config.dataDir})` : 'PostgreSQL'}: ${config.publicUrl}/v1`)
+    console.log(
+      `[boot] ready on ${database.kind === 'pglite' ? `embedded PGlite (${config.dataDir})` : 'PostgreSQL'}: ${config.publicUrl}/v1`,
+    )
     return runtime
   }
   const ready = boot()

@@ -8,7 +8,8 @@ import { ipAllowed } from '../domain/credentials/ip'
 
 const unmapped = (ip: string) => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip)
 
-const firstValue = (header: string | string[] | undefined) => (Array.isArray(header) ? header[0] : header)?.split(',')[0]?.trim() || undefined
+const firstValue = (header: string | string[] | undefined) =>
+  (Array.isArray(header) ? header[0] : header)?.split(',')[0]?.trim() || undefined
 
 /**
  * True when the forwarding headers may be believed. A request without a network socket comes from inside

@@ -16,7 +16,13 @@ export interface CursorBinding {
 
 let keyCache: { secret: string; key: Uint8Array } | undefined
 function keyFor(secret: string): Uint8Array {
-  if (keyCache?.secret !== secret) keyCache = { secret, key: createHash('sha256').update('svc-cursor-v1\0' + secret).digest() }
+  if (keyCache?.secret !== secret)
+    keyCache = {
+      secret,
+      key: createHash('sha256')
+        .update('svc-cursor-v1\0' + secret)
+        .digest(),
+    }
   return keyCache.key
 }
 
@@ -24,7 +30,9 @@ function keyFor(secret: string): Uint8Array {
 export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
   if (value && typeof value === 'object' && !(value instanceof Date)) {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, x]) => x !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(',')}}`
   }
   return JSON.stringify(value instanceof Date ? value.toISOString() : value)

@@ -1,7 +1,17 @@
 // The one place that authenticates, resolves the account, checks the scope, applies the rate class,
 // validates params, query and body, and wraps the envelope. It also attaches its options to the handler
 // it returns, which is what the OpenAPI builder reads (pitfall 8: lazy routes, no import side effects).
-import { defineEventHandler, getHeader, getQuery, getRouterParams, readMultipartFormData, readRawBody, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
+import {
+  defineEventHandler,
+  getHeader,
+  getQuery,
+  getRouterParams,
+  readMultipartFormData,
+  readRawBody,
+  setResponseHeader,
+  setResponseStatus,
+  type H3Event,
+} from 'h3'
 import * as v from 'valibot'
 import { ApiError, Errors, splitCoded, toApiError } from './api-error'
 import { list, single, type Page } from './envelope'
@@ -13,10 +23,23 @@ import { ipAllowed } from '../domain/credentials/ip'
 import type { Principal } from '../domain/credentials/principal'
 import type { Scope } from '../domain/credentials/scopes'
 import { resolveAccount, type AccountScope } from '../domain/accounts/resolve'
-import { bodyHash, checkKey, claim, complete, release, scopedKey, type StoredAnswer } from '../domain/idempotency/idempotency'
+import {
+  bodyHash,
+  checkKey,
+  claim,
+  complete,
+  release,
+  scopedKey,
+  type StoredAnswer,
+} from '../domain/idempotency/idempotency'
 import { carriesSecret, openAnswer, sealAnswer } from '../domain/idempotency/sealed'
 
-export interface MultipartPart { name?: string; filename?: string; type?: string; data: Buffer }
+export interface MultipartPart {
+  name?: string
+  filename?: string
+  type?: string
+  data: Buffer
+}
 
 type ObjSchema = v.ObjectSchema<any, any> | v.StrictObjectSchema<any, any> | v.LooseObjectSchema<any, any>
 type Out<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined
@@ -85,9 +108,13 @@ const LIST = Symbol('list')
 export type ListResult<T> = Page<T> & { [LIST]: true }
 /** Mark a handler result as a list page so it gets the list envelope. */
 export const asList = <T>(page: Page<T>): ListResult<T> => ({ ...page, [LIST]: true })
-export const isList = (result: unknown): result is ListResult<unknown> => !!result && typeof result === 'object' && LIST in result
+export const isList = (result: unknown): result is ListResult<unknown> =>
+  !!result && typeof result === 'object' && LIST in result
 
-export interface DynamicRateClass { classes: RateClass[]; pick: (event: H3Event) => RateClass }
+export interface DynamicRateClass {
+  classes: RateClass[]
+  pick: (event: H3Event) => RateClass
+}
 
 /** The class this request is metered in. */
 export function rateClassOf(opts: Pick<ApiRouteMeta, 'rateClass'>, event: H3Event): RateClass {
@@ -113,7 +140,8 @@ export function defineApiRoute<
       auditOnFinish(event, runtime)
       principal = await authenticateRequest(event, runtime)
       event.context.principal = principal
-      if (!ipAllowed(clientIp(event), principal.ipAllowlist)) throw new ApiError(403, 'ip_not_allowed', 'This key does not accept requests from your IP address.')
+      if (!ipAllowed(clientIp(event), principal.ipAllowlist))
+        throw new ApiError(403, 'ip_not_allowed', 'This key does not accept requests from your IP address.')
       warnOfExpiry(event, principal)
       requireScope(principal, opts)
       await applyRateLimit(event, runtime, principal, rateClassOf(opts, event))
@@ -135,16 +163,28 @@ export function defineApiRoute<
       return { params, query, body, parts, account }
     }
     const execute = async ({ params, query, body, parts, account }: Prepared): Promise<Answer> => {
-      const result = await opts.handler({ event, params, query, body, parts, principal: principal as Principal, account: account as AccountScope, runtime } as any)
+      const result = await opts.handler({
+        event,
+        params,
+        query,
+        body,
+        parts,
+        principal: principal as Principal,
+        account: account as AccountScope,
+        runtime,
+      } as any)
       if (opts.raw) return { status: event.node.res.statusCode, kind: 'raw', payload: result }
       const status = opts.status ?? 200
       if (status === 204) return { status, kind: 'empty', payload: null }
-      return isList(result) ? { status, kind: 'list', payload: { ...result } } : { status, kind: 'single', payload: result ?? {} }
+      return isList(result)
+        ? { status, kind: 'list', payload: { ...result } }
+        : { status, kind: 'single', payload: result ?? {} }
     }
     const idemKey = getHeader(event, 'idempotency-key')
-    const answer = principal && event.method === 'POST' && idemKey !== undefined && !opts.raw
-      ? await withIdempotency(event, runtime, principal, idemKey, opts, prepare, execute)
-      : await execute(await prepare())
+    const answer =
+      principal && event.method === 'POST' && idemKey !== undefined && !opts.raw
+        ? await withIdempotency(event, runtime, principal, idemKey, opts, prepare, execute)
+        : await execute(await prepare())
     if (answer.kind === 'raw') return answer.payload
     setResponseStatus(event, answer.status)
     if (answer.kind === 'empty') return null
@@ -154,12 +194,27 @@ export function defineApiRoute<
   return Object.assign(handler, { __api: { ...opts, handler: undefined } as ApiRouteMeta })
 }
 
-interface Prepared { params: unknown; query: unknown; body: unknown; parts: MultipartPart[] | null; account: AccountScope | null }
-interface Answer { status: number; kind: 'single' | 'list' | 'empty' | 'raw'; payload: unknown }
+interface Prepared {
+  params: unknown
+  query: unknown
+  body: unknown
+  parts: MultipartPart[] | null
+  account: AccountScope | null
+}
+interface Answer {
+  status: number
+  kind: 'single' | 'list' | 'empty' | 'raw'
+  payload: unknown
+}
 
 async function withIdempotency(
-  event: H3Event, runtime: Runtime, principal: Principal, key: string, opts: ApiRouteMeta,
-  prepare: () => Promise<Prepared>, execute: (p: Prepared) => Promise<Answer>,
+  event: H3Event,
+  runtime: Runtime,
+  principal: Principal,
+  key: string,
+  opts: ApiRouteMeta,
+  prepare: () => Promise<Prepared>,
+  execute: (p: Prepared) => Promise<Answer>,
 ) {
   checkKey(key)
   const raw = await readRawBody(event, false)
@@ -172,14 +227,27 @@ async function withIdempotency(
   } catch (e) {
     failure = e
   }
-  const scoped = scopedKey(key, prepared ? prepared.account?.ids ?? [] : null, { header: getHeader(event, 'x-svc-account'), query: getQuery(event).account_id })
-  const k = { credentialId: principal.credentialId, method: event.method, path: event.path.split('?')[0].replace(/^\/api\/v1\//, '/v1/'), key: scoped }
+  const scoped = scopedKey(key, prepared ? (prepared.account?.ids ?? []) : null, {
+    header: getHeader(event, 'x-svc-account'),
+    query: getQuery(event).account_id,
+  })
+  const k = {
+    credentialId: principal.credentialId,
+    method: event.method,
+    path: event.path.split('?')[0].replace(/^\/api\/v1\//, '/v1/'),
+    key: scoped,
+  }
   const claimed = await claim(runtime.database, k, bodyHash(raw ?? undefined))
   if ('replay' in claimed) {
     setResponseHeader(event, 'Idempotent-Replayed', 'true')
     const stored = openAnswer(runtime.config.secret, k, claimed.replay)
     if (stored.kind === 'error') {
-      const e = stored.payload as { code: string; message: string; field: string | null; headers: Record<string, string> }
+      const e = stored.payload as {
+        code: string
+        message: string
+        field: string | null
+        headers: Record<string, string>
+      }
       throw new ApiError(stored.status, e.code, e.message, e.field, e.headers)
     }
     return stored as Answer
@@ -189,12 +257,20 @@ async function withIdempotency(
     const answer = await execute(prepared)
     // A secret-bearing answer is never kept in clear, not even for the 24 hours of a replay.
     const stored = answer as StoredAnswer
-    await complete(runtime.database, k, opts.secretResponse || carriesSecret(stored) ? sealAnswer(runtime.config.secret, k, stored) : stored)
+    await complete(
+      runtime.database,
+      k,
+      opts.secretResponse || carriesSecret(stored) ? sealAnswer(runtime.config.secret, k, stored) : stored,
+    )
     return answer
   } catch (err) {
     const api = toApiError(err)
     if (api.status < 500) {
-      await complete(runtime.database, k, { status: api.status, kind: 'error', payload: { code: api.code, message: api.message, field: api.field, headers: api.headers } })
+      await complete(runtime.database, k, {
+        status: api.status,
+        kind: 'error',
+        payload: { code: api.code, message: api.message, field: api.field, headers: api.headers },
+      })
     } else {
       await release(runtime.database, k).catch(() => {})
     }
@@ -232,7 +308,8 @@ function auditOnFinish(event: H3Event, runtime: Runtime) {
 export function warnOfExpiry(event: H3Event, principal: Principal) {
   if (!principal.expiresAt) return
   const left = principal.expiresAt.getTime() - Date.now()
-  if (left <= 30 * 86_400_000) setResponseHeader(event, 'X-Svc-Key-Expires-In', `${Math.max(0, Math.ceil(left / 86_400_000))}d`)
+  if (left <= 30 * 86_400_000)
+    setResponseHeader(event, 'X-Svc-Key-Expires-In', `${Math.max(0, Math.ceil(left / 86_400_000))}d`)
 }
 
 export function defaultRateClass(method: string): RateClass {
@@ -300,7 +377,10 @@ export function issueToError(issues: readonly v.BaseIssue<unknown>[], where: 'bo
   }
   const issue = issues[0]
   const field = v.getDotPath(issue)
-  if (issue.received === 'undefined' && (issue.type === 'strict_object' || issue.type === 'object' || issue.kind === 'schema')) {
+  if (
+    issue.received === 'undefined' &&
+    (issue.type === 'strict_object' || issue.type === 'object' || issue.kind === 'schema')
+  ) {
     const { code } = splitCoded(issue.message)
     if (code === 'validation_error') return Errors.validation(field, `${field ?? 'value'} is required.`)
   }
@@ -310,7 +390,12 @@ export function issueToError(issues: readonly v.BaseIssue<unknown>[], where: 'bo
   if (where === 'query' && (code === 'unsupported_filter' || (!isCoded(issue.message) && isEnumIssue(issue)))) {
     const param = issue.path?.[0]?.key
     const name = typeof param === 'string' ? param : field
-    return new ApiError(400, 'unsupported_filter', code === 'unsupported_filter' || message.startsWith(`${name} `) ? message : `${name}: ${message}`, name)
+    return new ApiError(
+      400,
+      'unsupported_filter',
+      code === 'unsupported_filter' || message.startsWith(`${name} `) ? message : `${name}: ${message}`,
+      name,
+    )
   }
   if (code !== 'validation_error') return new ApiError(400, code, message, field)
   // valibot's own messages ("Invalid type: Expected string but received 1") are fine for humans.
@@ -322,7 +407,11 @@ const ENUM_ISSUES = new Set(['picklist', 'enum', 'literal'])
 const isEnumIssue = (issue: v.BaseIssue<unknown>): boolean =>
   ENUM_ISSUES.has(issue.type) || (issue.type === 'union' && !!issue.issues?.length && issue.issues.every(isEnumIssue))
 
-export function parseWith<S extends v.GenericSchema | undefined>(schema: S, input: unknown, where: 'params' | 'query' | 'body'): Out<S> {
+export function parseWith<S extends v.GenericSchema | undefined>(
+  schema: S,
+  input: unknown,
+  where: 'params' | 'query' | 'body',
+): Out<S> {
   if (!schema) return undefined as Out<S>
   const r = v.safeParse(schema, input)
   if (!r.success) throw issueToError(r.issues, where)
@@ -344,11 +433,14 @@ export function parseQuery(event: H3Event, opts: ApiRouteMeta) {
   return parseWith(schema, input, 'query')
 }
 
-const isMultipart = (event: H3Event) => (getHeader(event, 'content-type') ?? '').toLowerCase().startsWith('multipart/form-data')
+const isMultipart = (event: H3Event) =>
+  (getHeader(event, 'content-type') ?? '').toLowerCase().startsWith('multipart/form-data')
 
 async function readParts(event: H3Event): Promise<MultipartPart[]> {
   // The body is read here, after authentication (middleware 02): its 413 passes through as is.
-  const parts = await readMultipartFormData(event).catch((e) => { if (e instanceof ApiError) throw e })
+  const parts = await readMultipartFormData(event).catch((e) => {
+    if (e instanceof ApiError) throw e
+  })
   if (!parts) throw Errors.validation(null, 'The multipart/form-data body could not be parsed.')
   return parts.map((p) => ({ name: p.name, filename: p.filename, type: p.type, data: p.data }))
 }
@@ -370,7 +462,8 @@ export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unk
     } catch {
       throw Errors.invalidJson()
     }
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw Errors.validation(null, 'The request body must be a JSON object.')
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      throw Errors.validation(null, 'The request body must be a JSON object.')
     const keys = Object.keys(body)
     if (!opts.body) {
       if (keys.length) throw Errors.unsupportedField(keys[0])

@@ -22,8 +22,16 @@ export interface OAuthRouteOptions<R> {
 
 export function defineOAuthRoute<R>(opts: OAuthRouteOptions<R>) {
   const meta = {
-    summary: opts.summary, description: opts.description, tags: ['OAuth'], auth: 'public', body: opts.body, response: opts.response,
-    status: opts.status, errors: opts.errors, requestType: opts.requestType, errorFormat: 'oauth',
+    summary: opts.summary,
+    description: opts.description,
+    tags: ['OAuth'],
+    auth: 'public',
+    body: opts.body,
+    response: opts.response,
+    status: opts.status,
+    errors: opts.errors,
+    requestType: opts.requestType,
+    errorFormat: 'oauth',
   } as ApiRouteMeta
   const handler = defineEventHandler(async (event) => {
     // Token responses carry secrets (RFC 6749 §5.1); middleware 01 already sets no-store.
@@ -39,7 +47,11 @@ export function defineOAuthRoute<R>(opts: OAuthRouteOptions<R>) {
       return JSON.stringify(result)
     } catch (e) {
       const err = toOAuthError(e)
-      if (err.status >= 500) console.error(`[oauth] ${event.context.requestId} ${event.method} ${event.path}:`, e instanceof Error ? e.stack : e)
+      if (err.status >= 500)
+        console.error(
+          `[oauth] ${event.context.requestId} ${event.method} ${event.path}:`,
+          e instanceof Error ? e.stack : e,
+        )
       setResponseStatus(event, err.status)
       for (const [k, val] of Object.entries(err.headers)) setResponseHeader(event, k, val)
       setResponseHeader(event, 'Content-Type', 'application/json')
@@ -64,7 +76,8 @@ function toOAuthError(e: unknown): OAuthError {
  */
 export async function readForm(event: H3Event): Promise<Record<string, string>> {
   const type = (getHeader(event, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
-  if (type !== 'application/x-www-form-urlencoded') throw OAuthErrors.invalidRequest('Send the parameters as application/x-www-form-urlencoded.')
+  if (type !== 'application/x-www-form-urlencoded')
+    throw OAuthErrors.invalidRequest('Send the parameters as application/x-www-form-urlencoded.')
   const raw = await readRawBody(event, 'utf8')
   const params = new URLSearchParams(raw ?? '')
   const out: Record<string, string> = {}
@@ -76,7 +89,21 @@ export async function readForm(event: H3Event): Promise<Record<string, string>> 
 }
 
 /** The authorization endpoint's browser pages (HTML and redirects, no JSON): meta for OpenAPI only. */
-export function definePageRoute(meta: { summary: string; description: string; query?: v.ObjectSchema<any, any>; body?: v.GenericSchema }, handler: (event: H3Event, runtime: Runtime) => unknown) {
-  const api = { ...meta, tags: ['OAuth'], auth: 'public', requestType: meta.body ? 'form' : undefined, errorFormat: 'oauth', errors: [], raw: true } as ApiRouteMeta
-  return Object.assign(defineEventHandler((event) => handler(event, useRuntime())), { __api: api })
+export function definePageRoute(
+  meta: { summary: string; description: string; query?: v.ObjectSchema<any, any>; body?: v.GenericSchema },
+  handler: (event: H3Event, runtime: Runtime) => unknown,
+) {
+  const api = {
+    ...meta,
+    tags: ['OAuth'],
+    auth: 'public',
+    requestType: meta.body ? 'form' : undefined,
+    errorFormat: 'oauth',
+    errors: [],
+    raw: true,
+  } as ApiRouteMeta
+  return Object.assign(
+    defineEventHandler((event) => handler(event, useRuntime())),
+    { __api: api },
+  )
 }

@@ -2,15 +2,43 @@
 // or `Authorization: Session <token>`, never an API key. Validation, envelopes and the rate class work as
 // in defineApiRoute; the `__api` meta (auth 'session') is what the OpenAPI builder reads. Every request is
 // audited like the API's, under credential_type `session` and the session's `ses_…` id.
-import { appendResponseHeader, defineEventHandler, getCookie, getHeader, getRequestHost, getRouterParams, setResponseStatus, type EventHandler, type H3Event } from 'h3'
+import {
+  appendResponseHeader,
+  defineEventHandler,
+  getCookie,
+  getHeader,
+  getRequestHost,
+  getRouterParams,
+  setResponseStatus,
+  type EventHandler,
+  type H3Event,
+} from 'h3'
 import type * as v from 'valibot'
 import { ApiError, Errors } from './api-error'
 import { list, single } from './envelope'
 import { useRuntime, type Runtime } from './runtime'
-import { applyRateLimit, countAuthFailure, isList, parseBody, parseQuery, parseWith, rateClassOf, refuseIfFailureLimited, type ApiRouteMeta, type ApiRouteOptions } from './define-api-route'
+import {
+  applyRateLimit,
+  countAuthFailure,
+  isList,
+  parseBody,
+  parseQuery,
+  parseWith,
+  rateClassOf,
+  refuseIfFailureLimited,
+  type ApiRouteMeta,
+  type ApiRouteOptions,
+} from './define-api-route'
 import type { Principal } from '../domain/credentials/principal'
 import { ipAllowed } from '../domain/credentials/ip'
-import { lookupSession, presentSession, sessionPrincipal, SESSION_TTL_MS, type Session, type SessionUser } from '../domain/sessions/sessions'
+import {
+  lookupSession,
+  presentSession,
+  sessionPrincipal,
+  SESSION_TTL_MS,
+  type Session,
+  type SessionUser,
+} from '../domain/sessions/sessions'
 import { clientIp } from './client-ip'
 
 export const SESSION_COOKIE = 'svc_session'
@@ -29,10 +57,12 @@ export interface SessionRouteContext<P, Q, B> {
   runtime: Runtime
 }
 
-type SessionRouteOptions<PS, QS, BS, R> =
-  Omit<ApiRouteOptions<PS, QS, BS, R>, 'auth' | 'scope' | 'anyScope' | 'dataRoute' | 'raw' | 'handler'> & {
-    handler: (ctx: SessionRouteContext<Out<PS>, Out<QS>, Out<BS>>) => R | Promise<R>
-  }
+type SessionRouteOptions<PS, QS, BS, R> = Omit<
+  ApiRouteOptions<PS, QS, BS, R>,
+  'auth' | 'scope' | 'anyScope' | 'dataRoute' | 'raw' | 'handler'
+> & {
+  handler: (ctx: SessionRouteContext<Out<PS>, Out<QS>, Out<BS>>) => R | Promise<R>
+}
 
 export function defineSessionRoute<
   PS extends ObjSchema | undefined = undefined,
@@ -47,9 +77,13 @@ export function defineSessionRoute<
     const session = await authenticateSession(event, runtime)
     const principal = sessionPrincipal(session)
     event.context.principal = principal
-    event.context.dashboardSession = { sessionId: session.sessionId, accountId: session.accountId } satisfies AuditedSession
+    event.context.dashboardSession = {
+      sessionId: session.sessionId,
+      accountId: session.accountId,
+    } satisfies AuditedSession
     // A session opened by a login link is confined to the issuing credential's addresses.
-    if (!ipAllowed(clientIp(event), session.ipAllowlist)) throw new ApiError(403, 'ip_not_allowed', 'This session does not accept requests from your IP address.')
+    if (!ipAllowed(clientIp(event), session.ipAllowlist))
+      throw new ApiError(403, 'ip_not_allowed', 'This session does not accept requests from your IP address.')
     await applyRateLimit(event, runtime, principal, rateClassOf(opts, event))
     const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
     const query = parseQuery(event, meta)
@@ -69,7 +103,12 @@ export function sessionToken(event: H3Event): string | undefined {
   if (header) {
     const m = /^Session[ ]+(\S+)\s*$/i.exec(header)
     // Bearer (an API key, the master key or an OAuth token) or any other scheme: not a dashboard credential.
-    if (!m) throw new ApiError(401, 'invalid_credentials', 'Dashboard routes need a session (cookie svc_session or Authorization: Session <token> from POST /api/auth/login); API keys are not accepted here.')
+    if (!m)
+      throw new ApiError(
+        401,
+        'invalid_credentials',
+        'Dashboard routes need a session (cookie svc_session or Authorization: Session <token> from POST /api/auth/login); API keys are not accepted here.',
+      )
     return m[1]
   }
   return getCookie(event, SESSION_COOKIE) || undefined
@@ -77,7 +116,8 @@ export function sessionToken(event: H3Event): string | undefined {
 
 async function authenticateSession(event: H3Event, runtime: Runtime): Promise<SessionUser> {
   const token = sessionToken(event)
-  if (!token) throw new ApiError(401, 'missing_credentials', 'Log in first: POST /api/auth/login sets the svc_session cookie.')
+  if (!token)
+    throw new ApiError(401, 'missing_credentials', 'Log in first: POST /api/auth/login sets the svc_session cookie.')
   const found = await lookupSession(runtime.database, token)
   if (!found) {
     await countAuthFailure(event, runtime)
@@ -88,7 +128,10 @@ async function authenticateSession(event: H3Event, runtime: Runtime): Promise<Se
 }
 
 /** Who an audited dashboard request acted as, once known (event.context.dashboardSession). */
-export interface AuditedSession { sessionId: string; accountId: string }
+export interface AuditedSession {
+  sessionId: string
+  accountId: string
+}
 
 /**
  * One audit row per dashboard request (login, link redemption, logout and every session route), written
@@ -138,8 +181,15 @@ function cookieAttributes(event: H3Event, maxAge: number): string {
 
 /** Sets the cookie and answers the login body (password login and login links alike). */
 export function startSession(event: H3Event, session: Session) {
-  event.context.dashboardSession = { sessionId: session.sessionId, accountId: session.accountId } satisfies AuditedSession
-  appendResponseHeader(event, 'Set-Cookie', `${SESSION_COOKIE}=${session.token}; ${cookieAttributes(event, SESSION_TTL_MS / 1000)}`)
+  event.context.dashboardSession = {
+    sessionId: session.sessionId,
+    accountId: session.accountId,
+  } satisfies AuditedSession
+  appendResponseHeader(
+    event,
+    'Set-Cookie',
+    `${SESSION_COOKIE}=${session.token}; ${cookieAttributes(event, SESSION_TTL_MS / 1000)}`,
+  )
   return presentSession(session)
 }
 

@@ -13,7 +13,13 @@ export function single<T extends object>(event: H3Event, object: T, extraMeta: R
   return { ...object, meta: meta(event, extraMeta) }
 }
 
-export interface Page<T> { data: T[]; limit: number; hasMore: boolean; nextCursor: string | null; meta?: Record<string, unknown> }
+export interface Page<T> {
+  data: T[]
+  limit: number
+  hasMore: boolean
+  nextCursor: string | null
+  meta?: Record<string, unknown>
+}
 
 export function list<T>(event: H3Event, page: Page<T>) {
   return {

@@ -33,7 +33,12 @@ export async function keysetRequest(opts: {
   return { binding, secret: opts.secret, after }
 }
 
-export async function keysetPage<R, T>(req: KeysetRequest, rows: R[], position: (row: R) => unknown[], present: (row: R) => T): Promise<Page<T>> {
+export async function keysetPage<R, T>(
+  req: KeysetRequest,
+  rows: R[],
+  position: (row: R) => unknown[],
+  present: (row: R) => T,
+): Promise<Page<T>> {
   const limit = req.binding.limit
   const hasMore = rows.length > limit
   const pageRows = rows.slice(0, limit)
@@ -55,7 +60,10 @@ export function afterPosition(req: KeysetRequest, createdAt: AnyColumn, id: AnyC
 }
 
 /** Key-by-key merge of a patch into a string map: a null value removes the key (external_ids, limits). */
-export function mergeKeys<T>(current: Record<string, T>, changes: Record<string, T | null> | undefined): Record<string, T> {
+export function mergeKeys<T>(
+  current: Record<string, T>,
+  changes: Record<string, T | null> | undefined,
+): Record<string, T> {
   const next = { ...current }
   for (const [k, v] of Object.entries(changes ?? {})) {
     if (v === null) delete next[k]

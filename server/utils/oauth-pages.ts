@@ -1,6 +1,16 @@
 // HTTP glue of the authorization endpoint's pages (authorize GET/POST, the login form): the session
 // lookup that never throws, HTML answers and redirects. The OAuth logic lives in domain/oauth.
-import { appendResponseHeader, getCookie, getRequestHost, getRequestURL, readRawBody, sendRedirect, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
+import {
+  appendResponseHeader,
+  getCookie,
+  getRequestHost,
+  getRequestURL,
+  readRawBody,
+  sendRedirect,
+  setResponseHeader,
+  setResponseStatus,
+  type H3Event,
+} from 'h3'
 import { eq } from 'drizzle-orm'
 import type { Runtime } from './runtime'
 import { sessionToken } from './define-session-route'
@@ -34,14 +44,27 @@ function setLoginCookie(event: H3Event, nonce: string) {
   const host = getRequestHost(event, { xForwardedHost: true }).toLowerCase()
   const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]
   const secure = LOOPBACK.has(hostname) ? '' : '; Secure'
-  appendResponseHeader(event, 'Set-Cookie', `${LOGIN_COOKIE}=${nonce}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${LOGIN_FORM_TTL_MS / 1000}${secure}`)
+  appendResponseHeader(
+    event,
+    'Set-Cookie',
+    `${LOGIN_COOKIE}=${nonce}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${LOGIN_FORM_TTL_MS / 1000}${secure}`,
+  )
 }
 
 /** The login form for `returnTo`, with a fresh form token bound to it and to this browser's cookie. */
-export function renderLogin(event: H3Event, runtime: Runtime, returnTo: string, opts: { status?: number; error?: string } = {}) {
+export function renderLogin(
+  event: H3Event,
+  runtime: Runtime,
+  returnTo: string,
+  opts: { status?: number; error?: string } = {},
+) {
   const nonce = loginNonce(getCookie(event, LOGIN_COOKIE))
   setLoginCookie(event, nonce)
-  return sendPage(event, opts.status ?? 200, loginPage(returnTo, signLoginForm(nonce, returnTo, runtime.config.secret), opts.error))
+  return sendPage(
+    event,
+    opts.status ?? 200,
+    loginPage(returnTo, signLoginForm(nonce, returnTo, runtime.config.secret), opts.error),
+  )
 }
 
 /** The posted login form came from our page in this browser, for this authorization request. */
@@ -54,7 +77,8 @@ export function sendPage(event: H3Event, status: number, html: string): string {
   return html
 }
 
-export const sendErrorPage = (event: H3Event, status: number, title: string, message: string) => sendPage(event, status, errorPage(title, message))
+export const sendErrorPage = (event: H3Event, status: number, title: string, message: string) =>
+  sendPage(event, status, errorPage(title, message))
 
 /** 302 to the client's redirect_uri (authorization response or error). */
 export const redirectTo = (event: H3Event, location: string) => sendRedirect(event, location, 302)
@@ -74,11 +98,31 @@ export async function readPageForm(event: H3Event): Promise<URLSearchParams> {
   return new URLSearchParams(raw ?? '')
 }
 
-export async function renderConsent(event: H3Event, runtime: Runtime, session: PageSession, client: ClientRow, request: AuthRequest, opts: { status?: number; error?: string; scopes?: Scope[] } = {}) {
-  const [user] = await runtime.database.db.select({ email: users.email }).from(users).where(eq(users.id, session.userId))
+export async function renderConsent(
+  event: H3Event,
+  runtime: Runtime,
+  session: PageSession,
+  client: ClientRow,
+  request: AuthRequest,
+  opts: { status?: number; error?: string; scopes?: Scope[] } = {},
+) {
+  const [user] = await runtime.database.db
+    .select({ email: users.email })
+    .from(users)
+    .where(eq(users.id, session.userId))
   const redirectHost = new URL(request.redirectUri).host
-  return sendPage(event, opts.status ?? 200, consentPage({
-    clientName: client.clientName, clientId: client.id, redirectHost, email: user?.email ?? session.userId, accountId: session.accountId,
-    scopes: request.scopes, requestId: signPending(request, { userId: session.userId, sessionToken: session.token }, runtime.config.secret), error: opts.error,
-  }))
+  return sendPage(
+    event,
+    opts.status ?? 200,
+    consentPage({
+      clientName: client.clientName,
+      clientId: client.id,
+      redirectHost,
+      email: user?.email ?? session.userId,
+      accountId: session.accountId,
+      scopes: request.scopes,
+      requestId: signPending(request, { userId: session.userId, sessionToken: session.token }, runtime.config.secret),
+      error: opts.error,
+    }),
+  )
 }

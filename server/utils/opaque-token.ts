@@ -7,6 +7,7 @@ const RANDOM_CHARS = 43 // 32 bytes in base64url, unpadded
 
 export const mintToken = (prefix: string) => prefix + randomBytes(32).toString('base64url')
 
-export const isWellFormedToken = (token: string, prefix: string) => token.startsWith(prefix) && token.length === prefix.length + RANDOM_CHARS
+export const isWellFormedToken = (token: string, prefix: string) =>
+  token.startsWith(prefix) && token.length === prefix.length + RANDOM_CHARS
 
 export const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex')

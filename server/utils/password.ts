@@ -5,7 +5,9 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto'
 
 const scrypt = (pw: string, salt: Buffer, len: number, opts: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) => scryptCb(pw, salt, len, opts, (err, key) => (err ? reject(err) : resolve(key))))
+  new Promise<Buffer>((resolve, reject) =>
+    scryptCb(pw, salt, len, opts, (err, key) => (err ? reject(err) : resolve(key))),
+  )
 
 export const SCRYPT_PARAMS = { N: 1 << 17, r: 8, p: 1 } as const
 
@@ -17,12 +19,20 @@ const MAX_N = 1 << 20
 const MAX_R = 16
 const MAX_P = 4
 
-interface Parsed { N: number; r: number; p: number; salt: Buffer; hash: Buffer }
+interface Parsed {
+  N: number
+  r: number
+  p: number
+  salt: Buffer
+  hash: Buffer
+}
 
 function parse(stored: string): Parsed | null {
   const [scheme, n, r, p, salt, hash, extra] = stored.split('$')
   if (scheme !== 'scrypt' || extra !== undefined || !salt || !hash) return null
-  const N = Number(n), R = Number(r), P = Number(p)
+  const N = Number(n),
+    R = Number(r),
+    P = Number(p)
   if (!Number.isInteger(N) || N < 2 || N > MAX_N || (N & (N - 1)) !== 0) return null
   if (!Number.isInteger(R) || R < 1 || R > MAX_R || !Number.isInteger(P) || P < 1 || P > MAX_P) return null
   return { N, r: R, p: P, salt: Buffer.from(salt, 'base64url'), hash: Buffer.from(hash, 'base64url') }

@@ -7,10 +7,23 @@ export type RateClass = (typeof RATE_CLASSES)[number]
 
 /** The contract's sample-account figures, per minute. */
 export const DEFAULT_RATE_LIMITS: Record<RateClass, number> = {
-  read: 60, metrics: 20, audio: 30, backfill: 10, write: 60, calls: 20, build: 5, chat: 30,
+  read: 60,
+  metrics: 20,
+  audio: 30,
+  backfill: 10,
+  write: 60,
+  calls: 20,
+  build: 5,
+  chat: 30,
 }
 
-export interface RateDecision { limit: number; remaining: number; resetEpoch: number; allowed: boolean; retryAfter: number }
+export interface RateDecision {
+  limit: number
+  remaining: number
+  resetEpoch: number
+  allowed: boolean
+  retryAfter: number
+}
 
 export interface RateLimiter {
   consume(key: string, points: number): Promise<RateDecision>
@@ -25,7 +38,9 @@ export function createRateLimiter(opts: { redis?: unknown; prefix: string; durat
     let l = limiters.get(points)
     if (!l) {
       const common = { points, duration, keyPrefix: `${opts.prefix}:${points}` }
-      l = opts.redis ? new RateLimiterRedis({ ...common, storeClient: opts.redis, useRedisPackage: false }) : new RateLimiterMemory(common)
+      l = opts.redis
+        ? new RateLimiterRedis({ ...common, storeClient: opts.redis, useRedisPackage: false })
+        : new RateLimiterMemory(common)
       limiters.set(points, l)
     }
     return l
@@ -48,7 +63,14 @@ export function createRateLimiter(opts: { redis?: unknown; prefix: string; durat
     },
     async peek(key, points) {
       const r = await limiterFor(points).get(key)
-      if (!r) return { limit: points, remaining: points, resetEpoch: Math.ceil(Date.now() / 1000) + duration, allowed: true, retryAfter: 0 }
+      if (!r)
+        return {
+          limit: points,
+          remaining: points,
+          resetEpoch: Math.ceil(Date.now() / 1000) + duration,
+          allowed: true,
+          retryAfter: 0,
+        }
       return toDecision(points, r, r.consumedPoints < points)
     },
   }

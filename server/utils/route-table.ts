@@ -4,9 +4,19 @@
 import { handlers } from '#nitro-internal-virtual/server-handlers'
 import type { ApiRouteMeta } from './define-api-route'
 
-interface NitroHandler { route: string; method?: string; middleware: boolean; lazy: boolean; handler: any }
+interface NitroHandler {
+  route: string
+  method?: string
+  middleware: boolean
+  lazy: boolean
+  handler: any
+}
 
-export interface RouteEntry { path: string; method: string; meta: ApiRouteMeta | null }
+export interface RouteEntry {
+  path: string
+  method: string
+  meta: ApiRouteMeta | null
+}
 
 const routes = (handlers as NitroHandler[]).filter((h) => !h.middleware && h.route)
 
@@ -17,14 +27,16 @@ let cache: Promise<RouteEntry[]> | undefined
 
 export function routeTable(): Promise<RouteEntry[]> {
   cache ??= Promise.all(
-    routes.filter((h) => !isAlias(h.route)).map(async (h) => {
-      let fn = h.handler
-      if (h.lazy) {
-        const mod = await h.handler()
-        fn = mod?.default ?? mod
-      }
-      return { path: h.route, method: (h.method ?? 'all').toUpperCase(), meta: (fn?.__api as ApiRouteMeta) ?? null }
-    }),
+    routes
+      .filter((h) => !isAlias(h.route))
+      .map(async (h) => {
+        let fn = h.handler
+        if (h.lazy) {
+          const mod = await h.handler()
+          fn = mod?.default ?? mod
+        }
+        return { path: h.route, method: (h.method ?? 'all').toUpperCase(), meta: (fn?.__api as ApiRouteMeta) ?? null }
+      }),
   )
   return cache
 }
@@ -33,7 +45,12 @@ const patternCache = new Map<string, RegExp>()
 function toRegExp(route: string): RegExp {
   let re = patternCache.get(route)
   if (!re) {
-    const body = route.split('/').map((seg) => (seg.startsWith('**') ? '.*' : seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')
+    const body = route
+      .split('/')
+      .map((seg) =>
+        seg.startsWith('**') ? '.*' : seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+      )
+      .join('/')
     re = new RegExp(`^${body}/?$`)
     patternCache.set(route, re)
   }
@@ -43,6 +60,8 @@ function toRegExp(route: string): RegExp {
 /** Methods served on a concrete path, for the Allow header of a 405. */
 export function allowedMethods(path: string): string[] {
   const clean = path.split('?')[0].replace(/^\/api\/v1\//, '/v1/')
-  const methods = routes.filter((h) => !isAlias(h.route) && toRegExp(h.route).test(clean)).map((h) => (h.method ?? 'all').toUpperCase())
+  const methods = routes
+    .filter((h) => !isAlias(h.route) && toRegExp(h.route).test(clean))
+    .map((h) => (h.method ?? 'all').toUpperCase())
   return [...new Set(methods)].sort()
 }

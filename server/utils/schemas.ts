@@ -4,7 +4,8 @@ import * as v from 'valibot'
 import { coded } from './api-error'
 
 // Strict ISO-8601 with a time and a zone: 2026-11-22T10:00:00Z, …T10:00:00.123+02:00.
-const ISO = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/
+const ISO =
+  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/
 
 export function isStrictTimestamp(value: string): boolean {
   if (!ISO.test(value)) return false
@@ -19,7 +20,10 @@ export function isStrictTimestamp(value: string): boolean {
 /** A date-time input; answers 400 invalid_date otherwise. Output stays the string; use toDate(). */
 export const Timestamp = v.pipe(
   v.string(coded('invalid_date', 'Expected an ISO-8601 date-time with a zone, e.g. 2026-01-31T12:00:00Z.')),
-  v.check(isStrictTimestamp, coded('invalid_date', 'Expected an ISO-8601 date-time with a zone, e.g. 2026-01-31T12:00:00Z.')),
+  v.check(
+    isStrictTimestamp,
+    coded('invalid_date', 'Expected an ISO-8601 date-time with a zone, e.g. 2026-01-31T12:00:00Z.'),
+  ),
   v.metadata({ format: 'date-time' }),
 )
 
@@ -44,12 +48,17 @@ export const Limit = (max = 100, fallback = 50) =>
     String(fallback),
   )
 
-export const Cursor = v.optional(v.pipe(v.string(), v.maxLength(2048, coded('invalid_cursor', 'The cursor is malformed.'))))
+export const Cursor = v.optional(
+  v.pipe(v.string(), v.maxLength(2048, coded('invalid_cursor', 'The cursor is malformed.'))),
+)
 
 /** Query booleans are the words true and false; anything else is validation_error (coded, because an
  *  uncoded picklist in a query is an enum filter: unsupported_filter). */
 export const QueryBoolean = v.optional(
-  v.pipe(v.picklist(['true', 'false'], coded('validation_error', 'Expected true or false.')), v.transform((s) => s === 'true')),
+  v.pipe(
+    v.picklist(['true', 'false'], coded('validation_error', 'Expected true or false.')),
+    v.transform((s) => s === 'true'),
+  ),
 )
 
 export const toDate = (s: string) => new Date(s)

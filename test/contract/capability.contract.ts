@@ -36,7 +36,10 @@ export function testCapability(c: Capability) {
     const args = v.parse(c.parameters, c.example.args)
     for (const k of Object.keys(c.example.settings)) expect(c.needs).toContain(k)
     const notify = vi.fn(async (_: Notification) => {})
-    const r = await c.run({ accountId: 'acc_1', agentId: 'agt_1', conversationId: 'conv_a1', settings: c.example.settings, notify }, args)
+    const r = await c.run(
+      { accountId: 'acc_1', agentId: 'agt_1', conversationId: 'conv_a1', settings: c.example.settings, notify },
+      args,
+    )
     expect(r.ok).toBe(true)
     expect(r.message.length).toBeGreaterThan(0)
     expect(OUTCOMES).toContain(r.outcome)
@@ -46,14 +49,18 @@ export function testCapability(c: Capability) {
       expect(notify).toHaveBeenCalledTimes(1)
       const sent = notify.mock.calls[0][0]
       expect(sent.to.length).toBeGreaterThan(0)
-      for (const to of sent.to) expect(String(c.example.settings[mailKey as keyof typeof c.example.settings])).toContain(to)
+      for (const to of sent.to)
+        expect(String(c.example.settings[mailKey as keyof typeof c.example.settings])).toContain(to)
       expect(sent.subject.length).toBeGreaterThan(0)
     }
   })
 
   it('does not throw without settings: it answers, ok or not, and sends nothing', async () => {
     const notify = vi.fn(async () => {})
-    const r = await c.run({ accountId: 'acc_1', agentId: 'agt_1', conversationId: null, settings: {}, notify }, v.parse(c.parameters, c.example.args))
+    const r = await c.run(
+      { accountId: 'acc_1', agentId: 'agt_1', conversationId: null, settings: {}, notify },
+      v.parse(c.parameters, c.example.args),
+    )
     expect(typeof r.ok).toBe('boolean')
     expect(r.message.length).toBeGreaterThan(0)
     expect(notify).not.toHaveBeenCalled()

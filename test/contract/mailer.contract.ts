@@ -7,7 +7,9 @@ import { mailOutbox } from '../../server/db/schema'
 import type { Mailer } from '../../server/kit/mailer'
 
 /** A mailer that sends somewhere real gets a receiver: it answers what arrived for a message id. */
-export interface MailReceiver { arrived(id: string): { to: string[]; subject: string | null } | undefined }
+export interface MailReceiver {
+  arrived(id: string): { to: string[]; subject: string | null } | undefined
+}
 
 export function testMailer(m: Mailer, opts: { offline: boolean; database: () => Database; receiver?: MailReceiver }) {
   it('names itself', () => {
@@ -15,13 +17,32 @@ export function testMailer(m: Mailer, opts: { offline: boolean; database: () => 
     expect(typeof m.send).toBe('function')
   })
 
-  it.skipIf(!opts.offline && !opts.receiver)('sends a message and answers its id; every mailer records it in mail_outbox', async () => {
-    const database = opts.database()
-    const sent = await m.send({ to: ['sales@example.com'], subject: 'New lead: Ada', text: 'E-mail: ada@example.com', tags: { capability: 'capture_lead' } }, { database, accountId: null })
-    expect(typeof sent.id).toBe('string')
-    expect(sent.id.length).toBeGreaterThan(0)
-    const [row] = await database.db.select().from(mailOutbox).where(eq(mailOutbox.id, sent.id))
-    expect(row).toMatchObject({ provider: m.name, to: ['sales@example.com'], subject: 'New lead: Ada', status: 'sent', error: null, tags: { capability: 'capture_lead' } })
-    if (opts.receiver) expect(opts.receiver.arrived(sent.id)).toMatchObject({ to: ['sales@example.com'], subject: 'New lead: Ada' })
-  })
+  it.skipIf(!opts.offline && !opts.receiver)(
+    'sends a message and answers its id; every mailer records it in mail_outbox',
+    async () => {
+      const database = opts.database()
+      const sent = await m.send(
+        {
+          to: ['sales@example.com'],
+          subject: 'New lead: Ada',
+          text: 'E-mail: ada@example.com',
+          tags: { capability: 'capture_lead' },
+        },
+        { database, accountId: null },
+      )
+      expect(typeof sent.id).toBe('string')
+      expect(sent.id.length).toBeGreaterThan(0)
+      const [row] = await database.db.select().from(mailOutbox).where(eq(mailOutbox.id, sent.id))
+      expect(row).toMatchObject({
+        provider: m.name,
+        to: ['sales@example.com'],
+        subject: 'New lead: Ada',
+        status: 'sent',
+        error: null,
+        tags: { capability: 'capture_lead' },
+      })
+      if (opts.receiver)
+        expect(opts.receiver.arrived(sent.id)).toMatchObject({ to: ['sales@example.com'], subject: 'New lead: Ada' })
+    },
+  )
 }

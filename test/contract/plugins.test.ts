@@ -20,7 +20,9 @@ const OFFLINE_ENGINES = new Set(['local'])
 const OFFLINE_MAILERS = new Set(['outbox'])
 
 async function load(dir: string) {
-  const files = readdirSync(resolve(ROOT, dir)).filter((n) => n.endsWith('.ts') && !n.startsWith('_')).sort()
+  const files = readdirSync(resolve(ROOT, dir))
+    .filter((n) => n.endsWith('.ts') && !n.startsWith('_'))
+    .sort()
   return Promise.all(files.map(async (file) => ({ file, plugin: (await import(resolve(ROOT, dir, file))).default })))
 }
 
@@ -44,13 +46,16 @@ describe('plugin files', () => {
   })
 
   it('voice ids are unique across providers', async () => {
-    const ids = (await Promise.all(kinds.voice.map((x) => x.plugin.voices()))).flat().map((v: { voice_id: string }) => v.voice_id)
+    const ids = (await Promise.all(kinds.voice.map((x) => x.plugin.voices())))
+      .flat()
+      .map((v: { voice_id: string }) => v.voice_id)
     expect(new Set(ids).size).toBe(ids.length)
   })
 })
 
 for (const { file, plugin } of kinds.capabilities) describe(`capabilities/${file}`, () => testCapability(plugin))
-for (const { file, plugin } of kinds.chat) describe(`providers/chat/${file}`, () => testChatEngine(plugin, { offline: OFFLINE_ENGINES.has(plugin.name) }))
+for (const { file, plugin } of kinds.chat)
+  describe(`providers/chat/${file}`, () => testChatEngine(plugin, { offline: OFFLINE_ENGINES.has(plugin.name) }))
 for (const { file, plugin } of kinds.voice) describe(`providers/voice/${file}`, () => testVoiceProvider(plugin))
 
 describe('mailers', () => {
@@ -60,18 +65,28 @@ describe('mailers', () => {
   let smtp: SmtpReceiver
   beforeAll(async () => {
     const dir = resolve(ROOT, 'server/db/migrations')
-    const migrations = readdirSync(dir).filter((n) => n.endsWith('.sql')).map((name) => ({ name, sql: readFileSync(join(dir, name), 'utf8') }))
+    const migrations = readdirSync(dir)
+      .filter((n) => n.endsWith('.sql'))
+      .map((name) => ({ name, sql: readFileSync(join(dir, name), 'utf8') }))
     database = await openDatabase({ url: process.env.DATABASE_URL, dataDir: mkdtempSync(join(tmpdir(), 'svc-mail-')) })
     await migrate(database, migrations)
     smtp = await startSmtpReceiver()
     process.env.SMTP_URL = smtp.url
     process.env.SVC_DATA_DIR = mkdtempSync(join(tmpdir(), 'svc-mail-cfg-'))
   }, 60_000)
-  afterAll(async () => { await database?.close(); await smtp?.close() })
+  afterAll(async () => {
+    await database?.close()
+    await smtp?.close()
+  })
   const receivers: Record<string, MailReceiver> = {
     smtp: { arrived: (id) => smtp.received.find((m) => m.header('X-Svc-Message-Id') === id) },
   }
   for (const { file, plugin } of kinds.mail) {
-    describe(`providers/mail/${file}`, () => testMailer(plugin, { offline: OFFLINE_MAILERS.has(plugin.name), database: () => database, receiver: receivers[plugin.name] }))
+    describe(`providers/mail/${file}`, () =>
+      testMailer(plugin, {
+        offline: OFFLINE_MAILERS.has(plugin.name),
+        database: () => database,
+        receiver: receivers[plugin.name],
+      }))
   }
 })

@@ -1,13 +1,33 @@
 // A thin fetch wrapper for black-box tests: answers status, headers and parsed JSON (or text).
-export interface ApiResponse<T = any> { status: number; headers: Headers; body: T; text: string }
+export interface ApiResponse<T = any> {
+  status: number
+  headers: Headers
+  body: T
+  text: string
+}
 
 export interface Api {
   base: string
-  request<T = any>(method: string, path: string, opts?: { body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string>; key?: string | null }): Promise<ApiResponse<T>>
+  request<T = any>(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string>; key?: string | null },
+  ): Promise<ApiResponse<T>>
   get<T = any>(path: string, opts?: { headers?: Record<string, string>; key?: string | null }): Promise<ApiResponse<T>>
-  post<T = any>(path: string, body?: unknown, opts?: { headers?: Record<string, string>; key?: string | null }): Promise<ApiResponse<T>>
-  patch<T = any>(path: string, body?: unknown, opts?: { headers?: Record<string, string>; key?: string | null }): Promise<ApiResponse<T>>
-  delete<T = any>(path: string, opts?: { headers?: Record<string, string>; key?: string | null }): Promise<ApiResponse<T>>
+  post<T = any>(
+    path: string,
+    body?: unknown,
+    opts?: { headers?: Record<string, string>; key?: string | null },
+  ): Promise<ApiResponse<T>>
+  patch<T = any>(
+    path: string,
+    body?: unknown,
+    opts?: { headers?: Record<string, string>; key?: string | null },
+  ): Promise<ApiResponse<T>>
+  delete<T = any>(
+    path: string,
+    opts?: { headers?: Record<string, string>; key?: string | null },
+  ): Promise<ApiResponse<T>>
 }
 
 let clients = 0
@@ -44,7 +64,8 @@ export function createApi(base: string, key?: string): Api {
 }
 
 /** Asserts nothing itself: returns the error envelope's parts for expect() calls. */
-export const err = (r: ApiResponse) => r.body?.error as { code: string; message: string; field: string | null; request_id: string }
+export const err = (r: ApiResponse) =>
+  r.body?.error as { code: string; message: string; field: string | null; request_id: string }
 
 let seq = 0
 /** A unique e-mail per call, so files can share one server and one database. */

@@ -14,9 +14,18 @@ export async function waitForBuild(api: Api, agentId: string, timeoutMs = 45_000
 }
 
 /** Builds an agent of the account from `websiteUrl` with the first catalogue voice; throws unless it succeeds. */
-export async function buildAgent(api: Api, accountId: string, websiteUrl: string, extra: Record<string, unknown> = {}): Promise<string> {
+export async function buildAgent(
+  api: Api,
+  accountId: string,
+  websiteUrl: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const voiceId = (await api.get('/voices')).body.data[0].voice_id
-  const r = await api.post(`/accounts/${accountId}/agents/build`, { website_url: websiteUrl, voice_id: voiceId, ...extra })
+  const r = await api.post(`/accounts/${accountId}/agents/build`, {
+    website_url: websiteUrl,
+    voice_id: voiceId,
+    ...extra,
+  })
   if (r.status !== 202) throw new Error(`build answered ${r.status}: ${r.text}`)
   const build = await waitForBuild(api, r.body.agent_id)
   if (build.status !== 'succeeded') throw new Error(`build failed: ${JSON.stringify(build.steps)}`)

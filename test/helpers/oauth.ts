@@ -2,7 +2,11 @@
 // form over HTTP exactly as a person would (no shortcuts into the database), plus PKCE helpers.
 import { createHash, randomBytes } from 'node:crypto'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js'
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js'
 import type { Tenant } from './tenant'
 
 export const pkce = () => {
@@ -10,12 +14,20 @@ export const pkce = () => {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
 }
 
-export interface Page { status: number; location: string | null; html: string; headers: Headers }
+export interface Page {
+  status: number
+  location: string | null
+  html: string
+  headers: Headers
+}
 
 export class Browser {
   /** The cookie jar: the session cookie and the login form's CSRF cookie, as a browser keeps them. */
   readonly cookies = new Map<string, string>()
-  constructor(readonly origin: string, readonly ip = `203.0.113.${Math.floor(Math.random() * 200) + 20}`) {}
+  constructor(
+    readonly origin: string,
+    readonly ip = `203.0.113.${Math.floor(Math.random() * 200) + 20}`,
+  ) {}
 
   get cookie(): string | null {
     return this.cookies.size ? [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') : null
@@ -38,7 +50,11 @@ export class Browser {
 
   /** The login form's fields as the page rendered them (return_to and the CSRF token), plus the credentials. */
   loginForm(page: Page, tenant: Pick<Tenant, 'email' | 'password'>): URLSearchParams {
-    const form = new URLSearchParams({ email: tenant.email, password: tenant.password, return_to: hidden(page.html, 'return_to') })
+    const form = new URLSearchParams({
+      email: tenant.email,
+      password: tenant.password,
+      return_to: hidden(page.html, 'return_to'),
+    })
     if (page.html.includes('name="csrf"')) form.set('csrf', hidden(page.html, 'csrf'))
     return form
   }
@@ -62,16 +78,27 @@ export class Browser {
   }
 
   /** The whole dance: authorize URL → (login) → consent → approve → the redirect back to the client. */
-  async approve(url: string, tenant: Pick<Tenant, 'email' | 'password'>, keep?: (scope: string) => boolean): Promise<URL> {
+  async approve(
+    url: string,
+    tenant: Pick<Tenant, 'email' | 'password'>,
+    keep?: (scope: string) => boolean,
+  ): Promise<URL> {
     const consent = await this.openAuthorize(url, tenant)
-    if (consent.status !== 200 || !consent.html.includes('name="request_id"')) throw new Error(`consent page: ${consent.status} ${consent.html.slice(0, 300)}`)
+    if (consent.status !== 200 || !consent.html.includes('name="request_id"'))
+      throw new Error(`consent page: ${consent.status} ${consent.html.slice(0, 300)}`)
     const done = await this.decide(consent, 'approve', keep)
     if (done.status !== 302) throw new Error(`approve: ${done.status} ${done.html.slice(0, 300)}`)
     return new URL(done.location!)
   }
 }
 
-const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
+const decode = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
 
 export function hidden(html: string, name: string): string {
   const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(html)
@@ -79,9 +106,22 @@ export function hidden(html: string, name: string): string {
   return decode(m[1])
 }
 
-export const offeredScopes = (html: string) => [...html.matchAll(/name="scope" value="([^"]+)"/g)].map((m) => decode(m[1]))
+export const offeredScopes = (html: string) =>
+  [...html.matchAll(/name="scope" value="([^"]+)"/g)].map((m) => decode(m[1]))
 
-export function authorizeUrl(origin: string, p: { clientId: string; redirectUri: string; challenge?: string; method?: string; state?: string; scope?: string; resource?: string; extra?: Record<string, string> }): string {
+export function authorizeUrl(
+  origin: string,
+  p: {
+    clientId: string
+    redirectUri: string
+    challenge?: string
+    method?: string
+    state?: string
+    scope?: string
+    resource?: string
+    extra?: Record<string, string>
+  },
+): string {
   const u = new URL(`${origin}/oauth/authorize`)
   u.searchParams.set('response_type', 'code')
   u.searchParams.set('client_id', p.clientId)
@@ -96,14 +136,30 @@ export function authorizeUrl(origin: string, p: { clientId: string; redirectUri:
 }
 
 /** A public client registered over HTTP. */
-export async function registerClient(origin: string, body: Record<string, unknown>, ip = `198.51.100.${Math.floor(Math.random() * 250) + 1}`) {
-  const res = await fetch(`${origin}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': ip }, body: JSON.stringify(body) })
-  return { status: res.status, body: await res.json() as any, headers: res.headers }
+export async function registerClient(
+  origin: string,
+  body: Record<string, unknown>,
+  ip = `198.51.100.${Math.floor(Math.random() * 250) + 1}`,
+) {
+  const res = await fetch(`${origin}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+    body: JSON.stringify(body),
+  })
+  return { status: res.status, body: (await res.json()) as any, headers: res.headers }
 }
 
-export async function tokenRequest(origin: string, params: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(`${origin}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(params).toString() })
-  return { status: res.status, body: await res.json() as any, headers: res.headers }
+export async function tokenRequest(
+  origin: string,
+  params: Record<string, string>,
+  headers: Record<string, string> = {},
+) {
+  const res = await fetch(`${origin}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(params).toString(),
+  })
+  return { status: res.status, body: (await res.json()) as any, headers: res.headers }
 }
 
 /**
@@ -111,23 +167,50 @@ export async function tokenRequest(origin: string, params: Record<string, string
  * would send a browser, `saved` its tokens, `client` its registration.
  */
 export class MemoryProvider implements OAuthClientProvider {
-  constructor(readonly callback: string, readonly fixedState?: string) {}
+  constructor(
+    readonly callback: string,
+    readonly fixedState?: string,
+  ) {}
   url?: URL
   client?: OAuthClientInformationMixed
   saved?: OAuthTokens
   verifier?: string
-  get redirectUrl() { return this.callback }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'sdk e2e', redirect_uris: [this.callback], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }
+  get redirectUrl() {
+    return this.callback
   }
-  state() { return this.fixedState ?? 'st-' + Math.random().toString(36).slice(2) }
-  clientInformation() { return this.client }
-  saveClientInformation(c: OAuthClientInformationMixed) { this.client = c }
-  tokens() { return this.saved }
-  saveTokens(t: OAuthTokens) { this.saved = t }
-  redirectToAuthorization(u: URL) { this.url = u }
-  saveCodeVerifier(v: string) { this.verifier = v }
-  codeVerifier() { return this.verifier! }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'sdk e2e',
+      redirect_uris: [this.callback],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }
+  }
+  state() {
+    return this.fixedState ?? 'st-' + Math.random().toString(36).slice(2)
+  }
+  clientInformation() {
+    return this.client
+  }
+  saveClientInformation(c: OAuthClientInformationMixed) {
+    this.client = c
+  }
+  tokens() {
+    return this.saved
+  }
+  saveTokens(t: OAuthTokens) {
+    this.saved = t
+  }
+  redirectToAuthorization(u: URL) {
+    this.url = u
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v
+  }
+  codeVerifier() {
+    return this.verifier!
+  }
   invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
     if (scope === 'all' || scope === 'tokens') this.saved = undefined
     if (scope === 'all' || scope === 'client') this.client = undefined

@@ -9,13 +9,18 @@ export function pumpedPost(url: string, headers: Record<string, string>, data: B
   return new Promise<{ status: number; body: string; sent: number }>((resolveResult, reject) => {
     let answered = false
     let offset = 0
-    const req = httpRequest({ hostname: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers }, (res) => {
-      answered = true
-      let text = ''
-      res.on('data', (c) => (text += c))
-      res.on('end', () => resolveResult({ status: res.statusCode!, body: text, sent: offset }))
+    const req = httpRequest(
+      { hostname: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers },
+      (res) => {
+        answered = true
+        let text = ''
+        res.on('data', (c) => (text += c))
+        res.on('end', () => resolveResult({ status: res.statusCode!, body: text, sent: offset }))
+      },
+    )
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      if (!answered) reject(e)
     })
-    req.on('error', (e: NodeJS.ErrnoException) => { if (!answered) reject(e) })
     const pump = () => {
       if (answered || offset >= stopAfter) return
       if (offset >= data.length) return req.end()

@@ -2,7 +2,13 @@
 // body, time) per path and answers what the test's responder says (a status, a delay, or no answer).
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 
-export interface Received { path: string; headers: IncomingHttpHeaders; body: string; at: number; json: any }
+export interface Received {
+  path: string
+  headers: IncomingHttpHeaders
+  body: string
+  at: number
+  json: any
+}
 
 /** Answers the status to send, or 'hang' to never answer (the socket stays open until close). */
 export type Responder = (req: Received, nth: number) => number | 'hang' | Promise<number | 'hang'>
@@ -28,12 +34,17 @@ export async function startReceiver(): Promise<Receiver> {
       const path = (req.url ?? '/').split('?')[0]
       const body = Buffer.concat(chunks).toString('utf8')
       let json: any = null
-      try { json = JSON.parse(body) } catch {}
+      try {
+        json = JSON.parse(body)
+      } catch {}
       const r: Received = { path, headers: req.headers, body, at: Date.now(), json }
       received.push(r)
       const nth = received.filter((x) => x.path === path).length
       const answer = await (responders.get(path) ?? (() => 200))(r, nth)
-      if (answer === 'hang') { hung.push(res); return }
+      if (answer === 'hang') {
+        hung.push(res)
+        return
+      }
       res.writeHead(answer, { 'content-type': 'text/plain' })
       res.end('ok')
     })
@@ -44,16 +55,26 @@ export async function startReceiver(): Promise<Receiver> {
     origin,
     url: (path) => origin + path,
     received,
-    on: (path, responder) => { responders.set(path, responder) },
+    on: (path, responder) => {
+      responders.set(path, responder)
+    },
     at: (path) => received.filter((r) => r.path === path),
     async waitFor(pred, what, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs
       while (!pred(received)) {
-        if (Date.now() > deadline) throw new Error(`receiver: timed out waiting for ${what}; got ${received.map((r) => `${r.path} ${r.json?.type}`).join(', ')}`)
+        if (Date.now() > deadline)
+          throw new Error(
+            `receiver: timed out waiting for ${what}; got ${received.map((r) => `${r.path} ${r.json?.type}`).join(', ')}`,
+          )
         await new Promise((r) => setTimeout(r, 50))
       }
       return received
     },
-    close: () => new Promise((r) => { for (const res of hung) res.destroy(); server.closeAllConnections(); server.close(() => r()) }),
+    close: () =>
+      new Promise((r) => {
+        for (const res of hung) res.destroy()
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
   }
 }

@@ -18,13 +18,16 @@ export interface TestServer {
 export const ENTRY = resolve(import.meta.dirname, '../../.output/server/index.mjs')
 
 /** One blob directory per test database, the same in every test process. */
-const sharedBlobDir = (databaseUrl: string) => join(tmpdir(), `svc-test-blobs-${createHash('sha256').update(databaseUrl).digest('hex').slice(0, 12)}`)
+const sharedBlobDir = (databaseUrl: string) =>
+  join(tmpdir(), `svc-test-blobs-${createHash('sha256').update(databaseUrl).digest('hex').slice(0, 12)}`)
 
 export function newMasterKey() {
   return 'svc_mk_live_' + randomBytes(36).toString('base64url')
 }
 
-export async function startServer(opts: { dataDir?: string; env?: Record<string, string | undefined>; masterKey?: string; secret?: string } = {}): Promise<TestServer> {
+export async function startServer(
+  opts: { dataDir?: string; env?: Record<string, string | undefined>; masterKey?: string; secret?: string } = {},
+): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'))
   const masterKey = opts.masterKey ?? newMasterKey()
   const env: Record<string, string | undefined> = {
@@ -47,18 +50,28 @@ export async function startServer(opts: { dataDir?: string; env?: Record<string,
     ...opts.env,
   }
   // Started from its data dir, not the repository: .output must boot from any working directory.
-  const child = spawn(process.execPath, [ENTRY], { cwd: dataDir, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [ENTRY], {
+    cwd: dataDir,
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const logs: string[] = []
   const origin = await new Promise<string>((resolveUrl, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not listen in 60 s:\n${logs.join('')}`)), 60_000)
     const onData = (chunk: Buffer) => {
       logs.push(chunk.toString())
       const m = /Listening on (http:\/\/[^\s]+)/.exec(logs.join(''))
-      if (m) { clearTimeout(timer); resolveUrl(m[1].replace(/\/$/, '').replace('[::]', '127.0.0.1')) }
+      if (m) {
+        clearTimeout(timer)
+        resolveUrl(m[1].replace(/\/$/, '').replace('[::]', '127.0.0.1'))
+      }
     }
     child.stdout!.on('data', onData)
     child.stderr!.on('data', (c: Buffer) => logs.push(c.toString()))
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}):\n${logs.join('')}`)) })
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited (${code}):\n${logs.join('')}`))
+    })
   })
   child.removeAllListeners('exit')
   // Listening precedes readiness (boot is awaited per request); wait for the database and queue.
@@ -72,11 +85,17 @@ export async function startServer(opts: { dataDir?: string; env?: Record<string,
     await new Promise((r) => setTimeout(r, 200))
   }
   return {
-    origin, base: `${origin}/v1`, masterKey, dataDir, logs, child,
-    stop: (signal = 'SIGTERM') => new Promise((done) => {
-      if (child.exitCode !== null || child.signalCode) return done()
-      child.once('exit', () => done())
-      child.kill(signal)
-    }),
+    origin,
+    base: `${origin}/v1`,
+    masterKey,
+    dataDir,
+    logs,
+    child,
+    stop: (signal = 'SIGTERM') =>
+      new Promise((done) => {
+        if (child.exitCode !== null || child.signalCode) return done()
+        child.once('exit', () => done())
+        child.kill(signal)
+      }),
   }
 }

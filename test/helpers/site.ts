@@ -1,9 +1,19 @@
 // A small website served by the test itself on 127.0.0.1, for builds and crawls.
 import { createServer, type Server } from 'node:http'
 
-export interface Page { status?: number; body?: string; type?: string; location?: string; delayMs?: number }
+export interface Page {
+  status?: number
+  body?: string
+  type?: string
+  location?: string
+  delayMs?: number
+}
 
-export interface TestSite { origin: string; hits: string[]; close(): Promise<void> }
+export interface TestSite {
+  origin: string
+  hits: string[]
+  close(): Promise<void>
+}
 
 export async function serveSite(pages: Record<string, Page>): Promise<TestSite> {
   const hits: string[] = []
@@ -12,8 +22,14 @@ export async function serveSite(pages: Record<string, Page>): Promise<TestSite> 
     hits.push(path)
     const page = pages[path]
     const send = () => {
-      if (!page) { res.writeHead(404, { 'content-type': 'text/plain' }); return res.end('not found') }
-      res.writeHead(page.status ?? (page.location ? 302 : 200), { 'content-type': page.type ?? 'text/html; charset=utf-8', ...(page.location ? { location: page.location } : {}) })
+      if (!page) {
+        res.writeHead(404, { 'content-type': 'text/plain' })
+        return res.end('not found')
+      }
+      res.writeHead(page.status ?? (page.location ? 302 : 200), {
+        'content-type': page.type ?? 'text/html; charset=utf-8',
+        ...(page.location ? { location: page.location } : {}),
+      })
       res.end(page.body ?? '')
     }
     if (page?.delayMs) setTimeout(send, page.delayMs)
@@ -21,7 +37,16 @@ export async function serveSite(pages: Record<string, Page>): Promise<TestSite> 
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   const { port } = server.address() as { port: number }
-  return { origin: `http://127.0.0.1:${port}`, hits, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()) }) }
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    hits,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
+  }
 }
 
-export const html = (title: string, body: string) => `<!doctype html><html><head><title>${title}</title></head><body><nav><a href="/">Home</a></nav><main>${body}</main><footer>© Footer text</footer></body></html>`
+export const html = (title: string, body: string) =>
+  `<!doctype html><html><head><title>${title}</title></head><body><nav><a href="/">Home</a></nav><main>${body}</main><footer>© Footer text</footer></body></html>`

@@ -3,8 +3,20 @@
 import { SMTPServer } from 'smtp-server'
 import type { AddressInfo } from 'node:net'
 
-export interface ReceivedMail { from: string; to: string[]; user: string | undefined; raw: string; subject: string | null; header(name: string): string | null }
-export interface SmtpReceiver { url: string; port: number; received: ReceivedMail[]; close(): Promise<void> }
+export interface ReceivedMail {
+  from: string
+  to: string[]
+  user: string | undefined
+  raw: string
+  subject: string | null
+  header(name: string): string | null
+}
+export interface SmtpReceiver {
+  url: string
+  port: number
+  received: ReceivedMail[]
+  close(): Promise<void>
+}
 
 /** Unfolds the header block and answers one header's value (enough for Subject and X- headers). */
 function headerOf(raw: string, name: string): string | null {
@@ -34,7 +46,9 @@ export async function startSmtpReceiver(opts: { user?: string; pass?: string } =
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           user: typeof session.user === 'string' ? session.user : undefined,
-          raw, subject: headerOf(raw, 'Subject'), header: (n) => headerOf(raw, n),
+          raw,
+          subject: headerOf(raw, 'Subject'),
+          header: (n) => headerOf(raw, n),
         })
         cb()
       })
@@ -44,7 +58,8 @@ export async function startSmtpReceiver(opts: { user?: string; pass?: string } =
   const port = (server.server.address() as AddressInfo).port
   return {
     url: `smtp://${encodeURIComponent(user)}:${encodeURIComponent(pass)}@127.0.0.1:${port}`,
-    port, received,
+    port,
+    received,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
 }

@@ -50,13 +50,19 @@ beforeAll(async () => {
   t = await createTenant(createApi(server.base, server.masterKey), { plan: 'starter' })
   site = await serveSite({ '/': { body: html('Gale Kites', '<p>Gale Kites repairs kites in Leeds.</p>') } })
 }, 180_000)
-afterAll(async () => { await server?.stop('SIGKILL'); await site?.close() })
+afterAll(async () => {
+  await server?.stop('SIGKILL')
+  await site?.close()
+})
 
 describe('public error texts', () => {
   it('a build whose engine is unreachable shows a public step error; the log has the detail', async () => {
     verifies('status.public-errors')
     const voiceId = (await t.api.get('/voices')).body.data[0].voice_id
-    const r = await t.api.post(`/accounts/${t.accountId}/agents/build`, { website_url: `${site.origin}/`, voice_id: voiceId })
+    const r = await t.api.post(`/accounts/${t.accountId}/agents/build`, {
+      website_url: `${site.origin}/`,
+      voice_id: voiceId,
+    })
     expect(r.status).toBe(202)
     agentId = r.body.agent_id
     const build = await waitForBuild(t.api, agentId, 90_000)
@@ -72,22 +78,33 @@ describe('public error texts', () => {
     verifies('status.public-errors', 'limits.reindexes')
     const r = await t.api.post(`/agents/${agentId}/kb/reindex`)
     expect(r.status).toBe(202)
-    const status = await until('the reindex to fail', async () => {
-      const s = (await t.api.get(`/agents/${agentId}/kb/status`)).body
-      return s.summary.last_job?.status === 'failed' ? s : null
-    }, 60_000)
+    const status = await until(
+      'the reindex to fail',
+      async () => {
+        const s = (await t.api.get(`/agents/${agentId}/kb/status`)).body
+        return s.summary.last_job?.status === 'failed' ? s : null
+      },
+      60_000,
+    )
     expect(status.summary.last_job.error).toBe('The engine failed; try again.')
     expect(leaks(JSON.stringify(status))).toEqual([])
   }, 90_000)
 
   it('a page at an address that refuses fails with a public error on the document', async () => {
     verifies('status.public-errors')
-    const r = await t.api.post(`/agents/${agentId}/kb/documents`, { url: `http://127.0.0.1:${deadPort}/internal-gateway/page`, mode: 'page' })
+    const r = await t.api.post(`/agents/${agentId}/kb/documents`, {
+      url: `http://127.0.0.1:${deadPort}/internal-gateway/page`,
+      mode: 'page',
+    })
     expect(r.status).toBe(202)
-    const doc = await until('the document to fail', async () => {
-      const d = (await t.api.get(`/agents/${agentId}/kb/documents/${r.body.doc_id}`)).body
-      return d.status === 'failed' ? d : null
-    }, 30_000)
+    const doc = await until(
+      'the document to fail',
+      async () => {
+        const d = (await t.api.get(`/agents/${agentId}/kb/documents/${r.body.doc_id}`)).body
+        return d.status === 'failed' ? d : null
+      },
+      30_000,
+    )
     expect(doc.error).toBe('The site could not be reached.')
     expect(leaks(doc.error)).toEqual([])
   })
@@ -113,11 +130,24 @@ describe('reindexes quota and billing', () => {
     const db = await openDatabase({ url: undefined, dataDir: server.dataDir })
     try {
       await db.db.update(subscriptions).set({ walletBalance: 0 }).where(eq(subscriptions.accountId, t.accountId))
-      await db.db.insert(usageRecords).values({ accountId: t.accountId, channel: 'api', sessionId: 'api_spent', startedAt: new Date(), tokens: 1, costUsd: 10_000 })
+      await db.db
+        .insert(usageRecords)
+        .values({
+          accountId: t.accountId,
+          channel: 'api',
+          sessionId: 'api_spent',
+          startedAt: new Date(),
+          tokens: 1,
+          costUsd: 10_000,
+        })
     } finally {
       await db.close()
     }
-    server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env: { ...env, SVC_QUOTAS: 'reindexes=50' } })
+    server = await startServer({
+      dataDir: server.dataDir,
+      masterKey: server.masterKey,
+      env: { ...env, SVC_QUOTAS: 'reindexes=50' },
+    })
     const api = createApi(server.base, t.key)
     const voiceId = (await api.get('/voices')).body.data[0].voice_id
     const responses = [

@@ -41,9 +41,14 @@ function stream(res: ServerResponse, bytes: number, head: string, next: (i: numb
   let sent = 0
   let i = 0
   let closed = false
-  res.on('close', () => { closed = true })
+  res.on('close', () => {
+    closed = true
+  })
   const pump = () => {
-    if (sent === 0) { res.write(head); sent += head.length }
+    if (sent === 0) {
+      res.write(head)
+      sent += head.length
+    }
     while (!closed && sent < bytes - tail.length) {
       const chunk = next(i++)
       sent += chunk.length
@@ -63,25 +68,39 @@ async function serveHugeSite(): Promise<{ origin: string; hits: () => number; cl
     hits++
     if (path === '/') {
       // 1,000 links per chunk, generated as the socket asks for more: never the whole page in memory.
-      return stream(res, PAGE_BYTES, '<!doctype html><html lang="en"><head><title>Link Farm</title></head><body><main><p>Index of kite facts.</p>',
+      return stream(
+        res,
+        PAGE_BYTES,
+        '<!doctype html><html lang="en"><head><title>Link Farm</title></head><body><main><p>Index of kite facts.</p>',
         (c) => {
           if (c * 1000 >= HOME_LINKS) return ' '.repeat(64 * 1024)
           let s = ''
           for (let k = c * 1000; k < (c + 1) * 1000; k++) s += `<a href="/p/${k}">x</a>`
           return s
-        }, '</main></body></html>')
+        },
+        '</main></body></html>',
+      )
     }
     const n = Number(path.slice(3)) || 0
-    return stream(res, PAGE_BYTES, `<!doctype html><html lang="en"><head><title>Kite page ${n}</title></head><body><article><h1>Kite page ${n}</h1>`,
-      (i) => `<p>${PARAGRAPH_TEXT} <a href="/p/${HOME_LINKS + n * 5000 + 2 * i}">more</a> <a href="/p/${HOME_LINKS + n * 5000 + 2 * i + 1}">other</a></p>`,
-      '</article></body></html>')
+    return stream(
+      res,
+      PAGE_BYTES,
+      `<!doctype html><html lang="en"><head><title>Kite page ${n}</title></head><body><article><h1>Kite page ${n}</h1>`,
+      (i) =>
+        `<p>${PARAGRAPH_TEXT} <a href="/p/${HOME_LINKS + n * 5000 + 2 * i}">more</a> <a href="/p/${HOME_LINKS + n * 5000 + 2 * i + 1}">other</a></p>`,
+      '</article></body></html>',
+    )
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   const { port } = server.address() as AddressInfo
   return {
     origin: `http://127.0.0.1:${port}`,
     hits: () => hits,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()) }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
   }
 }
 
@@ -97,7 +116,10 @@ async function waitForCrawl(api: Api, agentId: string, crawlId: string, timeoutM
   // more poll: onTick keeps sampling, and a dead server times out.
   const crawl = async () => {
     onTick?.()
-    const r = await Promise.race([api.get(`/agents/${agentId}/kb/status`).catch(() => null), sleep(1000).then(() => null)])
+    const r = await Promise.race([
+      api.get(`/agents/${agentId}/kb/status`).catch(() => null),
+      sleep(1000).then(() => null),
+    ])
     return r?.body?.crawl
   }
   await until('the crawl to start', async () => (await crawl())?.crawl_id === crawlId, 30_000, 100)
@@ -128,9 +150,18 @@ describe('crawl memory bound', () => {
     // Fails as soon as the bound is crossed, rather than after a crawl that may take minutes to blow up.
     const sample = () => {
       peak = Math.max(peak, rssMb(pid))
-      if (peak - baseline >= BOUND_MB) throw new Error(`the server's RSS grew by ${(peak - baseline).toFixed(0)} MB (baseline ${baseline.toFixed(0)} MB)`)
+      if (peak - baseline >= BOUND_MB)
+        throw new Error(
+          `the server's RSS grew by ${(peak - baseline).toFixed(0)} MB (baseline ${baseline.toFixed(0)} MB)`,
+        )
     }
-    const timer = setInterval(() => { try { sample() } catch { /* reported by the next poll */ } }, 50)
+    const timer = setInterval(() => {
+      try {
+        sample()
+      } catch {
+        /* reported by the next poll */
+      }
+    }, 50)
     const started = Date.now()
     try {
       const r = await t.api.post(`/agents/${agentId}/kb/documents`, { url: `${huge.origin}/`, mode: 'site' })
@@ -143,7 +174,9 @@ describe('crawl memory bound', () => {
     const seconds = (Date.now() - started) / 1000
     const pages = await pagesOf(t.api, agentId)
     const crawled = pages.filter((p) => p.url.startsWith(huge.origin))
-    console.log(`[crawl-limits] ${crawled.length} pages of 5 MB in ${seconds.toFixed(1)} s, ${huge.hits()} requests; server RSS baseline ${baseline.toFixed(0)} MB, peak ${peak.toFixed(0)} MB, growth ${(peak - baseline).toFixed(0)} MB`)
+    console.log(
+      `[crawl-limits] ${crawled.length} pages of 5 MB in ${seconds.toFixed(1)} s, ${huge.hits()} requests; server RSS baseline ${baseline.toFixed(0)} MB, peak ${peak.toFixed(0)} MB, growth ${(peak - baseline).toFixed(0)} MB`,
+    )
     // The trial plan's 50 pages per agent, the build's page included.
     expect(pages.length).toBeLessThanOrEqual(50)
     expect(crawled.length).toBeGreaterThanOrEqual(5)
@@ -167,9 +200,15 @@ describe('crawl deadline', () => {
     const agentId = await buildAgent(t.api, t.accountId, `${home.origin}/`)
     // 40 pages a second apart: the whole crawl would take 20 s with two workers.
     const slowPages: Record<string, { body: string; delayMs?: number }> = {
-      '/': { body: html('Slow Kites', `<p>Slow kite index.</p>${Array.from({ length: 40 }, (_, i) => `<a href="/s/${i}">${i}</a>`).join(' ')}`) },
+      '/': {
+        body: html(
+          'Slow Kites',
+          `<p>Slow kite index.</p>${Array.from({ length: 40 }, (_, i) => `<a href="/s/${i}">${i}</a>`).join(' ')}`,
+        ),
+      },
     }
-    for (let i = 0; i < 40; i++) slowPages[`/s/${i}`] = { delayMs: 1000, body: html(`Slow ${i}`, `<p>Slow kite fact number ${i}.</p>`) }
+    for (let i = 0; i < 40; i++)
+      slowPages[`/s/${i}`] = { delayMs: 1000, body: html(`Slow ${i}`, `<p>Slow kite fact number ${i}.</p>`) }
     const slow = await serveSite(slowPages)
     sites.push(slow)
 

@@ -17,7 +17,9 @@ beforeAll(async () => {
   server = await startServer({ env })
   t = await createTenant(createApi(server.base, server.masterKey), { scopes: ['accounts:read', 'credentials:manage'] })
 })
-afterAll(async () => { await server?.stop('SIGKILL') })
+afterAll(async () => {
+  await server?.stop('SIGKILL')
+})
 
 describe('rate classes', () => {
   it('past the class limit a credential gets 429 rate_limited with Retry-After; other credentials are unaffected', async () => {
@@ -36,7 +38,9 @@ describe('rate classes', () => {
     expect(last!.headers.get('ratelimit-policy')).toBe('"read";q=5;w=60')
     expect(last!.headers.get('ratelimit')).toMatch(/^"read";r=0;t=\d+$/)
     // Writes are another class, and another key has its own budget.
-    const k2 = await createApi(server.base, server.masterKey).post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'] })
+    const k2 = await createApi(server.base, server.masterKey).post(`/users/${t.userId}/credentials`, {
+      scopes: ['accounts:read'],
+    })
     expect((await createApi(server.base, k2.body.secret).get(`/accounts/${t.accountId}`)).status).toBe(200)
   })
 })
@@ -45,14 +49,21 @@ describe('expiry and the end of grace', () => {
   it('a key past expiry is 401 expired_token; a rotated predecessor is revoked by the sweep once grace ends', async () => {
     verifies('auth.expired_token', 'credentials.rotate', 'jobs.durable')
     const admin = createApi(server.base, server.masterKey)
-    const expiring = await admin.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], expires_in_days: 1 })
+    const expiring = await admin.post(`/users/${t.userId}/credentials`, {
+      scopes: ['accounts:read'],
+      expires_in_days: 1,
+    })
     const old = await admin.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'] })
     const successor = await admin.post(`/credentials/${old.body.key_id}/rotate`)
     expect(successor.status).toBe(201)
     await server.stop('SIGTERM')
     // Time passes: both the 1-day key and the predecessor's grace end.
-    await withDatabase(server.dataDir, (db) => db.db.update(apiKeys).set({ expiresAt: new Date(Date.now() - 60_000) })
-      .where(inArray(apiKeys.id, [expiring.body.key_id, old.body.key_id])))
+    await withDatabase(server.dataDir, (db) =>
+      db.db
+        .update(apiKeys)
+        .set({ expiresAt: new Date(Date.now() - 60_000) })
+        .where(inArray(apiKeys.id, [expiring.body.key_id, old.body.key_id])),
+    )
     server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
     const expired = await createApi(server.base, expiring.body.secret).get(`/accounts/${t.accountId}`)
     expect(expired.status).toBe(401)
@@ -62,12 +73,17 @@ describe('expiry and the end of grace', () => {
     // limit (20 a minute) does not answer instead.
     let code = ''
     for (let i = 0; i < 40 && code !== 'invalid_credentials'; i++) {
-      code = err(await createApi(server.base, old.body.secret).get(`/accounts/${t.accountId}`, { headers: { 'x-forwarded-for': `192.0.2.${i + 1}` } })).code
+      code = err(
+        await createApi(server.base, old.body.secret).get(`/accounts/${t.accountId}`, {
+          headers: { 'x-forwarded-for': `192.0.2.${i + 1}` },
+        }),
+      ).code
       if (code !== 'invalid_credentials') await new Promise((r) => setTimeout(r, 250))
     }
     expect(code).toBe('invalid_credentials')
     expect((await createApi(server.base, successor.body.secret).get(`/accounts/${t.accountId}`)).status).toBe(200)
-    const listed = (await createApi(server.base, server.masterKey).get(`/users/${t.userId}/credentials?limit=100`)).body.data
+    const listed = (await createApi(server.base, server.masterKey).get(`/users/${t.userId}/credentials?limit=100`)).body
+      .data
     expect(listed.find((k: any) => k.key_id === old.body.key_id).status).toBe('revoked')
     expect(listed.find((k: any) => k.key_id === expiring.body.key_id).status).toBe('active')
   }, 120_000)

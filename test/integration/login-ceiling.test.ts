@@ -49,22 +49,39 @@ beforeAll(async () => {
   const created = await master.post('/users', { email, password })
   expect(created.status).toBe(201)
   user = { id: created.body.user_id, email }
-  const wide = await master.post(`/users/${user.id}/credentials`, { name: 'wide', scopes: ['agents:read', 'agents:write'] })
+  const wide = await master.post(`/users/${user.id}/credentials`, {
+    name: 'wide',
+    scopes: ['agents:read', 'agents:write'],
+  })
   expect(wide.status).toBe(201)
   wideKeyId = wide.body.key_id
   await onDatabase(async (db) => {
-    link = (await createLoginLink(db, user.id, { scopes: ['agents:read', 'credentials:manage'], ipAllowlist: ['198.51.100.0/24'] }, server.origin)).token
-    await db.db.update(users).set({ passwordHash: oldHash(password) }).where(eq(users.id, user.id))
+    link = (
+      await createLoginLink(
+        db,
+        user.id,
+        { scopes: ['agents:read', 'credentials:manage'], ipAllowlist: ['198.51.100.0/24'] },
+        server.origin,
+      )
+    ).token
+    await db.db
+      .update(users)
+      .set({ passwordHash: oldHash(password) })
+      .where(eq(users.id, user.id))
   })
 }, 180_000)
-afterAll(async () => { await server?.stop() })
+afterAll(async () => {
+  await server?.stop()
+})
 
 describe('the session a login link opens', () => {
   it('holds at most the issuing credential scopes and ip_allowlist', async () => {
     verifies('security.session-ceiling')
     const opened = await dash.post('/api/auth/login-link', { token: link }, { headers: { 'x-forwarded-for': inside } })
     expect(opened.status).toBe(200)
-    const as = (ip: string) => ({ headers: { 'x-forwarded-for': ip, authorization: `Session ${opened.body.session_token}` } })
+    const as = (ip: string) => ({
+      headers: { 'x-forwarded-for': ip, authorization: `Session ${opened.body.session_token}` },
+    })
 
     // Beyond the ceiling's scopes: refused, as for a key granting what it does not hold.
     const beyond = await dash.post('/api/api-keys', { scopes: ['agents:read', 'webhooks:manage'] }, as(inside))
@@ -74,11 +91,15 @@ describe('the session a login link opens', () => {
     const within = await dash.post('/api/api-keys', { scopes: ['agents:read'], expires_in_days: 365 }, as(inside))
     expect(within.status).toBe(201)
     expect(within.body.ip_allowlist).toEqual(['198.51.100.0/24'])
-    expect(err(await dash.post('/api/api-keys', { scopes: ['agents:read'], ip_allowlist: ['0.0.0.0/0'] }, as(inside)))).toMatchObject({ code: 'validation_error', field: 'ip_allowlist' })
+    expect(
+      err(await dash.post('/api/api-keys', { scopes: ['agents:read'], ip_allowlist: ['0.0.0.0/0'] }, as(inside))),
+    ).toMatchObject({ code: 'validation_error', field: 'ip_allowlist' })
 
     // Editing a wider key of the user: keeping its own scopes is fine, adding one the session lacks is not.
     expect((await dash.patch(`/api/api-keys/${wideKeyId}`, { scopes: ['agents:write'] }, as(inside))).status).toBe(200)
-    expect(err(await dash.patch(`/api/api-keys/${wideKeyId}`, { scopes: ['agents:write', 'kb:write'] }, as(inside)))).toMatchObject({ code: 'invalid_scope' })
+    expect(
+      err(await dash.patch(`/api/api-keys/${wideKeyId}`, { scopes: ['agents:write', 'kb:write'] }, as(inside))),
+    ).toMatchObject({ code: 'invalid_scope' })
 
     // Outside the allowlist the session is refused.
     const far = await dash.get('/api/api-keys', as(outside))
@@ -91,7 +112,11 @@ describe('the session a login link opens', () => {
 describe('password hashing', () => {
   it('a hash with the old scrypt parameters logs in and is replaced by an N=2^17 hash', async () => {
     verifies('security.scrypt-params')
-    const login = await dash.post('/api/auth/login', { email: user.email, password }, { headers: { 'x-forwarded-for': inside } })
+    const login = await dash.post(
+      '/api/auth/login',
+      { email: user.email, password },
+      { headers: { 'x-forwarded-for': inside } },
+    )
     expect(login.status).toBe(200)
     let stored = ''
     await onDatabase(async (db) => {
@@ -99,7 +124,18 @@ describe('password hashing', () => {
     })
     expect(stored).toMatch(/^scrypt\$131072\$8\$1\$[A-Za-z0-9_-]{43}\$[A-Za-z0-9_-]{43}$/)
     // The upgraded hash verifies the same password, and only it.
-    expect((await dash.post('/api/auth/login', { email: user.email, password }, { headers: { 'x-forwarded-for': inside } })).status).toBe(200)
-    expect((await dash.post('/api/auth/login', { email: user.email, password: password + '!' }, { headers: { 'x-forwarded-for': inside } })).status).toBe(401)
+    expect(
+      (await dash.post('/api/auth/login', { email: user.email, password }, { headers: { 'x-forwarded-for': inside } }))
+        .status,
+    ).toBe(200)
+    expect(
+      (
+        await dash.post(
+          '/api/auth/login',
+          { email: user.email, password: password + '!' },
+          { headers: { 'x-forwarded-for': inside } },
+        )
+      ).status,
+    ).toBe(401)
   }, 120_000)
 })

@@ -14,21 +14,42 @@ import { verifies } from '../requirements'
 let server: TestServer
 let t: Tenant
 const CB = 'http://127.0.0.1:53682/cb'
-const env = { SVC_OAUTH_ACCESS_TTL_SECONDS: '2', SVC_OAUTH_REFRESH_GRACE_SECONDS: '1', SVC_RATE_LIMITS: 'register=3,token=6,read=1000,write=1000' }
+const env = {
+  SVC_OAUTH_ACCESS_TTL_SECONDS: '2',
+  SVC_OAUTH_REFRESH_GRACE_SECONDS: '1',
+  SVC_RATE_LIMITS: 'register=3,token=6,read=1000,write=1000',
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 beforeAll(async () => {
   server = await startServer({ env })
   t = await createTenant(createApi(server.base, server.masterKey), { scopes: ['accounts:read', 'credentials:manage'] })
 })
-afterAll(async () => { await server?.stop('SIGKILL') })
+afterAll(async () => {
+  await server?.stop('SIGKILL')
+})
 
 async function connect() {
   const reg = await registerClient(server.origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none' })
   expect(reg.status).toBe(201)
   const { verifier, challenge } = pkce()
-  const back = await new Browser(server.origin).approve(authorizeUrl(server.origin, { clientId: reg.body.client_id, redirectUri: CB, challenge, method: 'S256', scope: 'accounts:read agents:read' }), t)
-  const tok = await tokenRequest(server.origin, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: verifier, redirect_uri: CB, client_id: reg.body.client_id })
+  const back = await new Browser(server.origin).approve(
+    authorizeUrl(server.origin, {
+      clientId: reg.body.client_id,
+      redirectUri: CB,
+      challenge,
+      method: 'S256',
+      scope: 'accounts:read agents:read',
+    }),
+    t,
+  )
+  const tok = await tokenRequest(server.origin, {
+    grant_type: 'authorization_code',
+    code: back.searchParams.get('code')!,
+    code_verifier: verifier,
+    redirect_uri: CB,
+    client_id: reg.body.client_id,
+  })
   expect(tok.status).toBe(200)
   return { clientId: reg.body.client_id as string, tokens: tok.body }
 }
@@ -45,7 +66,11 @@ describe('OAuth lifetimes', () => {
     const r = await account(tokens.access_token)
     expect(r.status).toBe(401)
     expect(err(r).code).toBe('expired_token')
-    const fresh = await tokenRequest(server.origin, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId })
+    const fresh = await tokenRequest(server.origin, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+    })
     expect(fresh.status).toBe(200)
     expect((await account(fresh.body.access_token)).status).toBe(200)
   })
@@ -53,7 +78,8 @@ describe('OAuth lifetimes', () => {
   it('a rotated refresh token reused within the grace window mints a pair; reused after it, it revokes the whole grant', async () => {
     verifies('oauth.server')
     const { clientId, tokens } = await connect()
-    const refresh = (rt: string) => tokenRequest(server.origin, { grant_type: 'refresh_token', refresh_token: rt, client_id: clientId })
+    const refresh = (rt: string) =>
+      tokenRequest(server.origin, { grant_type: 'refresh_token', refresh_token: rt, client_id: clientId })
     const second = await refresh(tokens.refresh_token)
     expect(second.status).toBe(200)
     const parallel = await refresh(tokens.refresh_token)
@@ -88,50 +114,99 @@ describe('OAuth rate limits', () => {
 
   it('limits the token endpoint per client and grant type, so failing refreshes never block a code exchange', async () => {
     verifies('oauth.server')
-    const reg = await registerClient(server.origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none' }, '192.0.2.90')
+    const reg = await registerClient(
+      server.origin,
+      { redirect_uris: [CB], token_endpoint_auth_method: 'none' },
+      '192.0.2.90',
+    )
     const id = reg.body.client_id
     const errors = []
-    for (let i = 0; i < 7; i++) errors.push((await tokenRequest(server.origin, { grant_type: 'refresh_token', refresh_token: 'svc_rt_' + 'x'.repeat(43), client_id: id })).body.error)
+    for (let i = 0; i < 7; i++)
+      errors.push(
+        (
+          await tokenRequest(server.origin, {
+            grant_type: 'refresh_token',
+            refresh_token: 'svc_rt_' + 'x'.repeat(43),
+            client_id: id,
+          })
+        ).body.error,
+      )
     expect(errors).toEqual([...Array(6).fill('invalid_grant'), 'rate_limited'])
-    const code = await tokenRequest(server.origin, { grant_type: 'authorization_code', code: 'nope', code_verifier: pkce().verifier, redirect_uri: CB, client_id: id })
+    const code = await tokenRequest(server.origin, {
+      grant_type: 'authorization_code',
+      code: 'nope',
+      code_verifier: pkce().verifier,
+      redirect_uri: CB,
+      client_id: id,
+    })
     expect(code.status).toBe(400)
     expect(code.body.error).toBe('invalid_grant')
   })
 })
 
 describe('a deleted client and the OAuth sweep', () => {
-  it('a deleted client\'s tokens are 401 invalid_credentials and it is invalid_client; the sweep retires unused registrations and unredeemed approvals', async () => {
+  it("a deleted client's tokens are 401 invalid_credentials and it is invalid_client; the sweep retires unused registrations and unredeemed approvals", async () => {
     verifies('oauth.access-token', 'oauth.server')
     const { clientId, tokens } = await connect()
     expect((await account(tokens.access_token)).status).toBe(200)
-    const unused = (await registerClient(server.origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none' }, '192.0.2.91')).body.client_id
-    const abandoned = (await registerClient(server.origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none', client_name: 'abandoned approval' }, '192.0.2.92')).body.client_id
+    const unused = (
+      await registerClient(server.origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none' }, '192.0.2.91')
+    ).body.client_id
+    const abandoned = (
+      await registerClient(
+        server.origin,
+        { redirect_uris: [CB], token_endpoint_auth_method: 'none', client_name: 'abandoned approval' },
+        '192.0.2.92',
+      )
+    ).body.client_id
     const { challenge } = pkce()
-    await new Browser(server.origin).approve(authorizeUrl(server.origin, { clientId: abandoned, redirectUri: CB, challenge, method: 'S256' }), t)
+    await new Browser(server.origin).approve(
+      authorizeUrl(server.origin, { clientId: abandoned, redirectUri: CB, challenge, method: 'S256' }),
+      t,
+    )
     // Time passes in the database (on PGlite only with the server stopped): the first client is deleted,
     // the unused registration is two days old and the approval's code has expired unredeemed.
     await server.stop()
     await withDatabase(server.dataDir, async (db) => {
       await db.db.update(oauthClients).set({ deletedAt: new Date() }).where(eq(oauthClients.id, clientId))
-      await db.db.update(oauthClients).set({ createdAt: new Date(Date.now() - 2 * 86_400_000) }).where(eq(oauthClients.id, unused))
-      await db.db.update(oauthCodes).set({ expiresAt: new Date(Date.now() - 60_000) }).where(eq(oauthCodes.clientId, abandoned))
+      await db.db
+        .update(oauthClients)
+        .set({ createdAt: new Date(Date.now() - 2 * 86_400_000) })
+        .where(eq(oauthClients.id, unused))
+      await db.db
+        .update(oauthCodes)
+        .set({ expiresAt: new Date(Date.now() - 60_000) })
+        .where(eq(oauthCodes.clientId, abandoned))
     })
     server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
     // The sweep runs when the queue starts.
     const login = await createApi(server.origin).post('/api/auth/login', { email: t.email, password: t.password })
-    const keyOf = async () => (await createApi(server.origin).get('/api/api-keys', { headers: { authorization: `Session ${login.body.session_token}` } })).body.data.find((k: any) => k.name === 'OAuth: abandoned approval')
+    const keyOf = async () =>
+      (
+        await createApi(server.origin).get('/api/api-keys', {
+          headers: { authorization: `Session ${login.body.session_token}` },
+        })
+      ).body.data.find((k: any) => k.name === 'OAuth: abandoned approval')
     let status = (await keyOf()).status
     for (let i = 0; i < 50 && status !== 'revoked'; i++) {
       await sleep(200)
       status = (await keyOf()).status
     }
     expect(status).toBe('revoked')
-    const unusedRefresh = await tokenRequest(server.origin, { grant_type: 'refresh_token', refresh_token: 'svc_rt_' + 'y'.repeat(43), client_id: unused })
+    const unusedRefresh = await tokenRequest(server.origin, {
+      grant_type: 'refresh_token',
+      refresh_token: 'svc_rt_' + 'y'.repeat(43),
+      client_id: unused,
+    })
     expect(unusedRefresh.body.error).toBe('invalid_client')
     const r = await account(tokens.access_token)
     expect(r.status).toBe(401)
     expect(err(r).code).toBe('invalid_credentials')
-    const refresh = await tokenRequest(server.origin, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId })
+    const refresh = await tokenRequest(server.origin, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+    })
     expect(refresh.status).toBe(401)
     expect(refresh.body.error).toBe('invalid_client')
   })
@@ -150,7 +225,11 @@ describe('a deleted client and the OAuth sweep', () => {
     })
     server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
     // Access tokens live 2 s here: refresh for one that carries the widened scopes.
-    const fresh = await tokenRequest(server.origin, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId })
+    const fresh = await tokenRequest(server.origin, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+    })
     expect(fresh.status).toBe(200)
     const api = createApi(server.base, fresh.body.access_token)
     expect((await api.get(`/accounts/${t.accountId}`)).status).toBe(200)

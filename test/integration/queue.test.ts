@@ -13,7 +13,9 @@ import { loadConfig } from '../../server/config'
 import { verifies } from '../requirements'
 
 const dir = resolve('server/db/migrations')
-const migrations = readdirSync(dir).filter((n) => n.endsWith('.sql')).map((name) => ({ name, sql: readFileSync(join(dir, name), 'utf8') }))
+const migrations = readdirSync(dir)
+  .filter((n) => n.endsWith('.sql'))
+  .map((name) => ({ name, sql: readFileSync(join(dir, name), 'utf8') }))
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-queue-'))
 const url = process.env.DATABASE_URL
 const open: Database[] = []
@@ -25,27 +27,53 @@ async function db() {
   return d
 }
 
-afterAll(async () => { for (const d of open) await d.close().catch(() => {}) })
+afterAll(async () => {
+  for (const d of open) await d.close().catch(() => {})
+})
 
 describe('job queue', () => {
   it('a job survives the process that sent it and runs exactly once in the next', async () => {
     verifies('jobs.durable', 'storage.migrations')
     const name = `test.durable.${process.pid}.${Date.now()}`
     const seen: { data: any; id: string }[] = []
-    const job = defineJob<{ n: number }>({ name, async run(data, _ctx, meta) { seen.push({ data, id: meta.id }) } })
+    const job = defineJob<{ n: number }>({
+      name,
+      async run(data, _ctx, meta) {
+        seen.push({ data, id: meta.id })
+      },
+    })
 
     // First process: declares the queue but has no worker for it, sends, then goes away.
     const first = await db()
-    const q1 = await startQueue({ database: first, databaseUrl: url, jobs: [], pollSeconds: 0.5, log: () => {}, registries: createRegistries(), config: loadConfig({ SVC_DATA_DIR: dataDir }) })
+    const q1 = await startQueue({
+      database: first,
+      databaseUrl: url,
+      jobs: [],
+      pollSeconds: 0.5,
+      log: () => {},
+      registries: createRegistries(),
+      config: loadConfig({ SVC_DATA_DIR: dataDir }),
+    })
     await q1.boss.createQueue(name)
     const id = await q1.send(name, { n: 42 })
     expect(id).toBeTruthy()
     await q1.stop()
-    if (!url) { await first.close(); open.pop() }
+    if (!url) {
+      await first.close()
+      open.pop()
+    }
 
     // Second process: starts the worker and picks the job up.
     const second = url ? first : await db()
-    const q2 = await startQueue({ database: second, databaseUrl: url, jobs: [job], pollSeconds: 0.5, log: () => {}, registries: createRegistries(), config: loadConfig({ SVC_DATA_DIR: dataDir }) })
+    const q2 = await startQueue({
+      database: second,
+      databaseUrl: url,
+      jobs: [job],
+      pollSeconds: 0.5,
+      log: () => {},
+      registries: createRegistries(),
+      config: loadConfig({ SVC_DATA_DIR: dataDir }),
+    })
     const deadline = Date.now() + 20_000
     while (!seen.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
     await new Promise((r) => setTimeout(r, 1500))

@@ -7,7 +7,9 @@ import { startServer, type TestServer } from '../helpers/server'
 import { verifies } from '../requirements'
 
 const servers: TestServer[] = []
-afterAll(async () => { for (const s of servers) await s.stop('SIGKILL') })
+afterAll(async () => {
+  for (const s of servers) await s.stop('SIGKILL')
+})
 
 describe('restart', () => {
   it('keeps its data across SIGKILL and boots again from another working directory', async () => {
@@ -37,10 +39,15 @@ describe.runIf(!!process.env.DATABASE_URL)('health with the database down (Postg
     const relay: Server = createServer((client) => {
       if (!accepting) return client.destroy()
       const upstream = connect(Number(target.port || 5432), target.hostname)
-      sockets.add(client); sockets.add(upstream)
+      sockets.add(client)
+      sockets.add(upstream)
       client.pipe(upstream).pipe(client)
-      const close = () => { client.destroy(); upstream.destroy() }
-      client.on('error', close); upstream.on('error', close)
+      const close = () => {
+        client.destroy()
+        upstream.destroy()
+      }
+      client.on('error', close)
+      upstream.on('error', close)
     })
     await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r))
     const port = (relay.address() as { port: number }).port
@@ -59,7 +66,10 @@ describe.runIf(!!process.env.DATABASE_URL)('health with the database down (Postg
     expect(down.body.meta.environment).toBe('production')
     accepting = true
     let back = 0
-    for (let i = 0; i < 50 && back !== 200; i++) { await new Promise((r) => setTimeout(r, 200)); back = (await anon.get('/health')).status }
+    for (let i = 0; i < 50 && back !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 200))
+      back = (await anon.get('/health')).status
+    }
     expect(back).toBe(200)
     relay.close()
   })

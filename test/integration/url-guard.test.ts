@@ -25,7 +25,8 @@ beforeAll(async () => {
     const path = req.url ?? '/'
     if (path === '/hello') return res.writeHead(200, { 'content-type': 'text/plain' }).end('hello')
     if (path === '/to-private') return res.writeHead(302, { location: 'http://10.0.0.5/' }).end()
-    if (path === '/to-metadata') return res.writeHead(301, { location: 'http://169.254.169.254/latest/meta-data/' }).end()
+    if (path === '/to-metadata')
+      return res.writeHead(301, { location: 'http://169.254.169.254/latest/meta-data/' }).end()
     if (path === '/to-localhost') return res.writeHead(302, { location: `http://localhost:${port}/hello` }).end()
     if (path === '/to-hello') return res.writeHead(307, { location: '/hello' }).end()
     if (path === '/loop') return res.writeHead(302, { location: '/loop' }).end()
@@ -35,8 +36,14 @@ beforeAll(async () => {
       for (let i = 0; i < 10; i++) res.write('y'.repeat(1024))
       return res.end()
     }
-    if (path === '/gzip') return res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end(gzipSync('z'.repeat(10 * 1024)))
-    if (path === '/bomb') return res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end(gzipSync(Buffer.alloc(4 * 1024 * 1024)))
+    if (path === '/gzip')
+      return res
+        .writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' })
+        .end(gzipSync('z'.repeat(10 * 1024)))
+    if (path === '/bomb')
+      return res
+        .writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' })
+        .end(gzipSync(Buffer.alloc(4 * 1024 * 1024)))
     if (path === '/never') return // never answers
     if (path === '/missing') return res.writeHead(404).end('no')
     res.writeHead(200, { 'content-type': 'text/plain' }).end(`host=${req.headers.host}`)
@@ -52,14 +59,22 @@ afterAll(async () => {
 })
 
 function hasOpenssl(): boolean {
-  try { execFileSync('openssl', ['version'], { stdio: 'ignore' }); return true } catch { return false }
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
 }
 
 const allowLocal = { allowPrivateHosts: ['127.0.0.1'] }
 const none = { allowPrivateHosts: [] as string[] }
 
 async function invalidUrl(p: Promise<unknown>): Promise<ApiError> {
-  const e = await p.then(() => null, (err) => err)
+  const e = await p.then(
+    () => null,
+    (err) => err,
+  )
   expect(e).toBeInstanceOf(ApiError)
   expect(e.status).toBe(400)
   expect(e.code).toBe('invalid_url')
@@ -67,7 +82,10 @@ async function invalidUrl(p: Promise<unknown>): Promise<ApiError> {
 }
 
 async function fetchError(p: Promise<unknown>, reason: string): Promise<FetchError> {
-  const e = await p.then(() => null, (err) => err)
+  const e = await p.then(
+    () => null,
+    (err) => err,
+  )
   expect(e).toBeInstanceOf(FetchError)
   expect(e.reason).toBe(reason)
   return e
@@ -77,16 +95,56 @@ describe('isPublicAddress', () => {
   it('refuses private, loopback, link-local, unique-local, reserved and embedded private addresses', () => {
     verifies('kb.url-safety')
     for (const ip of [
-      '0.0.0.0', '10.0.0.1', '10.255.255.255', '100.64.0.1', '127.0.0.1', '127.1.2.3', '169.254.169.254', '172.16.0.1', '172.31.255.255',
-      '192.0.0.8', '192.168.1.1', '198.18.0.1', '198.19.255.255', '224.0.0.1', '239.255.255.250', '240.0.0.1', '255.255.255.255',
-      '::', '::1', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'fe80::1%eth0', 'ff02::1', '2001:db8::1',
-      '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a00:1', '64:ff9b::10.0.0.1', '2002:a00:1::1',
-      '[::1]', 'not-an-ip', '',
-    ]) expect(isPublicAddress(ip), ip).toBe(false)
+      '0.0.0.0',
+      '10.0.0.1',
+      '10.255.255.255',
+      '100.64.0.1',
+      '127.0.0.1',
+      '127.1.2.3',
+      '169.254.169.254',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.0.0.8',
+      '192.168.1.1',
+      '198.18.0.1',
+      '198.19.255.255',
+      '224.0.0.1',
+      '239.255.255.250',
+      '240.0.0.1',
+      '255.255.255.255',
+      '::',
+      '::1',
+      'fc00::1',
+      'fd12:3456::1',
+      'fe80::1',
+      'fe80::1%eth0',
+      'ff02::1',
+      '2001:db8::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:10.0.0.1',
+      '::ffff:169.254.169.254',
+      '64:ff9b::a00:1',
+      '64:ff9b::10.0.0.1',
+      '2002:a00:1::1',
+      '[::1]',
+      'not-an-ip',
+      '',
+    ])
+      expect(isPublicAddress(ip), ip).toBe(false)
   })
 
   it('accepts globally routable addresses, including those carried in IPv6', () => {
-    for (const ip of ['8.8.8.8', '93.184.216.34', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808']) {
+    for (const ip of [
+      '8.8.8.8',
+      '93.184.216.34',
+      '1.1.1.1',
+      '172.32.0.1',
+      '100.128.0.1',
+      '2606:4700:4700::1111',
+      '::ffff:8.8.8.8',
+      '64:ff9b::808:808',
+    ]) {
       expect(isPublicAddress(ip), ip).toBe(true)
     }
   })
@@ -95,14 +153,34 @@ describe('isPublicAddress', () => {
 describe('assertFetchableUrl', () => {
   it('refuses non-http schemes, credentials, garbage, internal names and private literals, naming the field', async () => {
     verifies('kb.url-safety')
-    for (const raw of ['ftp://example.com/file', 'file:///etc/passwd', 'javascript:alert(1)', 'data:text/html,hi', 'gopher://example.com', 'not a url', '/relative']) {
+    for (const raw of [
+      'ftp://example.com/file',
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      'data:text/html,hi',
+      'gopher://example.com',
+      'not a url',
+      '/relative',
+    ]) {
       await invalidUrl(Promise.resolve().then(() => assertFetchableUrl(raw, none)))
     }
     for (const raw of [
-      'http://user:pw@example.com/', 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/',
-      'http://localhost/', 'http://LOCALHOST./', 'http://app.localhost/', 'http://metadata.google.internal/', 'http://2130706433/', 'http://0x7f.1/',
-    ]) await invalidUrl(Promise.resolve().then(() => assertFetchableUrl(raw, none)))
-    const e = await invalidUrl(Promise.resolve().then(() => assertFetchableUrl('ftp://x', { ...none, field: 'website_url' })))
+      'http://user:pw@example.com/',
+      'http://10.0.0.1/',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::1]/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://localhost/',
+      'http://LOCALHOST./',
+      'http://app.localhost/',
+      'http://metadata.google.internal/',
+      'http://2130706433/',
+      'http://0x7f.1/',
+    ])
+      await invalidUrl(Promise.resolve().then(() => assertFetchableUrl(raw, none)))
+    const e = await invalidUrl(
+      Promise.resolve().then(() => assertFetchableUrl('ftp://x', { ...none, field: 'website_url' })),
+    )
     expect(e.field).toBe('website_url')
   })
 
@@ -116,15 +194,21 @@ describe('assertFetchableUrl', () => {
 describe('resolvePublic', () => {
   it('refuses a host name resolving to 127.0.0.1, and one private record among public ones', async () => {
     verifies('kb.url-safety')
-    const staged: Resolver = async (host) => host === 'mixed.example'
-      ? [{ address: '93.184.216.34', family: 4 }, { address: '10.1.2.3', family: 4 }]
-      : [{ address: '127.0.0.1', family: 4 }]
+    const staged: Resolver = async (host) =>
+      host === 'mixed.example'
+        ? [
+            { address: '93.184.216.34', family: 4 },
+            { address: '10.1.2.3', family: 4 },
+          ]
+        : [{ address: '127.0.0.1', family: 4 }]
     await invalidUrl(resolvePublic('loopback.example', { ...none, resolver: staged }))
     await invalidUrl(resolvePublic('mixed.example', { ...none, resolver: staged }))
     // The real resolver's localhost is refused by name, whatever /etc/hosts maps it to.
     await invalidUrl(resolvePublic('localhost', none))
     await invalidUrl(resolvePublic('LocalHost.', none))
-    expect(await resolvePublic('loopback.example', { allowPrivateHosts: ['loopback.example'], resolver: staged })).toEqual([{ address: '127.0.0.1', family: 4 }])
+    expect(
+      await resolvePublic('loopback.example', { allowPrivateHosts: ['loopback.example'], resolver: staged }),
+    ).toEqual([{ address: '127.0.0.1', family: 4 }])
   })
 
   it('checks literal IPs without DNS', async () => {
@@ -168,8 +252,13 @@ describe('safeFetch', () => {
     // connect. Here the first (allowed) answer is the test server and every later one is a private
     // address nothing listens on, so reaching the server proves DNS was asked once and the answer pinned.
     let calls = 0
-    const rebinding: Resolver = async () => (calls++ === 0 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '10.255.255.1', family: 4 }])
-    const res = await safeFetch(`http://rebind.example:${port}/whoami`, { allowPrivateHosts: ['rebind.example'], resolver: rebinding, timeoutMs: 3000 })
+    const rebinding: Resolver = async () =>
+      calls++ === 0 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '10.255.255.1', family: 4 }]
+    const res = await safeFetch(`http://rebind.example:${port}/whoami`, {
+      allowPrivateHosts: ['rebind.example'],
+      resolver: rebinding,
+      timeoutMs: 3000,
+    })
     expect(res.body.toString()).toBe(`host=rebind.example:${port}`)
     expect(calls).toBe(1)
     // The same with the system resolver: localhost allowed by name reaches the server as localhost.
@@ -177,28 +266,60 @@ describe('safeFetch', () => {
     expect(local.body.toString()).toBe(`host=localhost:${port}`)
   })
 
-  it.skipIf(!hasOpenssl())('over https, connects to the checked address and names the original host in SNI', async () => {
-    verifies('kb.url-safety')
-    const dir = mkdtempSync(join(tmpdir(), 'svc-tls-'))
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-subj', '/CN=secure.test'], { stdio: 'ignore' })
-    const servernames: (string | undefined)[] = []
-    const tls = createTlsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => res.end('tls'))
-    tls.on('secureConnection', (s) => servernames.push((s as any).servername))
-    tls.on('tlsClientError', (_e, s) => servernames.push((s as any).servername))
-    await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r))
-    try {
-      const tlsPort = (tls.address() as AddressInfo).port
-      const resolver: Resolver = async () => [{ address: '127.0.0.1', family: 4 }]
-      // The self-signed certificate is rightly refused; what matters is where and as whom it connected.
-      await fetchError(safeFetch(`https://secure.test:${tlsPort}/`, { allowPrivateHosts: ['secure.test'], resolver, timeoutMs: 3000 }), 'network')
-      await new Promise((r) => setTimeout(r, 50))
-      expect(servernames).toEqual(['secure.test'])
-    } finally {
-      tls.closeAllConnections()
-      await new Promise((r) => tls.close(r))
-    }
-  })
+  it.skipIf(!hasOpenssl())(
+    'over https, connects to the checked address and names the original host in SNI',
+    async () => {
+      verifies('kb.url-safety')
+      const dir = mkdtempSync(join(tmpdir(), 'svc-tls-'))
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-days',
+          '1',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+          '-subj',
+          '/CN=secure.test',
+        ],
+        { stdio: 'ignore' },
+      )
+      const servernames: (string | undefined)[] = []
+      const tls = createTlsServer(
+        { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+        (_req, res) => res.end('tls'),
+      )
+      tls.on('secureConnection', (s) => servernames.push((s as any).servername))
+      tls.on('tlsClientError', (_e, s) => servernames.push((s as any).servername))
+      await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r))
+      try {
+        const tlsPort = (tls.address() as AddressInfo).port
+        const resolver: Resolver = async () => [{ address: '127.0.0.1', family: 4 }]
+        // The self-signed certificate is rightly refused; what matters is where and as whom it connected.
+        await fetchError(
+          safeFetch(`https://secure.test:${tlsPort}/`, {
+            allowPrivateHosts: ['secure.test'],
+            resolver,
+            timeoutMs: 3000,
+          }),
+          'network',
+        )
+        await new Promise((r) => setTimeout(r, 50))
+        expect(servernames).toEqual(['secure.test'])
+      } finally {
+        tls.closeAllConnections()
+        await new Promise((r) => tls.close(r))
+      }
+    },
+  )
 
   it('times out on a server that never answers', async () => {
     verifies('kb.url-safety')
@@ -213,7 +334,9 @@ describe('safeFetch', () => {
     await fetchError(safeFetch(`${base}/big-chunked`, { ...allowLocal, maxBytes: 1024 }), 'too_large')
     expect((await safeFetch(`${base}/big`, { ...allowLocal, maxBytes: 20 * 1024 })).body.length).toBe(10 * 1024)
     // The cap applies to the decoded body: a small compressed answer cannot expand past it.
-    expect((await safeFetch(`${base}/gzip`, { ...allowLocal, maxBytes: 20 * 1024 })).body.toString()).toBe('z'.repeat(10 * 1024))
+    expect((await safeFetch(`${base}/gzip`, { ...allowLocal, maxBytes: 20 * 1024 })).body.toString()).toBe(
+      'z'.repeat(10 * 1024),
+    )
     await fetchError(safeFetch(`${base}/bomb`, { ...allowLocal, maxBytes: 64 * 1024 }), 'too_large')
   })
 

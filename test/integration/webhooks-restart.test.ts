@@ -24,7 +24,11 @@ describe('webhooks across a crash', () => {
   it('delivers an event whose delivery was in flight when the process was SIGKILLed', async () => {
     verifies('webhooks.at-least-once')
     rx = await startReceiver()
-    site = await serveSite({ '/': { body: html('Numbat Nursery', '<h1>Numbat Nursery</h1><p>Numbat Nursery sells native plants in Albany.</p>') } })
+    site = await serveSite({
+      '/': {
+        body: html('Numbat Nursery', '<h1>Numbat Nursery</h1><p>Numbat Nursery sells native plants in Albany.</p>'),
+      },
+    })
     // The first request is held open (the process dies while sending it); later ones succeed.
     rx.on('/hold', (_r, nth) => (nth === 1 ? 'hang' : 200))
     const first = await startServer()
@@ -38,7 +42,10 @@ describe('webhooks across a crash', () => {
     expect((await t.api.post(`/conversations/${conv.body.conversation_id}/end`)).status).toBe(200)
 
     const [held] = await rx.waitFor((r) => r.some((x) => x.path === '/hold'), 'the first attempt', 30_000)
-    expect(held.json).toMatchObject({ type: 'conversation.ended', data: { conversation_id: conv.body.conversation_id } })
+    expect(held.json).toMatchObject({
+      type: 'conversation.ended',
+      data: { conversation_id: conv.body.conversation_id },
+    })
     await first.stop('SIGKILL')
 
     const second = await startServer({ dataDir: first.dataDir, masterKey: first.masterKey })
@@ -58,7 +65,12 @@ describe('webhooks across a crash', () => {
       await new Promise((r) => setTimeout(r, 200))
     }
     // The attempt cut short by the crash left no record; the one after the restart did.
-    expect(d).toMatchObject({ delivery_id: held.headers['x-svc-delivery'], event_id: held.json.id, status: 'succeeded', last_status_code: 200 })
+    expect(d).toMatchObject({
+      delivery_id: held.headers['x-svc-delivery'],
+      event_id: held.json.id,
+      status: 'succeeded',
+      last_status_code: 200,
+    })
     expect(rx.at('/hold')).toHaveLength(2)
   }, 180_000)
 })

@@ -11,7 +11,9 @@ import { verifies } from '../requirements'
 import { events, webhookDeliveries } from '../../server/db/schema'
 
 let server: TestServer | undefined
-afterAll(async () => { await server?.stop() })
+afterAll(async () => {
+  await server?.stop()
+})
 
 const daysAgo = (d: number) => sql`now() - make_interval(days => ${d})`
 
@@ -20,27 +22,45 @@ it('deletes dispatched events after 7 days and final deliveries after 30, keepin
   server = await startServer()
   const t = await createTenant(createApi(server.base, server.masterKey))
   // Port 9 (discard) never answers; no delivery here is due, so none is sent.
-  const whk = await t.api.post('/webhooks/endpoints', { url: 'http://127.0.0.1:9/hook', events: ['conversation.ended'] })
+  const whk = await t.api.post('/webhooks/endpoints', {
+    url: 'http://127.0.0.1:9/hook',
+    events: ['conversation.ended'],
+  })
   expect(whk.status).toBe(201)
   const endpointId = whk.body.endpoint_id
   expect(endpointId).toMatch(/^whk_/)
   await server.stop('SIGTERM')
 
   const event = (id: string, dispatchedDaysAgo: number | null) => ({
-    id, accountId: t.accountId, type: 'conversation.ended', createdAt: sql`now() - interval '40 days'` as unknown as Date,
-    payload: { id, type: 'conversation.ended' }, dispatchedAt: dispatchedDaysAgo === null ? null : daysAgo(dispatchedDaysAgo) as unknown as Date,
+    id,
+    accountId: t.accountId,
+    type: 'conversation.ended',
+    createdAt: sql`now() - interval '40 days'` as unknown as Date,
+    payload: { id, type: 'conversation.ended' },
+    dispatchedAt: dispatchedDaysAgo === null ? null : (daysAgo(dispatchedDaysAgo) as unknown as Date),
   })
   const delivery = (id: string, status: string, updatedDaysAgo: number) => ({
-    id, accountId: t.accountId, endpointId, eventId: `evt_${id}`, eventType: 'conversation.ended', body: '{}', status,
-    nextAttemptAt: status === 'retrying' ? sql`now() + interval '1 day'` as unknown as Date : null,
-    createdAt: daysAgo(updatedDaysAgo) as unknown as Date, updatedAt: daysAgo(updatedDaysAgo) as unknown as Date,
+    id,
+    accountId: t.accountId,
+    endpointId,
+    eventId: `evt_${id}`,
+    eventType: 'conversation.ended',
+    body: '{}',
+    status,
+    nextAttemptAt: status === 'retrying' ? (sql`now() + interval '1 day'` as unknown as Date) : null,
+    createdAt: daysAgo(updatedDaysAgo) as unknown as Date,
+    updatedAt: daysAgo(updatedDaysAgo) as unknown as Date,
   })
   await withDatabase(server.dataDir, async (db) => {
     await db.db.insert(events).values([event('evt_ret_old', 8), event('evt_ret_recent', 1)])
-    await db.db.insert(webhookDeliveries).values([
-      delivery('dlv_ret_old_ok', 'succeeded', 31), delivery('dlv_ret_old_dead', 'exhausted', 31),
-      delivery('dlv_ret_recent_ok', 'succeeded', 2), delivery('dlv_ret_old_retrying', 'retrying', 31),
-    ])
+    await db.db
+      .insert(webhookDeliveries)
+      .values([
+        delivery('dlv_ret_old_ok', 'succeeded', 31),
+        delivery('dlv_ret_old_dead', 'exhausted', 31),
+        delivery('dlv_ret_recent_ok', 'succeeded', 2),
+        delivery('dlv_ret_old_retrying', 'retrying', 31),
+      ])
   })
 
   // The job runs at every start; poll through the API until the old final deliveries are gone.
@@ -56,6 +76,11 @@ it('deletes dispatched events after 7 days and final deliveries after 30, keepin
   }
   expect(ids.filter((id) => id.startsWith('dlv_ret_')).sort()).toEqual(['dlv_ret_old_retrying', 'dlv_ret_recent_ok'])
   await server.stop('SIGTERM')
-  const left = await withDatabase(server.dataDir, (db) => db.db.select({ id: events.id }).from(events).where(inArray(events.id, ['evt_ret_old', 'evt_ret_recent'])))
+  const left = await withDatabase(server.dataDir, (db) =>
+    db.db
+      .select({ id: events.id })
+      .from(events)
+      .where(inArray(events.id, ['evt_ret_old', 'evt_ret_recent'])),
+  )
   expect(left.map((e) => e.id)).toEqual(['evt_ret_recent'])
 }, 120_000)

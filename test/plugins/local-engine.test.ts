@@ -5,13 +5,29 @@ import { withKnowledge, type BuildInput } from '../../server/kit/chat-engine'
 import { verifies } from '../requirements'
 
 const SOURCES = [
-  { title: 'Home', text: "Welcome to Joe's Pizza, the best pizza in town! We bake every pizza in a wood-fired oven. Our dough rests for 48 hours before baking. We love pizza and we love our customers. Come and visit us soon!\nHome | Menu | Contact" },
-  { title: 'Menu', text: 'Our menu changes with the seasons. A margherita pizza costs $12. A large pepperoni pizza costs $16.50. Gluten-free dough is available for $2 extra. We love pizza and we love our customers. Drinks start at $3.' },
-  { title: 'Contact', text: 'Call us at +1 555 010 2030 or e-mail hello@joespizza.com. We are open Monday to Friday from 11am to 10pm and on weekends from noon to 11pm. Find us at 12 Baker Street, Springfield. We look forward to seeing you.\nHome | Menu | Contact' },
+  {
+    title: 'Home',
+    text: "Welcome to Joe's Pizza, the best pizza in town! We bake every pizza in a wood-fired oven. Our dough rests for 48 hours before baking. We love pizza and we love our customers. Come and visit us soon!\nHome | Menu | Contact",
+  },
+  {
+    title: 'Menu',
+    text: 'Our menu changes with the seasons. A margherita pizza costs $12. A large pepperoni pizza costs $16.50. Gluten-free dough is available for $2 extra. We love pizza and we love our customers. Drinks start at $3.',
+  },
+  {
+    title: 'Contact',
+    text: 'Call us at +1 555 010 2030 or e-mail hello@joespizza.com. We are open Monday to Friday from 11am to 10pm and on weekends from noon to 11pm. Find us at 12 Baker Street, Springfield. We look forward to seeing you.\nHome | Menu | Contact',
+  },
 ]
 const all = SOURCES.map((s) => s.text).join('\n')
-const input = async (extra: Partial<BuildInput> = {}): Promise<BuildInput> =>
-  ({ businessName: null, websiteUrl: 'https://www.joes-pizza.com/', summary: await local.summarize(SOURCES), language: 'en', agentType: 'support', refinementRules: ['Never promise a delivery time.'], ...extra })
+const input = async (extra: Partial<BuildInput> = {}): Promise<BuildInput> => ({
+  businessName: null,
+  websiteUrl: 'https://www.joes-pizza.com/',
+  summary: await local.summarize(SOURCES),
+  language: 'en',
+  agentType: 'support',
+  refinementRules: ['Never promise a delivery time.'],
+  ...extra,
+})
 
 describe('local engine: build outputs', () => {
   it('summarizes extractively: shorter, whole source sentences in source order, facts kept, repeats dropped', async () => {
@@ -35,13 +51,17 @@ describe('local engine: build outputs', () => {
     verifies('engine.local')
     expect(await local.writeGreeting(await input())).toContain('Joes Pizza')
     expect(await local.writeGreeting(await input({ businessName: "Joe's Pizza" }))).toContain("Joe's Pizza")
-    expect(await local.writeGreeting(await input({ businessName: 'Chez Joe', language: 'fr-FR' }))).toMatch(/^Bonjour.*Chez Joe/)
+    expect(await local.writeGreeting(await input({ businessName: 'Chez Joe', language: 'fr-FR' }))).toMatch(
+      /^Bonjour.*Chez Joe/,
+    )
   })
 
   it('writes one prompt per surface with the role, key facts and refinement rules', async () => {
     verifies('engine.local')
-    const base = await input({ role: 'the friendly order-taker of Joe\'s Pizza' })
-    const [phone, chat, voice] = await Promise.all((['phone', 'chat', 'voice_chat'] as const).map((surface) => local.writeInstructions({ ...base, surface })))
+    const base = await input({ role: "the friendly order-taker of Joe's Pizza" })
+    const [phone, chat, voice] = await Promise.all(
+      (['phone', 'chat', 'voice_chat'] as const).map((surface) => local.writeInstructions({ ...base, surface })),
+    )
     expect(new Set([phone, chat, voice]).size).toBe(3)
     for (const p of [phone, chat, voice]) {
       expect(p).toContain("the friendly order-taker of Joe's Pizza")
@@ -56,9 +76,15 @@ describe('local engine: build outputs', () => {
 })
 
 describe('local engine: turns', () => {
-  const system = async () => withKnowledge(await local.writeInstructions({ ...(await input()), surface: 'chat' }), await local.summarize(SOURCES))
-  const ask = async (content: string, tools?: { name: string; description: string; parameters: Record<string, unknown> }[]) =>
-    local.complete({ system: await system(), messages: [{ role: 'user', content }], tools })
+  const system = async () =>
+    withKnowledge(
+      await local.writeInstructions({ ...(await input()), surface: 'chat' }),
+      await local.summarize(SOURCES),
+    )
+  const ask = async (
+    content: string,
+    tools?: { name: string; description: string; parameters: Record<string, unknown> }[],
+  ) => local.complete({ system: await system(), messages: [{ role: 'user', content }], tools })
 
   it('answers from the knowledge by lexical retrieval', async () => {
     verifies('engine.local')
@@ -78,9 +104,24 @@ describe('local engine: turns', () => {
 
   it('calls the lead tool when an e-mail comes with "call me back"', async () => {
     verifies('engine.local')
-    const tools = [{ name: 'capture_lead', description: 'lead', parameters: { type: 'object', properties: { name: {}, email: {}, phone: {}, message: {} } } }]
+    const tools = [
+      {
+        name: 'capture_lead',
+        description: 'lead',
+        parameters: { type: 'object', properties: { name: {}, email: {}, phone: {}, message: {} } },
+      },
+    ]
     const r = await ask("I'm Ada Lovelace, please call me back at a@b.co", tools)
-    expect(r.toolCalls).toEqual([{ name: 'capture_lead', arguments: { name: 'Ada Lovelace', email: 'a@b.co', message: "I'm Ada Lovelace, please call me back at a@b.co" } }])
+    expect(r.toolCalls).toEqual([
+      {
+        name: 'capture_lead',
+        arguments: {
+          name: 'Ada Lovelace',
+          email: 'a@b.co',
+          message: "I'm Ada Lovelace, please call me back at a@b.co",
+        },
+      },
+    ])
     const phone = await ask('Contact me on +44 20 7946 0958 please', tools)
     expect(phone.toolCalls[0].arguments.phone).toBe('+44 20 7946 0958')
     // No tool offered, or no way to reach the visitor: no call.
@@ -90,7 +131,13 @@ describe('local engine: turns', () => {
 
   it('reads a tool result back after the tool ran', async () => {
     verifies('engine.local')
-    const r = await local.complete({ system: await system(), messages: [{ role: 'user', content: 'call me back at a@b.co' }, { role: 'tool', name: 'capture_lead', content: 'Thank you, we will get back to you shortly.' }] })
+    const r = await local.complete({
+      system: await system(),
+      messages: [
+        { role: 'user', content: 'call me back at a@b.co' },
+        { role: 'tool', name: 'capture_lead', content: 'Thank you, we will get back to you shortly.' },
+      ],
+    })
     expect(r.text).toBe('Thank you, we will get back to you shortly.')
   })
 })

@@ -7,21 +7,30 @@ import { startServer, type TestServer } from '../helpers/server'
 import { coverageReport } from '../requirements-coverage'
 
 declare module 'vitest' {
-  export interface ProvidedContext { base: string; origin: string; masterKey: string; engine: string }
+  export interface ProvidedContext {
+    base: string
+    origin: string
+    masterKey: string
+    engine: string
+  }
 }
 
 let server: TestServer | undefined
 
 export async function setup(project: TestProject) {
   if (!process.env.SVC_TEST_SKIP_BUILD) {
-    const r = spawnSync(process.execPath, [resolve('node_modules/nitropack/dist/cli/index.mjs'), 'build'], { stdio: 'inherit' })
+    const r = spawnSync(process.execPath, [resolve('node_modules/nitropack/dist/cli/index.mjs'), 'build'], {
+      stdio: 'inherit',
+    })
     if (r.status !== 0) throw new Error('nitropack build failed')
   }
   // One master key drives every file's requests: lift the per-credential write and read limits so the
   // suite tests validation, not the limiter (which has its own tests).
   // 127.0.0.1 is exempt from the private-host check so tests can build agents from sites they serve
   // themselves; every other private address (and localhost by name) stays refused.
-  server = await startServer({ env: { SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000', SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1' } })
+  server = await startServer({
+    env: { SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000', SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1' },
+  })
   project.provide('base', server.base)
   project.provide('origin', server.origin)
   project.provide('masterKey', server.masterKey)

@@ -4,7 +4,13 @@ import { ApiError } from '../../server/utils/api-error'
 import { verifies } from '../requirements'
 
 const secret = 's'.repeat(40)
-const binding: CursorBinding = { route: 'GET /v1/users', filters: { status: 'active', account_id: ['acc_1'] }, sort: '-created_at', limit: 50, credentialId: 'key_1' }
+const binding: CursorBinding = {
+  route: 'GET /v1/users',
+  filters: { status: 'active', account_id: ['acc_1'] },
+  sort: '-created_at',
+  limit: 50,
+  credentialId: 'key_1',
+}
 
 async function invalid(p: Promise<unknown>) {
   const e = await p.catch((x) => x)
@@ -17,7 +23,9 @@ describe('keyset cursor codec', () => {
     verifies('cursor.signed-and-bound')
     const c = await encodeCursor(['2026-11-22T10:00:00.000Z', 'usr_9'], binding, secret)
     expect(c).not.toContain('usr_9')
-    expect(await decodeCursor(c, { ...binding, filters: { account_id: ['acc_1'], status: 'active' } }, secret)).toEqual(['2026-11-22T10:00:00.000Z', 'usr_9'])
+    expect(await decodeCursor(c, { ...binding, filters: { account_id: ['acc_1'], status: 'active' } }, secret)).toEqual(
+      ['2026-11-22T10:00:00.000Z', 'usr_9'],
+    )
   })
 
   it('refuses another filter set, sort, limit, credential, route or secret', async () => {
@@ -35,7 +43,9 @@ describe('keyset cursor codec', () => {
     verifies('cursor.signed-and-bound')
     const c = await encodeCursor([1], binding, secret)
     const [h, p, s] = c.split('.')
-    const forged = Buffer.from(JSON.stringify({ v: 1, p: [999], b: JSON.parse(Buffer.from(p, 'base64url').toString()).b })).toString('base64url')
+    const forged = Buffer.from(
+      JSON.stringify({ v: 1, p: [999], b: JSON.parse(Buffer.from(p, 'base64url').toString()).b }),
+    ).toString('base64url')
     await invalid(decodeCursor(`${h}.${forged}.${s}`, binding, secret))
     for (const bad of ['', 'abc', 'a.b.c', c + 'x']) await invalid(decodeCursor(bad, binding, secret))
   })

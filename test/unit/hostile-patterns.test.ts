@@ -22,12 +22,18 @@ const FAST_MS = 3000
 function randomStrings(alphabet: string[], count: number, maxLen: number, seed = 42): string[] {
   let a = seed
   const next = () => {
-    a |= 0; a = (a + 0x6d2b79f5) | 0
+    a |= 0
+    a = (a + 0x6d2b79f5) | 0
     let t = Math.imul(a ^ (a >>> 15), 1 | a)
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
-  return Array.from({ length: count }, () => Array.from({ length: Math.floor(next() * (maxLen + 1)) }, () => alphabet[Math.floor(next() * alphabet.length)]).join(''))
+  return Array.from({ length: count }, () =>
+    Array.from(
+      { length: Math.floor(next() * (maxLen + 1)) },
+      () => alphabet[Math.floor(next() * alphabet.length)],
+    ).join(''),
+  )
 }
 
 function timed<T>(fn: () => T): { value: T; ms: number } {
@@ -41,7 +47,8 @@ describe('identity e-mail check', () => {
 
   it('accepts and refuses exactly what the old pattern did', () => {
     verifies('security.hostile-input.patterns')
-    for (const s of randomStrings(['a', 'b', '@', '.', ' ', '\t'], 20_000, 12)) expect(looksLikeEmail(s), JSON.stringify(s)).toBe(OLD.test(s))
+    for (const s of randomStrings(['a', 'b', '@', '.', ' ', '\t'], 20_000, 12))
+      expect(looksLikeEmail(s), JSON.stringify(s)).toBe(OLD.test(s))
     expect(looksLikeEmail('jane.doe@example.co.uk')).toBe(true)
     expect(looksLikeEmail('jane@example')).toBe(false)
   })
@@ -52,7 +59,13 @@ describe('identity e-mail check', () => {
     const { value, ms } = timed(() => looksLikeEmail(hostile))
     expect(value).toBe(false)
     expect(ms).toBeLessThan(FAST_MS)
-    const refused = timed(() => { try { validateIdentity({ email: hostile }) } catch (e) { return e as ApiError } })
+    const refused = timed(() => {
+      try {
+        validateIdentity({ email: hostile })
+      } catch (e) {
+        return e as ApiError
+      }
+    })
     expect(refused.value).toMatchObject({ status: 400, code: 'validation_error', field: 'identity.email' })
     expect(refused.ms).toBeLessThan(FAST_MS)
   })
@@ -74,7 +87,12 @@ describe('redaction e-mail scanner', () => {
 
   it('is linear on runs of address characters without an @, and on many @', () => {
     verifies('security.hostile-input.patterns')
-    for (const hostile of ['a'.repeat(MB2), 'a@'.repeat(MB2 / 2), 'a.'.repeat(MB2 / 2) + '@' + 'b.'.repeat(MB2 / 4), ('1 '.repeat(9) + 'x ').repeat(MB2 / 20)]) {
+    for (const hostile of [
+      'a'.repeat(MB2),
+      'a@'.repeat(MB2 / 2),
+      'a.'.repeat(MB2 / 2) + '@' + 'b.'.repeat(MB2 / 4),
+      ('1 '.repeat(9) + 'x ').repeat(MB2 / 20),
+    ]) {
       const { ms } = timed(() => redactText(hostile))
       expect(ms).toBeLessThan(FAST_MS)
     }
@@ -101,8 +119,12 @@ describe('local engine text', () => {
 
   it('sentences read piece by piece are the sentences of the whole text', () => {
     verifies('security.hostile-input.patterns')
-    const text = Array.from({ length: 20_000 }, (_, i) => `Item ${i} costs $${i}. we open at ${i % 12} am!\n\n- Menu line ${i}? "Quoted" (${i})`).join(' ')
-    for (const size of [1000, 4096, 16_384]) expect([...sentenceChunks(text, size)].flatMap((p) => sentences(p))).toEqual(sentences(text))
+    const text = Array.from(
+      { length: 20_000 },
+      (_, i) => `Item ${i} costs $${i}. we open at ${i % 12} am!\n\n- Menu line ${i}? "Quoted" (${i})`,
+    ).join(' ')
+    for (const size of [1000, 4096, 16_384])
+      expect([...sentenceChunks(text, size)].flatMap((p) => sentences(p))).toEqual(sentences(text))
     // One "sentence" of 2 MB comes in pieces of bounded size.
     const pieces = [...sentenceChunks('w '.repeat(MB2 / 2))]
     expect(Math.max(...pieces.map((p) => p.length))).toBeLessThanOrEqual(2 * 16_384)
@@ -128,17 +150,21 @@ describe('local engine text', () => {
           matched.push(t)
           const d = df.get(t)!
           const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5))
-          score += idf * (f * (k1 + 1)) / (f + k1 * (1 - b + (b * p.length) / (avg || 1)))
+          score += (idf * (f * (k1 + 1))) / (f + k1 * (1 - b + (b * p.length) / (avg || 1)))
         }
         return { score, matched }
       })
     }
     const words = randomStrings(['a', 'b', 'c', 'd'], 400, 3, 7).filter(Boolean)
-    const docs = Array.from({ length: 300 }, (_, i) => words.slice(i % 50, (i % 50) + (i % 13)).concat(words.slice(i % 7, (i % 7) + 3)))
+    const docs = Array.from({ length: 300 }, (_, i) =>
+      words.slice(i % 50, (i % 50) + (i % 13)).concat(words.slice(i % 7, (i % 7) + 3)),
+    )
     const query = words.slice(20, 45)
     expect(bm25(indexOf(docs), query)).toEqual(oldBm25(docs, query))
     // A 10,000-character question against 2 MB of knowledge.
-    const big = indexOf(sentences(Array.from({ length: MB2 / 20 }, (_, i) => `Item w${i.toString(36)} costs.`).join(' ')).map(tokens))
+    const big = indexOf(
+      sentences(Array.from({ length: MB2 / 20 }, (_, i) => `Item w${i.toString(36)} costs.`).join(' ')).map(tokens),
+    )
     const question = tokens(Array.from({ length: 1400 }, (_, i) => `w${(i * 7).toString(36)}`).join(' '))
     expect(timed(() => bm25(big, question)).ms).toBeLessThan(FAST_MS)
   })
@@ -147,11 +173,21 @@ describe('local engine text', () => {
     verifies('security.hostile-input.patterns')
     const fact = 'The Wombat Bikes workshop repairs tandem bicycles on Saturdays.'
     const filler = Array.from({ length: MB2 / 16 }, (_, i) => `w${i.toString(36)} filler`).join(' ')
-    for (const knowledge of [`${filler.slice(0, MB2 / 2)}\n${fact}\n${filler.slice(0, MB2 / 2)}`, `${'x '.repeat(MB2 / 2)}\n${fact}`]) {
+    for (const knowledge of [
+      `${filler.slice(0, MB2 / 2)}\n${fact}\n${filler.slice(0, MB2 / 2)}`,
+      `${'x '.repeat(MB2 / 2)}\n${fact}`,
+    ]) {
       let last = performance.now()
       let worst = 0
-      const ticker = setInterval(() => { const now = performance.now(); worst = Math.max(worst, now - last); last = now }, 5)
-      const reply = await local.complete({ system: `Be helpful.\n\n${KNOWLEDGE_HEADING}\n${knowledge}\n`, messages: [{ role: 'user', content: 'Do you repair tandem bicycles on Saturdays?' }] })
+      const ticker = setInterval(() => {
+        const now = performance.now()
+        worst = Math.max(worst, now - last)
+        last = now
+      }, 5)
+      const reply = await local.complete({
+        system: `Be helpful.\n\n${KNOWLEDGE_HEADING}\n${knowledge}\n`,
+        messages: [{ role: 'user', content: 'Do you repair tandem bicycles on Saturdays?' }],
+      })
       clearInterval(ticker)
       expect(reply.text).toContain(fact)
       console.log(`local engine over ${knowledge.length} characters: event loop held at most ${worst.toFixed(0)} ms`)
@@ -165,13 +201,22 @@ describe('refinement rules', () => {
     verifies('security.hostile-input.patterns', 'agents.refinement-rules')
     expect(normaliseRule('Keep answers short ' + '. '.repeat(200) + ' ,;!?…—')).toBe('Keep answers short.')
     expect(normaliseRule("'''never quote prices'''")).toBe("''never quote prices''.")
-    expect(() => normaliseRule('Ab' + '.'.repeat(RULE_INPUT_MAX), 3)).toThrowError(expect.objectContaining({ code: 'validation_error', field: 'refinement_rules.3' }))
-    expect(timed(() => { try { normaliseRule('Ab' + '. '.repeat(MB2 / 2) + 'x') } catch {} }).ms).toBeLessThan(FAST_MS)
+    expect(() => normaliseRule('Ab' + '.'.repeat(RULE_INPUT_MAX), 3)).toThrowError(
+      expect.objectContaining({ code: 'validation_error', field: 'refinement_rules.3' }),
+    )
+    expect(
+      timed(() => {
+        try {
+          normaliseRule('Ab' + '. '.repeat(MB2 / 2) + 'x')
+        } catch {}
+      }).ms,
+    ).toBeLessThan(FAST_MS)
   })
 
   it('the conflict scan picks the first of the closest opposite sentences', () => {
     verifies('agents.refinement-rules')
-    const prompt = 'Always greet callers. Always quote prices for repairs. Quote prices for repairs and parts always. Always quote prices for repairs.'
+    const prompt =
+      'Always greet callers. Always quote prices for repairs. Quote prices for repairs and parts always. Always quote prices for repairs.'
     const c = findConflicts(['Never quote prices for repairs.'], { phone: prompt })
     expect(c).toHaveLength(1)
     expect(c[0].with).toEqual({ kind: 'prompt', surface: 'phone', excerpt: 'Always quote prices for repairs.' })
@@ -179,7 +224,9 @@ describe('refinement rules', () => {
 
   it('the conflict scan is fast on three 200,000-character prompts built against it', () => {
     verifies('security.hostile-input.patterns')
-    const { rules } = normaliseRules(Array.from({ length: 100 }, (_, i) => `Never quote the price of item ${i} ` + '. '.repeat(230) + 'x'))
+    const { rules } = normaliseRules(
+      Array.from({ length: 100 }, (_, i) => `Never quote the price of item ${i} ` + '. '.repeat(230) + 'x'),
+    )
     const prompts = {
       phone: 'Always quote the price of item. Never quote the price of item. '.repeat(3200).slice(0, 200_000),
       chat: "'".repeat(199_998) + 'a.',

@@ -27,7 +27,13 @@ describe('password hashing', () => {
     expect(needsRehash(old)).toBe(true)
     expect(needsRehash('bcrypt$whatever')).toBe(true)
     const [, , r, p, salt, hash] = old.split('$')
-    for (const bad of [`scrypt$${1 << 30}$${r}$${p}$${salt}$${hash}`, `scrypt$1000$${r}$${p}$${salt}$${hash}`, `scrypt$32768$64$${p}$${salt}$${hash}`, `scrypt$32768$8$1$${salt}`, 'plain']) {
+    for (const bad of [
+      `scrypt$${1 << 30}$${r}$${p}$${salt}$${hash}`,
+      `scrypt$1000$${r}$${p}$${salt}$${hash}`,
+      `scrypt$32768$64$${p}$${salt}$${hash}`,
+      `scrypt$32768$8$1$${salt}`,
+      'plain',
+    ]) {
       expect(await verifyPassword('pw-123456789', bad), bad.slice(0, 20)).toBe(false)
     }
   }, 60_000)
@@ -36,7 +42,11 @@ describe('password hashing', () => {
     verifies('security.scrypt-params')
     let last = Date.now()
     let worst = 0
-    const timer = setInterval(() => { const now = Date.now(); worst = Math.max(worst, now - last); last = now }, 10)
+    const timer = setInterval(() => {
+      const now = Date.now()
+      worst = Math.max(worst, now - last)
+      last = now
+    }, 10)
     const started = Date.now()
     await hashPassword('timing')
     const took = Date.now() - started

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { ibanValid, luhnValid, mask, redactText, redactValue, rulesList } from '../../server/domain/conversations/redact'
+import {
+  ibanValid,
+  luhnValid,
+  mask,
+  redactText,
+  redactValue,
+  rulesList,
+} from '../../server/domain/conversations/redact'
 import { verifies } from '../requirements'
 
 describe('redaction', () => {
@@ -11,8 +18,12 @@ describe('redaction', () => {
 
   it('masks e-mails, phone numbers, Luhn-valid cards and IBANs, and names the rules applied', () => {
     verifies('conversations.redaction')
-    const r = redactText('Mail jane.doe@example.com or call +1 415 555 0100; card 4111 1111 1111 1111; IBAN DE89 3704 0044 0532 0130 00.')
-    expect(r.text).toBe('Mail ******************om or call *************00; card *****************11; IBAN *************************00.')
+    const r = redactText(
+      'Mail jane.doe@example.com or call +1 415 555 0100; card 4111 1111 1111 1111; IBAN DE89 3704 0044 0532 0130 00.',
+    )
+    expect(r.text).toBe(
+      'Mail ******************om or call *************00; card *****************11; IBAN *************************00.',
+    )
     expect(rulesList(r.rules)).toEqual(['email', 'phone', 'card_number', 'iban'])
   })
 

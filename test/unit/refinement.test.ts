@@ -1,11 +1,24 @@
 import { describe, expect, it } from 'vitest'
 import { estimateTokens } from '../../server/kit/chat-engine'
-import { findConflicts, injectRules, normaliseRule, normaliseRules, ruleCost, rulesCost, RULES_HEADING, stem } from '../../server/domain/agents/refinement'
+import {
+  findConflicts,
+  injectRules,
+  normaliseRule,
+  normaliseRules,
+  ruleCost,
+  rulesCost,
+  RULES_HEADING,
+  stem,
+} from '../../server/domain/agents/refinement'
 import type { ApiError } from '../../server/utils/api-error'
 import { verifies } from '../requirements'
 
 const refused = (fn: () => unknown) => {
-  try { fn() } catch (e) { return e as ApiError }
+  try {
+    fn()
+  } catch (e) {
+    return e as ApiError
+  }
   throw new Error('expected a refusal')
 }
 
@@ -25,7 +38,11 @@ describe('normaliseRule', () => {
 
   it('refuses rules under 3 characters, without a letter, or over 500 once normalised, naming the index', () => {
     verifies('agents.refinement-rules', 'errors.validation_error')
-    expect(refused(() => normaliseRule('ok', 4))).toMatchObject({ status: 400, code: 'validation_error', field: 'refinement_rules.4' })
+    expect(refused(() => normaliseRule('ok', 4))).toMatchObject({
+      status: 400,
+      code: 'validation_error',
+      field: 'refinement_rules.4',
+    })
     expect(refused(() => normaliseRule('1. ...', 0)).field).toBe('refinement_rules.0')
     expect(refused(() => normaliseRule('12345', 1)).field).toBe('refinement_rules.1')
     expect(refused(() => normaliseRule('x'.repeat(500), 2)).field).toBe('refinement_rules.2')
@@ -57,34 +74,57 @@ describe('findConflicts', () => {
 
   it('reports a rule that forbids what an earlier rule asks for, and not unrelated or agreeing rules', () => {
     verifies('agents.refinement-rules')
-    const rules = ['Always mention our prices.', 'Never mention prices.', 'Be brief.', 'Do not use slang.', 'Always mention prices.']
+    const rules = [
+      'Always mention our prices.',
+      'Never mention prices.',
+      'Be brief.',
+      'Do not use slang.',
+      'Always mention prices.',
+    ]
     const c = findConflicts(rules, {})
     expect(c).toEqual([
-      { rule_index: 1, rule: 'Never mention prices.', with: { kind: 'rule', index: 0 }, reason: expect.stringContaining('mention') },
+      {
+        rule_index: 1,
+        rule: 'Never mention prices.',
+        with: { kind: 'rule', index: 0 },
+        reason: expect.stringContaining('mention'),
+      },
       { rule_index: 4, rule: 'Always mention prices.', with: { kind: 'rule', index: 1 }, reason: expect.any(String) },
     ])
     expect(findConflicts(['Offer a discount to students.', "Don't offer discounts to students."], {})).toHaveLength(1)
     expect(findConflicts(['Never discuss politics.', 'Always discuss the menu.'], {})).toEqual([])
-    expect(findConflicts(['Greet returning customers by name.', 'The agent doesn’t greet returning customers by name.'], {})).toHaveLength(1)
+    expect(
+      findConflicts(['Greet returning customers by name.', 'The agent doesn’t greet returning customers by name.'], {}),
+    ).toHaveLength(1)
   })
 
   it('reports a rule against the closest opposite sentence of each surface prompt', () => {
     verifies('agents.refinement-rules')
     const prompts = {
-      phone: 'You are the phone agent of Example Co. Always quote prices when a caller asks about a product. Keep it short.',
+      phone:
+        'You are the phone agent of Example Co. Always quote prices when a caller asks about a product. Keep it short.',
       chat: 'You are the chat agent.\n- Never quote prices in chat.',
       voice_chat: null,
     }
     const c = findConflicts(['Never quote prices.'], prompts)
-    expect(c).toEqual([{
-      rule_index: 0, rule: 'Never quote prices.', with: { kind: 'prompt', surface: 'phone', excerpt: 'Always quote prices when a caller asks about a product.' }, reason: expect.stringContaining('phone'),
-    }])
-    expect(findConflicts(['Always quote prices.'], prompts).map((x) => x.with)).toEqual([{ kind: 'prompt', surface: 'chat', excerpt: 'Never quote prices in chat.' }])
+    expect(c).toEqual([
+      {
+        rule_index: 0,
+        rule: 'Never quote prices.',
+        with: { kind: 'prompt', surface: 'phone', excerpt: 'Always quote prices when a caller asks about a product.' },
+        reason: expect.stringContaining('phone'),
+      },
+    ])
+    expect(findConflicts(['Always quote prices.'], prompts).map((x) => x.with)).toEqual([
+      { kind: 'prompt', surface: 'chat', excerpt: 'Never quote prices in chat.' },
+    ])
   })
 
   it('is deterministic', () => {
     const rules = ['Always mention prices.', 'Never mention prices.']
-    expect(findConflicts(rules, { chat: 'Do not mention prices.' })).toEqual(findConflicts(rules, { chat: 'Do not mention prices.' }))
+    expect(findConflicts(rules, { chat: 'Do not mention prices.' })).toEqual(
+      findConflicts(rules, { chat: 'Do not mention prices.' }),
+    )
   })
 })
 
@@ -92,14 +132,22 @@ describe('cost and injection', () => {
   it('costs each rule its characters and estimated tokens', () => {
     verifies('agents.refinement-rules')
     expect(ruleCost('Be brief.')).toEqual({ chars: 9, tokens: estimateTokens('Be brief.') })
-    expect(rulesCost(['Be brief.', 'Offer a callback.'])).toEqual({ per_rule: [{ chars: 9, tokens: 3 }, { chars: 17, tokens: 5 }], total_tokens: 8 })
+    expect(rulesCost(['Be brief.', 'Offer a callback.'])).toEqual({
+      per_rule: [
+        { chars: 9, tokens: 3 },
+        { chars: 17, tokens: 5 },
+      ],
+      total_tokens: 8,
+    })
     expect(rulesCost([])).toEqual({ per_rule: [], total_tokens: 0 })
   })
 
   it('appends one numbered rule per line under the heading; no rules leaves the prompt as is', () => {
     verifies('agents.refinement-rules')
     expect(injectRules('Chat prompt.\n\n', [])).toBe('Chat prompt.\n\n')
-    expect(injectRules('Chat prompt.\n', ['Be brief.', 'Offer a callback.'])).toBe(`Chat prompt.\n\n${RULES_HEADING}\n1. Be brief.\n2. Offer a callback.\n`)
+    expect(injectRules('Chat prompt.\n', ['Be brief.', 'Offer a callback.'])).toBe(
+      `Chat prompt.\n\n${RULES_HEADING}\n1. Be brief.\n2. Offer a callback.\n`,
+    )
     expect(injectRules('', ['Be brief.'])).toBe(`${RULES_HEADING}\n1. Be brief.\n`)
   })
 })

@@ -7,8 +7,25 @@ import { verifies } from '../requirements'
 describe('strict timestamps', () => {
   it('accepts ISO-8601 with a time and a zone only', () => {
     verifies('conventions.timestamps')
-    for (const ok of ['2026-11-22T10:00:00Z', '2026-11-22T10:00:00.123Z', '2026-11-22T10:00:00+02:00', '2024-02-29T00:00:00Z']) expect(isStrictTimestamp(ok), ok).toBe(true)
-    for (const bad of ['2026-11-22', '2026-11-22T10:00:00', '2026-11-22 10:00:00Z', '2026-02-30T00:00:00Z', '2025-02-29T00:00:00Z', '2026-13-01T00:00:00Z', '1700000000', 'tomorrow', '2026-11-22T24:00:00Z']) expect(isStrictTimestamp(bad), bad).toBe(false)
+    for (const ok of [
+      '2026-11-22T10:00:00Z',
+      '2026-11-22T10:00:00.123Z',
+      '2026-11-22T10:00:00+02:00',
+      '2024-02-29T00:00:00Z',
+    ])
+      expect(isStrictTimestamp(ok), ok).toBe(true)
+    for (const bad of [
+      '2026-11-22',
+      '2026-11-22T10:00:00',
+      '2026-11-22 10:00:00Z',
+      '2026-02-30T00:00:00Z',
+      '2025-02-29T00:00:00Z',
+      '2026-13-01T00:00:00Z',
+      '1700000000',
+      'tomorrow',
+      '2026-11-22T24:00:00Z',
+    ])
+      expect(isStrictTimestamp(bad), bad).toBe(false)
   })
 
   it('a bad date-time maps to 400 invalid_date naming the field', () => {

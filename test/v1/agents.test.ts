@@ -29,20 +29,35 @@ beforeAll(async () => {
   const ro = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] })
   await server.stop('SIGTERM')
   ;[a1, a2, b1] = await seedAgents(server.dataDir, [
-    { accountId: t.accountId, name: 'First' }, { accountId: t.accountId, name: 'Second', agentType: 'phone' }, { accountId: other.accountId, name: 'Theirs' },
+    { accountId: t.accountId, name: 'First' },
+    { accountId: t.accountId, name: 'Second', agentType: 'phone' },
+    { accountId: other.accountId, name: 'Theirs' },
   ])
-  await withDatabase(server.dataDir, (db) => db.tx(async (tx) => {
-    for (const kind of ['file', 'text', 'page', 'page', 'page'] as const) {
-      await tx.insert(kbDocuments).values({ id: await nextDocumentId(tx, kind), agentId: a1, accountId: t.accountId, kind, title: kind, status: 'indexed' })
-    }
-  }))
+  await withDatabase(server.dataDir, (db) =>
+    db.tx(async (tx) => {
+      for (const kind of ['file', 'text', 'page', 'page', 'page'] as const) {
+        await tx
+          .insert(kbDocuments)
+          .values({
+            id: await nextDocumentId(tx, kind),
+            agentId: a1,
+            accountId: t.accountId,
+            kind,
+            title: kind,
+            status: 'indexed',
+          })
+      }
+    }),
+  )
   server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
   api = createApi(server.base, t.key)
   otherApi = createApi(server.base, other.key)
   readOnly = createApi(server.base, ro.body.secret)
   master = createApi(server.base, server.masterKey)
 })
-afterAll(async () => { await server?.stop('SIGKILL') })
+afterAll(async () => {
+  await server?.stop('SIGKILL')
+})
 
 const versionN = (v: string) => Number(/-v(\d+)$/.exec(v)![1])
 
@@ -53,12 +68,41 @@ describe('GET /agents/{agt}', () => {
     expect(r.status).toBe(200)
     const n = a1.slice(4)
     expect(r.body).toMatchObject({
-      agent_id: a1, account_id: t.accountId, name: 'First', agent_type: 'chat', agent_version: `agt${n}-v1`, prompt_version: 'build-1-voice_chat',
-      model: 'local-retrieval-1', instructions: 'Phone prompt v1', chat_instructions: 'Chat prompt v1', voice_chat_instructions: 'Voice chat prompt v1',
-      business_name: 'Example Co', role: 'You answer questions about Example Co.', greeting_initial: 'Hello! How can I help?', conversation_style: 'friendly',
-      refinement_rules: [], capabilities: [], capability_settings: {}, use_large_model: false, temperature: 0.7, max_response_tokens: null,
-      website_url: 'https://example.com', default_language: 'en', languages: ['en'], greeting: null, public_chat_greeting: null, tags: [], external_ids: {},
-      voice: { provider: 'openai', voice_id: 'alloy', voice_locale: 'en', speaking_rate: 1, barge_in: true, style: null },
+      agent_id: a1,
+      account_id: t.accountId,
+      name: 'First',
+      agent_type: 'chat',
+      agent_version: `agt${n}-v1`,
+      prompt_version: 'build-1-voice_chat',
+      model: 'local-retrieval-1',
+      instructions: 'Phone prompt v1',
+      chat_instructions: 'Chat prompt v1',
+      voice_chat_instructions: 'Voice chat prompt v1',
+      business_name: 'Example Co',
+      role: 'You answer questions about Example Co.',
+      greeting_initial: 'Hello! How can I help?',
+      conversation_style: 'friendly',
+      refinement_rules: [],
+      capabilities: [],
+      capability_settings: {},
+      use_large_model: false,
+      temperature: 0.7,
+      max_response_tokens: null,
+      website_url: 'https://example.com',
+      default_language: 'en',
+      languages: ['en'],
+      greeting: null,
+      public_chat_greeting: null,
+      tags: [],
+      external_ids: {},
+      voice: {
+        provider: 'openai',
+        voice_id: 'alloy',
+        voice_locale: 'en',
+        speaking_rate: 1,
+        barge_in: true,
+        style: null,
+      },
       widget: { has_public_token: false, allowed_domains: [] },
       meta: { environment: 'production' },
     })
@@ -66,7 +110,15 @@ describe('GET /agents/{agt}', () => {
     expect(BEHAVIOURAL_FIELDS.length + NON_BEHAVIOURAL_FIELDS.length).toBe(43)
     expect(BEHAVIOURAL_FIELDS.length).toBe(19)
     expect(r.body.widget).not.toHaveProperty('public_token')
-    expect(Object.keys(r.body.widget.appearance).sort()).toEqual(['avatar_url', 'launcher_text', 'position', 'primary_color', 'theme', 'title', 'welcome_message'])
+    expect(Object.keys(r.body.widget.appearance).sort()).toEqual([
+      'avatar_url',
+      'launcher_text',
+      'position',
+      'primary_color',
+      'theme',
+      'title',
+      'welcome_message',
+    ])
     expect(r.body.voice).toHaveProperty('model')
   })
 
@@ -87,7 +139,10 @@ describe('GET /agents/{agt}', () => {
     const flat = await api.get(`/agents/${a1}`)
     const alias = await api.get(`/accounts/${t.accountId}/agents/${a1}`)
     expect(alias.status).toBe(200)
-    const strip = (b: any) => { const { meta, ...rest } = b; return rest }
+    const strip = (b: any) => {
+      const { meta, ...rest } = b
+      return rest
+    }
     expect(strip(alias.body)).toEqual(strip(flat.body))
     expect((await api.get(`/accounts/${t.userId}/agents/${a1}`)).status).toBe(200)
     expect(err(await api.get(`/accounts/${other.accountId}/agents/${b1}`)).code).toBe('agent_not_found')
@@ -97,7 +152,9 @@ describe('GET /agents/{agt}', () => {
 
   it('needs agents:read', async () => {
     verifies('auth.scope')
-    const none = await createApi(server.base, server.masterKey).post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'] })
+    const none = await createApi(server.base, server.masterKey).post(`/users/${t.userId}/credentials`, {
+      scopes: ['accounts:read'],
+    })
     expect(err(await createApi(server.base, none.body.secret).get(`/agents/${a1}`)).code).toBe('insufficient_scope')
     expect((await readOnly.get(`/agents/${a1}`)).status).toBe(200)
   })
@@ -112,7 +169,13 @@ describe('GET /accounts/{acc}/agents', () => {
     expect(r.body.account_id).toBe(t.accountId)
     expect(r.body.agents.map((a: any) => a.agent_id).sort()).toEqual([a1, a2].sort())
     const first = r.body.agents.find((a: any) => a.agent_id === a1)
-    expect(first).toMatchObject({ name: 'First', agent_type: 'chat', prompt_version: 'build-1-voice_chat', model: 'local-retrieval-1', website_url: 'https://example.com' })
+    expect(first).toMatchObject({
+      name: 'First',
+      agent_type: 'chat',
+      prompt_version: 'build-1-voice_chat',
+      model: 'local-retrieval-1',
+      website_url: 'https://example.com',
+    })
     expect(first.agent_version).toMatch(/^agt\d+-v\d+$/)
     expect(first.knowledge_bases).toEqual([
       { kind: 'files', count: 2, summary_status: 'none', summary_stale: null, summary_updated_at: null },
@@ -128,22 +191,60 @@ describe('PATCH /agents/{agt}', () => {
   it('non-behavioural fields change without a new agent_version', async () => {
     verifies('agents.patch-whitelist')
     const before = (await api.get(`/agents/${a2}`)).body.agent_version
-    const r = await api.patch(`/agents/${a2}`, { name: 'Renamed', tags: ['vip'], greeting: 'Hi', timezone: 'Europe/Paris', voice_style: 'warm', max_call_duration_s: 600 })
+    const r = await api.patch(`/agents/${a2}`, {
+      name: 'Renamed',
+      tags: ['vip'],
+      greeting: 'Hi',
+      timezone: 'Europe/Paris',
+      voice_style: 'warm',
+      max_call_duration_s: 600,
+    })
     expect(r.status).toBe(200)
-    expect(Object.keys(r.body).sort()).toEqual(['agent_id', 'agent_version', 'changed', 'deployed', 'meta', 'prompt_version'])
+    expect(Object.keys(r.body).sort()).toEqual([
+      'agent_id',
+      'agent_version',
+      'changed',
+      'deployed',
+      'meta',
+      'prompt_version',
+    ])
     expect(r.body).toMatchObject({ agent_id: a2, agent_version: before, deployed: [] })
-    expect(r.body.changed.sort()).toEqual(['greeting', 'max_call_duration_s', 'name', 'tags', 'timezone', 'voice_style'])
-    expect((await api.get(`/agents/${a2}`)).body).toMatchObject({ name: 'Renamed', tags: ['vip'], greeting: 'Hi', timezone: 'Europe/Paris', voice_style: 'warm', agent_version: before })
+    expect(r.body.changed.sort()).toEqual([
+      'greeting',
+      'max_call_duration_s',
+      'name',
+      'tags',
+      'timezone',
+      'voice_style',
+    ])
+    expect((await api.get(`/agents/${a2}`)).body).toMatchObject({
+      name: 'Renamed',
+      tags: ['vip'],
+      greeting: 'Hi',
+      timezone: 'Europe/Paris',
+      voice_style: 'warm',
+      agent_version: before,
+    })
   })
 
   it('several behavioural fields in one request bump agent_version exactly once; unchanged values bump nothing', async () => {
     verifies('agents.patch-whitelist')
     const before = (await api.get(`/agents/${a2}`)).body.agent_version
-    const r = await api.patch(`/agents/${a2}`, { temperature: 0.2, role: 'New role', refinement_rules: ['Be brief'], use_large_model: true, name: 'Renamed' })
+    const r = await api.patch(`/agents/${a2}`, {
+      temperature: 0.2,
+      role: 'New role',
+      refinement_rules: ['Be brief'],
+      use_large_model: true,
+      name: 'Renamed',
+    })
     expect(r.status).toBe(200)
     expect(versionN(r.body.agent_version)).toBe(versionN(before) + 1)
     expect(r.body.changed.sort()).toEqual(['refinement_rules', 'role', 'temperature', 'use_large_model'])
-    const again = await api.patch(`/agents/${a2}`, { temperature: 0.2, role: 'New role', refinement_rules: ['Be brief'] })
+    const again = await api.patch(`/agents/${a2}`, {
+      temperature: 0.2,
+      role: 'New role',
+      refinement_rules: ['Be brief'],
+    })
     expect(again.body).toMatchObject({ agent_version: r.body.agent_version, changed: [], deployed: [] })
     expect((await api.get(`/agents/${a2}`)).body.model).toBe('local-retrieval-1')
   })
@@ -154,29 +255,72 @@ describe('PATCH /agents/{agt}', () => {
     expect(r.status).toBe(200)
     const v = r.body.agent_version
     expect(r.body.deployed.map((p: any) => [p.type, p.label, p.agent_version, p.active])).toEqual([
-      ['phone', `patch-${v}-phone`, v, true], ['chat', `patch-${v}-chat`, v, true],
+      ['phone', `patch-${v}-phone`, v, true],
+      ['chat', `patch-${v}-chat`, v, true],
     ])
     expect(r.body.deployed[0]).not.toHaveProperty('body')
     expect(r.body.prompt_version).toBe(`patch-${v}-chat`)
     const agent = (await api.get(`/agents/${a2}`)).body
-    expect(agent).toMatchObject({ chat_instructions: 'Chat prompt v2', instructions: 'Phone prompt v2', prompt_version: `patch-${v}-chat`, agent_version: v })
+    expect(agent).toMatchObject({
+      chat_instructions: 'Chat prompt v2',
+      instructions: 'Phone prompt v2',
+      prompt_version: `patch-${v}-chat`,
+      agent_version: v,
+    })
     const chats = (await api.get(`/agents/${a2}/prompts?type=chat`)).body.data
-    expect(chats.map((p: any) => [p.label, p.active])).toEqual([[`patch-${v}-chat`, true], ['build-1-chat', false]])
+    expect(chats.map((p: any) => [p.label, p.active])).toEqual([
+      [`patch-${v}-chat`, true],
+      ['build-1-chat', false],
+    ])
   })
 
   it('takes all 43 whitelisted fields at once, with one bump', async () => {
     verifies('agents.patch-whitelist')
     const before = (await api.get(`/agents/${a1}`)).body.agent_version
     const all = {
-      instructions: 'P', chat_instructions: 'C', voice_chat_instructions: 'V', role: 'R', greeting_initial: 'G', business_name: 'B',
-      business_profile: 'BP', conversation_style: 'formal', refinement_rules: ['Reply in English.'], ai_provider: 'openai', use_large_model: true, temperature: 1.5,
-      max_response_tokens: 500, capabilities: ['capture_lead'], capability_settings: { lead_emails: ['a@example.com'] }, voice_id: 'nova',
-      voice_locale: 'en-GB', speaking_rate: 1.1, barge_in: false,
-      name: 'All', greeting: 'g', public_chat_greeting: 'pcg', greetings: { chat: { en: 'Hi', fr: 'Salut' } }, default_language: 'fr',
-      languages: ['fr', 'en'], timezone: 'UTC', voice_style: 'calm', notification_emails: ['ops@example.com'], website_url: 'https://example.org',
-      business_hours: { mon: '9-17' }, after_hours_message: 'closed', fallback_message: 'sorry', escalation_message: 'hold on',
-      max_call_duration_s: 900, silence_timeout_s: 10, end_call_phrases: ['bye'], collect_identity: true, record_calls: true,
-      summary_language: 'en', tags: ['t'], external_ids: { crm: '42' }, metadata: { k: 1 }, description: 'd',
+      instructions: 'P',
+      chat_instructions: 'C',
+      voice_chat_instructions: 'V',
+      role: 'R',
+      greeting_initial: 'G',
+      business_name: 'B',
+      business_profile: 'BP',
+      conversation_style: 'formal',
+      refinement_rules: ['Reply in English.'],
+      ai_provider: 'openai',
+      use_large_model: true,
+      temperature: 1.5,
+      max_response_tokens: 500,
+      capabilities: ['capture_lead'],
+      capability_settings: { lead_emails: ['a@example.com'] },
+      voice_id: 'nova',
+      voice_locale: 'en-GB',
+      speaking_rate: 1.1,
+      barge_in: false,
+      name: 'All',
+      greeting: 'g',
+      public_chat_greeting: 'pcg',
+      greetings: { chat: { en: 'Hi', fr: 'Salut' } },
+      default_language: 'fr',
+      languages: ['fr', 'en'],
+      timezone: 'UTC',
+      voice_style: 'calm',
+      notification_emails: ['ops@example.com'],
+      website_url: 'https://example.org',
+      business_hours: { mon: '9-17' },
+      after_hours_message: 'closed',
+      fallback_message: 'sorry',
+      escalation_message: 'hold on',
+      max_call_duration_s: 900,
+      silence_timeout_s: 10,
+      end_call_phrases: ['bye'],
+      collect_identity: true,
+      record_calls: true,
+      summary_language: 'en',
+      tags: ['t'],
+      external_ids: { crm: '42' },
+      metadata: { k: 1 },
+      description: 'd',
     }
     expect(Object.keys(all).length).toBe(43)
     const r = await api.patch(`/agents/${a1}`, all)
@@ -187,7 +331,13 @@ describe('PATCH /agents/{agt}', () => {
     const { ai_provider, ...rest } = all
     expect(agent).toMatchObject(rest)
     expect(agent.model).toBe('local-retrieval-1')
-    expect(agent.voice).toMatchObject({ voice_id: 'nova', voice_locale: 'en-GB', speaking_rate: 1.1, barge_in: false, style: 'calm' })
+    expect(agent.voice).toMatchObject({
+      voice_id: 'nova',
+      voice_locale: 'en-GB',
+      speaking_rate: 1.1,
+      barge_in: false,
+      style: 'calm',
+    })
     expect(r.body.changed).not.toContain('ai_provider')
     // external_ids merge key by key; null clears.
     await api.patch(`/agents/${a1}`, { external_ids: { erp: 'e', crm: null } })
@@ -195,26 +345,53 @@ describe('PATCH /agents/{agt}', () => {
   })
 
   it('refuses unknown fields, empty bodies and bad values; needs agents:write', async () => {
-    verifies('agents.patch-whitelist', 'errors.unsupported_field', 'errors.empty_update', 'errors.validation_error', 'auth.scope')
+    verifies(
+      'agents.patch-whitelist',
+      'errors.unsupported_field',
+      'errors.empty_update',
+      'errors.validation_error',
+      'auth.scope',
+    )
     const p = (b: unknown) => api.patch(`/agents/${a1}`, b)
     expect(err(await p({ agent_version: 'x' }))).toMatchObject({ code: 'unsupported_field', field: 'agent_version' })
     expect(err(await p({ model: 'gpt' }))).toMatchObject({ code: 'unsupported_field', field: 'model' })
-    expect(err(await p({ name: 'ok', prompt_version: 'x' }))).toMatchObject({ code: 'unsupported_field', field: 'prompt_version' })
+    expect(err(await p({ name: 'ok', prompt_version: 'x' }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'prompt_version',
+    })
     expect(err(await p({})).code).toBe('empty_update')
     expect(err(await api.request('PATCH', `/agents/${a1}`, { raw: '' })).code).toBe('empty_update')
     expect(err(await p({ temperature: 3 }))).toMatchObject({ code: 'validation_error', field: 'temperature' })
     expect(err(await p({ temperature: 'hot' }))).toMatchObject({ code: 'validation_error', field: 'temperature' })
     expect(err(await p({ speaking_rate: 0.1 }))).toMatchObject({ code: 'validation_error', field: 'speaking_rate' })
     expect(err(await p({ tags: 'vip' }))).toMatchObject({ code: 'validation_error', field: 'tags' })
-    expect(err(await p({ refinement_rules: [1] }))).toMatchObject({ code: 'validation_error', field: 'refinement_rules.0' })
-    expect(err(await p({ use_large_model: 'yes' }))).toMatchObject({ code: 'validation_error', field: 'use_large_model' })
-    expect(err(await p({ max_response_tokens: 1.5 }))).toMatchObject({ code: 'validation_error', field: 'max_response_tokens' })
+    expect(err(await p({ refinement_rules: [1] }))).toMatchObject({
+      code: 'validation_error',
+      field: 'refinement_rules.0',
+    })
+    expect(err(await p({ use_large_model: 'yes' }))).toMatchObject({
+      code: 'validation_error',
+      field: 'use_large_model',
+    })
+    expect(err(await p({ max_response_tokens: 1.5 }))).toMatchObject({
+      code: 'validation_error',
+      field: 'max_response_tokens',
+    })
     expect(err(await p({ name: '' }))).toMatchObject({ code: 'validation_error', field: 'name' })
     expect(err(await p({ timezone: 'Mars/Olympus' }))).toMatchObject({ code: 'validation_error', field: 'timezone' })
-    expect(err(await p({ notification_emails: ['nope'] }))).toMatchObject({ code: 'validation_error', field: 'notification_emails.0' })
-    expect(err(await p({ website_url: 'ftp://x.example' }))).toMatchObject({ code: 'validation_error', field: 'website_url' })
+    expect(err(await p({ notification_emails: ['nope'] }))).toMatchObject({
+      code: 'validation_error',
+      field: 'notification_emails.0',
+    })
+    expect(err(await p({ website_url: 'ftp://x.example' }))).toMatchObject({
+      code: 'validation_error',
+      field: 'website_url',
+    })
     expect(err(await p({ greetings: { fax: { en: 'x' } } }))).toMatchObject({ code: 'validation_error' })
-    expect(err(await p({ capabilities: ['a', 'a'] }))).toMatchObject({ code: 'validation_error', field: 'capabilities.1' })
+    expect(err(await p({ capabilities: ['a', 'a'] }))).toMatchObject({
+      code: 'validation_error',
+      field: 'capabilities.1',
+    })
     expect(err(await readOnly.patch(`/agents/${a1}`, { name: 'x' })).code).toBe('insufficient_scope')
   })
 
@@ -224,8 +401,13 @@ describe('PATCH /agents/{agt}', () => {
     expect(r.status).toBe(200)
     expect(r.body.changed).toEqual(['description'])
     expect((await api.get(`/agents/${a2}`)).body.description).toBe('via alias')
-    expect(err(await api.patch(`/accounts/${other.accountId}/agents/${b1}`, { description: 'x' })).code).toBe('agent_not_found')
-    expect(err(await api.patch(`/accounts/${t.accountId}/agents/${a2}`, { bogus: 1 }))).toMatchObject({ code: 'unsupported_field', field: 'bogus' })
+    expect(err(await api.patch(`/accounts/${other.accountId}/agents/${b1}`, { description: 'x' })).code).toBe(
+      'agent_not_found',
+    )
+    expect(err(await api.patch(`/accounts/${t.accountId}/agents/${a2}`, { bogus: 1 }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'bogus',
+    })
   })
 })
 

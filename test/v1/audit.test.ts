@@ -11,17 +11,33 @@ const api = createApi(base, inject('masterKey'))
 const anon = createApi(base)
 
 const ROW_KEYS = [
-  'account_ids', 'created_at', 'credential_id', 'credential_type', 'cross_account', 'duration_ms', 'error_code', 'ip', 'method', 'path',
-  'request_id', 'status_code', 'user_agent',
+  'account_ids',
+  'created_at',
+  'credential_id',
+  'credential_type',
+  'cross_account',
+  'duration_ms',
+  'error_code',
+  'ip',
+  'method',
+  'path',
+  'request_id',
+  'status_code',
+  'user_agent',
 ]
-const CSV_HEADER = 'created_at,request_id,credential_type,credential_id,account_ids,cross_account,method,path,status_code,error_code,ip,user_agent,duration_ms'
+const CSV_HEADER =
+  'created_at,request_id,credential_type,credential_id,account_ids,cross_account,method,path,status_code,error_code,ip,user_agent,duration_ms'
 
 let seq = 0
 const rid = (tag: string) => `aud-${tag}-${process.pid}-${Date.now().toString(36)}-${++seq}`
 const iso = (ms: number) => new Date(ms).toISOString()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const q = (params: Record<string, string | number | undefined>) =>
-  '?' + Object.entries(params).filter(([, x]) => x !== undefined).map(([k, x]) => `${k}=${encodeURIComponent(String(x))}`).join('&')
+  '?' +
+  Object.entries(params)
+    .filter(([, x]) => x !== undefined)
+    .map(([k, x]) => `${k}=${encodeURIComponent(String(x))}`)
+    .join('&')
 
 /** Every row of a json query, walking the cursor to the end. */
 async function allRows(params: Record<string, string | number | undefined>): Promise<any[]> {
@@ -38,7 +54,11 @@ async function allRows(params: Record<string, string | number | undefined>): Pro
 }
 
 /** Polls until the rows with these request ids are written (or the deadline passes), then answers them. */
-async function waitForRows(ids: string[], params: Record<string, string | number | undefined>, timeoutMs = 8000): Promise<Map<string, any>> {
+async function waitForRows(
+  ids: string[],
+  params: Record<string, string | number | undefined>,
+  timeoutMs = 8000,
+): Promise<Map<string, any>> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const found = new Map<string, any>()
@@ -57,15 +77,27 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { field += '"'; i++ }
-      else if (c === '"') quoted = false
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"'
+        i++
+      } else if (c === '"') quoted = false
       else field += c
     } else if (c === '"' && field === '') quoted = true
-    else if (c === ',') { row.push(field); field = '' }
-    else if (c === '\r' && text[i + 1] === '\n') { row.push(field); rows.push(row); row = []; field = ''; i++ }
-    else field += c
+    else if (c === ',') {
+      row.push(field)
+      field = ''
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field)
+      rows.push(row)
+      row = []
+      field = ''
+      i++
+    } else field += c
   }
-  if (field !== '' || row.length) { row.push(field); rows.push(row) }
+  if (field !== '' || row.length) {
+    row.push(field)
+    rows.push(row)
+  }
   return rows
 }
 
@@ -87,7 +119,9 @@ describe('audit rows', () => {
     expect(ok.status).toBe(200)
     const miss = await api.get('/users/usr_999999999', { headers: { ...headers, 'x-request-id': missId } })
     expect(miss.status).toBe(404)
-    const alias = await createApi(`${origin}/api/v1`, inject('masterKey')).get('/users?limit=1', { headers: { 'x-request-id': aliasId } })
+    const alias = await createApi(`${origin}/api/v1`, inject('masterKey')).get('/users?limit=1', {
+      headers: { 'x-request-id': aliasId },
+    })
     expect(alias.status).toBe(200)
 
     const rows = await waitForRows([okId, missId, aliasId], { from: iso(t0), credential_id: 'master' })
@@ -95,15 +129,29 @@ describe('audit rows', () => {
     expect(okRow).toBeDefined()
     expect(Object.keys(okRow).sort()).toEqual(ROW_KEYS)
     expect(okRow).toMatchObject({
-      request_id: okId, credential_type: 'master', credential_id: 'master', account_ids: [], cross_account: true,
-      method: 'GET', path: '/v1/users', status_code: 200, error_code: null, ip: '198.51.100.23', user_agent: 'audit-test/1.0',
+      request_id: okId,
+      credential_type: 'master',
+      credential_id: 'master',
+      account_ids: [],
+      cross_account: true,
+      method: 'GET',
+      path: '/v1/users',
+      status_code: 200,
+      error_code: null,
+      ip: '198.51.100.23',
+      user_agent: 'audit-test/1.0',
     })
     expect(okRow.duration_ms).toBeGreaterThanOrEqual(0)
     expect(Number.isInteger(okRow.duration_ms)).toBe(true)
     expect(okRow.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     expect(Date.parse(okRow.created_at)).toBeGreaterThanOrEqual(t0)
 
-    expect(rows.get(missId)).toMatchObject({ path: '/v1/users/usr_999999999', status_code: 404, error_code: 'not_found', cross_account: true })
+    expect(rows.get(missId)).toMatchObject({
+      path: '/v1/users/usr_999999999',
+      status_code: 404,
+      error_code: 'not_found',
+      cross_account: true,
+    })
     // The path as the client sent it, also under the /api/v1 alias.
     expect(rows.get(aliasId)).toMatchObject({ path: '/api/v1/users', status_code: 200 })
   })
@@ -129,12 +177,22 @@ describe('audit rows', () => {
     const id = rid('badkey')
     // Its own client IP, so the per-IP failure limit other files exercise cannot turn this into a 429.
     const ip = `192.0.2.${(process.pid % 200) + 20}`
-    const r = await anon.get('/users?limit=1', { key: 'svc_sk_live_' + 'n'.repeat(40), headers: { 'x-request-id': id, 'x-forwarded-for': ip } })
+    const r = await anon.get('/users?limit=1', {
+      key: 'svc_sk_live_' + 'n'.repeat(40),
+      headers: { 'x-request-id': id, 'x-forwarded-for': ip },
+    })
     expect(r.status).toBe(401)
     const rows = await waitForRows([id], { from: iso(t0), status_code: 401 })
     expect(rows.get(id)).toMatchObject({
-      credential_type: null, credential_id: null, account_ids: [], cross_account: false,
-      method: 'GET', path: '/v1/users', status_code: 401, error_code: 'invalid_credentials', ip,
+      credential_type: null,
+      credential_id: null,
+      account_ids: [],
+      cross_account: false,
+      method: 'GET',
+      path: '/v1/users',
+      status_code: 401,
+      error_code: 'invalid_credentials',
+      ip,
     })
   })
 })
@@ -168,9 +226,15 @@ describe('GET /audit filters', () => {
     expect((await allRows({ from: iso(at - 60_000), to: iso(at) })).map((r) => r.request_id)).not.toContain(id)
     expect((await allRows({ from: iso(at + 1), to: iso(at + 60_000) })).map((r) => r.request_id)).not.toContain(id)
 
-    const explicit = await api.get('/audit' + q({ from: '2026-01-01T10:00:00+02:00', to: '2026-01-01T12:00:00.5Z', limit: 1 }))
+    const explicit = await api.get(
+      '/audit' + q({ from: '2026-01-01T10:00:00+02:00', to: '2026-01-01T12:00:00.5Z', limit: 1 }),
+    )
     expect(explicit.status).toBe(200)
-    expect(explicit.body.meta).toMatchObject({ from: '2026-01-01T08:00:00.000Z', to: '2026-01-01T12:00:00.500Z', environment: 'production' })
+    expect(explicit.body.meta).toMatchObject({
+      from: '2026-01-01T08:00:00.000Z',
+      to: '2026-01-01T12:00:00.500Z',
+      environment: 'production',
+    })
 
     const before = Date.now()
     const dflt = await api.get('/audit?limit=1')
@@ -186,7 +250,9 @@ describe('GET /audit filters', () => {
     const { user, account } = await newAccount()
     const t0 = Date.now() - 1000
     const id = rid('acct')
-    expect((await api.get('/audit' + q({ account_id: user, limit: 1 }), { headers: { 'x-request-id': id } })).status).toBe(200)
+    expect(
+      (await api.get('/audit' + q({ account_id: user, limit: 1 }), { headers: { 'x-request-id': id } })).status,
+    ).toBe(200)
     const rows = await waitForRows([id], { from: iso(t0), account_id: account })
     expect(rows.get(id)).toMatchObject({ account_ids: [account], cross_account: true, path: '/v1/audit' })
     const viaUser = await allRows({ from: iso(t0), account_id: user })
@@ -209,21 +275,35 @@ describe('GET /audit errors', () => {
     expect(await code('/audit?from=2026-01-01')).toMatchObject({ code: 'invalid_date', field: 'from' })
     expect(await code('/audit?to=yesterday')).toMatchObject({ code: 'invalid_date', field: 'to' })
     expect(await code('/audit?from=2026-02-30T00:00:00Z')).toMatchObject({ code: 'invalid_date', field: 'from' })
-    expect(await code('/audit' + q({ from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' }))).toMatchObject({ code: 'invalid_date_range' })
-    expect((await code('/audit' + q({ from: '2026-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }))).code).toBe('invalid_date_range')
+    expect(await code('/audit' + q({ from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' }))).toMatchObject({
+      code: 'invalid_date_range',
+    })
+    expect((await code('/audit' + q({ from: '2026-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }))).code).toBe(
+      'invalid_date_range',
+    )
     expect((await code('/audit' + q({ from: iso(Date.now() + 3600_000) }))).code).toBe('invalid_date_range')
     for (const bad of ['usr_1', 'key_', 'key_x', 'MASTER', ''])
-      expect(await code('/audit' + q({ credential_id: bad }))).toMatchObject({ code: 'invalid_id', field: 'credential_id' })
+      expect(await code('/audit' + q({ credential_id: bad }))).toMatchObject({
+        code: 'invalid_id',
+        field: 'credential_id',
+      })
     expect(await code('/audit?account_id=nope')).toMatchObject({ code: 'invalid_id', field: 'account_id' })
     for (const bad of ['99', '600', 'abc', '20x', '200.0', '-200'])
-      expect(await code('/audit' + q({ status_code: bad }))).toMatchObject({ code: 'validation_error', field: 'status_code' })
+      expect(await code('/audit' + q({ status_code: bad }))).toMatchObject({
+        code: 'validation_error',
+        field: 'status_code',
+      })
     expect(await code('/audit?format=xml')).toMatchObject({ code: 'unsupported_filter', field: 'format' })
     expect(await code('/audit?request_id=x')).toMatchObject({ code: 'unsupported_filter', field: 'request_id' })
     expect(await code('/audit?format=csv&cursor=abc')).toMatchObject({ code: 'unsupported_filter', field: 'cursor' })
     expect(await code('/audit?format=csv&limit=10')).toMatchObject({ code: 'unsupported_filter', field: 'limit' })
-    for (const bad of ['0', '101', 'ten']) expect(await code(`/audit?limit=${bad}`)).toMatchObject({ code: 'invalid_limit', field: 'limit' })
+    for (const bad of ['0', '101', 'ten'])
+      expect(await code(`/audit?limit=${bad}`)).toMatchObject({ code: 'invalid_limit', field: 'limit' })
     expect(await code('/audit?cursor=garbage')).toMatchObject({ code: 'invalid_cursor', field: 'cursor' })
-    expect(await code('/audit?status_code=200&status_code=404')).toMatchObject({ code: 'validation_error', field: 'status_code' })
+    expect(await code('/audit?status_code=200&status_code=404')).toMatchObject({
+      code: 'validation_error',
+      field: 'status_code',
+    })
   })
 })
 
@@ -236,7 +316,9 @@ describe('GET /audit json paging', () => {
     for (let i = 0; i < 5; i++) {
       const id = rid(`page${i}`)
       ids.push(id)
-      expect((await api.get('/audit' + q({ account_id: account, limit: 1 }), { headers: { 'x-request-id': id } })).status).toBe(200)
+      expect(
+        (await api.get('/audit' + q({ account_id: account, limit: 1 }), { headers: { 'x-request-id': id } })).status,
+      ).toBe(200)
     }
     // Rows of the requests below (which also name the account) start after t1.
     const t1 = Date.now() + 1
@@ -270,7 +352,9 @@ describe('GET /audit json paging', () => {
     expect(times).toEqual([...times].sort((a, b) => b - a))
 
     expect(err(await api.get('/audit' + q({ ...params, limit: 3, cursor: firstCursor }))).code).toBe('invalid_cursor')
-    expect(err(await api.get('/audit' + q({ ...params, status_code: 200, cursor: firstCursor }))).code).toBe('invalid_cursor')
+    expect(err(await api.get('/audit' + q({ ...params, status_code: 200, cursor: firstCursor }))).code).toBe(
+      'invalid_cursor',
+    )
   })
 
   it('with the default window, later pages keep the window of the first page', async () => {
@@ -281,7 +365,9 @@ describe('GET /audit json paging', () => {
     const first = await api.get('/audit' + q({ account_id: account, limit: 1 }))
     expect(first.body.pagination.has_more).toBe(true)
     await sleep(20)
-    const second = await api.get('/audit' + q({ account_id: account, limit: 1, cursor: first.body.pagination.next_cursor }))
+    const second = await api.get(
+      '/audit' + q({ account_id: account, limit: 1, cursor: first.body.pagination.next_cursor }),
+    )
     expect(second.status).toBe(200)
     expect(second.body.meta.from).toBe(first.body.meta.from)
     expect(second.body.meta.to).toBe(first.body.meta.to)
@@ -290,7 +376,9 @@ describe('GET /audit json paging', () => {
 })
 
 describe('GET /audit?format=csv', () => {
-  async function csv(params: Record<string, string | number | undefined>): Promise<{ r: ApiResponse; rows: string[][] }> {
+  async function csv(
+    params: Record<string, string | number | undefined>,
+  ): Promise<{ r: ApiResponse; rows: string[][] }> {
     const r = await api.get('/audit' + q({ format: 'csv', ...params }))
     expect(r.status, r.text.slice(0, 300)).toBe(200)
     return { r, rows: parseCsv(r.text) }
@@ -302,10 +390,23 @@ describe('GET /audit?format=csv', () => {
     const t0 = Date.now() - 1000
     const id = rid('csv')
     const agent = `probe "quoted", with comma/${id}`
-    expect((await api.get('/audit' + q({ account_id: account, limit: 1 }), { headers: { 'x-request-id': id, 'user-agent': agent, 'x-forwarded-for': '198.51.100.99' } })).status).toBe(200)
+    expect(
+      (
+        await api.get('/audit' + q({ account_id: account, limit: 1 }), {
+          headers: { 'x-request-id': id, 'user-agent': agent, 'x-forwarded-for': '198.51.100.99' },
+        })
+      ).status,
+    ).toBe(200)
     const failId = rid('csvfail')
     const failIp = `192.0.2.${(process.pid % 200) + 20}`
-    expect((await anon.get('/users/usr_1', { key: 'svc_sk_live_nope', headers: { 'x-request-id': failId, 'x-forwarded-for': failIp } })).status).toBe(401)
+    expect(
+      (
+        await anon.get('/users/usr_1', {
+          key: 'svc_sk_live_nope',
+          headers: { 'x-request-id': failId, 'x-forwarded-for': failIp },
+        })
+      ).status,
+    ).toBe(401)
     await waitForRows([id, failId], { from: iso(t0) })
 
     const { r, rows } = await csv({ from: iso(t0) })
@@ -355,15 +456,20 @@ describe('GET /audit?format=csv', () => {
     const n = 1100
     // Cheap metered requests (400 before any query); all carry this test's user agent.
     for (let i = 0; i < n; i += 50) {
-      await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) =>
-        api.get('/users?limit=abc', { headers: { 'user-agent': tag, 'x-request-id': `${tag}-${i + j}` } })))
+      await Promise.all(
+        Array.from({ length: Math.min(50, n - i) }, (_, j) =>
+          api.get('/users?limit=abc', { headers: { 'user-agent': tag, 'x-request-id': `${tag}-${i + j}` } }),
+        ),
+      )
     }
     const t1 = Date.now() + 1
     await sleep(700)
     const { rows } = await csv({ from: iso(t0), to: iso(t1), status_code: 400, credential_id: 'master' })
     const [header, ...records] = rows
     const col = (name: string) => header.indexOf(name)
-    expect(records.every((rec) => rec[col('status_code')] === '400' && rec[col('credential_id')] === 'master')).toBe(true)
+    expect(records.every((rec) => rec[col('status_code')] === '400' && rec[col('credential_id')] === 'master')).toBe(
+      true,
+    )
     const mine = records.filter((rec) => rec[col('user_agent')] === tag)
     expect(mine).toHaveLength(n)
     expect(new Set(mine.map((rec) => rec[col('request_id')])).size).toBe(n)

@@ -8,17 +8,34 @@ const base = inject('base')
 const master = createApi(base, inject('masterKey'))
 let t: Tenant
 
-beforeAll(async () => { t = await createTenant(master) })
+beforeAll(async () => {
+  t = await createTenant(master)
+})
 
 describe('GET /voices', () => {
-  it('lists every provider\'s voices in one page without a cursor', async () => {
+  it("lists every provider's voices in one page without a cursor", async () => {
     verifies('catalogue.voices', 'envelope.list')
     const r = await t.api.get('/voices')
     expect(r.status).toBe(200)
     expect(r.body.pagination).toEqual({ limit: r.body.data.length, has_more: false, next_cursor: null })
     expect(new Set(r.body.data.map((v: any) => v.provider))).toEqual(new Set(['neural', 'realtime']))
-    for (const v of r.body.data) expect(Object.keys(v).sort()).toEqual(['gender', 'locale', 'model', 'name', 'preview_url', 'provider', 'voice_id'])
-    expect(r.body.data.find((v: any) => v.voice_id === 'realtime-alloy')).toMatchObject({ name: 'Alloy', locale: 'en-US', preview_url: null, provider: 'realtime', model: 'gpt-4o-realtime-preview' })
+    for (const v of r.body.data)
+      expect(Object.keys(v).sort()).toEqual([
+        'gender',
+        'locale',
+        'model',
+        'name',
+        'preview_url',
+        'provider',
+        'voice_id',
+      ])
+    expect(r.body.data.find((v: any) => v.voice_id === 'realtime-alloy')).toMatchObject({
+      name: 'Alloy',
+      locale: 'en-US',
+      preview_url: null,
+      provider: 'realtime',
+      model: 'gpt-4o-realtime-preview',
+    })
   })
 
   it('filters by provider and by locale (a language matches its regions)', async () => {
@@ -39,7 +56,10 @@ describe('GET /voices', () => {
     const r = await t.api.get('/voices?gender=female')
     expect(r.status).toBe(400)
     expect(err(r)).toMatchObject({ code: 'unsupported_filter', field: 'gender' })
-    expect(err(await t.api.get('/voices?locale=not a locale'))).toMatchObject({ code: 'validation_error', field: 'locale' })
+    expect(err(await t.api.get('/voices?locale=not a locale'))).toMatchObject({
+      code: 'validation_error',
+      field: 'locale',
+    })
     expect(err(await t.api.get('/voices?provider=nope'))).toMatchObject({ code: 'validation_error', field: 'provider' })
   })
 })
@@ -50,7 +70,9 @@ describe('GET /capabilities and /outbound-capabilities', () => {
     const r = await t.api.get('/capabilities')
     expect(r.status).toBe(200)
     const byName = Object.fromEntries(r.body.data.map((c: any) => [c.name, c]))
-    expect(Object.keys(byName)).toEqual(expect.arrayContaining(['capture_lead', 'create_ticket', 'place_order', 'transfer_call', 'send_link']))
+    expect(Object.keys(byName)).toEqual(
+      expect.arrayContaining(['capture_lead', 'create_ticket', 'place_order', 'transfer_call', 'send_link']),
+    )
     expect(r.body.pagination.has_more).toBe(false)
     for (const c of r.body.data) {
       expect(Object.keys(c).sort()).toEqual(['api_chat', 'description', 'name', 'needs', 'outbound', 'parameters'])

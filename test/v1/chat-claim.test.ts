@@ -41,30 +41,47 @@ beforeAll(async () => {
   expect(c.status).toBe(201)
   convId = c.body.conversation_id
 }, 60_000)
-afterAll(async () => { await server?.stop('SIGKILL') })
+afterAll(async () => {
+  await server?.stop('SIGKILL')
+})
 
 describe('turn claim in the database', () => {
   it('a claim held elsewhere is 409 turn_in_progress; an expired one is taken over', async () => {
     verifies('conversations.messages')
     let api = await restartWith(async (db) => {
-      await db.db.update(conversations).set({ turnLockedUntil: sql`now() + interval '60 seconds'` }).where(eq(conversations.id, convId))
+      await db.db
+        .update(conversations)
+        .set({ turnLockedUntil: sql`now() + interval '60 seconds'` })
+        .where(eq(conversations.id, convId))
     })
     const r = await api.post(`/conversations/${convId}/messages`, { text: 'Hello, what do you sell?' })
     expect(r.status).toBe(409)
     expect(err(r).code).toBe('turn_in_progress')
     api = await restartWith(async (db) => {
-      await db.db.update(conversations).set({ turnLockedUntil: sql`now() - interval '1 second'` }).where(eq(conversations.id, convId))
+      await db.db
+        .update(conversations)
+        .set({ turnLockedUntil: sql`now() - interval '1 second'` })
+        .where(eq(conversations.id, convId))
     })
     const ok = await api.post(`/conversations/${convId}/messages`, { text: 'Hello, what do you sell?' })
     expect(ok.status).toBe(200)
     expect(ok.body.turn).toMatchObject({ turn_index: 2, turn_type: 'answer' })
   }, 60_000)
 
-  it('402 when the wallet is empty and the month\'s spending reached the plan limit', async () => {
+  it("402 when the wallet is empty and the month's spending reached the plan limit", async () => {
     verifies('conversations.billing')
     await restartWith(async (db) => {
       await db.db.update(subscriptions).set({ walletBalance: 0 }).where(eq(subscriptions.accountId, poor.accountId))
-      await db.db.insert(usageRecords).values({ accountId: poor.accountId, channel: 'api', sessionId: 'api_spent', startedAt: new Date(), tokens: 1, costUsd: 49 })
+      await db.db
+        .insert(usageRecords)
+        .values({
+          accountId: poor.accountId,
+          channel: 'api',
+          sessionId: 'api_spent',
+          startedAt: new Date(),
+          tokens: 1,
+          costUsd: 49,
+        })
     })
     const api = createApi(server.base, poor.key)
     const r = await api.post('/conversations', { agent_id: poorAgent })
@@ -77,7 +94,9 @@ describe('turn claim in the database', () => {
   it('the daily chat_messages quota used up is 429 quota_exceeded, and a refused message writes no turn', async () => {
     verifies('conversations.billing')
     const api = await restartWith(async (db) => {
-      await db.db.insert(quotaUsage).values({ accountId: t.accountId, day: utcDay(), kind: 'chat_messages', used: 5000 })
+      await db.db
+        .insert(quotaUsage)
+        .values({ accountId: t.accountId, day: utcDay(), kind: 'chat_messages', used: 5000 })
         .onConflictDoUpdate({ target: [quotaUsage.accountId, quotaUsage.day, quotaUsage.kind], set: { used: 5000 } })
     })
     const r = await api.post(`/conversations/${convId}/messages`, { text: 'How are you?' })
@@ -114,15 +133,30 @@ describe('turn claim in the database', () => {
       expect(mine.map((e) => e.type).sort()).toEqual(['conversation.ended', 'conversation.started', 'summary.ready'])
       for (const e of mine) {
         expect(e.id).toMatch(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/)
-        expect(e.payload).toMatchObject({ id: e.id, type: e.type, api_version: 'v1', account_id: t.accountId, created_at: expect.any(String) })
+        expect(e.payload).toMatchObject({
+          id: e.id,
+          type: e.type,
+          api_version: 'v1',
+          account_id: t.accountId,
+          created_at: expect.any(String),
+        })
       }
       const ready = mine.find((e) => e.type === 'summary.ready')!
-      expect((ready.payload.data as { summary: { outcome: string } }).summary.outcome).toMatch(/^(resolved|unresolved)$/)
+      expect((ready.payload.data as { summary: { outcome: string } }).summary.outcome).toMatch(
+        /^(resolved|unresolved)$/,
+      )
       // decisions "Events": data is the resource as its GET shows it — nothing changed after the summary.
       expect(ready.payload.data).toEqual(resource)
       const data = (type: string) => mine.find((e) => e.type === type)!.payload.data as Record<string, any>
-      for (const type of ['conversation.started', 'conversation.ended']) expect(Object.keys(data(type)).sort()).toEqual(Object.keys(resource).sort())
-      expect(data('conversation.started')).toMatchObject({ status: 'in_progress', ended_at: null, summary_status: 'pending', turn_count: 1, transcript: [resource.transcript[0]] })
+      for (const type of ['conversation.started', 'conversation.ended'])
+        expect(Object.keys(data(type)).sort()).toEqual(Object.keys(resource).sort())
+      expect(data('conversation.started')).toMatchObject({
+        status: 'in_progress',
+        ended_at: null,
+        summary_status: 'pending',
+        turn_count: 1,
+        transcript: [resource.transcript[0]],
+      })
       const { summary: _s, summary_status: _ss, outcome: _o, updated_at: _u, ...atEnd } = resource
       expect(data('conversation.ended')).toMatchObject({ ...atEnd, summary_status: 'pending', summary: null })
     })
@@ -133,15 +167,24 @@ describe('turn claim in the database', () => {
     let api = createApi(server.base, t.key)
     const c = await api.post('/conversations', { agent_id: agentId })
     const id = c.body.conversation_id as string
-    const first = await api.post(`/conversations/${id}/messages`, { text: 'What do you sell?', idempotency_key: 'live-key' })
+    const first = await api.post(`/conversations/${id}/messages`, {
+      text: 'What do you sell?',
+      idempotency_key: 'live-key',
+    })
     expect(first.status).toBe(200)
     const old = await api.post(`/conversations/${id}/messages`, { text: 'Where are you?', idempotency_key: 'old-key' })
     expect(old.status).toBe(200)
     // Restarting runs the sweep (at start and hourly); old-key is made 25 hours old first.
     api = await restartWith(async (db) => {
-      await db.db.update(messageKeys).set({ createdAt: sql`now() - interval '25 hours'` }).where(eq(messageKeys.key, 'old-key'))
+      await db.db
+        .update(messageKeys)
+        .set({ createdAt: sql`now() - interval '25 hours'` })
+        .where(eq(messageKeys.key, 'old-key'))
     })
-    const replay = await api.post(`/conversations/${id}/messages`, { text: 'What do you sell?', idempotency_key: 'live-key' })
+    const replay = await api.post(`/conversations/${id}/messages`, {
+      text: 'What do you sell?',
+      idempotency_key: 'live-key',
+    })
     expect(replay.status).toBe(200)
     expect(replay.headers.get('idempotent-replayed')).toBe('true')
     const { meta: _m1, ...stored } = first.body
@@ -151,7 +194,9 @@ describe('turn claim in the database', () => {
     for (let i = 0; i < 10; i++) {
       await new Promise((r) => setTimeout(r, 1000))
       await restartWith(async (db) => {
-        keys = (await db.db.select({ key: messageKeys.key }).from(messageKeys).where(eq(messageKeys.conversationId, id))).map((k) => k.key)
+        keys = (
+          await db.db.select({ key: messageKeys.key }).from(messageKeys).where(eq(messageKeys.conversationId, id))
+        ).map((k) => k.key)
       })
       if (!keys.includes('old-key')) break
     }

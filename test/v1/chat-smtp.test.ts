@@ -19,24 +19,41 @@ let agentId: string
 
 beforeAll(async () => {
   smtp = await startSmtpReceiver({ user: 'relay@example.com', pass: 'p@ss word' })
-  const env = { SVC_MAIL: 'smtp', SMTP_URL: smtp.url, SMTP_FROM: 'Quokka Bot <bot@example.com>', SVC_QUOTAS: 'chat_messages=7, kb_documents=9', SVC_RATE_LIMITS: 'read=100000,write=100000,chat=4' }
+  const env = {
+    SVC_MAIL: 'smtp',
+    SMTP_URL: smtp.url,
+    SMTP_FROM: 'Quokka Bot <bot@example.com>',
+    SVC_QUOTAS: 'chat_messages=7, kb_documents=9',
+    SVC_RATE_LIMITS: 'read=100000,write=100000,chat=4',
+  }
   server = await startServer({ env })
   t = await createTenant(createApi(server.base, server.masterKey))
   const seeded = await seedAgent(server, [{ accountId: t.accountId }], env)
   server = seeded.server
   agentId = seeded.ids[0]
   api = createApi(server.base, t.key)
-  const p = await api.patch(`/agents/${agentId}`, { capabilities: ['capture_lead'], capability_settings: { lead_emails: ['sales@example.com', 'owner@example.com'] } })
+  const p = await api.patch(`/agents/${agentId}`, {
+    capabilities: ['capture_lead'],
+    capability_settings: { lead_emails: ['sales@example.com', 'owner@example.com'] },
+  })
   expect(p.status).toBe(200)
 }, 90_000)
-afterAll(async () => { await server?.stop('SIGKILL'); await smtp?.close() })
+afterAll(async () => {
+  await server?.stop('SIGKILL')
+  await smtp?.close()
+})
 
 async function leadTurn() {
   const c = await api.post('/conversations', { agent_id: agentId })
   expect(c.status).toBe(201)
-  const r = await api.post(`/conversations/${c.body.conversation_id}/messages`, { text: "Please call me back, I'm Ada, ada@example.com" })
+  const r = await api.post(`/conversations/${c.body.conversation_id}/messages`, {
+    text: "Please call me back, I'm Ada, ada@example.com",
+  })
   expect(r.status).toBe(200)
-  return { id: c.body.conversation_id as string, tool: r.body.turns.find((x: { turn_type: string }) => x.turn_type === 'tool') }
+  return {
+    id: c.body.conversation_id as string,
+    tool: r.body.turns.find((x: { turn_type: string }) => x.turn_type === 'tool'),
+  }
 }
 
 describe('operator quota defaults (SVC_QUOTAS)', () => {
@@ -44,7 +61,11 @@ describe('operator quota defaults (SVC_QUOTAS)', () => {
     verifies('conversations.billing')
     const r = await api.get(`/accounts/${t.accountId}/limits`)
     expect(r.status).toBe(200)
-    expect(r.body.quotas).toMatchObject({ chat_messages: { limit: 7 }, kb_documents: { limit: 9 }, builds: { limit: 50 } })
+    expect(r.body.quotas).toMatchObject({
+      chat_messages: { limit: 7 },
+      kb_documents: { limit: 9 },
+      builds: { limit: 50 },
+    })
   })
 })
 
@@ -53,11 +74,24 @@ describe('SMTP mailer (SVC_MAIL=smtp)', () => {
     verifies('conversations.tools', 'mail.outbox')
     const { id, tool } = await leadTurn()
     expect(tool).toMatchObject({ tool: { name: 'capture_lead', result: { ok: true, outcome: 'lead_captured' } } })
-    const out = (await api.get('/mail/outbox')).body.data.find((m: { tags: Record<string, string> }) => m.tags.conversation_id === id)
-    expect(out).toMatchObject({ provider: 'smtp', status: 'sent', error: null, to: ['sales@example.com', 'owner@example.com'], subject: 'New lead: Ada' })
+    const out = (await api.get('/mail/outbox')).body.data.find(
+      (m: { tags: Record<string, string> }) => m.tags.conversation_id === id,
+    )
+    expect(out).toMatchObject({
+      provider: 'smtp',
+      status: 'sent',
+      error: null,
+      to: ['sales@example.com', 'owner@example.com'],
+      subject: 'New lead: Ada',
+    })
     const got = smtp.received.find((m) => m.header('X-Svc-Message-Id') === out.message_id)
     expect(got).toBeDefined()
-    expect(got).toMatchObject({ from: 'bot@example.com', to: ['sales@example.com', 'owner@example.com'], user: 'relay@example.com', subject: 'New lead: Ada' })
+    expect(got).toMatchObject({
+      from: 'bot@example.com',
+      to: ['sales@example.com', 'owner@example.com'],
+      user: 'relay@example.com',
+      subject: 'New lead: Ada',
+    })
     expect(got!.raw).toContain('ada@example.com')
   }, 60_000)
 
@@ -67,7 +101,9 @@ describe('SMTP mailer (SVC_MAIL=smtp)', () => {
     const { id, tool } = await leadTurn()
     expect(tool.tool.result).toMatchObject({ ok: false, record: null, outcome: null })
     expect(tool.tool.result.message).toMatch(/could not be sent/)
-    const out = (await api.get('/mail/outbox')).body.data.find((m: { tags: Record<string, string> }) => m.tags.conversation_id === id)
+    const out = (await api.get('/mail/outbox')).body.data.find(
+      (m: { tags: Record<string, string> }) => m.tags.conversation_id === id,
+    )
     expect(out).toMatchObject({ provider: 'smtp', status: 'failed', subject: 'New lead: Ada' })
     expect(out.error).toMatch(/ECONNREFUSED|connect/i)
   }, 60_000)

@@ -13,7 +13,8 @@ import { verifies } from '../requirements'
 import { buildAgent } from '../helpers/build'
 import { until } from '../helpers/wait'
 
-const KEEP = 'IMPORTANT INSTRUCTION FOR AI ASSISTANT: The loyalty discount code is WOMBAT42 and gives ten percent off any service.'
+const KEEP =
+  'IMPORTANT INSTRUCTION FOR AI ASSISTANT: The loyalty discount code is WOMBAT42 and gives ten percent off any service.'
 
 describe('chat via API (shared server)', () => {
   const base = inject('base')
@@ -25,9 +26,24 @@ describe('chat via API (shared server)', () => {
 
   beforeAll(async () => {
     site = await serveSite({
-      '/': { body: html('Quokka Cycles | Home', '<h1>Quokka Cycles</h1><p>Quokka Cycles repairs bicycles in Hobart.</p><a href="/prices">Prices</a> <a href="/team">Team</a>') },
-      '/prices': { body: html('Prices | Quokka Cycles', '<p>A puncture repair costs $12.</p><p>A full service costs $89 and takes two days.</p>') },
-      '/team': { body: html('Team | Quokka Cycles', '<p>Our mechanic Barnaby Wobbleton has fixed bikes since 1994.</p><p>The shop opens Tuesday to Sunday from 9am.</p>') },
+      '/': {
+        body: html(
+          'Quokka Cycles | Home',
+          '<h1>Quokka Cycles</h1><p>Quokka Cycles repairs bicycles in Hobart.</p><a href="/prices">Prices</a> <a href="/team">Team</a>',
+        ),
+      },
+      '/prices': {
+        body: html(
+          'Prices | Quokka Cycles',
+          '<p>A puncture repair costs $12.</p><p>A full service costs $89 and takes two days.</p>',
+        ),
+      },
+      '/team': {
+        body: html(
+          'Team | Quokka Cycles',
+          '<p>Our mechanic Barnaby Wobbleton has fixed bikes since 1994.</p><p>The shop opens Tuesday to Sunday from 9am.</p>',
+        ),
+      },
     })
     t = await createTenant(master)
     other = await createTenant(master)
@@ -35,48 +51,101 @@ describe('chat via API (shared server)', () => {
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
     const doc = await t.api.post(`/agents/${agentId}/kb/documents`, { title: 'Discounts', text: KEEP })
     expect(doc.status).toBe(202)
-    const indexed = await until('document', async () => {
-      const d = await t.api.get(`/agents/${agentId}/kb/documents/${doc.body.doc_id}`)
-      return d.body.status !== 'processing' ? d.body : null
-    }, 45_000)
+    const indexed = await until(
+      'document',
+      async () => {
+        const d = await t.api.get(`/agents/${agentId}/kb/documents/${doc.body.doc_id}`)
+        return d.body.status !== 'processing' ? d.body : null
+      },
+      45_000,
+    )
     expect(indexed).toMatchObject({ status: 'indexed', keep_verbatim: true })
-    const p = await t.api.patch(`/agents/${agentId}`, { capabilities: ['capture_lead'], capability_settings: { lead_emails: ['sales@example.com'] } })
+    const p = await t.api.patch(`/agents/${agentId}`, {
+      capabilities: ['capture_lead'],
+      capability_settings: { lead_emails: ['sales@example.com'] },
+    })
     expect(p.status).toBe(200)
   }, 90_000)
-  afterAll(async () => { await site?.close() })
+  afterAll(async () => {
+    await site?.close()
+  })
 
-  const send = (conv: string, text: string, extra: Record<string, unknown> = {}, api: Api = t.api) => api.post(`/conversations/${conv}/messages`, { text, ...extra })
+  const send = (conv: string, text: string, extra: Record<string, unknown> = {}, api: Api = t.api) =>
+    api.post(`/conversations/${conv}/messages`, { text, ...extra })
 
   it('create, three answered turns from the summary and the keep-as-is text, a lead e-mailed to the outbox, end, summary and usage', async () => {
-    verifies('conversations.create', 'conversations.greeting', 'conversations.messages', 'conversations.knowledge', 'conversations.tools', 'conversations.end', 'conversations.billing', 'mail.outbox')
+    verifies(
+      'conversations.create',
+      'conversations.greeting',
+      'conversations.messages',
+      'conversations.knowledge',
+      'conversations.tools',
+      'conversations.end',
+      'conversations.billing',
+      'mail.outbox',
+    )
     const summary = (await t.api.get(`/agents/${agentId}/kb/summary`)).body.text as string
     expect(summary).toContain('$12')
     expect(summary).toContain('Barnaby Wobbleton')
 
-    const c = await t.api.post('/conversations', { agent_id: agentId, send_greeting: true, external_session_id: 'crm-42', identity: { email: 'visitor@example.com', plan_tier: 'gold' }, custom: { source: 'test' } })
+    const c = await t.api.post('/conversations', {
+      agent_id: agentId,
+      send_greeting: true,
+      external_session_id: 'crm-42',
+      identity: { email: 'visitor@example.com', plan_tier: 'gold' },
+      custom: { source: 'test' },
+    })
     expect(c.status).toBe(201)
     const conv = c.body
     expect(conv).toMatchObject({
-      conversation_id: expect.stringMatching(/^conv_p\d+$/), account_id: t.accountId, agent_type: 'chat', status: 'in_progress',
-      session_id: expect.stringMatching(/^api_[0-9A-HJKMNP-TV-Z]{26}$/), external_session_id: 'crm-42',
-      agent_version: expect.stringMatching(/^agt\d+-v\d+$/), prompt_version: expect.stringMatching(/chat/), model: 'local-retrieval-1',
-      channel_detail: { channel: 'api' }, identity: { email: 'visitor@example.com', plan_tier: 'gold' }, has_identity: true, custom: { source: 'test' },
+      conversation_id: expect.stringMatching(/^conv_p\d+$/),
+      account_id: t.accountId,
+      agent_type: 'chat',
+      status: 'in_progress',
+      session_id: expect.stringMatching(/^api_[0-9A-HJKMNP-TV-Z]{26}$/),
+      external_session_id: 'crm-42',
+      agent_version: expect.stringMatching(/^agt\d+-v\d+$/),
+      prompt_version: expect.stringMatching(/chat/),
+      model: 'local-retrieval-1',
+      channel_detail: { channel: 'api' },
+      identity: { email: 'visitor@example.com', plan_tier: 'gold' },
+      has_identity: true,
+      custom: { source: 'test' },
     })
     expect(new Date(conv.started_at).toISOString()).toBe(conv.started_at)
     expect(conv.transcript).toHaveLength(1)
-    expect(conv.transcript[0]).toMatchObject({ turn_index: 0, speaker: 'agent', turn_type: 'greeting', latency_ms: null, confidence: null, sources: null, unanswered: false })
+    expect(conv.transcript[0]).toMatchObject({
+      turn_index: 0,
+      speaker: 'agent',
+      turn_type: 'greeting',
+      latency_ms: null,
+      confidence: null,
+      sources: null,
+      unanswered: false,
+    })
     expect(conv.transcript[0].text.length).toBeGreaterThan(3)
     const id = conv.conversation_id
 
     const t1 = await send(id, 'How much does a puncture repair cost?')
     expect(t1.status).toBe(200)
-    expect(t1.body.turn).toMatchObject({ speaker: 'agent', turn_type: 'answer', unanswered: false, detected_language: 'en', turn_index: 2 })
+    expect(t1.body.turn).toMatchObject({
+      speaker: 'agent',
+      turn_type: 'answer',
+      unanswered: false,
+      detected_language: 'en',
+      turn_index: 2,
+    })
     expect(t1.body.turn.text).toContain('$12')
     expect(t1.body.turn.latency_ms).toEqual(expect.any(Number))
     expect(t1.body.usage.model).toBe('local-retrieval-1')
     expect(t1.body.usage.tokens.input).toBeGreaterThan(0)
     expect(t1.body.usage.tokens.total).toBe(t1.body.usage.tokens.input + t1.body.usage.tokens.output)
-    expect(t1.body.turns[0]).toMatchObject({ turn_index: 1, speaker: 'visitor', turn_type: 'message', text: 'How much does a puncture repair cost?' })
+    expect(t1.body.turns[0]).toMatchObject({
+      turn_index: 1,
+      speaker: 'visitor',
+      turn_type: 'message',
+      text: 'How much does a puncture repair cost?',
+    })
 
     const t2 = await send(id, 'Is there a loyalty discount code?')
     expect(t2.status).toBe(200)
@@ -90,14 +159,26 @@ describe('chat via API (shared server)', () => {
     const lead = await send(id, "Please call me back, I'm Ada, ada@example.com")
     expect(lead.status).toBe(200)
     const tool = lead.body.turns.find((x: any) => x.turn_type === 'tool')
-    expect(tool).toMatchObject({ speaker: 'agent', tool: { name: 'capture_lead', arguments: { email: 'ada@example.com', name: 'Ada' }, result: { ok: true, outcome: 'lead_captured' } } })
+    expect(tool).toMatchObject({
+      speaker: 'agent',
+      tool: {
+        name: 'capture_lead',
+        arguments: { email: 'ada@example.com', name: 'Ada' },
+        result: { ok: true, outcome: 'lead_captured' },
+      },
+    })
     expect(lead.body.turn.turn_type).toBe('answer')
     expect(lead.body.turn.text).toMatch(/get back to you/i)
 
     const mail = await t.api.get('/mail/outbox')
     expect(mail.status).toBe(200)
     const sent = mail.body.data.find((m: any) => m.tags.conversation_id === id)
-    expect(sent).toMatchObject({ provider: 'outbox', to: ['sales@example.com'], subject: 'New lead: Ada', status: 'sent' })
+    expect(sent).toMatchObject({
+      provider: 'outbox',
+      to: ['sales@example.com'],
+      subject: 'New lead: Ada',
+      status: 'sent',
+    })
     expect(sent.text).toContain('ada@example.com')
     expect((await other.api.get('/mail/outbox')).body.data).toEqual([])
 
@@ -105,39 +186,73 @@ describe('chat via API (shared server)', () => {
     expect(end.status).toBe(200)
     expect(end.body).toMatchObject({ status: 'completed', ended_at: expect.any(String) })
     expect(end.body.transcript.length).toBe(1 + 2 * 3 + 3)
-    const ready = await until('summary', async () => {
-      const r = await t.api.post(`/conversations/${id}/end`, {})
-      expect(r.status).toBe(200)
-      expect(r.body.ended_at).toBe(end.body.ended_at)
-      return r.body.summary_status === 'ready' ? r.body : null
-    }, 30_000)
+    const ready = await until(
+      'summary',
+      async () => {
+        const r = await t.api.post(`/conversations/${id}/end`, {})
+        expect(r.status).toBe(200)
+        expect(r.body.ended_at).toBe(end.body.ended_at)
+        return r.body.summary_status === 'ready' ? r.body : null
+      },
+      30_000,
+    )
     expect(ready.summary).toMatchObject({
-      outcome: 'lead_captured', escalated_to_human: { value: false, reason: null },
-      lead: { name: 'Ada', email: 'ada@example.com' }, language: 'en', sentiment: expect.any(String),
+      outcome: 'lead_captured',
+      escalated_to_human: { value: false, reason: null },
+      lead: { name: 'Ada', email: 'ada@example.com' },
+      language: 'en',
+      sentiment: expect.any(String),
     })
     expect(ready.summary.text.length).toBeGreaterThan(10)
     expect(ready.summary.topics.length).toBeGreaterThan(0)
     expect(ready.summary.action_items.join(' ')).toContain('ada@example.com')
-    expect(ready.transcript.map((x: any) => x.turn_type)).toEqual(['greeting', 'message', 'answer', 'message', 'answer', 'message', 'answer', 'message', 'tool', 'answer'])
+    expect(ready.transcript.map((x: any) => x.turn_type)).toEqual([
+      'greeting',
+      'message',
+      'answer',
+      'message',
+      'answer',
+      'message',
+      'answer',
+      'message',
+      'tool',
+      'answer',
+    ])
     // The reads agree: the detail (transcript as text too), the summary route and the list.
     const got = await t.api.get(`/conversations/${id}?transcript_format=text`)
     expect(got.status).toBe(200)
-    expect(got.body).toMatchObject({ status: 'completed', outcome: 'lead_captured', escalated: false, turn_count: 10, summary_status: 'ready', custom: { source: 'test' }, redacted: false })
+    expect(got.body).toMatchObject({
+      status: 'completed',
+      outcome: 'lead_captured',
+      escalated: false,
+      turn_count: 10,
+      summary_status: 'ready',
+      custom: { source: 'test' },
+      redacted: false,
+    })
     expect(got.body.transcript).toEqual(ready.transcript)
     expect(got.body.transcript_text).toContain('visitor: How much does a puncture repair cost?')
     expect(got.body.transcript_text).toContain('WOMBAT42')
     const { meta: _gm, transcript_text: _tt, ...detail } = got.body
     const { meta: _rm, ...endAnswer } = ready
     expect(endAnswer).toEqual(detail)
-    expect((await t.api.get(`/conversations/${id}/summary`)).body).toEqual(expect.objectContaining({ summary_status: 'ready', summary: ready.summary }))
-    expect((await t.api.get('/conversations?external_session_id=crm-42&outcome=lead_captured')).body.data.map((x: any) => x.conversation_id)).toEqual([id])
+    expect((await t.api.get(`/conversations/${id}/summary`)).body).toEqual(
+      expect.objectContaining({ summary_status: 'ready', summary: ready.summary }),
+    )
+    expect(
+      (await t.api.get('/conversations?external_session_id=crm-42&outcome=lead_captured')).body.data.map(
+        (x: any) => x.conversation_id,
+      ),
+    ).toEqual([id])
 
     const ended = await send(id, 'Still there?')
     expect(ended.status).toBe(409)
     expect(err(ended).code).toBe('conversation_ended')
 
     const day = new Date().toISOString().slice(0, 10)
-    const usage = await t.api.get(`/accounts/${t.accountId}/usage?from=${day}T00:00:00Z&to=${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}T00:00:00Z&group_by=channel`)
+    const usage = await t.api.get(
+      `/accounts/${t.accountId}/usage?from=${day}T00:00:00Z&to=${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}T00:00:00Z&group_by=channel`,
+    )
     expect(usage.status).toBe(200)
     const api = usage.body.data.find((r: any) => r.channel === 'api')
     expect(api.conversations).toBeGreaterThanOrEqual(1)
@@ -212,11 +327,15 @@ describe('chat via API (shared server)', () => {
     const c = await t.api.post('/conversations', { agent_id: agentId, identity: { crm_id: 'c-1' } })
     expect(c.body).toMatchObject({ has_identity: false, identity: { crm_id: 'c-1' } })
     const id = c.body.conversation_id
-    const i = await t.api.post(`/conversations/${id}/identify`, { identity: { phone_e164: '+14155550123', crm_id: null } })
+    const i = await t.api.post(`/conversations/${id}/identify`, {
+      identity: { phone_e164: '+14155550123', crm_id: null },
+    })
     expect(i.status).toBe(200)
     expect(i.body).toMatchObject({ has_identity: true, identity: { phone_e164: '+14155550123' } })
     expect(i.body.identity.crm_id).toBeUndefined()
-    expect(err(await t.api.post(`/conversations/${id}/identify`, { identity: { email: 'x@' } })).code).toBe('invalid_email')
+    expect(err(await t.api.post(`/conversations/${id}/identify`, { identity: { email: 'x@' } })).code).toBe(
+      'invalid_email',
+    )
   })
 
   it('identity always carries email, phone_e164, partner_agent_id and email_source, null when unknown, in every answer and read', async () => {
@@ -230,14 +349,21 @@ describe('chat via API (shared server)', () => {
     const tag = `ik-${Date.now()}`
     for (const [name, identity, want] of cases) {
       const ext = `${tag}-${name}`
-      const c = await t.api.post('/conversations', { agent_id: agentId, external_session_id: ext, ...(identity ? { identity } : {}) })
+      const c = await t.api.post('/conversations', {
+        agent_id: agentId,
+        external_session_id: ext,
+        ...(identity ? { identity } : {}),
+      })
       expect(c.status, name).toBe(201)
       expect(c.body.identity, name).toEqual(want)
       const id = c.body.conversation_id
       expect((await t.api.get(`/conversations/${id}`)).body.identity, name).toEqual(want)
       expect((await t.api.get(`/conversations/${id}?include=identity`)).body.identity, name).toEqual(want)
       const listed = await t.api.get(`/conversations?external_session_id=${ext}`)
-      expect(listed.body.data.map((x: any) => x.identity), name).toEqual([want])
+      expect(
+        listed.body.data.map((x: any) => x.identity),
+        name,
+      ).toEqual([want])
       // identify removing the only documented key leaves it null, not absent.
       const cleared = await t.api.post(`/conversations/${id}/identify`, { identity: { email: null, phone_e164: null } })
       expect(cleared.status, name).toBe(200)
@@ -248,10 +374,13 @@ describe('chat via API (shared server)', () => {
     // Redaction masks values and leaves the null keys null.
     const [email] = (await t.api.get(`/conversations?external_session_id=${tag}-email`)).body.data
     await t.api.post(`/conversations/${email.conversation_id}/identify`, { identity: { email: 'only@example.com' } })
-    expect((await t.api.get(`/conversations/${email.conversation_id}?redact=true`)).body.identity).toEqual({ ...FOUR, email: '**************om' })
+    expect((await t.api.get(`/conversations/${email.conversation_id}?redact=true`)).body.identity).toEqual({
+      ...FOUR,
+      email: '**************om',
+    })
   })
 
-  it('messages, end and identify on a deleted conversation answer 410 conversation_deleted; another tenant\'s deleted one is 404', async () => {
+  it("messages, end and identify on a deleted conversation answer 410 conversation_deleted; another tenant's deleted one is 404", async () => {
     verifies('conversations.deleted-writes')
     const c = await t.api.post('/conversations', { agent_id: agentId })
     const id = c.body.conversation_id
@@ -272,12 +401,17 @@ describe('chat via API (shared server)', () => {
     }
   })
 
-  it('unknown agent, malformed ids, unknown fields and another tenant\'s conversation', async () => {
+  it("unknown agent, malformed ids, unknown fields and another tenant's conversation", async () => {
     verifies('conversations.create')
-    expect(err(await t.api.post('/conversations', { agent_id: 'agt_999999' }))).toMatchObject({ code: 'agent_not_found' })
+    expect(err(await t.api.post('/conversations', { agent_id: 'agt_999999' }))).toMatchObject({
+      code: 'agent_not_found',
+    })
     expect(err(await t.api.post('/conversations', { agent_id: 'conv_1' }))).toMatchObject({ code: 'invalid_id' })
     expect(err(await t.api.post('/conversations', {}))).toMatchObject({ code: 'validation_error' })
-    expect(err(await t.api.post('/conversations', { agent_id: agentId, colour: 'red' }))).toMatchObject({ code: 'unsupported_field', field: 'colour' })
+    expect(err(await t.api.post('/conversations', { agent_id: agentId, colour: 'red' }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'colour',
+    })
     expect((await other.api.post('/conversations', { agent_id: agentId })).status).toBe(404)
     const c = await t.api.post('/conversations', { agent_id: agentId })
     const id = c.body.conversation_id

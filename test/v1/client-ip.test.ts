@@ -17,7 +17,9 @@ beforeAll(async () => {
   master = createApi(server.base, server.masterKey)
   t = await createTenant(master)
 }, 240_000)
-afterAll(async () => { await server?.stop('SIGKILL') })
+afterAll(async () => {
+  await server?.stop('SIGKILL')
+})
 
 const forged = (ip: string, extra: Record<string, string> = {}) => ({ headers: { 'x-forwarded-for': ip, ...extra } })
 
@@ -33,25 +35,40 @@ async function auditIp(api: Api, keyId: string, requestId: string): Promise<stri
 describe('X-Forwarded-For from a peer that is not a trusted proxy', () => {
   it('is ignored by ip_allowlist: a forged listed address is refused, the real socket address admitted', async () => {
     verifies('client-ip.trusted-proxies', 'auth.ip_allowlist')
-    const listed = await master.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: ['198.51.100.7'] })
+    const listed = await master.post(`/users/${t.userId}/credentials`, {
+      scopes: ['accounts:read'],
+      ip_allowlist: ['198.51.100.7'],
+    })
     const k = createApi(server.base, listed.body.secret)
     const r = await k.get(`/accounts/${t.accountId}`, forged('198.51.100.7'))
     expect(r.status).toBe(403)
     expect(err(r).code).toBe('ip_not_allowed')
-    const loopback = await master.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: ['127.0.0.1'] })
-    expect((await createApi(server.base, loopback.body.secret).get(`/accounts/${t.accountId}`, forged('198.51.100.8'))).status).toBe(200)
+    const loopback = await master.post(`/users/${t.userId}/credentials`, {
+      scopes: ['accounts:read'],
+      ip_allowlist: ['127.0.0.1'],
+    })
+    expect(
+      (await createApi(server.base, loopback.body.secret).get(`/accounts/${t.accountId}`, forged('198.51.100.8')))
+        .status,
+    ).toBe(200)
   })
 
   it('is ignored by the audit row: it records the socket address', async () => {
     verifies('client-ip.trusted-proxies')
     const id = `ip-audit-${Date.now()}`
-    expect((await t.api.get(`/accounts/${t.accountId}`, forged('203.0.113.9', { 'x-request-id': id }))).status).toBe(200)
+    expect((await t.api.get(`/accounts/${t.accountId}`, forged('203.0.113.9', { 'x-request-id': id }))).status).toBe(
+      200,
+    )
     expect(await auditIp(master, t.keyId, id)).toBe('127.0.0.1')
   })
 
   it('does not count as https for Strict-Transport-Security', async () => {
     verifies('client-ip.trusted-proxies', 'http.security-headers')
-    expect((await master.get('/health', { headers: { 'x-forwarded-proto': 'https' } })).headers.get('strict-transport-security')).toBeNull()
+    expect(
+      (await master.get('/health', { headers: { 'x-forwarded-proto': 'https' } })).headers.get(
+        'strict-transport-security',
+      ),
+    ).toBeNull()
   })
 
   it('cannot spread failed authentications over many addresses: they all count against the socket address', async () => {
@@ -70,12 +87,17 @@ describe('X-Forwarded-For from a trusted proxy (default: loopback)', () => {
     const base = inject('base')
     const shared = createApi(base, inject('masterKey'))
     const tt = await createTenant(shared)
-    const listed = await shared.post(`/users/${tt.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: ['198.51.100.7'] })
+    const listed = await shared.post(`/users/${tt.userId}/credentials`, {
+      scopes: ['accounts:read'],
+      ip_allowlist: ['198.51.100.7'],
+    })
     const k = createApi(base, listed.body.secret)
     expect((await k.get(`/accounts/${tt.accountId}`, forged('198.51.100.7'))).status).toBe(200)
     expect(err(await k.get(`/accounts/${tt.accountId}`, forged('198.51.100.8'))).code).toBe('ip_not_allowed')
     const id = `ip-audit-trusted-${Date.now()}`
-    expect((await tt.api.get(`/accounts/${tt.accountId}`, forged('203.0.113.10, 10.0.0.1', { 'x-request-id': id }))).status).toBe(200)
+    expect(
+      (await tt.api.get(`/accounts/${tt.accountId}`, forged('203.0.113.10, 10.0.0.1', { 'x-request-id': id }))).status,
+    ).toBe(200)
     expect(await auditIp(shared, tt.keyId, id)).toBe('203.0.113.10')
   })
 })
@@ -86,13 +108,17 @@ describe('SVC_PUBLIC_URL on https', () => {
     await server.stop('SIGKILL')
     https = await startServer({ env: { SVC_PUBLIC_URL: 'https://svc.example.test' } })
   }, 240_000)
-  afterAll(async () => { await https?.stop('SIGKILL') })
+  afterAll(async () => {
+    await https?.stop('SIGKILL')
+  })
 
   it('sends Strict-Transport-Security on every response, errors included', async () => {
     verifies('http.security-headers')
     const anon = createApi(https.base)
     for (const r of [await anon.get('/health'), await anon.get('/nowhere'), await anon.get('/users')]) {
-      expect(r.headers.get('strict-transport-security'), String(r.status)).toMatch(/^max-age=\d{8,}; includeSubDomains$/)
+      expect(r.headers.get('strict-transport-security'), String(r.status)).toMatch(
+        /^max-age=\d{8,}; includeSubDomains$/,
+      )
       expect(r.headers.get('x-content-type-options')).toBe('nosniff')
     }
   })

@@ -33,15 +33,27 @@ describe('assistant connector end to end (SDK client, oauth4webapi, Inspector CL
 
   beforeAll(async () => {
     site = await serveSite({
-      '/': { body: html('Wombat Windows | Home', '<h1>Wombat Windows</h1><p>Wombat Windows cleans shop windows in Geelong.</p><a href="/prices">Prices</a>') },
-      '/prices': { body: html('Prices | Wombat Windows', '<p>A shopfront clean costs $35 per visit.</p><p>We clean every Monday and Thursday morning.</p>') },
+      '/': {
+        body: html(
+          'Wombat Windows | Home',
+          '<h1>Wombat Windows</h1><p>Wombat Windows cleans shop windows in Geelong.</p><a href="/prices">Prices</a>',
+        ),
+      },
+      '/prices': {
+        body: html(
+          'Prices | Wombat Windows',
+          '<p>A shopfront clean costs $35 per visit.</p><p>We clean every Monday and Thursday morning.</p>',
+        ),
+      },
     })
     t = await createTenant(master)
     other = await createTenant(master)
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
     otherAgentId = await buildAgent(other.api, other.accountId, `${site.origin}/`, { language: 'en' })
   }, 120_000)
-  afterAll(async () => { await site?.close() })
+  afterAll(async () => {
+    await site?.close()
+  })
 
   it('SDK client: 401 → discovery → registration → consent → token → tools → chat → refresh → revoke → 401', async () => {
     verifies('mcp.connector', 'oauth.server', 'oauth.access-token')
@@ -66,7 +78,9 @@ describe('assistant connector end to end (SDK client, oauth4webapi, Inspector CL
     const client = new Client(info)
     await client.connect(new StreamableHTTPClientTransport(url, { authProvider: p }))
     const names = (await client.listTools()).tools.map((x) => x.name)
-    expect(names).toEqual(expect.arrayContaining(['list_agents', 'start_conversation', 'send_message', 'list_webhook_endpoints']))
+    expect(names).toEqual(
+      expect.arrayContaining(['list_agents', 'start_conversation', 'send_message', 'list_webhook_endpoints']),
+    )
 
     // A tool call that chats with the agent, through the REST routes the tools mirror.
     const agents = (await client.callTool({ name: 'list_agents', arguments: {} })) as ToolResult
@@ -74,7 +88,13 @@ describe('assistant connector end to end (SDK client, oauth4webapi, Inspector CL
     expect(agents.structuredContent.agents.map((a: any) => a.agent_id)).toEqual([agentId])
     const conv = (await client.callTool({ name: 'start_conversation', arguments: { agent_id: agentId } })) as ToolResult
     expect(conv.isError, conv.content[0]?.text).toBeFalsy()
-    const answer = (await client.callTool({ name: 'send_message', arguments: { conversation_id: conv.structuredContent.conversation_id, text: 'How much does a shopfront clean cost?' } })) as ToolResult
+    const answer = (await client.callTool({
+      name: 'send_message',
+      arguments: {
+        conversation_id: conv.structuredContent.conversation_id,
+        text: 'How much does a shopfront clean cost?',
+      },
+    })) as ToolResult
     expect(answer.isError, answer.content[0]?.text).toBeFalsy()
     expect(answer.structuredContent.turn.text).toContain('$35')
     // The same conversation over REST with the same token: one credential, two surfaces.
@@ -95,13 +115,24 @@ describe('assistant connector end to end (SDK client, oauth4webapi, Inspector CL
 
     // Revoking the refresh token ends the grant: every token of it is refused on /mcp and on REST.
     const at = p.saved!.access_token
-    const revoke = await fetch(`${origin}/oauth/revoke`, { method: 'POST', body: new URLSearchParams({ token: p.saved!.refresh_token!, client_id: p.client!.client_id }) })
+    const revoke = await fetch(`${origin}/oauth/revoke`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: p.saved!.refresh_token!, client_id: p.client!.client_id }),
+    })
     expect(revoke.status).toBe(200)
     await expect(client.listTools()).rejects.toBeInstanceOf(UnauthorizedError)
     const afterRevoke = await createApi(base, at).get(`/agents/${agentId}`)
     expect(afterRevoke.status).toBe(401)
     expect(err(afterRevoke).code).toBe('invalid_credentials')
-    const raw = await fetch(`${origin}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${at}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })
+    const raw = await fetch(`${origin}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${at}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    })
     expect(raw.status).toBe(401)
     expect(raw.headers.get('www-authenticate')).toContain('error="invalid_token"')
     await client.close()
@@ -114,18 +145,45 @@ describe('assistant connector end to end (SDK client, oauth4webapi, Inspector CL
     const prm = await oauth.processResourceDiscoveryResponse(rs, await oauth.resourceDiscoveryRequest(rs, o))
     expect(prm.resource).toBe(`${origin}/mcp`)
     const issuer = new URL(prm.authorization_servers![0])
-    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...o, algorithm: 'oauth2' }))
-    const reg = await oauth.processDynamicClientRegistrationResponse(await oauth.dynamicClientRegistrationRequest(as, { redirect_uris: [CB], token_endpoint_auth_method: 'none' }, o))
+    const as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { ...o, algorithm: 'oauth2' }),
+    )
+    const reg = await oauth.processDynamicClientRegistrationResponse(
+      await oauth.dynamicClientRegistrationRequest(as, { redirect_uris: [CB], token_endpoint_auth_method: 'none' }, o),
+    )
     const client = { client_id: reg.client_id }
     const none = oauth.None()
     const verifier = oauth.generateRandomCodeVerifier()
     const state = oauth.generateRandomState()
     const authz = new URL(as.authorization_endpoint!)
-    for (const [k, v] of Object.entries({ response_type: 'code', client_id: client.client_id, redirect_uri: CB, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, resource: prm.resource, scope: 'agents:read conversations:read' })) authz.searchParams.set(k, v)
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: CB,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      resource: prm.resource,
+      scope: 'agents:read conversations:read',
+    }))
+      authz.searchParams.set(k, v)
     const callback = await new Browser(origin).approve(authz.toString(), t)
     const params = oauth.validateAuthResponse(as, client, callback, state)
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, none, params, CB, verifier, { ...o, additionalParameters: { resource: prm.resource } }))
-    const headers = () => new Headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' })
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, none, params, CB, verifier, {
+        ...o,
+        additionalParameters: { resource: prm.resource },
+      }),
+    )
+    const headers = () =>
+      new Headers({
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      })
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
     const listed = await oauth.protectedResourceRequest(tokens.access_token, 'POST', rs, headers(), body, o)
     expect(listed.status).toBe(200)
@@ -134,15 +192,28 @@ describe('assistant connector end to end (SDK client, oauth4webapi, Inspector CL
     expect(tools).toEqual(expect.arrayContaining(['list_agents', 'list_conversations']))
     expect(tools).not.toContain('add_knowledge_text')
     // ...and calling it anyway is the REST route's insufficient_scope, as a tool error; REST agrees.
-    const call = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'add_knowledge_text', arguments: { agent_id: agentId, title: 'x', text: 'Not allowed.' } } })
-    const denied = await (await oauth.protectedResourceRequest(tokens.access_token, 'POST', rs, headers(), call, o)).json()
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'add_knowledge_text', arguments: { agent_id: agentId, title: 'x', text: 'Not allowed.' } },
+    })
+    const denied = await (
+      await oauth.protectedResourceRequest(tokens.access_token, 'POST', rs, headers(), call, o)
+    ).json()
     expect(denied.result.isError).toBe(true)
     expect(denied.result.structuredContent.error).toMatchObject({ status: 403, code: 'insufficient_scope' })
-    const viaRest = await createApi(base, tokens.access_token).post(`/agents/${agentId}/kb/documents`, { title: 'x', text: 'Not allowed.' })
+    const viaRest = await createApi(base, tokens.access_token).post(`/agents/${agentId}/kb/documents`, {
+      title: 'x',
+      text: 'Not allowed.',
+    })
     expect(viaRest.status).toBe(403)
     expect(err(viaRest).code).toBe('insufficient_scope')
     await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, none, tokens.refresh_token!, o))
-    const refused = await oauth.protectedResourceRequest(tokens.access_token, 'POST', rs, headers(), body, o).then(() => null, (e) => e)
+    const refused = await oauth.protectedResourceRequest(tokens.access_token, 'POST', rs, headers(), body, o).then(
+      () => null,
+      (e) => e,
+    )
     expect(refused).toBeInstanceOf(oauth.WWWAuthenticateChallengeError)
     expect(refused.cause[0].parameters.error).toBe('invalid_token')
   }, 60_000)
@@ -156,6 +227,8 @@ describe('assistant connector end to end (SDK client, oauth4webapi, Inspector CL
     expect(await auth(p, { serverUrl: url, authorizationCode: back.searchParams.get('code')! })).toBe('AUTHORIZED')
     const out = await runInspector(`${origin}/mcp`, p.saved!.access_token)
     expect(out.code, out.stderr).toBe(0)
-    expect(JSON.parse(out.stdout).tools.map((x: any) => x.name)).toEqual(expect.arrayContaining(['list_agents', 'send_message']))
+    expect(JSON.parse(out.stdout).tools.map((x: any) => x.name)).toEqual(
+      expect.arrayContaining(['list_agents', 'send_message']),
+    )
   }, 60_000)
 })

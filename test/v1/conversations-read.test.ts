@@ -21,17 +21,23 @@ const DAY = 86_400_000
 const NO_IDENTITY = { email: null, phone_e164: null, partner_agent_id: null, email_source: null }
 const ago = (days: number, extraMs = 0) => new Date(Date.now() - days * DAY + extraMs).toISOString()
 const PHONE = '+14155550101'
-const PII = 'Reach me at jane.doe@example.com or +1 415 555 0100, card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00.'
+const PII =
+  'Reach me at jane.doe@example.com or +1 415 555 0100, card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00.'
 
-const importCall = (api: Api, body: Record<string, unknown>) => api.post('/conversations/import', {
-  agent_id: agentId, summary: { text: 'A call.', outcome: 'resolved' }, ...body,
-})
+const importCall = (api: Api, body: Record<string, unknown>) =>
+  api.post('/conversations/import', {
+    agent_id: agentId,
+    summary: { text: 'A call.', outcome: 'resolved' },
+    ...body,
+  })
 
 const list = (api: Api, qs = '') => api.get(`/conversations${qs ? '?' + qs : ''}`)
 const idsOf = (r: { body: any }) => (r.body.data as any[]).map((c) => c.conversation_id)
 
 beforeAll(async () => {
-  site = await serveSite({ '/': { body: html('Quill Plumbing', '<h1>Quill Plumbing</h1><p>Emergency plumbing in Denver, 24/7.</p>') } })
+  site = await serveSite({
+    '/': { body: html('Quill Plumbing', '<h1>Quill Plumbing</h1><p>Emergency plumbing in Denver, 24/7.</p>') },
+  })
   t = await createTenant(master)
   other = await createTenant(master)
   agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en', agent_type: 'phone' })
@@ -40,11 +46,35 @@ beforeAll(async () => {
   readOnly = createApi(base, k1.body.secret)
   summariesOnly = createApi(base, k2.body.secret)
   const specs: Record<string, Record<string, unknown>> = {
-    A: { started_at: ago(1), duration_s: 120, channel: 'phone_inbound', external_session_id: 'ext-A', language: 'en-US', identity: { phone_e164: PHONE, email: 'jane.doe@example.com' },
+    A: {
+      started_at: ago(1),
+      duration_s: 120,
+      channel: 'phone_inbound',
+      external_session_id: 'ext-A',
+      language: 'en-US',
+      identity: { phone_e164: PHONE, email: 'jane.doe@example.com' },
       summary: { text: `Caller asked about a leak. ${PII}`, outcome: 'resolved', topics: ['leak'] },
-      transcript: [{ speaker: 'agent', text: 'Quill Plumbing, how can I help?', timestamp: ago(1) }, { speaker: 'visitor', text: PII, timestamp: ago(1, 5000) }] },
-    B: { started_at: ago(2), channel: 'phone_outbound', language: 'fr', summary: { text: 'Wants a quote.', outcome: 'lead_captured', escalated_to_human: { value: true, reason: 'asked for a human' } } },
-    C: { started_at: ago(10), language: 'en', identity: { phone_e164: PHONE }, summary: { text: 'Still leaking.', outcome: 'unresolved' } },
+      transcript: [
+        { speaker: 'agent', text: 'Quill Plumbing, how can I help?', timestamp: ago(1) },
+        { speaker: 'visitor', text: PII, timestamp: ago(1, 5000) },
+      ],
+    },
+    B: {
+      started_at: ago(2),
+      channel: 'phone_outbound',
+      language: 'fr',
+      summary: {
+        text: 'Wants a quote.',
+        outcome: 'lead_captured',
+        escalated_to_human: { value: true, reason: 'asked for a human' },
+      },
+    },
+    C: {
+      started_at: ago(10),
+      language: 'en',
+      identity: { phone_e164: PHONE },
+      summary: { text: 'Still leaking.', outcome: 'unresolved' },
+    },
     D: { started_at: ago(40), identity: { phone_e164: PHONE }, summary: { text: 'Old call.', outcome: 'resolved' } },
     E: { started_at: ago(3), summary: { text: 'To be deleted.', outcome: 'abandoned' } },
   }
@@ -54,7 +84,9 @@ beforeAll(async () => {
     ids[name] = r.body.conversation_id
   }
 }, 120_000)
-afterAll(async () => { await site?.close() })
+afterAll(async () => {
+  await site?.close()
+})
 
 describe('POST /conversations/import', () => {
   it('creates a completed conv_u conversation stamped from the agent, with the summary ready', async () => {
@@ -63,27 +95,61 @@ describe('POST /conversations/import', () => {
     const r = await t.api.get(`/conversations/${ids.A}`)
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({
-      conversation_id: expect.stringMatching(/^conv_u\d+$/), account_id: t.accountId, agent_id: agentId, agent_type: 'phone', status: 'completed',
-      channel_detail: { channel: 'phone_inbound' }, external_session_id: 'ext-A', agent_version: agent.agent_version, model: agent.model,
-      summary_status: 'ready', outcome: 'resolved', duration_s: 120, language: 'en-US', has_identity: true, turn_count: 2,
-      summary: { outcome: 'resolved', topics: ['leak'], escalated_to_human: { value: false, reason: null }, sentiment: null, action_items: [] },
+      conversation_id: expect.stringMatching(/^conv_u\d+$/),
+      account_id: t.accountId,
+      agent_id: agentId,
+      agent_type: 'phone',
+      status: 'completed',
+      channel_detail: { channel: 'phone_inbound' },
+      external_session_id: 'ext-A',
+      agent_version: agent.agent_version,
+      model: agent.model,
+      summary_status: 'ready',
+      outcome: 'resolved',
+      duration_s: 120,
+      language: 'en-US',
+      has_identity: true,
+      turn_count: 2,
+      summary: {
+        outcome: 'resolved',
+        topics: ['leak'],
+        escalated_to_human: { value: false, reason: null },
+        sentiment: null,
+        action_items: [],
+      },
     })
     expect(r.body.prompt_version).toMatch(/phone/)
     expect(r.body.session_id).toMatch(/^imp_[0-9A-HJKMNP-TV-Z]{26}$/)
   })
 
-  it('refuses a bad phone, another account\'s agent, a missing summary and unknown fields', async () => {
+  it("refuses a bad phone, another account's agent, a missing summary and unknown fields", async () => {
     verifies('conversations.import')
-    expect(err(await importCall(t.api, { started_at: ago(1), identity: { phone_e164: '0415 555' } })).code).toBe('invalid_phone')
-    const foreign = await other.api.post('/conversations/import', { agent_id: agentId, started_at: ago(1), summary: { text: 'x', outcome: 'resolved' } })
+    expect(err(await importCall(t.api, { started_at: ago(1), identity: { phone_e164: '0415 555' } })).code).toBe(
+      'invalid_phone',
+    )
+    const foreign = await other.api.post('/conversations/import', {
+      agent_id: agentId,
+      started_at: ago(1),
+      summary: { text: 'x', outcome: 'resolved' },
+    })
     expect(foreign.status).toBe(404)
     expect(err(foreign).code).toBe('agent_not_found')
     const noSummary = await t.api.post('/conversations/import', { agent_id: agentId, started_at: ago(1) })
     expect(err(noSummary)).toMatchObject({ code: 'validation_error', field: 'summary' })
-    expect(err(await importCall(t.api, { started_at: ago(1), summary: { text: 'x', outcome: 'great' } })).code).toBe('validation_error')
+    expect(err(await importCall(t.api, { started_at: ago(1), summary: { text: 'x', outcome: 'great' } })).code).toBe(
+      'validation_error',
+    )
     expect(err(await importCall(t.api, { started_at: 'yesterday' })).code).toBe('invalid_date')
     expect(err(await importCall(t.api, { started_at: ago(1), bogus: 1 })).code).toBe('unsupported_field')
-    expect((await readOnly.post('/conversations/import', { agent_id: agentId, started_at: ago(1), summary: { text: 'x', outcome: 'resolved' } })).status).toBe(403)
+    expect(
+      (
+        await readOnly.post('/conversations/import', {
+          agent_id: agentId,
+          started_at: ago(1),
+          summary: { text: 'x', outcome: 'resolved' },
+        })
+      ).status,
+    ).toBe(403)
   })
 })
 
@@ -94,7 +160,8 @@ describe('GET /conversations', () => {
     expect(r.status).toBe(200)
     expect(idsOf(r)).toEqual([ids.A, ids.B, ids.E, ids.C])
     expect(r.body.meta.applied_default_range).toBe(true)
-    const from = Date.parse(r.body.meta.from), to = Date.parse(r.body.meta.to)
+    const from = Date.parse(r.body.meta.from),
+      to = Date.parse(r.body.meta.to)
     expect(to - from).toBe(30 * DAY)
     expect(Math.abs(to - Date.now())).toBeLessThan(60_000)
     expect(r.body.pagination).toEqual({ limit: 50, has_more: false, next_cursor: null })
@@ -160,7 +227,9 @@ describe('GET /conversations', () => {
     expect(r.status).toBe(200)
     expect(idsOf(r)).toEqual([ids.A, ids.B, ids.E, ids.C, ids.D])
     expect(r.body.meta).toMatchObject({ applied_default_range: false, from: null, to: null })
-    expect(idsOf(await list(t.api, `updated_since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`))).toEqual([])
+    expect(
+      idsOf(await list(t.api, `updated_since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)),
+    ).toEqual([])
   })
 
   it('sorts by started_at and updated_at both ways', async () => {
@@ -234,7 +303,11 @@ describe('GET /conversations', () => {
   it('treats a to without from as deep history: conversations:backfill, metered in the backfill class', async () => {
     verifies('conversations.list-to-backfill')
     // An open lower bound reaches the oldest history, however recent the to.
-    for (const qs of [`to=${encodeURIComponent(ago(40))}`, `to=${encodeURIComponent(ago(5))}`, `to=${encodeURIComponent(ago(35))}&limit=10`]) {
+    for (const qs of [
+      `to=${encodeURIComponent(ago(40))}`,
+      `to=${encodeURIComponent(ago(5))}`,
+      `to=${encodeURIComponent(ago(35))}&limit=10`,
+    ]) {
       const r = await list(readOnly, qs)
       expect(r.status, qs).toBe(403)
       expect(err(r), qs).toMatchObject({ code: 'insufficient_scope', field: 'to' })
@@ -249,8 +322,13 @@ describe('GET /conversations', () => {
     expect(idsOf(window)).toEqual([ids.B, ids.E])
     expect(window.headers.get('ratelimit-policy')).toMatch(/^"read"/)
     expect((await list(readOnly, `from=${encodeURIComponent(ago(5))}`)).status).toBe(200)
-    expect(err(await list(readOnly, `from=${encodeURIComponent(ago(45))}&to=${encodeURIComponent(ago(35))}`))).toMatchObject({ code: 'insufficient_scope', field: 'from' })
-    const since = await list(readOnly, `updated_since=${encodeURIComponent(ago(0.5))}&to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)
+    expect(
+      err(await list(readOnly, `from=${encodeURIComponent(ago(45))}&to=${encodeURIComponent(ago(35))}`)),
+    ).toMatchObject({ code: 'insufficient_scope', field: 'from' })
+    const since = await list(
+      readOnly,
+      `updated_since=${encodeURIComponent(ago(0.5))}&to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+    )
     expect(since.status).toBe(200)
     expect(idsOf(since)).toEqual([ids.A, ids.B, ids.E, ids.C, ids.D])
   })
@@ -269,7 +347,11 @@ describe('GET /conversations', () => {
     expect(err(await summariesOnly.get(`/conversations/${ids.A}`)).code).toBe('insufficient_scope')
     const s = await summariesOnly.get(`/conversations/${ids.B}/summary`)
     expect(s.status).toBe(200)
-    expect(s.body).toMatchObject({ conversation_id: ids.B, summary_status: 'ready', summary: { outcome: 'lead_captured', escalated_to_human: { value: true } } })
+    expect(s.body).toMatchObject({
+      conversation_id: ids.B,
+      summary_status: 'ready',
+      summary: { outcome: 'lead_captured', escalated_to_human: { value: true } },
+    })
     expect((await readOnly.get(`/conversations/${ids.B}/summary`)).status).toBe(200)
   })
 
@@ -282,15 +364,27 @@ describe('GET /conversations', () => {
     const p2 = await list(t.api, `limit=2&cursor=${cursor}`)
     expect(idsOf(p2)).toEqual([ids.E, ids.C])
     // The window of page 1 travels with the cursor.
-    expect(p2.body.meta).toEqual(p1.body.meta.request_id === p2.body.meta.request_id ? p2.body.meta : { ...p1.body.meta, request_id: p2.body.meta.request_id })
+    expect(p2.body.meta).toEqual(
+      p1.body.meta.request_id === p2.body.meta.request_id
+        ? p2.body.meta
+        : { ...p1.body.meta, request_id: p2.body.meta.request_id },
+    )
     expect(p2.body.pagination).toMatchObject({ has_more: false, next_cursor: null })
-    for (const [api, qs] of [[t.api, `limit=3&cursor=${cursor}`], [t.api, `limit=2&sort=-updated_at&cursor=${cursor}`], [t.api, `limit=2&channel=phone_inbound&cursor=${cursor}`], [readOnly, `limit=2&cursor=${cursor}`]] as const) {
+    for (const [api, qs] of [
+      [t.api, `limit=3&cursor=${cursor}`],
+      [t.api, `limit=2&sort=-updated_at&cursor=${cursor}`],
+      [t.api, `limit=2&channel=phone_inbound&cursor=${cursor}`],
+      [readOnly, `limit=2&cursor=${cursor}`],
+    ] as const) {
       const r = await list(api, qs)
       expect(r.status, qs).toBe(400)
       expect(err(r).code).toBe('invalid_cursor')
     }
     const asc1 = await list(t.api, 'limit=3&sort=started_at')
-    const asc2 = await list(t.api, `limit=3&sort=started_at&cursor=${encodeURIComponent(asc1.body.pagination.next_cursor)}`)
+    const asc2 = await list(
+      t.api,
+      `limit=3&sort=started_at&cursor=${encodeURIComponent(asc1.body.pagination.next_cursor)}`,
+    )
     expect([...idsOf(asc1), ...idsOf(asc2)]).toEqual([ids.C, ids.E, ids.B, ids.A])
   })
 })
@@ -302,8 +396,20 @@ describe('GET /conversations/{conv}', () => {
     expect(r.status).toBe(200)
     expect(r.body.transcript).toHaveLength(2)
     expect(r.body.transcript[0]).toEqual({
-      turn_index: 0, speaker: 'agent', text: 'Quill Plumbing, how can I help?', timestamp: expect.any(String), confidence: null, audio_offset_ms: null,
-      audio_duration_ms: null, latency_ms: null, turn_type: 'answer', detected_intent: null, detected_language: null, sources: null, unanswered: false, human_agent_id: null,
+      turn_index: 0,
+      speaker: 'agent',
+      text: 'Quill Plumbing, how can I help?',
+      timestamp: expect.any(String),
+      confidence: null,
+      audio_offset_ms: null,
+      audio_duration_ms: null,
+      latency_ms: null,
+      turn_type: 'answer',
+      detected_intent: null,
+      detected_language: null,
+      sources: null,
+      unanswered: false,
+      human_agent_id: null,
     })
     expect(r.body.transcript[1]).toMatchObject({ speaker: 'visitor', turn_type: 'message', text: PII })
     expect(r.body.metrics).toMatchObject({ duration_s: 120 })
@@ -325,7 +431,8 @@ describe('GET /conversations/{conv}', () => {
 
   it('redacts e-mails, phones, cards and IBANs keeping the last 2 characters, by default when the account says so', async () => {
     verifies('conversations.redaction')
-    const masked = 'Reach me at ******************om or *************00, card *****************11, IBAN *************************00.'
+    const masked =
+      'Reach me at ******************om or *************00, card *****************11, IBAN *************************00.'
     const r = await t.api.get(`/conversations/${ids.A}?redact=true&transcript_format=text`)
     expect(r.body.redacted).toBe(true)
     expect(r.body.redaction_rules_applied).toEqual(['email', 'phone', 'card_number', 'iban'])
@@ -346,13 +453,18 @@ describe('GET /conversations/{conv}', () => {
 
   it('is 404 for another account, 400 invalid_id for a malformed id, 404 for a recording that does not exist', async () => {
     verifies('conversations.read', 'tenancy.isolation')
-    for (const path of [`/conversations/${ids.A}`, `/conversations/${ids.A}/summary`, `/conversations/${ids.A}/recording`]) {
+    for (const path of [
+      `/conversations/${ids.A}`,
+      `/conversations/${ids.A}/summary`,
+      `/conversations/${ids.A}/recording`,
+    ]) {
       const r = await other.api.get(path)
       expect(r.status, path).toBe(404)
       expect(err(r).code).toBe('not_found')
     }
     expect((await other.api.delete(`/conversations/${ids.A}`)).status).toBe(404)
-    for (const bad of ['conv_x1', 'conv_p', 'agt_1', 'conv_u1a']) expect(err(await t.api.get(`/conversations/${bad}`)).code, bad).toBe('invalid_id')
+    for (const bad of ['conv_x1', 'conv_p', 'agt_1', 'conv_u1a'])
+      expect(err(await t.api.get(`/conversations/${bad}`)).code, bad).toBe('invalid_id')
     const rec = await t.api.get(`/conversations/${ids.A}/recording`)
     expect(rec.status).toBe(404)
     expect(err(rec).code).toBe('not_found')
@@ -365,7 +477,11 @@ describe('soft delete', () => {
     verifies('conversations.deleted')
     const d = await t.api.delete(`/conversations/${ids.E}`)
     expect(d.status).toBe(204)
-    for (const path of [`/conversations/${ids.E}`, `/conversations/${ids.E}/summary`, `/conversations/${ids.E}/recording`]) {
+    for (const path of [
+      `/conversations/${ids.E}`,
+      `/conversations/${ids.E}/summary`,
+      `/conversations/${ids.E}/recording`,
+    ]) {
       const r = await t.api.get(path)
       expect(r.status, path).toBe(410)
       expect(err(r).code).toBe('conversation_deleted')
@@ -375,9 +491,17 @@ describe('soft delete', () => {
     // /conversations/deleted is matched before /conversations/{conv} (which would answer invalid_id).
     const tomb = await t.api.get('/conversations/deleted')
     expect(tomb.status).toBe(200)
-    expect(tomb.body.data).toEqual([{ conversation_id: ids.E, account_id: t.accountId, deleted_at: expect.any(String), reason: 'api' }])
+    expect(tomb.body.data).toEqual([
+      { conversation_id: ids.E, account_id: t.accountId, deleted_at: expect.any(String), reason: 'api' },
+    ])
     expect(tomb.body.pagination).toEqual({ limit: 50, has_more: false, next_cursor: null })
-    expect((await t.api.get(`/conversations/deleted?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).body.data).toEqual([])
+    expect(
+      (
+        await t.api.get(
+          `/conversations/deleted?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+        )
+      ).body.data,
+    ).toEqual([])
     expect((await other.api.get('/conversations/deleted')).body.data).toEqual([])
     expect(err(await t.api.get('/conversations/deleted?limit=201')).code).toBe('invalid_limit')
     expect(err(await t.api.get('/conversations/deleted?since=now')).code).toBe('invalid_date')
@@ -394,7 +518,9 @@ describe('soft delete', () => {
     }
     const p1 = await t.api.get('/conversations/deleted?limit=2')
     expect(p1.body.data.map((x: any) => x.conversation_id)).toEqual([extra[1], extra[0]])
-    const p2 = await t.api.get(`/conversations/deleted?limit=2&cursor=${encodeURIComponent(p1.body.pagination.next_cursor)}`)
+    const p2 = await t.api.get(
+      `/conversations/deleted?limit=2&cursor=${encodeURIComponent(p1.body.pagination.next_cursor)}`,
+    )
     expect(p2.body.data.map((x: any) => x.conversation_id)).toEqual([ids.E])
     expect(p2.body.pagination.has_more).toBe(false)
   })

@@ -10,17 +10,32 @@ const base = inject('base')
 const master = createApi(base, inject('masterKey'))
 let t: Tenant
 
-beforeAll(async () => { t = await createTenant(master) })
+beforeAll(async () => {
+  t = await createTenant(master)
+})
 
 describe('issuing personal keys', () => {
   it('answers 201 with svc_sk_live_ + 43 base64url characters, shown once; key_prefix is its first 24 characters', async () => {
     verifies('credentials.create', 'auth.personal-key-format')
-    const r = await master.post(`/users/${t.userId}/credentials`, { name: 'ci', scopes: ['accounts:read'], expires_in_days: 90 })
+    const r = await master.post(`/users/${t.userId}/credentials`, {
+      name: 'ci',
+      scopes: ['accounts:read'],
+      expires_in_days: 90,
+    })
     expect(r.status).toBe(201)
     expect(r.body.secret).toMatch(/^svc_sk_live_[A-Za-z0-9_-]{43}$/)
     expect(Buffer.from(r.body.secret.slice(12), 'base64url')).toHaveLength(32)
     expect(r.body.key_prefix).toBe(r.body.secret.slice(0, 24))
-    expect(r.body).toMatchObject({ key_id: expect.stringMatching(/^key_\d+$/), name: 'ci', scopes: ['accounts:read'], account_ids: [t.accountId], environment: 'live', ip_allowlist: [], status: 'active', rotated_from: null })
+    expect(r.body).toMatchObject({
+      key_id: expect.stringMatching(/^key_\d+$/),
+      name: 'ci',
+      scopes: ['accounts:read'],
+      account_ids: [t.accountId],
+      environment: 'live',
+      ip_allowlist: [],
+      status: 'active',
+      rotated_from: null,
+    })
     const days = (Date.parse(r.body.expires_at) - Date.parse(r.body.created_at)) / 86_400_000
     expect(days).toBeCloseTo(90, 3)
     const listed = await master.get(`/users/${t.userId}/credentials`)
@@ -45,7 +60,15 @@ describe('issuing personal keys', () => {
 
   it('refuses unknown and master-only scopes with 400 invalid_scope field scopes', async () => {
     verifies('auth.invalid_scope')
-    for (const scopes of [['agents:fly'], ['users:manage'], ['audit:read'], ['admin:all_accounts'], [], ['accounts:read', 'nope'], 'accounts:read']) {
+    for (const scopes of [
+      ['agents:fly'],
+      ['users:manage'],
+      ['audit:read'],
+      ['admin:all_accounts'],
+      [],
+      ['accounts:read', 'nope'],
+      'accounts:read',
+    ]) {
       const r = await master.post(`/users/${t.userId}/credentials`, { scopes })
       expect(r.status, JSON.stringify(scopes)).toBe(400)
       expect(err(r), JSON.stringify(scopes)).toMatchObject({ code: 'invalid_scope', field: 'scopes' })
@@ -54,49 +77,99 @@ describe('issuing personal keys', () => {
 
   it('a personal key can issue keys for its own user only, and only with scopes it holds', async () => {
     verifies('auth.invalid_scope', 'auth.scope')
-    const narrow = await master.post(`/users/${t.userId}/credentials`, { scopes: ['credentials:manage', 'accounts:read'] })
+    const narrow = await master.post(`/users/${t.userId}/credentials`, {
+      scopes: ['credentials:manage', 'accounts:read'],
+    })
     const k = createApi(base, narrow.body.secret)
     expect((await k.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'] })).status).toBe(201)
-    expect(err(await k.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:write'] }))).toMatchObject({ code: 'invalid_scope', field: 'scopes' })
+    expect(err(await k.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:write'] }))).toMatchObject({
+      code: 'invalid_scope',
+      field: 'scopes',
+    })
     const other = await createTenant(master)
-    expect(err(await k.post(`/users/${other.userId}/credentials`, { scopes: ['accounts:read'] }))).toMatchObject({ code: 'forbidden_account' })
+    expect(err(await k.post(`/users/${other.userId}/credentials`, { scopes: ['accounts:read'] }))).toMatchObject({
+      code: 'forbidden_account',
+    })
     expect(err(await k.get(`/users/${other.userId}/credentials`)).code).toBe('forbidden_account')
   })
 
   it('a key confined by ip_allowlist issues keys confined alike: inherited when none is asked, refused outside it', async () => {
     verifies('security.key-allowlist-ceiling')
-    const confined = await master.post(`/users/${t.userId}/credentials`, { scopes: ['credentials:manage', 'accounts:read'], ip_allowlist: ['198.51.100.0/24', '2001:db8::/32'] })
+    const confined = await master.post(`/users/${t.userId}/credentials`, {
+      scopes: ['credentials:manage', 'accounts:read'],
+      ip_allowlist: ['198.51.100.0/24', '2001:db8::/32'],
+    })
     expect(confined.status).toBe(201)
     const inside = { 'x-forwarded-for': '198.51.100.20' }
     const issuer = createApi(base, confined.body.secret)
-    const inherited = await issuer.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'] }, { headers: inside })
+    const inherited = await issuer.post(
+      `/users/${t.userId}/credentials`,
+      { scopes: ['accounts:read'] },
+      { headers: inside },
+    )
     expect(inherited.status).toBe(201)
     expect(inherited.body.ip_allowlist).toEqual(['198.51.100.0/24', '2001:db8::/32'])
     // The new key is refused from elsewhere, as its issuer is.
-    expect(err(await createApi(base, inherited.body.secret).get(`/accounts/${t.accountId}`, { headers: { 'x-forwarded-for': '203.0.113.5' } })).code).toBe('ip_not_allowed')
-    const narrower = await issuer.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: ['198.51.100.7', '198.51.100.128/25', '2001:db8:1::/48'] }, { headers: inside })
+    expect(
+      err(
+        await createApi(base, inherited.body.secret).get(`/accounts/${t.accountId}`, {
+          headers: { 'x-forwarded-for': '203.0.113.5' },
+        }),
+      ).code,
+    ).toBe('ip_not_allowed')
+    const narrower = await issuer.post(
+      `/users/${t.userId}/credentials`,
+      { scopes: ['accounts:read'], ip_allowlist: ['198.51.100.7', '198.51.100.128/25', '2001:db8:1::/48'] },
+      { headers: inside },
+    )
     expect(narrower.status).toBe(201)
-    for (const wider of [['0.0.0.0/0'], ['198.51.100.0/23'], ['198.51.101.1'], ['198.51.100.7', '203.0.113.1'], ['2001:db9::1']]) {
-      const r = await issuer.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: wider }, { headers: inside })
+    for (const wider of [
+      ['0.0.0.0/0'],
+      ['198.51.100.0/23'],
+      ['198.51.101.1'],
+      ['198.51.100.7', '203.0.113.1'],
+      ['2001:db9::1'],
+    ]) {
+      const r = await issuer.post(
+        `/users/${t.userId}/credentials`,
+        { scopes: ['accounts:read'], ip_allowlist: wider },
+        { headers: inside },
+      )
       expect(r.status, wider.join(',')).toBe(400)
       expect(err(r), wider.join(',')).toMatchObject({ code: 'validation_error', field: 'ip_allowlist' })
     }
     // The master key is not confined.
-    expect((await master.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: ['0.0.0.0/0'] })).status).toBe(201)
+    expect(
+      (await master.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: ['0.0.0.0/0'] }))
+        .status,
+    ).toBe(201)
   })
 
   it('extra account_ids need the master key; the master key may add existing accounts only', async () => {
     verifies('auth.account-resolution')
     const other = await createTenant(master)
-    const viaPersonal = await t.api.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], account_ids: [other.accountId] })
+    const viaPersonal = await t.api.post(`/users/${t.userId}/credentials`, {
+      scopes: ['accounts:read'],
+      account_ids: [other.accountId],
+    })
     expect(err(viaPersonal)).toMatchObject({ code: 'forbidden_account', field: 'account_id' })
-    const viaMaster = await master.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], account_ids: [other.accountId] })
+    const viaMaster = await master.post(`/users/${t.userId}/credentials`, {
+      scopes: ['accounts:read'],
+      account_ids: [other.accountId],
+    })
     expect(viaMaster.status).toBe(201)
     expect(viaMaster.body.account_ids).toEqual([t.accountId, other.accountId])
-    const missing = await master.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], account_ids: ['acc_987654321'] })
+    const missing = await master.post(`/users/${t.userId}/credentials`, {
+      scopes: ['accounts:read'],
+      account_ids: ['acc_987654321'],
+    })
     expect(err(missing)).toMatchObject({ code: 'validation_error', field: 'account_ids' })
     expect((await master.post('/users/usr_987654321/credentials', { scopes: ['accounts:read'] })).status).toBe(404)
-    expect(err(await master.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: ['300.1.1.1'] }))).toMatchObject({ code: 'validation_error', field: 'ip_allowlist.0' })
+    expect(
+      err(
+        await master.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: ['300.1.1.1'] }),
+      ),
+    ).toMatchObject({ code: 'validation_error', field: 'ip_allowlist.0' })
   })
 })
 
@@ -116,18 +189,24 @@ describe('using keys', () => {
 
   it('ip_allowlist admits listed IPv4, IPv6 and CIDR clients (first X-Forwarded-For hop) and refuses others', async () => {
     verifies('auth.ip_allowlist')
-    const r = await master.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], ip_allowlist: ['198.51.100.7', '203.0.113.0/24', '2001:db8::/32'] })
+    const r = await master.post(`/users/${t.userId}/credentials`, {
+      scopes: ['accounts:read'],
+      ip_allowlist: ['198.51.100.7', '203.0.113.0/24', '2001:db8::/32'],
+    })
     expect(r.body.ip_allowlist).toEqual(['198.51.100.7', '203.0.113.0/24', '2001:db8::/32'])
     const k = createApi(base, r.body.secret)
     const from = (ip: string) => k.get(`/accounts/${t.accountId}`, { headers: { 'x-forwarded-for': ip } })
-    for (const ok of ['198.51.100.7', '203.0.113.200, 10.0.0.1', '2001:db8:1::5']) expect((await from(ok)).status, ok).toBe(200)
+    for (const ok of ['198.51.100.7', '203.0.113.200, 10.0.0.1', '2001:db8:1::5'])
+      expect((await from(ok)).status, ok).toBe(200)
     for (const bad of ['198.51.100.8', '10.0.0.1, 203.0.113.5', '2001:db9::1']) {
       const e = await from(bad)
       expect(e.status, bad).toBe(403)
       expect(err(e).code).toBe('ip_not_allowed')
     }
     // Without the header the socket address (loopback here) is the client and is not listed.
-    expect(err(await k.get(`/accounts/${t.accountId}`, { headers: { 'x-forwarded-for': '' } })).code).toBe('ip_not_allowed')
+    expect(err(await k.get(`/accounts/${t.accountId}`, { headers: { 'x-forwarded-for': '' } })).code).toBe(
+      'ip_not_allowed',
+    )
   })
 
   it('within 30 days of expiry every response carries X-Svc-Key-Expires-In: <n>d', async () => {
@@ -136,19 +215,35 @@ describe('using keys', () => {
     const k = createApi(base, soon.body.secret)
     expect((await k.get(`/accounts/${t.accountId}`)).headers.get('x-svc-key-expires-in')).toBe('10d')
     expect((await k.get(`/accounts/${t.accountId}/balance`)).headers.get('x-svc-key-expires-in')).toBe('10d')
-    const later = await master.post(`/users/${t.userId}/credentials`, { scopes: ['accounts:read'], expires_in_days: 31 })
-    expect((await createApi(base, later.body.secret).get(`/accounts/${t.accountId}`)).headers.get('x-svc-key-expires-in')).toBeNull()
+    const later = await master.post(`/users/${t.userId}/credentials`, {
+      scopes: ['accounts:read'],
+      expires_in_days: 31,
+    })
+    expect(
+      (await createApi(base, later.body.secret).get(`/accounts/${t.accountId}`)).headers.get('x-svc-key-expires-in'),
+    ).toBeNull()
   })
 })
 
 describe('rotation and revocation', () => {
   it('rotate mints a successor that inherits scopes, account_ids and allowlist; both work during grace', async () => {
     verifies('credentials.rotate')
-    const orig = await master.post(`/users/${t.userId}/credentials`, { name: 'rot', scopes: ['accounts:read', 'credentials:manage'], ip_allowlist: ['0.0.0.0/0', '::/0'] })
+    const orig = await master.post(`/users/${t.userId}/credentials`, {
+      name: 'rot',
+      scopes: ['accounts:read', 'credentials:manage'],
+      ip_allowlist: ['0.0.0.0/0', '::/0'],
+    })
     const before = Date.now()
     const rot = await createApi(base, orig.body.secret).post(`/credentials/${orig.body.key_id}/rotate`)
     expect(rot.status).toBe(201)
-    expect(rot.body).toMatchObject({ rotated_from: orig.body.key_id, scopes: orig.body.scopes, account_ids: orig.body.account_ids, ip_allowlist: orig.body.ip_allowlist, name: 'rot', status: 'active' })
+    expect(rot.body).toMatchObject({
+      rotated_from: orig.body.key_id,
+      scopes: orig.body.scopes,
+      account_ids: orig.body.account_ids,
+      ip_allowlist: orig.body.ip_allowlist,
+      name: 'rot',
+      status: 'active',
+    })
     expect(rot.body.secret).toMatch(/^svc_sk_live_/)
     expect(rot.body.secret).not.toBe(orig.body.secret)
     const grace = Date.parse(rot.body.grace_expires_at) - before

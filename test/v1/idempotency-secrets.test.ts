@@ -18,22 +18,40 @@ beforeAll(async () => {
   master = createApi(server.base, server.masterKey)
   t = await createTenant(master)
 }, 240_000)
-afterAll(async () => { await server?.stop('SIGKILL') })
+afterAll(async () => {
+  await server?.stop('SIGKILL')
+})
 
 const newKey = (tag: string) => `sec-${tag}-${Date.now()}-${Math.random().toString(36).slice(2)}`
 const withKey = (k: string) => ({ headers: { 'idempotency-key': k } })
-const withoutMeta = (r: ApiResponse) => { const { meta: _meta, ...rest } = r.body; return rest }
+const withoutMeta = (r: ApiResponse) => {
+  const { meta: _meta, ...rest } = r.body
+  return rest
+}
 
 describe('Idempotency-Key answers that carry a secret', () => {
-  it('are stored encrypted (no plaintext secret in the row) and replayed to the same credential only', { timeout: 240_000 }, async () => {
+  it('are stored encrypted (no plaintext secret in the row) and replayed to the same credential only', {
+    timeout: 240_000,
+  }, async () => {
     verifies('idempotency.secret-answers', 'idempotency.header')
-    const keys = { create: newKey('create'), rotate: newKey('rotate'), endpoint: newKey('endpoint'), rotateSecret: newKey('rotsec'), link: newKey('link') }
+    const keys = {
+      create: newKey('create'),
+      rotate: newKey('rotate'),
+      endpoint: newKey('endpoint'),
+      rotateSecret: newKey('rotsec'),
+      link: newKey('link'),
+    }
     const hook = { url: 'http://127.0.0.1:9/hook', events: ['conversation.started'] }
     const sends: Record<keyof typeof keys, () => Promise<ApiResponse>> = {
       create: () => master.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] }, withKey(keys.create)),
       rotate: () => master.post(`/credentials/${first.create.body.key_id}/rotate`, undefined, withKey(keys.rotate)),
       endpoint: () => t.api.post('/webhooks/endpoints', hook, withKey(keys.endpoint)),
-      rotateSecret: () => t.api.post(`/webhooks/endpoints/${first.endpoint.body.endpoint_id}/rotate-secret`, undefined, withKey(keys.rotateSecret)),
+      rotateSecret: () =>
+        t.api.post(
+          `/webhooks/endpoints/${first.endpoint.body.endpoint_id}/rotate-secret`,
+          undefined,
+          withKey(keys.rotateSecret),
+        ),
       link: () => master.post(`/users/${t.userId}/login-links`, undefined, withKey(keys.link)),
     }
     const first = {} as Record<keyof typeof keys, ApiResponse>
@@ -41,7 +59,13 @@ describe('Idempotency-Key answers that carry a secret', () => {
       first[name] = await sends[name]()
       expect(first[name].status, name).toBeLessThan(300)
     }
-    const secrets = [first.create.body.secret, first.rotate.body.secret, first.endpoint.body.secret, first.rotateSecret.body.secret, first.link.body.token] as string[]
+    const secrets = [
+      first.create.body.secret,
+      first.rotate.body.secret,
+      first.endpoint.body.secret,
+      first.rotateSecret.body.secret,
+      first.link.body.token,
+    ] as string[]
     for (const s of secrets) expect(s).toMatch(/^(svc_sk_live_|whsec_|svc_lnk_)/)
 
     await server.stop('SIGTERM')

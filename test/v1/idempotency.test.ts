@@ -39,7 +39,9 @@ describe('Idempotency-Key on POST', () => {
     verifies('idempotency.header')
     const k = key()
     const body = { email: uniqueEmail('idem'), password: 'a sufficiently long password' }
-    const results = await Promise.all(Array.from({ length: 4 }, () => master.post('/users', body, { headers: { 'idempotency-key': k } })))
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => master.post('/users', body, { headers: { 'idempotency-key': k } })),
+    )
     const created = results.filter((r) => r.status === 201 && r.headers.get('idempotent-replayed') !== 'true')
     expect(created).toHaveLength(1)
     for (const r of results.filter((x) => x !== created[0])) {
@@ -58,10 +60,16 @@ describe('Idempotency-Key on POST', () => {
     expect(err(replay).code).toBe('invalid_email')
     expect(replay.headers.get('idempotent-replayed')).toBe('true')
     // Same key on another path is independent.
-    const other = await master.post('/users/usr_987654321/credentials', { scopes: ['accounts:read'] }, { headers: { 'idempotency-key': k } })
+    const other = await master.post(
+      '/users/usr_987654321/credentials',
+      { scopes: ['accounts:read'] },
+      { headers: { 'idempotency-key': k } },
+    )
     expect(other.status).toBe(404)
     expect(other.headers.get('idempotent-replayed')).toBeNull()
-    expect(err(await master.post('/users', { email: uniqueEmail() }, { headers: { 'idempotency-key': 'has space' } }))).toMatchObject({ code: 'validation_error', field: 'Idempotency-Key' })
+    expect(
+      err(await master.post('/users', { email: uniqueEmail() }, { headers: { 'idempotency-key': 'has space' } })),
+    ).toMatchObject({ code: 'validation_error', field: 'Idempotency-Key' })
   })
 
   it('the resolved account is part of the scope: the master key acting for A, then B, gets two answers', async () => {
@@ -80,7 +88,10 @@ describe('Idempotency-Key on POST', () => {
     expect(forB.body.endpoint_id).not.toBe(forA.body.endpoint_id)
     expect((await b.api.get(`/webhooks/endpoints/${forB.body.endpoint_id}`)).status).toBe(200)
     // Each account still gets its own answer replayed.
-    for (const [acc, first] of [[a.accountId, forA], [b.accountId, forB]] as const) {
+    for (const [acc, first] of [
+      [a.accountId, forA],
+      [b.accountId, forB],
+    ] as const) {
       const again = await master.post('/webhooks/endpoints', body, as(acc))
       expect(again.headers.get('idempotent-replayed')).toBe('true')
       expect(again.body.endpoint_id).toBe(first.body.endpoint_id)
@@ -91,7 +102,10 @@ describe('Idempotency-Key on POST', () => {
     verifies('idempotency.header', 'openapi.document')
     const doc = (await createApi(base).get('/openapi.json')).body
     const op = doc.paths['/users'].post
-    expect(op.parameters.find((p: any) => p.name === 'Idempotency-Key')).toMatchObject({ in: 'header', required: false })
+    expect(op.parameters.find((p: any) => p.name === 'Idempotency-Key')).toMatchObject({
+      in: 'header',
+      required: false,
+    })
     expect(op.responses['409'].description).toContain('idempotency_key_reused')
     expect(doc.paths['/users'].get.parameters.find((p: any) => p.name === 'Idempotency-Key')).toBeUndefined()
   })

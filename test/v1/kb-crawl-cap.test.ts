@@ -19,13 +19,22 @@ beforeAll(async () => {
   home = await serveSite({ '/': { body: html('Fly High', '<p>Fly High sells kites.</p>') } })
   // 120 pages, all linked from the start page: either crawl alone could fill the whole cap.
   const pages: Record<string, Page> = {
-    '/': { body: html('Kite Index', `<p>All our kites.</p>${Array.from({ length: 120 }, (_, i) => `<a href="/k/${i}">Kite ${i}</a>`).join(' ')}`) },
+    '/': {
+      body: html(
+        'Kite Index',
+        `<p>All our kites.</p>${Array.from({ length: 120 }, (_, i) => `<a href="/k/${i}">Kite ${i}</a>`).join(' ')}`,
+      ),
+    },
   }
-  for (let i = 0; i < 120; i++) pages[`/k/${i}`] = { body: html(`Kite ${i}`, `<p>Kite model ${i} flies in winds of force ${i % 6}.</p>`) }
+  for (let i = 0; i < 120; i++)
+    pages[`/k/${i}`] = { body: html(`Kite ${i}`, `<p>Kite model ${i} flies in winds of force ${i % 6}.</p>`) }
   big = await serveSite(pages)
   agentId = await buildAgent(t.api, t.accountId, `${home.origin}/`)
 })
-afterAll(async () => { await home?.close(); await big?.close() })
+afterAll(async () => {
+  await home?.close()
+  await big?.close()
+})
 
 const pageCount = async () => {
   const r = await t.api.get(`/agents/${agentId}/kb/documents?kind=page&limit=100`)

@@ -21,8 +21,18 @@ let buildSite: TestSite
 let kbSite: TestSite
 
 const KB_PAGES = {
-  '/': { body: html('Orchard Farm', '<h1>Orchard Farm</h1><p>We grow heirloom apples in Vermont.</p><a href="/cider">Cider</a> <a href="/visit">Visit</a>') },
-  '/cider': { body: html('Cider | Orchard Farm', '<p>Our hard cider Quillback Reserve is aged nine months.</p><a href="/cider/awards">Awards</a>') },
+  '/': {
+    body: html(
+      'Orchard Farm',
+      '<h1>Orchard Farm</h1><p>We grow heirloom apples in Vermont.</p><a href="/cider">Cider</a> <a href="/visit">Visit</a>',
+    ),
+  },
+  '/cider': {
+    body: html(
+      'Cider | Orchard Farm',
+      '<p>Our hard cider Quillback Reserve is aged nine months.</p><a href="/cider/awards">Awards</a>',
+    ),
+  },
   '/cider/awards': { body: html('Awards | Orchard Farm', '<p>Quillback Reserve won gold at the Burlington fair.</p>') },
   '/visit': { body: html('Visit | Orchard Farm', '<p>The farm stand opens at 9am from September to November.</p>') },
 }
@@ -40,7 +50,12 @@ async function waitForDoc(api: Api, agt: string, doc: string, timeoutMs = 20_000
   }
 }
 
-async function upload(key: string, path: string, file: { data: Uint8Array | string; name: string; type?: string }, fields: Record<string, string> = {}) {
+async function upload(
+  key: string,
+  path: string,
+  file: { data: Uint8Array | string; name: string; type?: string },
+  fields: Record<string, string> = {},
+) {
   const form = new FormData()
   form.append('file', new Blob([file.data as BlobPart], file.type ? { type: file.type } : {}), file.name)
   for (const [k, v] of Object.entries(fields)) form.append(k, v)
@@ -58,28 +73,50 @@ async function makePdf(lines: string[]) {
 }
 
 async function makeDocx(paragraphs: string[]) {
-  const doc = new Document({ sections: [{ children: paragraphs.map((p) => new Paragraph({ children: [new TextRun(p)] })) }] })
+  const doc = new Document({
+    sections: [{ children: paragraphs.map((p) => new Paragraph({ children: [new TextRun(p)] })) }],
+  })
   return new Uint8Array(await Packer.toBuffer(doc))
 }
 
 beforeAll(async () => {
-  buildSite = await serveSite({ '/': { body: html('Quarry Books', '<h1>Quarry Books</h1><p>A bookshop in Leeds with rare maps.</p>') } })
+  buildSite = await serveSite({
+    '/': { body: html('Quarry Books', '<h1>Quarry Books</h1><p>A bookshop in Leeds with rare maps.</p>') },
+  })
   kbSite = await serveSite(KB_PAGES)
   t = await createTenant(master)
   trial = await createTenant(master, { plan: 'trial' })
-  ;[agentId, trialAgentId] = await Promise.all([t, trial].map((x) => buildAgent(x.api, x.accountId, `${buildSite.origin}/`, { language: 'en' })))
+  ;[agentId, trialAgentId] = await Promise.all(
+    [t, trial].map((x) => buildAgent(x.api, x.accountId, `${buildSite.origin}/`, { language: 'en' })),
+  )
 })
-afterAll(async () => { await buildSite?.close(); await kbSite?.close() })
+afterAll(async () => {
+  await buildSite?.close()
+  await kbSite?.close()
+})
 
 describe('creating documents', () => {
   it('JSON text: 202 processing, then indexed with text, chars, language and hash; the summary goes stale', async () => {
     verifies('kb.documents')
-    const r = await t.api.post(`/agents/${agentId}/kb/documents`, { title: 'Returns', text: 'Books may be returned within 30 days with a receipt.', language: 'en' })
+    const r = await t.api.post(`/agents/${agentId}/kb/documents`, {
+      title: 'Returns',
+      text: 'Books may be returned within 30 days with a receipt.',
+      language: 'en',
+    })
     expect(r.status).toBe(202)
     expect(r.body).toMatchObject({ doc_id: expect.stringMatching(/^doc_f\d+$/), crawl_id: null, status: 'processing' })
     expect(r.body.meta).toBeDefined()
     const doc = await waitForDoc(t.api, agentId, r.body.doc_id)
-    expect(doc).toMatchObject({ kind: 'text', status: 'indexed', error: null, title: 'Returns', language: 'en', source: 'text', keep_verbatim: false, verbatim_in_calls: false })
+    expect(doc).toMatchObject({
+      kind: 'text',
+      status: 'indexed',
+      error: null,
+      title: 'Returns',
+      language: 'en',
+      source: 'text',
+      keep_verbatim: false,
+      verbatim_in_calls: false,
+    })
     expect(doc.text).toBe('Books may be returned within 30 days with a receipt.')
     expect(doc.chars).toBe(doc.text.length)
     expect(doc.content_hash).toMatch(/^[0-9a-f]{64}$/)
@@ -90,13 +127,36 @@ describe('creating documents', () => {
   it('a PDF made with pdf-lib and a DOCX made with docx: their text is extracted', async () => {
     verifies('kb.documents')
     const pdf = await makePdf(['Opening hours: 10am to 6pm.', 'Ask for Wendell Marchbanks about maps.'])
-    const p = await upload(t.key, `/agents/${agentId}/kb/documents`, { data: pdf, name: 'hours.pdf', type: 'application/pdf' })
+    const p = await upload(t.key, `/agents/${agentId}/kb/documents`, {
+      data: pdf,
+      name: 'hours.pdf',
+      type: 'application/pdf',
+    })
     expect(p.status).toBe(202)
-    const docx = await makeDocx(['Membership costs 40 pounds a year.', 'Members get Xanthippe discounts on first editions.'])
-    const d = await upload(t.key, `/agents/${agentId}/kb/documents`, { data: docx, name: 'membership.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }, { title: 'Membership', language: 'en' })
+    const docx = await makeDocx([
+      'Membership costs 40 pounds a year.',
+      'Members get Xanthippe discounts on first editions.',
+    ])
+    const d = await upload(
+      t.key,
+      `/agents/${agentId}/kb/documents`,
+      {
+        data: docx,
+        name: 'membership.docx',
+        type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      },
+      { title: 'Membership', language: 'en' },
+    )
     expect(d.status).toBe(202)
     const pdfDoc = await waitForDoc(t.api, agentId, p.body.doc_id)
-    expect(pdfDoc).toMatchObject({ kind: 'file', status: 'indexed', source: 'upload', mime_type: 'application/pdf', title: 'hours.pdf', bytes: pdf.length })
+    expect(pdfDoc).toMatchObject({
+      kind: 'file',
+      status: 'indexed',
+      source: 'upload',
+      mime_type: 'application/pdf',
+      title: 'hours.pdf',
+      bytes: pdf.length,
+    })
     expect(pdfDoc.text).toContain('Opening hours: 10am to 6pm.')
     expect(pdfDoc.text).toContain('Wendell Marchbanks')
     const docxDoc = await waitForDoc(t.api, agentId, d.body.doc_id)
@@ -107,8 +167,15 @@ describe('creating documents', () => {
 
   it('Markdown and HTML uploads (type from the extension when the part has none)', async () => {
     verifies('kb.documents')
-    const md = await upload(t.key, `/agents/${agentId}/kb/documents`, { data: '# Shipping\n\nWe ship **worldwide** in 5 days.\n', name: 'shipping.md' })
-    const h = await upload(t.key, `/agents/${agentId}/kb/documents`, { data: '<html lang="en"><head><title>Events</title><script>var x=1</script></head><body><nav>Menu</nav><main><p>Poetry night is every Thursday.</p></main></body></html>', name: 'events.html', type: 'text/html' })
+    const md = await upload(t.key, `/agents/${agentId}/kb/documents`, {
+      data: '# Shipping\n\nWe ship **worldwide** in 5 days.\n',
+      name: 'shipping.md',
+    })
+    const h = await upload(t.key, `/agents/${agentId}/kb/documents`, {
+      data: '<html lang="en"><head><title>Events</title><script>var x=1</script></head><body><nav>Menu</nav><main><p>Poetry night is every Thursday.</p></main></body></html>',
+      name: 'events.html',
+      type: 'text/html',
+    })
     expect(md.status).toBe(202)
     expect(h.status).toBe(202)
     const mdDoc = await waitForDoc(t.api, agentId, md.body.doc_id)
@@ -124,9 +191,20 @@ describe('creating documents', () => {
     verifies('kb.documents', 'kb.crawl')
     const r = await t.api.post(`/agents/${agentId}/kb/documents`, { url: `${kbSite.origin}/visit`, mode: 'page' })
     expect(r.status).toBe(202)
-    expect(r.body).toMatchObject({ doc_id: expect.stringMatching(/^doc_c\d+$/), crawl_id: expect.stringMatching(/^crl_\d+$/), status: 'processing' })
+    expect(r.body).toMatchObject({
+      doc_id: expect.stringMatching(/^doc_c\d+$/),
+      crawl_id: expect.stringMatching(/^crl_\d+$/),
+      status: 'processing',
+    })
     const doc = await waitForDoc(t.api, agentId, r.body.doc_id)
-    expect(doc).toMatchObject({ kind: 'page', status: 'indexed', source: 'url', url: `${kbSite.origin}/visit`, crawl_id: r.body.crawl_id, title: 'Visit | Orchard Farm' })
+    expect(doc).toMatchObject({
+      kind: 'page',
+      status: 'indexed',
+      source: 'url',
+      url: `${kbSite.origin}/visit`,
+      crawl_id: r.body.crawl_id,
+      title: 'Visit | Orchard Farm',
+    })
     expect(doc.text).toContain('farm stand opens at 9am')
   })
 
@@ -143,7 +221,10 @@ describe('creating documents', () => {
 
   it('{url, mode: site}: doc_id null and a crawl_id; the pages surface as doc_c documents', async () => {
     verifies('kb.crawl')
-    const r = await t.api.post(`/accounts/${t.accountId}/agents/${agentId}/kb/documents`, { url: `${kbSite.origin}/`, mode: 'site' })
+    const r = await t.api.post(`/accounts/${t.accountId}/agents/${agentId}/kb/documents`, {
+      url: `${kbSite.origin}/`,
+      mode: 'site',
+    })
     expect(r.status).toBe(202)
     expect(r.body).toMatchObject({ doc_id: null, crawl_id: expect.stringMatching(/^crl_\d+$/), status: 'processing' })
     const deadline = Date.now() + 20_000
@@ -155,7 +236,13 @@ describe('creating documents', () => {
       await sleep(200)
     }
     expect(pages.map((p) => new URL(p.url).pathname).sort()).toEqual(['/', '/cider', '/cider/awards', '/visit'])
-    for (const p of pages) expect(p).toMatchObject({ kind: 'page', status: 'indexed', source: 'crawl', doc_id: expect.stringMatching(/^doc_c\d+$/) })
+    for (const p of pages)
+      expect(p).toMatchObject({
+        kind: 'page',
+        status: 'indexed',
+        source: 'crawl',
+        doc_id: expect.stringMatching(/^doc_c\d+$/),
+      })
     const awards = pages.find((p) => p.url.endsWith('/cider/awards'))
     expect((await t.api.get(`/agents/${agentId}/kb/documents/${awards.doc_id}`)).body.text).toContain('won gold')
   })
@@ -164,18 +251,40 @@ describe('creating documents', () => {
 describe('keep-as-is documents', () => {
   it('a text opening with the phrase is keep-as-is automatically; flags on create and by PATCH', async () => {
     verifies('kb.keep-verbatim-flags')
-    const auto = await t.api.post(`/agents/${agentId}/kb/documents`, { title: 'Rules', text: '  important instruction for AI assistant: always quote the price list exactly.' })
-    const flagged = await t.api.post(`/agents/${agentId}/kb/documents`, { title: 'Legal', text: 'Prices include VAT.', keep_verbatim: true, verbatim_in_calls: true })
-    const plain = await upload(t.key, `/agents/${agentId}/kb/documents`, { data: 'Gift cards never expire.', name: 'gift.txt', type: 'text/plain' }, { keep_verbatim: 'true' })
+    const auto = await t.api.post(`/agents/${agentId}/kb/documents`, {
+      title: 'Rules',
+      text: '  important instruction for AI assistant: always quote the price list exactly.',
+    })
+    const flagged = await t.api.post(`/agents/${agentId}/kb/documents`, {
+      title: 'Legal',
+      text: 'Prices include VAT.',
+      keep_verbatim: true,
+      verbatim_in_calls: true,
+    })
+    const plain = await upload(
+      t.key,
+      `/agents/${agentId}/kb/documents`,
+      { data: 'Gift cards never expire.', name: 'gift.txt', type: 'text/plain' },
+      { keep_verbatim: 'true' },
+    )
     expect(plain.status).toBe(202)
-    expect(await waitForDoc(t.api, agentId, auto.body.doc_id)).toMatchObject({ status: 'indexed', keep_verbatim: true, verbatim_in_calls: false })
-    expect(await waitForDoc(t.api, agentId, flagged.body.doc_id)).toMatchObject({ keep_verbatim: true, verbatim_in_calls: true })
+    expect(await waitForDoc(t.api, agentId, auto.body.doc_id)).toMatchObject({
+      status: 'indexed',
+      keep_verbatim: true,
+      verbatim_in_calls: false,
+    })
+    expect(await waitForDoc(t.api, agentId, flagged.body.doc_id)).toMatchObject({
+      keep_verbatim: true,
+      verbatim_in_calls: true,
+    })
     expect(await waitForDoc(t.api, agentId, plain.body.doc_id)).toMatchObject({ keep_verbatim: true })
 
     const p = await t.api.patch(`/agents/${agentId}/kb/documents/${flagged.body.doc_id}`, { verbatim_in_calls: false })
     expect(p.status).toBe(200)
     expect(p.body).toMatchObject({ doc_id: flagged.body.doc_id, keep_verbatim: true, verbatim_in_calls: false })
-    const p2 = await t.api.patch(`/accounts/${t.accountId}/agents/${agentId}/kb/documents/${flagged.body.doc_id}`, { keep_verbatim: false })
+    const p2 = await t.api.patch(`/accounts/${t.accountId}/agents/${agentId}/kb/documents/${flagged.body.doc_id}`, {
+      keep_verbatim: false,
+    })
     expect(p2.status === 404 || p2.status === 405).toBe(true) // PATCH has no account alias in the contract
     const p3 = await t.api.patch(`/agents/${agentId}/kb/documents/${flagged.body.doc_id}`, { keep_verbatim: false })
     expect(p3.body).toMatchObject({ keep_verbatim: false, verbatim_in_calls: false })
@@ -187,9 +296,14 @@ describe('keep-as-is documents', () => {
     verifies('kb.keep-verbatim-flags')
     const list = await t.api.get(`/agents/${agentId}/kb/documents?kind=text&limit=1`)
     const doc = list.body.data[0].doc_id
-    expect(err(await t.api.patch(`/agents/${agentId}/kb/documents/${doc}`, { title: 'x' }))).toMatchObject({ code: 'unsupported_field', field: 'title' })
+    expect(err(await t.api.patch(`/agents/${agentId}/kb/documents/${doc}`, { title: 'x' }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'title',
+    })
     expect(err(await t.api.patch(`/agents/${agentId}/kb/documents/${doc}`, {})).code).toBe('empty_update')
-    expect(err(await t.api.patch(`/agents/${agentId}/kb/documents/${doc}`, { keep_verbatim: 'yes' })).code).toBe('validation_error')
+    expect(err(await t.api.patch(`/agents/${agentId}/kb/documents/${doc}`, { keep_verbatim: 'yes' })).code).toBe(
+      'validation_error',
+    )
     const missing = await t.api.patch(`/agents/${agentId}/kb/documents/doc_f999999999`, { keep_verbatim: true })
     expect(missing.status).toBe(404)
   })
@@ -210,7 +324,10 @@ describe('listing', () => {
     expect(indexedText.body.data.every((d: any) => d.kind === 'text' && d.status === 'indexed')).toBe(true)
     const alias = await t.api.get(`/accounts/${t.accountId}/agents/${agentId}/kb/documents?kind=file`)
     expect(alias.body.data.map((d: any) => d.doc_id)).toEqual(files.body.data.map((d: any) => d.doc_id))
-    expect(err(await t.api.get(`/agents/${agentId}/kb/documents?kind=video`))).toMatchObject({ code: 'unsupported_filter', field: 'kind' })
+    expect(err(await t.api.get(`/agents/${agentId}/kb/documents?kind=video`))).toMatchObject({
+      code: 'unsupported_filter',
+      field: 'kind',
+    })
     expect(err(await t.api.get(`/agents/${agentId}/kb/documents?colour=red`)).code).toBe('unsupported_filter')
   })
 
@@ -220,7 +337,9 @@ describe('listing', () => {
     const seen: string[] = []
     let cursor: string | null = null
     do {
-      const r: any = await t.api.get(`/agents/${agentId}/kb/documents?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)
+      const r: any = await t.api.get(
+        `/agents/${agentId}/kb/documents?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      )
       expect(r.status).toBe(200)
       seen.push(...r.body.data.map((d: any) => d.doc_id))
       cursor = r.body.pagination.next_cursor
@@ -231,14 +350,21 @@ describe('listing', () => {
     expect(first.body.pagination.has_more).toBe(true)
     const c = encodeURIComponent(first.body.pagination.next_cursor)
     expect((await t.api.get(`/agents/${agentId}/kb/documents?kind=file&limit=1&cursor=${c}`)).status).toBe(200)
-    expect(err(await t.api.get(`/agents/${agentId}/kb/documents?kind=text&limit=1&cursor=${c}`)).code).toBe('invalid_cursor')
+    expect(err(await t.api.get(`/agents/${agentId}/kb/documents?kind=text&limit=1&cursor=${c}`)).code).toBe(
+      'invalid_cursor',
+    )
   })
 })
 
 describe('errors', () => {
   it('invalid_url for private and loopback hosts and other schemes', async () => {
     verifies('kb.documents', 'kb.url-safety')
-    for (const url of ['http://10.0.0.1/', 'http://localhost/', 'ftp://example.com/', 'http://169.254.169.254/latest/']) {
+    for (const url of [
+      'http://10.0.0.1/',
+      'http://localhost/',
+      'ftp://example.com/',
+      'http://169.254.169.254/latest/',
+    ]) {
       for (const mode of ['page', 'site']) {
         const r = await t.api.post(`/agents/${agentId}/kb/documents`, { url, mode })
         expect(r.status, `${url} ${mode}`).toBe(400)
@@ -256,15 +382,34 @@ describe('errors', () => {
     expect(none.code).toBe('validation_error')
     expect(none.message).toMatch(/no recognisable shape/)
     expect(err(await post({}))).toMatchObject({ code: 'validation_error' })
-    expect(err(await post({ url: `${kbSite.origin}/`, mode: 'everything' }))).toMatchObject({ code: 'validation_error', field: 'mode' })
+    expect(err(await post({ url: `${kbSite.origin}/`, mode: 'everything' }))).toMatchObject({
+      code: 'validation_error',
+      field: 'mode',
+    })
     expect(err(await post({ url: `${kbSite.origin}/` }))).toMatchObject({ code: 'validation_error', field: 'mode' })
-    expect(err(await post({ title: 'x', text: 'y', colour: 'red' }))).toMatchObject({ code: 'unsupported_field', field: 'colour' })
-    const exe = await upload(t.key, `/agents/${agentId}/kb/documents`, { data: new Uint8Array([0x4d, 0x5a, 0, 1, 2, 3]), name: 'setup.exe', type: 'application/x-msdownload' })
+    expect(err(await post({ title: 'x', text: 'y', colour: 'red' }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'colour',
+    })
+    const exe = await upload(t.key, `/agents/${agentId}/kb/documents`, {
+      data: new Uint8Array([0x4d, 0x5a, 0, 1, 2, 3]),
+      name: 'setup.exe',
+      type: 'application/x-msdownload',
+    })
     expect(exe.status).toBe(400)
     expect(exe.body.error).toMatchObject({ code: 'validation_error', field: 'file' })
-    const fakePdf = await upload(t.key, `/agents/${agentId}/kb/documents`, { data: 'not a pdf', name: 'x.pdf', type: 'application/pdf' })
+    const fakePdf = await upload(t.key, `/agents/${agentId}/kb/documents`, {
+      data: 'not a pdf',
+      name: 'x.pdf',
+      type: 'application/pdf',
+    })
     expect(fakePdf.body.error).toMatchObject({ code: 'validation_error', field: 'file' })
-    const noFile = await upload(t.key, `/agents/${agentId}/kb/documents`, { data: 'hello', name: 'a.txt' }, { colour: 'red' })
+    const noFile = await upload(
+      t.key,
+      `/agents/${agentId}/kb/documents`,
+      { data: 'hello', name: 'a.txt' },
+      { colour: 'red' },
+    )
     expect(noFile.body.error).toMatchObject({ code: 'unsupported_field', field: 'colour' })
   })
 
@@ -283,10 +428,16 @@ describe('errors', () => {
   it('plan_limit_reached: a trial agent takes 20 files; the 21st is 403', async () => {
     verifies('kb.documents')
     for (let i = 0; i < 20; i++) {
-      const r = await trial.api.post(`/agents/${trialAgentId}/kb/documents`, { title: `Note ${i}`, text: `Fact number ${i}.` })
+      const r = await trial.api.post(`/agents/${trialAgentId}/kb/documents`, {
+        title: `Note ${i}`,
+        text: `Fact number ${i}.`,
+      })
       expect(r.status, r.text).toBe(202)
     }
-    const over = await trial.api.post(`/agents/${trialAgentId}/kb/documents`, { title: 'Note 21', text: 'One too many.' })
+    const over = await trial.api.post(`/agents/${trialAgentId}/kb/documents`, {
+      title: 'Note 21',
+      text: 'One too many.',
+    })
     expect(over.status).toBe(403)
     expect(err(over).code).toBe('plan_limit_reached')
     const file = await upload(trial.key, `/agents/${trialAgentId}/kb/documents`, { data: 'hello', name: 'a.txt' })
@@ -299,9 +450,18 @@ describe('errors', () => {
     verifies('kb.documents')
     const boundary = '----kbtest'
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n`
-    const body = Buffer.concat([Buffer.from(head), Buffer.alloc(12 * 1024 * 1024, 'a'), Buffer.from(`\r\n--${boundary}--\r\n`)])
+    const body = Buffer.concat([
+      Buffer.from(head),
+      Buffer.alloc(12 * 1024 * 1024, 'a'),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ])
     // No content-length: chunked, offered in 64 KB chunks, and no more than 11 MB of it.
-    const r = await pumpedPost(`${base}/agents/${agentId}/kb/documents`, { authorization: `Bearer ${t.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body, 11 * 1024 * 1024)
+    const r = await pumpedPost(
+      `${base}/agents/${agentId}/kb/documents`,
+      { authorization: `Bearer ${t.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+      11 * 1024 * 1024,
+    )
     expect(r.status).toBe(413)
     expect(JSON.parse(r.body).error.code).toBe('payload_too_large')
     // The client stops offering after 11 MB without ending the body: only a server that counts while
@@ -315,20 +475,25 @@ describe('tenancy and ids', () => {
     verifies('tenancy.kb')
     const mine = (await t.api.get(`/agents/${agentId}/kb/documents?limit=1`)).body.data[0].doc_id
     expect(err(await trial.api.get(`/agents/${agentId}/kb/documents`)).code).toBe('agent_not_found')
-    expect(err(await trial.api.post(`/agents/${agentId}/kb/documents`, { title: 'x', text: 'y' })).code).toBe('agent_not_found')
+    expect(err(await trial.api.post(`/agents/${agentId}/kb/documents`, { title: 'x', text: 'y' })).code).toBe(
+      'agent_not_found',
+    )
     expect((await trial.api.get(`/agents/${agentId}/kb/documents/${mine}`)).status).toBe(404)
     expect((await trial.api.patch(`/agents/${agentId}/kb/documents/${mine}`, { keep_verbatim: true })).status).toBe(404)
     // Another agent's path with this document: not found either.
     expect((await trial.api.get(`/agents/${trialAgentId}/kb/documents/${mine}`)).status).toBe(404)
-    expect(err(await trial.api.get(`/accounts/${t.accountId}/agents/${agentId}/kb/documents`)).code).toBe('agent_not_found')
+    expect(err(await trial.api.get(`/accounts/${t.accountId}/agents/${agentId}/kb/documents`)).code).toBe(
+      'agent_not_found',
+    )
   })
 
   it('invalid_id for malformed document and agent ids', async () => {
     verifies('kb.documents')
     expect(err(await t.api.get(`/agents/${agentId}/kb/documents/doc_x1`))).toMatchObject({ code: 'invalid_id' })
     expect(err(await t.api.get(`/agents/${agentId}/kb/documents/42`))).toMatchObject({ code: 'invalid_id' })
-    expect(err(await t.api.patch(`/agents/${agentId}/kb/documents/doc_f`, { keep_verbatim: true }))).toMatchObject({ code: 'invalid_id' })
+    expect(err(await t.api.patch(`/agents/${agentId}/kb/documents/doc_f`, { keep_verbatim: true }))).toMatchObject({
+      code: 'invalid_id',
+    })
     expect(err(await t.api.get('/agents/nope/kb/documents')).code).toBe('invalid_id')
   })
 })
-

@@ -22,12 +22,18 @@ beforeAll(async () => {
   })
   agentId = await buildAgent(t.api, t.accountId, `${home.origin}/`)
 })
-afterAll(async () => { await home?.close(); await slow?.close() })
+afterAll(async () => {
+  await home?.close()
+  await slow?.close()
+})
 
 describe('kb/status crawl', () => {
   it('reads running with the crawl id while a site crawl runs, then idle, with the pages stored', async () => {
     verifies('kb.status', 'kb.crawl')
-    expect((await t.api.get(`/agents/${agentId}/kb/status`)).body.crawl).toMatchObject({ status: 'idle', crawl_id: null })
+    expect((await t.api.get(`/agents/${agentId}/kb/status`)).body.crawl).toMatchObject({
+      status: 'idle',
+      crawl_id: null,
+    })
     const r = await t.api.post(`/agents/${agentId}/kb/documents`, { url: `${slow.origin}/`, mode: 'site' })
     expect(r.status).toBe(202)
     expect(r.body.doc_id).toBeNull()

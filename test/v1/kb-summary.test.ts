@@ -21,7 +21,6 @@ import local from '../../providers/chat/local'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-
 /** Polls kb/status until the reindex it asked for has finished; answers the status. */
 async function waitForReindex(api: Api, agentId: string, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs
@@ -45,16 +44,33 @@ describe('summary and reindex on a built agent (shared server)', () => {
 
   beforeAll(async () => {
     site = await serveSite({
-      '/': { body: html('Quokka Cycles | Home', '<h1>Quokka Cycles</h1><p>Quokka Cycles repairs bicycles in Hobart.</p><a href="/prices">Prices</a> <a href="/team">Team</a>') },
-      '/prices': { body: html('Prices | Quokka Cycles', '<p>A puncture repair costs $12.</p><p>A full service costs $89 and takes two days.</p><p>Call +61 3 5550 1234 to book.</p>') },
-      '/team': { body: html('Team | Quokka Cycles', '<p>Our mechanic Barnaby Wobbleton has fixed bikes since 1994.</p><p>The shop opens Tuesday to Sunday from 9am.</p>') },
+      '/': {
+        body: html(
+          'Quokka Cycles | Home',
+          '<h1>Quokka Cycles</h1><p>Quokka Cycles repairs bicycles in Hobart.</p><a href="/prices">Prices</a> <a href="/team">Team</a>',
+        ),
+      },
+      '/prices': {
+        body: html(
+          'Prices | Quokka Cycles',
+          '<p>A puncture repair costs $12.</p><p>A full service costs $89 and takes two days.</p><p>Call +61 3 5550 1234 to book.</p>',
+        ),
+      },
+      '/team': {
+        body: html(
+          'Team | Quokka Cycles',
+          '<p>Our mechanic Barnaby Wobbleton has fixed bikes since 1994.</p><p>The shop opens Tuesday to Sunday from 9am.</p>',
+        ),
+      },
     })
     t = await createTenant(master)
     other = await createTenant(master)
     // buildAgent throws unless the build answers 202 and then succeeds.
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
   })
-  afterAll(async () => { await site?.close() })
+  afterAll(async () => {
+    await site?.close()
+  })
 
   it('after the build: summary version 1 from the build, nothing pending, not stale; status ready', async () => {
     verifies('kb.summary', 'kb.status')
@@ -70,7 +86,10 @@ describe('summary and reindex on a built agent (shared server)', () => {
       summary: { status: 'ready', stale: false, pending_sources: 0, version: 1 },
       crawl: { status: 'idle' },
       vector_sync: null,
-      verbatim: { chat: { documents: 0, chars: 0, cap: 1_000_000, dropped: [] }, calls: { documents: 0, chars: 0, cap: 270_000, dropped: [] } },
+      verbatim: {
+        chat: { documents: 0, chars: 0, cap: 1_000_000, dropped: [] },
+        calls: { documents: 0, chars: 0, cap: 270_000, dropped: [] },
+      },
     })
   })
 
@@ -83,7 +102,9 @@ describe('summary and reindex on a built agent (shared server)', () => {
     const st = await waitForReindex(t.api, agentId)
     expect(st.summary).toMatchObject({ status: 'ready', stale: false, pending_sources: 0, version: 2 })
     expect(st.summary.last_job).toMatchObject({ job: 'reindex', status: 'succeeded', error: null })
-    expect(Date.parse(st.summary.last_job.finished_at)).toBeGreaterThanOrEqual(Date.parse(st.summary.last_job.started_at))
+    expect(Date.parse(st.summary.last_job.finished_at)).toBeGreaterThanOrEqual(
+      Date.parse(st.summary.last_job.started_at),
+    )
     const s = (await t.api.get(`/agents/${agentId}/kb/summary`)).body
     expect(s).toMatchObject({ version: 2, source: 'reindex', pending_sources: 0 })
     // A real extractive summary: facts from the pages, not the pages glued together.
@@ -97,8 +118,19 @@ describe('summary and reindex on a built agent (shared server)', () => {
     const manual = 'Quokka Cycles is closed for the winter holidays. Hand-written by the owner.'
     const p = await t.api.patch(`/agents/${agentId}/kb/summary`, { text: manual })
     expect(p.status).toBe(200)
-    expect(p.body).toMatchObject({ agent_id: agentId, text: manual, source: 'manual', version: 3, stale: false, pending_sources: 0 })
-    expect((await t.api.get(`/agents/${agentId}/kb/summary`)).body).toMatchObject({ text: manual, version: 3, source: 'manual' })
+    expect(p.body).toMatchObject({
+      agent_id: agentId,
+      text: manual,
+      source: 'manual',
+      version: 3,
+      stale: false,
+      pending_sources: 0,
+    })
+    expect((await t.api.get(`/agents/${agentId}/kb/summary`)).body).toMatchObject({
+      text: manual,
+      version: 3,
+      source: 'manual',
+    })
     expect((await t.api.post(`/agents/${agentId}/kb/reindex`)).status).toBe(202)
     const st = await waitForReindex(t.api, agentId)
     expect(st.summary.version).toBe(4)
@@ -113,11 +145,17 @@ describe('summary and reindex on a built agent (shared server)', () => {
     const url = `/agents/${agentId}/kb/summary`
     expect(err(await t.api.patch(url, {})).code).toBe('empty_update')
     expect(err(await t.api.patch(url)).code).toBe('empty_update')
-    expect(err(await t.api.patch(url, { text: 'ok', version: 9 }))).toMatchObject({ code: 'unsupported_field', field: 'version' })
+    expect(err(await t.api.patch(url, { text: 'ok', version: 9 }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'version',
+    })
     expect(err(await t.api.patch(url, { text: '' }))).toMatchObject({ code: 'validation_error', field: 'text' })
     expect(err(await t.api.patch(url, { text: '   ' }))).toMatchObject({ code: 'validation_error', field: 'text' })
     expect(err(await t.api.patch(url, { text: 42 }))).toMatchObject({ code: 'validation_error', field: 'text' })
-    expect(err(await t.api.patch(url, { text: 'y'.repeat(200_001) }))).toMatchObject({ code: 'validation_error', field: 'text' })
+    expect(err(await t.api.patch(url, { text: 'y'.repeat(200_001) }))).toMatchObject({
+      code: 'validation_error',
+      field: 'text',
+    })
     const atCap = await t.api.patch(url, { text: 'y'.repeat(200_000) })
     expect(atCap.status).toBe(200)
     expect(atCap.body.text.length).toBe(200_000)
@@ -126,8 +164,10 @@ describe('summary and reindex on a built agent (shared server)', () => {
   it("another tenant's agent is agent_not_found; a malformed id is invalid_id; scopes kb:read and kb:write", async () => {
     verifies('kb.summary', 'kb.status', 'tenancy.agents', 'conventions.ids', 'auth.scope')
     for (const r of [
-      await other.api.get(`/agents/${agentId}/kb/summary`), await other.api.patch(`/agents/${agentId}/kb/summary`, { text: 'x y' }),
-      await other.api.get(`/agents/${agentId}/kb/status`), await other.api.post(`/agents/${agentId}/kb/reindex`),
+      await other.api.get(`/agents/${agentId}/kb/summary`),
+      await other.api.patch(`/agents/${agentId}/kb/summary`, { text: 'x y' }),
+      await other.api.get(`/agents/${agentId}/kb/status`),
+      await other.api.post(`/agents/${agentId}/kb/reindex`),
     ]) {
       expect(r.status).toBe(404)
       expect(err(r).code).toBe('agent_not_found')
@@ -155,50 +195,124 @@ describe('pending, stale and keep-as-is sizes with seeded documents (own server)
   let api: Api
   let small: string, largeTier: string, empty: string
   const ids: Record<string, string> = {}
-  const filler = (n: number, lead: string) => (lead + ' ' + 'Filler words repeat here without facts. '.repeat(Math.ceil(n / 40))).slice(0, n)
+  const filler = (n: number, lead: string) =>
+    (lead + ' ' + 'Filler words repeat here without facts. '.repeat(Math.ceil(n / 40))).slice(0, n)
 
   beforeAll(async () => {
     server = await startServer({ env })
     t = await createTenant(createApi(server.base, server.masterKey))
     await server.stop('SIGTERM')
-    ;[small, largeTier, empty] = await seedAgents(server.dataDir, [{ accountId: t.accountId, name: 'Small' }, { accountId: t.accountId, name: 'Large' }, { accountId: t.accountId, name: 'Empty' }])
+    ;[small, largeTier, empty] = await seedAgents(server.dataDir, [
+      { accountId: t.accountId, name: 'Small' },
+      { accountId: t.accountId, name: 'Large' },
+      { accountId: t.accountId, name: 'Empty' },
+    ])
     await withDatabase(server.dataDir, async (db) => {
       await db.tx(async (tx) => {
         const old = new Date(Date.now() - 3_600_000)
-        const add = async (key: string, agentId: string, o: { title: string; text: string; keep?: boolean; inCalls?: boolean; at: number }) => {
+        const add = async (
+          key: string,
+          agentId: string,
+          o: { title: string; text: string; keep?: boolean; inCalls?: boolean; at: number },
+        ) => {
           ids[key] = await nextDocumentId(tx, 'text')
           await tx.insert(kbDocuments).values({
-            id: ids[key], agentId, accountId: t.accountId, kind: 'text', title: o.title, status: 'indexed', text: o.text, chars: o.text.length,
-            keepVerbatim: !!o.keep, verbatimInCalls: !!o.inCalls, source: 'text', createdAt: new Date(old.getTime() + o.at * 1000),
+            id: ids[key],
+            agentId,
+            accountId: t.accountId,
+            kind: 'text',
+            title: o.title,
+            status: 'indexed',
+            text: o.text,
+            chars: o.text.length,
+            keepVerbatim: !!o.keep,
+            verbatimInCalls: !!o.inCalls,
+            source: 'text',
+            createdAt: new Date(old.getTime() + o.at * 1000),
             updatedAt: new Date(old.getTime() + o.at * 1000),
           })
         }
         // Two ordinary documents the summary has not read yet, and three keep-as-is ones of 120,000 characters.
-        await add('hours', small, { title: 'Opening hours', text: 'Kestrel Garage opens Monday to Friday from 8am to 6pm. The garage is closed on public holidays.', at: 1 })
-        await add('prices', small, { title: 'Prices', text: 'An oil change at Kestrel Garage costs $79. A brake inspection costs $45 and takes one hour.', at: 2 })
-        await add('v1', small, { title: 'Warranty terms', text: filler(120_000, 'WARRANTY-ALPHA: parts carry a two year warranty.'), keep: true, at: 3 })
-        await add('v2', small, { title: 'Loan car policy', text: filler(120_000, 'The courtesy car password is Marmalade Heron. A loan car costs $25 per day.'), keep: true, at: 4 })
-        await add('v3', small, { title: 'Call script', text: filler(120_000, 'CALLS-FIRST: always confirm the registration number.'), keep: true, inCalls: true, at: 5 })
+        await add('hours', small, {
+          title: 'Opening hours',
+          text: 'Kestrel Garage opens Monday to Friday from 8am to 6pm. The garage is closed on public holidays.',
+          at: 1,
+        })
+        await add('prices', small, {
+          title: 'Prices',
+          text: 'An oil change at Kestrel Garage costs $79. A brake inspection costs $45 and takes one hour.',
+          at: 2,
+        })
+        await add('v1', small, {
+          title: 'Warranty terms',
+          text: filler(120_000, 'WARRANTY-ALPHA: parts carry a two year warranty.'),
+          keep: true,
+          at: 3,
+        })
+        await add('v2', small, {
+          title: 'Loan car policy',
+          text: filler(120_000, 'The courtesy car password is Marmalade Heron. A loan car costs $25 per day.'),
+          keep: true,
+          at: 4,
+        })
+        await add('v3', small, {
+          title: 'Call script',
+          text: filler(120_000, 'CALLS-FIRST: always confirm the registration number.'),
+          keep: true,
+          inCalls: true,
+          at: 5,
+        })
         // Large tier: 2 × 600,000 characters fit chat (cap 2,000,000) but neither fits calls.
-        await add('l1', largeTier, { title: 'Manual part 1', text: filler(600_000, 'Part one of the manual.'), keep: true, at: 1 })
-        await add('l2', largeTier, { title: 'Manual part 2', text: filler(600_000, 'Part two of the manual.'), keep: true, at: 2 })
-        await add('l3', largeTier, { title: 'Notes', text: 'Large tier agents serve Tasmania. The depot phone is +61 3 5550 9876.', at: 3 })
+        await add('l1', largeTier, {
+          title: 'Manual part 1',
+          text: filler(600_000, 'Part one of the manual.'),
+          keep: true,
+          at: 1,
+        })
+        await add('l2', largeTier, {
+          title: 'Manual part 2',
+          text: filler(600_000, 'Part two of the manual.'),
+          keep: true,
+          at: 2,
+        })
+        await add('l3', largeTier, {
+          title: 'Notes',
+          text: 'Large tier agents serve Tasmania. The depot phone is +61 3 5550 9876.',
+          at: 3,
+        })
         // The small agent's summary was written before these documents: stale, version 1.
-        await tx.insert(kbSummaries).values({ agentId: small, accountId: t.accountId, text: 'Old summary about nothing in particular.', version: 1, source: 'build', stale: true, updatedAt: old })
+        await tx
+          .insert(kbSummaries)
+          .values({
+            agentId: small,
+            accountId: t.accountId,
+            text: 'Old summary about nothing in particular.',
+            version: 1,
+            source: 'build',
+            stale: true,
+            updatedAt: old,
+          })
         await tx.update(agents).set({ useLargeModel: true }).where(eq(agents.id, largeTier))
       })
     })
     server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
     api = createApi(server.base, t.key)
   }, 120_000)
-  afterAll(async () => { await server?.stop('SIGKILL') })
+  afterAll(async () => {
+    await server?.stop('SIGKILL')
+  })
 
   it('keep-as-is sizes per surface: chat carries all three; calls carry verbatim_in_calls first and drop what exceeds 270,000', async () => {
     verifies('kb.verbatim', 'kb.status')
     const st = (await api.get(`/agents/${small}/kb/status`)).body
     expect(st.verbatim).toEqual({
       chat: { documents: 3, chars: 360_000, cap: 1_000_000, dropped: [] },
-      calls: { documents: 2, chars: 240_000, cap: 270_000, dropped: [{ doc_id: ids.v2, title: 'Loan car policy', chars: 120_000 }] },
+      calls: {
+        documents: 2,
+        chars: 240_000,
+        cap: 270_000,
+        dropped: [{ doc_id: ids.v2, title: 'Loan car policy', chars: 120_000 }],
+      },
     })
     expect(st.vector_sync).toBeNull()
     expect(st.crawl).toMatchObject({ status: 'idle', crawl_id: null })
@@ -219,7 +333,10 @@ describe('pending, stale and keep-as-is sizes with seeded documents (own server)
     const first = (await api.get(`/agents/${small}/kb/status`)).body.summary
     expect(first).toMatchObject({ status: 'ready', stale: true, pending_sources: 3, version: 1, last_job: null })
     await sleep(1200)
-    expect((await api.get(`/agents/${small}/kb/status`)).body.summary).toMatchObject({ stale: true, pending_sources: 3 })
+    expect((await api.get(`/agents/${small}/kb/status`)).body.summary).toMatchObject({
+      stale: true,
+      pending_sources: 3,
+    })
     const p = await api.patch(`/agents/${small}/kb/summary`, { text: 'A manual note.' })
     expect(p.body).toMatchObject({ version: 2, source: 'manual', stale: true, pending_sources: 3 })
   })
@@ -245,7 +362,12 @@ describe('pending, stale and keep-as-is sizes with seeded documents (own server)
 
   it('a failed reindex keeps text and version, shows failed with the error in last_job, and reaches the log', async () => {
     verifies('kb.reindex', 'kb.status')
-    expect((await api.get(`/agents/${empty}/kb/status`)).body.summary).toMatchObject({ status: 'none', version: 0, last_job: null, pending_sources: 0 })
+    expect((await api.get(`/agents/${empty}/kb/status`)).body.summary).toMatchObject({
+      status: 'none',
+      version: 0,
+      last_job: null,
+      pending_sources: 0,
+    })
     expect((await api.post(`/agents/${empty}/kb/reindex`)).status).toBe(202)
     const st = await waitForReindex(api, empty)
     expect(st.summary).toMatchObject({ status: 'none', version: 0 })
@@ -283,7 +405,8 @@ describe('pending, stale and keep-as-is sizes with seeded documents (own server)
     await server.stop('SIGTERM')
     await withDatabase(server.dataDir, async (db) => {
       const agent = { id: small, accountId: t.accountId }
-      const version = async () => (await db.db.select().from(kbSummaries).where(eq(kbSummaries.agentId, small)))[0].version
+      const version = async () =>
+        (await db.db.select().from(kbSummaries).where(eq(kbSummaries.agentId, small)))[0].version
       const logs: string[] = []
       const before = await version()
       await requestReindex(db.db, agent, 'req-a')
@@ -293,7 +416,10 @@ describe('pending, stale and keep-as-is sizes with seeded documents (own server)
       await requestReindex(db.db, agent, 'req-b')
       await requestReindex(db.db, agent, 'req-c')
       expect(await runReindex(db, local, small, 'req-b', (m) => logs.push(m))).toBeNull()
-      expect(await runReindex(db, local, small, 'req-c', (m) => logs.push(m))).toMatchObject({ status: 'succeeded', request_id: 'req-c' })
+      expect(await runReindex(db, local, small, 'req-c', (m) => logs.push(m))).toMatchObject({
+        status: 'succeeded',
+        request_id: 'req-c',
+      })
       expect(await version()).toBe(before + 2)
       expect(logs).toEqual([])
     })

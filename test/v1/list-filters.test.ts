@@ -11,7 +11,9 @@ const base = inject('base')
 const master = createApi(base, inject('masterKey'))
 let t: Tenant
 
-beforeAll(async () => { t = await createTenant(master) })
+beforeAll(async () => {
+  t = await createTenant(master)
+})
 
 const WINDOW = 'from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z'
 
@@ -43,17 +45,23 @@ const CASES: [() => Api, string, string][] = [
 ]
 
 describe('unknown enum values in list queries', () => {
-  it.each(CASES.map(([who, path, field]) => ({ who, path, field })))('GET $path is 400 unsupported_filter (field $field)', async ({ who, path, field }) => {
-    verifies('filters.unknown-enum')
-    const r = await who().get(path.replace('{acc}', t.accountId))
-    expect(r.status).toBe(400)
-    expect(err(r)).toMatchObject({ code: 'unsupported_filter', field })
-  })
+  it.each(CASES.map(([who, path, field]) => ({ who, path, field })))(
+    'GET $path is 400 unsupported_filter (field $field)',
+    async ({ who, path, field }) => {
+      verifies('filters.unknown-enum')
+      const r = await who().get(path.replace('{acc}', t.accountId))
+      expect(r.status).toBe(400)
+      expect(err(r)).toMatchObject({ code: 'unsupported_filter', field })
+    },
+  )
 
   it('a query boolean that is not true or false stays validation_error (contract)', async () => {
     verifies('filters.unknown-enum')
     for (const name of ['escalated', 'has_identity', 'has_recording']) {
-      expect(err(await t.api.get(`/conversations?${name}=maybe`)), name).toMatchObject({ code: 'validation_error', field: name })
+      expect(err(await t.api.get(`/conversations?${name}=maybe`)), name).toMatchObject({
+        code: 'validation_error',
+        field: name,
+      })
     }
   })
 })

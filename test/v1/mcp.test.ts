@@ -24,12 +24,15 @@ const clientIp = () => `198.51.${(process.pid >> 8) & 255}.${++clients}`
 async function connect(key: string, opts: { path?: string; headers?: Record<string, string> } = {}) {
   const client = new Client({ name: 'svc-e2e', version: '1.0.0' })
   const headers = { authorization: `Bearer ${key}`, 'x-forwarded-for': clientIp(), ...opts.headers }
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${origin}${opts.path ?? '/mcp'}`), { requestInit: { headers } }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${origin}${opts.path ?? '/mcp'}`), { requestInit: { headers } }),
+  )
   return client
 }
 
 type ToolResult = { isError?: boolean; structuredContent?: any; content: { type: string; text?: string }[] }
-const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as ToolResult
 
 /** A successful tool result's structured content; fails the test with the tool's error otherwise. */
 async function ok(client: Client, name: string, args: Record<string, unknown> = {}) {
@@ -58,8 +61,18 @@ describe('MCP connector', () => {
 
   beforeAll(async () => {
     site = await serveSite({
-      '/': { body: html('Platypus Pottery | Home', '<h1>Platypus Pottery</h1><p>Platypus Pottery runs wheel-throwing classes in Ballarat.</p><a href="/classes">Classes</a>') },
-      '/classes': { body: html('Classes | Platypus Pottery', '<p>A beginner class costs $45 and lasts three hours.</p><p>Classes run on Saturdays from 10am.</p>') },
+      '/': {
+        body: html(
+          'Platypus Pottery | Home',
+          '<h1>Platypus Pottery</h1><p>Platypus Pottery runs wheel-throwing classes in Ballarat.</p><a href="/classes">Classes</a>',
+        ),
+      },
+      '/classes': {
+        body: html(
+          'Classes | Platypus Pottery',
+          '<p>A beginner class costs $45 and lasts three hours.</p><p>Classes run on Saturdays from 10am.</p>',
+        ),
+      },
     })
     t = await createTenant(master)
     other = await createTenant(master)
@@ -79,9 +92,28 @@ describe('MCP connector', () => {
     expect(client.getServerCapabilities()?.tools).toBeDefined()
     const { tools } = await client.listTools()
     const names = tools.map((x) => x.name)
-    for (const n of ['list_agents', 'get_agent', 'build_agent', 'get_build', 'update_agent', 'list_prompt_versions', 'deploy_prompt_version',
-      'restore_prompt_version', 'add_knowledge_text', 'add_knowledge_url', 'reindex_knowledge', 'get_knowledge_status', 'get_knowledge_summary',
-      'start_conversation', 'send_message', 'end_conversation', 'list_conversations', 'get_conversation', 'get_usage', 'get_limits']) {
+    for (const n of [
+      'list_agents',
+      'get_agent',
+      'build_agent',
+      'get_build',
+      'update_agent',
+      'list_prompt_versions',
+      'deploy_prompt_version',
+      'restore_prompt_version',
+      'add_knowledge_text',
+      'add_knowledge_url',
+      'reindex_knowledge',
+      'get_knowledge_status',
+      'get_knowledge_summary',
+      'start_conversation',
+      'send_message',
+      'end_conversation',
+      'list_conversations',
+      'get_conversation',
+      'get_usage',
+      'get_limits',
+    ]) {
       expect(names).toContain(n)
     }
     expect(new Set(names).size).toBe(names.length)
@@ -96,14 +128,25 @@ describe('MCP connector', () => {
     }
     const byName = Object.fromEntries(tools.map((x) => [x.name, x]))
     expect(byName.list_agents.annotations).toMatchObject({ readOnlyHint: true })
-    expect(byName.build_agent.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: true })
+    expect(byName.build_agent.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+      openWorldHint: true,
+    })
     // Inputs come from the REST schemas: path ids renamed, body keys kept, unknown keys refused.
     expect(byName.get_agent.inputSchema).toMatchObject({ required: ['agent_id'], additionalProperties: false })
     expect((byName.build_agent.inputSchema.required as string[]).sort()).toEqual(['voice_id', 'website_url'])
-    expect(Object.keys(byName.add_knowledge_text.inputSchema.properties!)).toEqual(expect.arrayContaining(['agent_id', 'title', 'text']))
-    expect(Object.keys(byName.add_knowledge_url.inputSchema.properties!)).toEqual(expect.arrayContaining(['agent_id', 'url', 'mode']))
+    expect(Object.keys(byName.add_knowledge_text.inputSchema.properties!)).toEqual(
+      expect.arrayContaining(['agent_id', 'title', 'text']),
+    )
+    expect(Object.keys(byName.add_knowledge_url.inputSchema.properties!)).toEqual(
+      expect.arrayContaining(['agent_id', 'url', 'mode']),
+    )
     expect(byName.update_agent.inputSchema.properties).not.toHaveProperty('capability_settings')
-    expect(byName.list_conversations.inputSchema.properties).toMatchObject({ limit: { type: 'integer' }, cursor: { type: 'string' } })
+    expect(byName.list_conversations.inputSchema.properties).toMatchObject({
+      limit: { type: 'integer' },
+      cursor: { type: 'string' },
+    })
     // A tool whose REST route is not in this build is not offered (the webhooks list lights up with its route).
     const doc = (await master.get('/openapi.json')).body
     expect(names.includes('list_webhook_endpoints')).toBe(!!doc.paths['/webhooks/endpoints']?.get)
@@ -111,11 +154,15 @@ describe('MCP connector', () => {
 
   it('builds an agent, follows the build and reads the agent through tools', async () => {
     verifies('mcp.tools')
-    const accepted = await ok(client, 'build_agent', { website_url: `${site.origin}/`, voice_id: voiceId, name: 'Pottery helper' })
+    const accepted = await ok(client, 'build_agent', {
+      website_url: `${site.origin}/`,
+      voice_id: voiceId,
+      name: 'Pottery helper',
+    })
     expect(accepted.agent_id).toMatch(/^agt_\d+$/)
     agentId = accepted.agent_id
     let build: any
-    for (const deadline = Date.now() + 60_000; ;) {
+    for (const deadline = Date.now() + 60_000; ; ) {
       build = await ok(client, 'get_build', { agent_id: agentId })
       if (build.status === 'succeeded' || build.status === 'failed') break
       if (Date.now() > deadline) throw new Error(`build still ${build.status}`)
@@ -154,7 +201,10 @@ describe('MCP connector', () => {
       expect(conv.conversation_id).toMatch(/^conv_p\d+$/)
       convIds.push(conv.conversation_id)
     }
-    const answer = await ok(client, 'send_message', { conversation_id: convIds[1], text: 'How much does a beginner class cost?' })
+    const answer = await ok(client, 'send_message', {
+      conversation_id: convIds[1],
+      text: 'How much does a beginner class cost?',
+    })
     expect(answer.turn.speaker).toBe('agent')
     expect(answer.turn.text.length).toBeGreaterThan(0)
     expect(answer.usage.tokens.total).toBeGreaterThan(0)
@@ -163,7 +213,11 @@ describe('MCP connector', () => {
     const page1 = await ok(client, 'list_conversations', { agent_id: [agentId], limit: 1 })
     expect(page1.data).toHaveLength(1)
     expect(page1.pagination.has_more).toBe(true)
-    const page2 = await ok(client, 'list_conversations', { agent_id: [agentId], limit: 1, cursor: page1.pagination.next_cursor })
+    const page2 = await ok(client, 'list_conversations', {
+      agent_id: [agentId],
+      limit: 1,
+      cursor: page1.pagination.next_cursor,
+    })
     expect(page2.data).toHaveLength(1)
     expect([page1.data[0].conversation_id, page2.data[0].conversation_id].sort()).toEqual([...convIds].sort())
     // The cursor is bound to its query, as on REST.
@@ -177,7 +231,12 @@ describe('MCP connector', () => {
     verifies('mcp.tools')
     expect(agentId).toBeDefined()
     const label = `mcp-${Date.now()}`
-    const deployed = await ok(client, 'deploy_prompt_version', { agent_id: agentId, type: 'chat', body: 'You are the pottery studio assistant. Be brief.', label })
+    const deployed = await ok(client, 'deploy_prompt_version', {
+      agent_id: agentId,
+      type: 'chat',
+      body: 'You are the pottery studio assistant. Be brief.',
+      label,
+    })
     expect(JSON.stringify(deployed)).toContain(label)
     const dup = await call(client, 'deploy_prompt_version', { agent_id: agentId, type: 'chat', body: 'Again.', label })
     expect(dup.structuredContent.error).toMatchObject({ status: 409, code: 'version_label_exists' })
@@ -186,15 +245,25 @@ describe('MCP connector', () => {
     expect(older).toBeDefined()
     const restored = await ok(client, 'restore_prompt_version', { agent_id: agentId, prompt_version_id: older.id })
     expect(JSON.stringify(restored)).toContain('-restored')
-    const page = await ok(client, 'add_knowledge_url', { agent_id: agentId, url: `${site.origin}/classes`, mode: 'page' })
+    const page = await ok(client, 'add_knowledge_url', {
+      agent_id: agentId,
+      url: `${site.origin}/classes`,
+      mode: 'page',
+    })
     expect(page).toMatchObject({ status: 'processing' })
     const docs = await ok(client, 'list_knowledge_documents', { agent_id: agentId, limit: 10 })
     expect(docs.data.length).toBeGreaterThan(0)
-    expect(await ok(client, 'reindex_knowledge', { agent_id: agentId })).toMatchObject({ agent_id: agentId, status: 'rebuild_requested' })
+    expect(await ok(client, 'reindex_knowledge', { agent_id: agentId })).toMatchObject({
+      agent_id: agentId,
+      status: 'rebuild_requested',
+    })
     const summary = await ok(client, 'get_knowledge_summary', { agent_id: agentId })
     expect(summary).toHaveProperty('version')
     const now = new Date()
-    const usage = await ok(client, 'get_usage', { from: new Date(now.getTime() - 86_400_000).toISOString(), to: new Date(now.getTime() + 60_000).toISOString() })
+    const usage = await ok(client, 'get_usage', {
+      from: new Date(now.getTime() - 86_400_000).toISOString(),
+      to: new Date(now.getTime() + 60_000).toISOString(),
+    })
     expect(Array.isArray(usage.data)).toBe(true)
     const missing = await call(client, 'get_usage', {})
     expect(missing.isError).toBe(true)
@@ -207,9 +276,16 @@ describe('MCP connector', () => {
   it('adds knowledge through tools; a key without kb:write neither sees nor can use them (tool error, not HTTP 403)', async () => {
     verifies('mcp.tools', 'mcp.auth')
     expect(agentId).toBeDefined()
-    const added = await ok(client, 'add_knowledge_text', { agent_id: agentId, title: 'Gift cards', text: 'Gift cards are sold in $25 steps.' })
+    const added = await ok(client, 'add_knowledge_text', {
+      agent_id: agentId,
+      title: 'Gift cards',
+      text: 'Gift cards are sold in $25 steps.',
+    })
     expect(added).toMatchObject({ status: 'processing' })
-    const narrow = await master.post(`/users/${t.userId}/credentials`, { name: 'narrow', scopes: ALL_PERSONAL_SCOPES.filter((s) => s !== 'kb:write') })
+    const narrow = await master.post(`/users/${t.userId}/credentials`, {
+      name: 'narrow',
+      scopes: ALL_PERSONAL_SCOPES.filter((s) => s !== 'kb:write'),
+    })
     expect(narrow.status).toBe(201)
     const c = await connect(narrow.body.secret)
     try {
@@ -232,8 +308,12 @@ describe('MCP connector', () => {
     expect(agentId).toBeDefined()
     const c = await connect(other.key)
     try {
-      for (const [name, args] of [['get_agent', { agent_id: agentId }], ['get_build', { agent_id: agentId }], ['add_knowledge_text', { agent_id: agentId, text: 'x' }],
-        ['start_conversation', { agent_id: agentId }]] as const) {
+      for (const [name, args] of [
+        ['get_agent', { agent_id: agentId }],
+        ['get_build', { agent_id: agentId }],
+        ['add_knowledge_text', { agent_id: agentId, text: 'x' }],
+        ['start_conversation', { agent_id: agentId }],
+      ] as const) {
         const r = await call(c, name, args)
         expect(r.isError, name).toBe(true)
         expect(r.structuredContent.error, name).toMatchObject({ status: 404, code: 'agent_not_found' })
@@ -255,14 +335,18 @@ describe('MCP connector', () => {
     const key = await master.post(`/users/${t.userId}/credentials`, { name: 'audited', scopes: ['agents:read'] })
     const ip = '198.51.100.77'
     const requestId = `mcp-audit-${Date.now()}`
-    const c = await connect(key.body.secret, { headers: { 'x-forwarded-for': ip, 'x-request-id': requestId, 'user-agent': 'svc-e2e-agent' } })
+    const c = await connect(key.body.secret, {
+      headers: { 'x-forwarded-for': ip, 'x-request-id': requestId, 'user-agent': 'svc-e2e-agent' },
+    })
     try {
       await ok(c, 'get_agent', { agent_id: agentId })
     } finally {
       await c.close()
     }
     const restId = `rest-audit-${Date.now()}`
-    const rest = await createApi(base, key.body.secret).get(`/agents/${agentId}`, { headers: { 'x-forwarded-for': ip, 'x-request-id': restId, 'user-agent': 'svc-e2e-agent' } })
+    const rest = await createApi(base, key.body.secret).get(`/agents/${agentId}`, {
+      headers: { 'x-forwarded-for': ip, 'x-request-id': restId, 'user-agent': 'svc-e2e-agent' },
+    })
     expect(rest.status).toBe(200)
     let rows: any[] = []
     for (const deadline = Date.now() + 10_000; rows.length < 2 && Date.now() < deadline; await sleep(200)) {
@@ -276,17 +360,38 @@ describe('MCP connector', () => {
     expect(rows.filter((r) => r.request_id === requestId)).toHaveLength(1)
     const comparable = (r: any) => ({ ...r, request_id: undefined, duration_ms: undefined, created_at: undefined })
     expect(comparable(mcpRow)).toEqual(comparable(restRow))
-    expect(mcpRow).toMatchObject({ method: 'GET', path: `/v1/agents/${agentId}`, status_code: 200, credential_type: 'personal', credential_id: key.body.key_id, ip, user_agent: 'svc-e2e-agent', account_ids: [t.accountId] })
+    expect(mcpRow).toMatchObject({
+      method: 'GET',
+      path: `/v1/agents/${agentId}`,
+      status_code: 200,
+      credential_type: 'personal',
+      credential_id: key.body.key_id,
+      ip,
+      user_agent: 'svc-e2e-agent',
+      account_ids: [t.accountId],
+    })
   })
 
   it('applies the key ip_allowlist to the connector itself', async () => {
     verifies('mcp.auth')
-    const key = await master.post(`/users/${t.userId}/credentials`, { name: 'pinned', scopes: ['agents:read'], ip_allowlist: ['203.0.113.9'] })
+    const key = await master.post(`/users/${t.userId}/credentials`, {
+      name: 'pinned',
+      scopes: ['agents:read'],
+      ip_allowlist: ['203.0.113.9'],
+    })
     expect(key.status).toBe(201)
-    const denied = await raw('/mcp', { method: 'POST', body: LIST, headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${key.body.secret}`, 'x-forwarded-for': '203.0.113.10' } })
+    const denied = await raw('/mcp', {
+      method: 'POST',
+      body: LIST,
+      headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${key.body.secret}`, 'x-forwarded-for': '203.0.113.10' },
+    })
     expect(denied.status).toBe(403)
     expect((await denied.json()).error.data.code).toBe('ip_not_allowed')
-    const allowed = await raw('/mcp', { method: 'POST', body: LIST, headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${key.body.secret}`, 'x-forwarded-for': '203.0.113.9' } })
+    const allowed = await raw('/mcp', {
+      method: 'POST',
+      body: LIST,
+      headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${key.body.secret}`, 'x-forwarded-for': '203.0.113.9' },
+    })
     expect(allowed.status).toBe(200)
     expect((await allowed.json()).result.tools.length).toBeGreaterThan(0)
   })
@@ -296,7 +401,10 @@ describe('MCP connector', () => {
       verifies('mcp.connector')
       for (const path of ['/mcp', '/v1/mcp', '/mcp/']) {
         for (const method of ['GET', 'DELETE', 'PUT']) {
-          const r = await raw(path, { method, headers: { authorization: `Bearer ${t.key}`, accept: 'text/event-stream' } })
+          const r = await raw(path, {
+            method,
+            headers: { authorization: `Bearer ${t.key}`, accept: 'text/event-stream' },
+          })
           expect(r.status, `${method} ${path}`).toBe(405)
           expect(r.headers.get('allow')).toBe('POST')
           expect(r.headers.get('mcp-session-id')).toBeNull()
@@ -310,7 +418,11 @@ describe('MCP connector', () => {
     it('answers JSON (not SSE) without a session id, on /mcp, /v1/mcp and /api/v1/mcp', async () => {
       verifies('mcp.connector')
       for (const path of ['/mcp', '/v1/mcp', '/api/v1/mcp']) {
-        const r = await raw(path, { method: 'POST', body: LIST, headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${t.key}` } })
+        const r = await raw(path, {
+          method: 'POST',
+          body: LIST,
+          headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${t.key}` },
+        })
         expect(r.status, path).toBe(200)
         expect(r.headers.get('content-type')).toContain('application/json')
         expect(r.headers.get('mcp-session-id')).toBeNull()
@@ -320,7 +432,11 @@ describe('MCP connector', () => {
         expect(body.result.tools.length).toBeGreaterThan(10)
       }
       // A notification is accepted without a body.
-      const note = await raw('/mcp', { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${t.key}` } })
+      const note = await raw('/mcp', {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+        headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${t.key}` },
+      })
       expect(note.status).toBe(202)
     })
 
@@ -346,7 +462,11 @@ describe('MCP connector', () => {
       const revoked = await master.post(`/users/${t.userId}/credentials`, { name: 'gone', scopes: ['agents:read'] })
       expect((await master.delete(`/credentials/${revoked.body.key_id}`)).status).toBeLessThan(300)
       for (const token of ['svc_sk_live_' + 'x'.repeat(48), revoked.body.secret, inject('masterKey')]) {
-        const r = await raw('/mcp', { method: 'POST', body: LIST, headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${token}` } })
+        const r = await raw('/mcp', {
+          method: 'POST',
+          body: LIST,
+          headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${token}` },
+        })
         expect(r.status).toBe(401)
         const h = r.headers.get('www-authenticate')!
         expect(h).toContain(`resource_metadata="${publicUrl}/.well-known/oauth-protected-resource/mcp"`)
@@ -360,24 +480,35 @@ describe('MCP connector', () => {
       const ip = clientIp()
       const bad = { ...JSONRPC_HEADERS, authorization: `Bearer svc_sk_live_${'y'.repeat(48)}`, 'x-forwarded-for': ip }
       const statuses: number[] = []
-      for (let i = 0; i < 20; i++) statuses.push((await raw('/mcp', { method: 'POST', body: LIST, headers: bad })).status)
+      for (let i = 0; i < 20; i++)
+        statuses.push((await raw('/mcp', { method: 'POST', body: LIST, headers: bad })).status)
       expect(statuses.every((s) => s === 401)).toBe(true)
       const limited = await raw('/mcp', { method: 'POST', body: LIST, headers: bad })
       expect(limited.status).toBe(429)
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
       expect((await limited.json()).error.data.code).toBe('rate_limited')
       // The same counter as REST: the next bad REST attempt from that address is limited too.
-      const rest = await createApi(base).get(`/accounts/${t.accountId}/agents`, { headers: { authorization: bad.authorization, 'x-forwarded-for': ip } })
+      const rest = await createApi(base).get(`/accounts/${t.accountId}/agents`, {
+        headers: { authorization: bad.authorization, 'x-forwarded-for': ip },
+      })
       expect(rest.status).toBe(429)
     })
 
     it('a wrong Accept is 406 and a wrong Content-Type 415 from the transport', async () => {
       verifies('mcp.connector')
       const auth = { authorization: `Bearer ${t.key}` }
-      const r = await raw('/mcp', { method: 'POST', body: LIST, headers: { ...auth, 'content-type': 'application/json', accept: 'application/json' } })
+      const r = await raw('/mcp', {
+        method: 'POST',
+        body: LIST,
+        headers: { ...auth, 'content-type': 'application/json', accept: 'application/json' },
+      })
       expect(r.status).toBe(406)
       expect((await r.json()).jsonrpc).toBe('2.0')
-      const u = await raw('/mcp', { method: 'POST', body: LIST, headers: { ...auth, 'content-type': 'text/plain', accept: JSONRPC_HEADERS.accept } })
+      const u = await raw('/mcp', {
+        method: 'POST',
+        body: LIST,
+        headers: { ...auth, 'content-type': 'text/plain', accept: JSONRPC_HEADERS.accept },
+      })
       expect(u.status).toBe(415)
       const bad = await raw('/mcp', { method: 'POST', body: '{"jsonrpc":', headers: { ...auth, ...JSONRPC_HEADERS } })
       expect(bad.status).toBe(400)
@@ -386,8 +517,17 @@ describe('MCP connector', () => {
 
     it('a body above 2 MB is 413 with a JSON-RPC body, not the REST envelope', async () => {
       verifies('mcp.connector')
-      const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(2 * 1024 * 1024) } })
-      const r = await raw('/mcp', { method: 'POST', body: big, headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${t.key}` } })
+      const big = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { pad: 'x'.repeat(2 * 1024 * 1024) },
+      })
+      const r = await raw('/mcp', {
+        method: 'POST',
+        body: big,
+        headers: { ...JSONRPC_HEADERS, authorization: `Bearer ${t.key}` },
+      })
       expect(r.status).toBe(413)
       const body = await r.json()
       expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { data: { code: 'payload_too_large' } } })

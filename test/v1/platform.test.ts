@@ -33,7 +33,8 @@ describe('envelopes and headers', () => {
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({ status: 'ok', version: '1.0.0' })
     expect(r.body.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/)
-    for (const c of ['api', 'db', 'transcripts', 'summaries', 'webhooks', 'media', 'jobs']) expect(r.body.components[c]).toBe('ok')
+    for (const c of ['api', 'db', 'transcripts', 'summaries', 'webhooks', 'media', 'jobs'])
+      expect(r.body.components[c]).toBe('ok')
     expect(r.body.meta).toEqual({ request_id: r.headers.get('x-request-id'), environment: 'production' })
     expect(r.headers.get('x-ratelimit-limit')).toBeNull()
   })
@@ -87,8 +88,12 @@ describe('envelopes and headers', () => {
   it('sends Cache-Control: no-store on success, client errors, 404, 405 and auth failures', async () => {
     verifies('conventions.no-store')
     const responses = await Promise.all([
-      anon.get('/health'), anon.get('/openapi.json'), anon.get('/nope'), anon.request('PUT', '/health'),
-      anon.post('/users', { email: 'x@example.com' }), api.get('/users/usr_0x'),
+      anon.get('/health'),
+      anon.get('/openapi.json'),
+      anon.get('/nope'),
+      anon.request('PUT', '/health'),
+      anon.post('/users', { email: 'x@example.com' }),
+      api.get('/users/usr_0x'),
     ])
     for (const r of responses) expect(r.headers.get('cache-control')).toBe('no-store')
   })
@@ -98,8 +103,14 @@ describe('security headers', () => {
   it('X-Content-Type-Options: nosniff on every response: success, errors, 404, 405, 401, HTML and YAML', async () => {
     verifies('http.security-headers')
     const responses = [
-      await anon.get('/health'), await api.get('/users?limit=1'), await api.post('/users', { email: 'nope' }), await anon.get('/nowhere'),
-      await anon.request('DELETE', '/health'), await anon.get('/users'), await anon.get('/docs'), await anon.get('/openapi.yaml'),
+      await anon.get('/health'),
+      await api.get('/users?limit=1'),
+      await api.post('/users', { email: 'nope' }),
+      await anon.get('/nowhere'),
+      await anon.request('DELETE', '/health'),
+      await anon.get('/users'),
+      await anon.get('/docs'),
+      await anon.get('/openapi.yaml'),
       await createApi(origin).get('/.well-known/oauth-authorization-server'),
     ]
     expect(responses.map((r) => r.status)).toEqual([200, 200, 400, 404, 405, 401, 200, 200, 200])
@@ -111,8 +122,14 @@ describe('security headers', () => {
     expect((await anon.get('/health')).headers.get('strict-transport-security')).toBeNull()
     expect((await anon.get('/nowhere')).headers.get('strict-transport-security')).toBeNull()
     const https = { headers: { 'x-forwarded-proto': 'https' } }
-    for (const r of [await anon.get('/health', https), await anon.get('/nowhere', https), await anon.get('/users', https)]) {
-      expect(r.headers.get('strict-transport-security'), String(r.status)).toMatch(/^max-age=\d{8,}; includeSubDomains$/)
+    for (const r of [
+      await anon.get('/health', https),
+      await anon.get('/nowhere', https),
+      await anon.get('/users', https),
+    ]) {
+      expect(r.headers.get('strict-transport-security'), String(r.status)).toMatch(
+        /^max-age=\d{8,}; includeSubDomains$/,
+      )
     }
   })
 
@@ -120,8 +137,19 @@ describe('security headers', () => {
     verifies('http.security-headers', 'docs.reference')
     const html = await anon.get('/docs')
     const csp = html.headers.get('content-security-policy') ?? ''
-    const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v.join(' ')]))
-    expect(directives).toMatchObject({ 'default-src': "'none'", 'style-src': "'unsafe-inline'", 'base-uri': "'none'", 'form-action': "'none'", 'frame-ancestors': "'none'" })
+    const directives = Object.fromEntries(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([k, ...v]) => [k, v.join(' ')]),
+    )
+    expect(directives).toMatchObject({
+      'default-src': "'none'",
+      'style-src': "'unsafe-inline'",
+      'base-uri': "'none'",
+      'form-action': "'none'",
+      'frame-ancestors': "'none'",
+    })
     expect(directives['script-src']).toBeUndefined()
     expect(html.text).toMatch(/<style>[^<]{100,}<\/style>/)
     expect(html.text).not.toMatch(/<script|<[^>]+\son[a-z]+=/i)
@@ -134,14 +162,28 @@ describe('request validation', () => {
     verifies('errors.invalid_json')
     const r = await api.request('POST', '/users', { raw: '{"email":', headers: { 'content-type': 'application/json' } })
     expectErrorEnvelope(r, 400, 'invalid_json')
-    const charset = await api.request('POST', '/users', { raw: '{oops}', headers: { 'content-type': 'application/json; charset=utf-8' } })
+    const charset = await api.request('POST', '/users', {
+      raw: '{oops}',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    })
     expectErrorEnvelope(charset, 400, 'invalid_json')
   })
 
   it('a body that is not JSON is 415, a JSON array is validation_error', async () => {
     verifies('errors.unsupported_media_type', 'errors.validation_error')
-    expectErrorEnvelope(await api.request('POST', '/users', { raw: 'email=a@b.c', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type')
-    expectErrorEnvelope(await api.request('POST', '/users', { raw: '[1,2]', headers: { 'content-type': 'application/json' } }), 400, 'validation_error')
+    expectErrorEnvelope(
+      await api.request('POST', '/users', {
+        raw: 'email=a@b.c',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+      'unsupported_media_type',
+    )
+    expectErrorEnvelope(
+      await api.request('POST', '/users', { raw: '[1,2]', headers: { 'content-type': 'application/json' } }),
+      400,
+      'validation_error',
+    )
   })
 
   it('a non-empty body without a Content-Type is 415; an empty one is still read as no body', async () => {
@@ -151,9 +193,20 @@ describe('request validation', () => {
     const r = await api.request('POST', '/users', { raw: bytes })
     expect(r.headers.get('content-type')).toContain('application/json')
     expectErrorEnvelope(r, 415, 'unsupported_media_type')
-    expectErrorEnvelope(await api.request('POST', '/users', { raw: 'not json', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type')
+    expectErrorEnvelope(
+      await api.request('POST', '/users', { raw: 'not json', headers: { 'content-type': 'text/plain' } }),
+      415,
+      'unsupported_media_type',
+    )
     // +json media types are JSON; an empty body needs no type (the body is then validated like {}).
-    expect((await api.request('POST', '/users', { raw: JSON.stringify({ email: uniqueEmail('vnd') }), headers: { 'content-type': 'application/vnd.api+json' } })).status).toBe(201)
+    expect(
+      (
+        await api.request('POST', '/users', {
+          raw: JSON.stringify({ email: uniqueEmail('vnd') }),
+          headers: { 'content-type': 'application/vnd.api+json' },
+        })
+      ).status,
+    ).toBe(201)
     expectErrorEnvelope(await api.request('POST', '/users', { raw: new Uint8Array(0) }), 400, 'validation_error')
   })
 
@@ -222,12 +275,30 @@ describe('413 payload_too_large', () => {
     const result = await new Promise<{ status: number; body: string; sentBytes: number }>((resolveResult, reject) => {
       let sent = 0
       let done = false
-      const req = httpRequest({ hostname: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', authorization: `Bearer ${master}` } }, (res) => {
-        let body = ''
-        res.on('data', (c) => (body += c))
-        res.on('end', () => { done = true; resolveResult({ status: res.statusCode!, body, sentBytes: sent }) })
+      const req = httpRequest(
+        {
+          hostname: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'transfer-encoding': 'chunked',
+            authorization: `Bearer ${master}`,
+          },
+        },
+        (res) => {
+          let body = ''
+          res.on('data', (c) => (body += c))
+          res.on('end', () => {
+            done = true
+            resolveResult({ status: res.statusCode!, body, sentBytes: sent })
+          })
+        },
+      )
+      req.on('error', (e) => {
+        if (!done) reject(e)
       })
-      req.on('error', (e) => { if (!done) reject(e) })
       const chunk = Buffer.alloc(64 * 1024, 'a')
       // Offer up to 6 MB, slowly enough that the server's answer arrives before we would finish.
       const pump = () => {
@@ -245,9 +316,11 @@ describe('413 payload_too_large', () => {
 
   it('allows multipart bodies up to 10 MB: 3 MB passes the size check, 10 MB + 1 does not', async () => {
     verifies('errors.payload_too_large')
-    const multipart = (size: number) => `--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\n${'a'.repeat(size)}\r\n--xyz--\r\n`
+    const multipart = (size: number) =>
+      `--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\n${'a'.repeat(size)}\r\n--xyz--\r\n`
     const headers = { 'content-type': 'multipart/form-data; boundary=xyz', authorization: `Bearer ${master}` }
-    const sized = (url: string, h: Record<string, string>, body: string) => pumpedPost(url, { ...h, 'content-length': String(Buffer.byteLength(body)) }, Buffer.from(body))
+    const sized = (url: string, h: Record<string, string>, body: string) =>
+      pumpedPost(url, { ...h, 'content-length': String(Buffer.byteLength(body)) }, Buffer.from(body))
     // POST /users takes JSON only, so a multipart body under the cap reaches the route and gets 415.
     const small = await sized(base + '/users', headers, multipart(3 * 1024 * 1024))
     expect(small.status).toBe(415)
@@ -257,20 +330,28 @@ describe('413 payload_too_large', () => {
   })
 })
 
-
 describe('authentication machinery', () => {
   it('no header or another scheme is 401 missing_credentials; an unknown key is 401 invalid_credentials', async () => {
     verifies('auth.missing_credentials', 'auth.invalid_credentials')
     expectErrorEnvelope(await anon.get('/users/usr_1'), 401, 'missing_credentials')
-    expectErrorEnvelope(await anon.get('/users/usr_1', { headers: { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } }), 401, 'missing_credentials')
-    expectErrorEnvelope(await anon.get('/users/usr_1', { key: 'svc_mk_live_' + 'z'.repeat(48) }), 401, 'invalid_credentials')
+    expectErrorEnvelope(
+      await anon.get('/users/usr_1', { headers: { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } }),
+      401,
+      'missing_credentials',
+    )
+    expectErrorEnvelope(
+      await anon.get('/users/usr_1', { key: 'svc_mk_live_' + 'z'.repeat(48) }),
+      401,
+      'invalid_credentials',
+    )
     expectErrorEnvelope(await anon.get('/users/usr_1', { key: 'svc_sk_live_nope' }), 401, 'invalid_credentials')
   })
 
   it('limits failed unauthenticated attempts to 20 per minute per client IP (first X-Forwarded-For hop)', async () => {
     verifies('auth.ip-failure-limit', 'auth.invalid_credentials')
     const ip = `203.0.113.${(process.pid % 200) + 20}`
-    const attempt = (forwarded: string) => anon.get('/users/usr_1', { key: 'svc_sk_live_wrong', headers: { 'x-forwarded-for': forwarded } })
+    const attempt = (forwarded: string) =>
+      anon.get('/users/usr_1', { key: 'svc_sk_live_wrong', headers: { 'x-forwarded-for': forwarded } })
     for (let i = 0; i < 20; i++) expect((await attempt(`${ip}, 10.0.0.1`)).status).toBe(401)
     const limited = await attempt(`${ip}, 10.0.0.2`)
     expectErrorEnvelope(limited, 429, 'rate_limited')
@@ -305,7 +386,9 @@ describe('OpenAPI and reference', () => {
     expect(doc.info.version).toBe('1.0.0')
     const routesDir = resolve('server/routes')
     const files = (function walk(d: string): string[] {
-      return readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [relative(routesDir, join(d, e.name))]))
+      return readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(join(d, e.name)) : [relative(routesDir, join(d, e.name))],
+      )
     })(routesDir)
     const operations = files
       .filter((f) => !f.startsWith('api/v1/') && !f.startsWith('v1/oauth/')) // aliases re-dispatch to /v1 and /oauth
@@ -317,9 +400,13 @@ describe('OpenAPI and reference', () => {
     // One operation served on the origin root and under /v1 (POST /mcp) is one path item listing both servers.
     const expected = [...new Map(operations.map((o) => [`${o.method} ${o.path}`, o])).values()]
     expect(expected.length).toBeGreaterThan(5)
-    for (const { path, method } of expected) expect(doc.paths[path]?.[method], `${method.toUpperCase()} ${path}`).toBeDefined()
+    for (const { path, method } of expected)
+      expect(doc.paths[path]?.[method], `${method.toUpperCase()} ${path}`).toBeDefined()
     // A path item may carry `servers` (the /api dashboard paths): count operations only.
-    const documented = Object.values(doc.paths).reduce((n: number, ops: any) => n + Object.keys(ops).filter((k) => k !== 'servers').length, 0)
+    const documented = Object.values(doc.paths).reduce(
+      (n: number, ops: any) => n + Object.keys(ops).filter((k) => k !== 'servers').length,
+      0,
+    )
     expect(documented).toBe(expected.length)
   })
 
@@ -367,7 +454,9 @@ describe('OpenAPI and reference', () => {
     const zip = await fetch(base + '/docs/download')
     expect(zip.headers.get('content-disposition')).toContain('attachment')
     const files = unzipSync(new Uint8Array(await zip.arrayBuffer()))
-    expect(Object.keys(files)).toEqual(expect.arrayContaining(['openapi.json', 'openapi.yaml', 'all.md', 'pages/overview.md']))
+    expect(Object.keys(files)).toEqual(
+      expect.arrayContaining(['openapi.json', 'openapi.yaml', 'all.md', 'pages/overview.md']),
+    )
     expect(JSON.parse(strFromU8(files['openapi.json'])).paths).toEqual(doc.paths)
   })
 

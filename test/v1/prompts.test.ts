@@ -24,7 +24,11 @@ beforeAll(async () => {
   other = await createTenant(m)
   const ro = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] })
   const mk = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'], account_ids: [other.accountId] })
-  const seeded = await seedAgent(server, [{ accountId: t.accountId, name: 'One' }, { accountId: t.accountId, name: 'Two' }, { accountId: other.accountId }], env)
+  const seeded = await seedAgent(
+    server,
+    [{ accountId: t.accountId, name: 'One' }, { accountId: t.accountId, name: 'Two' }, { accountId: other.accountId }],
+    env,
+  )
   server = seeded.server
   ;[a1, a2, b1] = seeded.ids
   api = createApi(server.base, t.key)
@@ -32,7 +36,9 @@ beforeAll(async () => {
   multi = createApi(server.base, mk.body.secret)
   master = createApi(server.base, server.masterKey)
 })
-afterAll(async () => { await server?.stop('SIGKILL') })
+afterAll(async () => {
+  await server?.stop('SIGKILL')
+})
 
 const versionN = (v: string) => Number(/-v(\d+)$/.exec(v)![1])
 
@@ -45,17 +51,26 @@ describe('GET /agents/{agt}/prompts', () => {
     expect(r.body.data.map((p: any) => p.label)).toEqual(['build-1-voice_chat', 'build-1-chat', 'build-1-phone'])
     for (const p of r.body.data) {
       expect(p).not.toHaveProperty('body')
-      expect(p).toMatchObject({ agent_id: a1, active: true, restored_from: null, notes: 'Build 1', agent_version: `agt${a1.slice(4)}-v1` })
+      expect(p).toMatchObject({
+        agent_id: a1,
+        active: true,
+        restored_from: null,
+        notes: 'Build 1',
+        agent_version: `agt${a1.slice(4)}-v1`,
+      })
       expect(p.id).toMatch(/^pv_\d+$/)
     }
     const chat = await api.get(`/agents/${a1}/prompts?type=chat`)
     expect(chat.body.data.map((p: any) => p.type)).toEqual(['chat'])
-    expect(err(await api.get(`/agents/${a1}/prompts?type=sms`))).toMatchObject({ code: 'unsupported_filter', field: 'type' })
+    expect(err(await api.get(`/agents/${a1}/prompts?type=sms`))).toMatchObject({
+      code: 'unsupported_filter',
+      field: 'type',
+    })
     expect(err(await api.get(`/agents/${a1}/prompts?limit=5`)).code).toBe('unsupported_filter')
     expect(err(await api.get(`/agents/${b1}/prompts`)).code).toBe('agent_not_found')
   })
 
-  it('GET /agents/{agt}/prompts/{pv} includes the body; another agent\'s version is 404', async () => {
+  it("GET /agents/{agt}/prompts/{pv} includes the body; another agent's version is 404", async () => {
     verifies('agents.prompts')
     const list = (await api.get(`/agents/${a1}/prompts?type=phone`)).body.data
     const r = await api.get(`/agents/${a1}/prompts/${list[0].id}`)
@@ -71,15 +86,40 @@ describe('POST /agents/{agt}/prompts', () => {
   it('deploys in one step: agent column, retired predecessor, new current label, one bump', async () => {
     verifies('agents.prompts')
     const before = (await api.get(`/agents/${a1}`)).body
-    const r = await api.post(`/agents/${a1}/prompts`, { type: 'chat', body: 'Chat prompt v2', label: 'chat-v2', notes: 'Shorter answers' })
+    const r = await api.post(`/agents/${a1}/prompts`, {
+      type: 'chat',
+      body: 'Chat prompt v2',
+      label: 'chat-v2',
+      notes: 'Shorter answers',
+    })
     expect(r.status).toBe(201)
     expect(versionN(r.body.agent_version)).toBe(versionN(before.agent_version) + 1)
-    expect(r.body).toMatchObject({ agent_id: a1, prompt_version: 'chat-v2', version: { type: 'chat', body: 'Chat prompt v2', label: 'chat-v2', notes: 'Shorter answers', active: true, restored_from: null, agent_version: r.body.agent_version } })
+    expect(r.body).toMatchObject({
+      agent_id: a1,
+      prompt_version: 'chat-v2',
+      version: {
+        type: 'chat',
+        body: 'Chat prompt v2',
+        label: 'chat-v2',
+        notes: 'Shorter answers',
+        active: true,
+        restored_from: null,
+        agent_version: r.body.agent_version,
+      },
+    })
     expect(r.body).not.toHaveProperty('restored_from')
     const after = (await api.get(`/agents/${a1}`)).body
-    expect(after).toMatchObject({ chat_instructions: 'Chat prompt v2', prompt_version: 'chat-v2', agent_version: r.body.agent_version, instructions: 'Phone prompt v1' })
+    expect(after).toMatchObject({
+      chat_instructions: 'Chat prompt v2',
+      prompt_version: 'chat-v2',
+      agent_version: r.body.agent_version,
+      instructions: 'Phone prompt v1',
+    })
     const chats = (await api.get(`/agents/${a1}/prompts?type=chat`)).body.data
-    expect(chats.map((p: any) => [p.label, p.active])).toEqual([['chat-v2', true], ['build-1-chat', false]])
+    expect(chats.map((p: any) => [p.label, p.active])).toEqual([
+      ['chat-v2', true],
+      ['build-1-chat', false],
+    ])
     // Versions are immutable: the old one still reads its own body.
     expect((await api.get(`/agents/${a1}/prompts/${chats[1].id}`)).body.body).toBe('Chat prompt v1')
   })
@@ -89,7 +129,9 @@ describe('POST /agents/{agt}/prompts', () => {
     const dup = await api.post(`/agents/${a1}/prompts`, { type: 'phone', body: 'x', label: 'build-1-chat' })
     expect(dup.status).toBe(409)
     expect(err(dup)).toMatchObject({ code: 'version_label_exists', field: 'label' })
-    expect((await api.post(`/agents/${a2}/prompts`, { type: 'phone', body: 'Phone for two', label: 'chat-v2' })).status).toBe(201)
+    expect(
+      (await api.post(`/agents/${a2}/prompts`, { type: 'phone', body: 'Phone for two', label: 'chat-v2' })).status,
+    ).toBe(201)
     // Nothing changed on the refused request.
     expect((await api.get(`/agents/${a1}`)).body.instructions).toBe('Phone prompt v1')
   })
@@ -97,39 +139,90 @@ describe('POST /agents/{agt}/prompts', () => {
   it('validates type, body and label (1 to 80 characters) and refuses unknown keys; needs agents:write', async () => {
     verifies('agents.prompts', 'errors.validation_error', 'errors.unsupported_field', 'auth.scope')
     const p = (b: unknown) => api.post(`/agents/${a1}/prompts`, b)
-    expect(err(await p({ type: 'sms', body: 'x', label: 'l' }))).toMatchObject({ code: 'validation_error', field: 'type' })
+    expect(err(await p({ type: 'sms', body: 'x', label: 'l' }))).toMatchObject({
+      code: 'validation_error',
+      field: 'type',
+    })
     expect(err(await p({ type: 'chat', label: 'l' }))).toMatchObject({ code: 'validation_error', field: 'body' })
     expect(err(await p({ type: 'chat', body: 'x' }))).toMatchObject({ code: 'validation_error', field: 'label' })
-    expect(err(await p({ type: 'chat', body: 'x', label: '' }))).toMatchObject({ code: 'validation_error', field: 'label' })
-    expect(err(await p({ type: 'chat', body: 'x', label: 'l'.repeat(81) }))).toMatchObject({ code: 'validation_error', field: 'label' })
+    expect(err(await p({ type: 'chat', body: 'x', label: '' }))).toMatchObject({
+      code: 'validation_error',
+      field: 'label',
+    })
+    expect(err(await p({ type: 'chat', body: 'x', label: 'l'.repeat(81) }))).toMatchObject({
+      code: 'validation_error',
+      field: 'label',
+    })
     expect((await p({ type: 'voice_chat', body: 'VC', label: 'l'.repeat(80) })).status).toBe(201)
-    expect(err(await p({ type: 'chat', body: 'x', label: 'z', extra: 1 }))).toMatchObject({ code: 'unsupported_field', field: 'extra' })
-    expect(err(await readOnly.post(`/agents/${a1}/prompts`, { type: 'chat', body: 'x', label: 'ro' })).code).toBe('insufficient_scope')
-    expect(err(await api.post(`/agents/${b1}/prompts`, { type: 'chat', body: 'x', label: 'theirs' })).code).toBe('agent_not_found')
+    expect(err(await p({ type: 'chat', body: 'x', label: 'z', extra: 1 }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'extra',
+    })
+    expect(err(await readOnly.post(`/agents/${a1}/prompts`, { type: 'chat', body: 'x', label: 'ro' })).code).toBe(
+      'insufficient_scope',
+    )
+    expect(err(await api.post(`/agents/${b1}/prompts`, { type: 'chat', body: 'x', label: 'theirs' })).code).toBe(
+      'agent_not_found',
+    )
   })
 
   it('POST /accounts/{acc}/agents/{agt}/prompt (singular) behaves as the flat form', async () => {
     verifies('agents.aliases', 'agents.prompts')
-    const r = await api.post(`/accounts/${t.accountId}/agents/${a2}/prompt`, { type: 'chat', body: 'Alias chat', label: 'alias-1' })
+    const r = await api.post(`/accounts/${t.accountId}/agents/${a2}/prompt`, {
+      type: 'chat',
+      body: 'Alias chat',
+      label: 'alias-1',
+    })
     expect(r.status).toBe(201)
-    expect(r.body).toMatchObject({ agent_id: a2, prompt_version: 'alias-1', version: { label: 'alias-1', body: 'Alias chat' } })
+    expect(r.body).toMatchObject({
+      agent_id: a2,
+      prompt_version: 'alias-1',
+      version: { label: 'alias-1', body: 'Alias chat' },
+    })
     expect((await api.get(`/agents/${a2}`)).body.chat_instructions).toBe('Alias chat')
-    expect(err(await api.post(`/accounts/${t.accountId}/agents/${a2}/prompt`, { type: 'chat', body: 'again', label: 'alias-1' })).code).toBe('version_label_exists')
-    expect(err(await api.post(`/accounts/${other.accountId}/agents/${b1}/prompt`, { type: 'chat', body: 'x', label: 'y' })).code).toBe('agent_not_found')
+    expect(
+      err(
+        await api.post(`/accounts/${t.accountId}/agents/${a2}/prompt`, {
+          type: 'chat',
+          body: 'again',
+          label: 'alias-1',
+        }),
+      ).code,
+    ).toBe('version_label_exists')
+    expect(
+      err(await api.post(`/accounts/${other.accountId}/agents/${b1}/prompt`, { type: 'chat', body: 'x', label: 'y' }))
+        .code,
+    ).toBe('agent_not_found')
   })
 })
 
 describe('POST /agents/{agt}/prompts/{pv}/restore', () => {
   it('deploys a new version with the old body, labelled <old>-restored, carrying restored_from; bumps once', async () => {
     verifies('agents.prompts')
-    const old = (await api.get(`/agents/${a1}/prompts?type=chat`)).body.data.find((p: any) => p.label === 'build-1-chat')
+    const old = (await api.get(`/agents/${a1}/prompts?type=chat`)).body.data.find(
+      (p: any) => p.label === 'build-1-chat',
+    )
     const before = (await api.get(`/agents/${a1}`)).body.agent_version
     const r = await api.post(`/agents/${a1}/prompts/${old.id}/restore`)
     expect(r.status).toBe(201)
-    expect(r.body).toMatchObject({ agent_id: a1, prompt_version: 'build-1-chat-restored', restored_from: old.id, version: { type: 'chat', body: 'Chat prompt v1', label: 'build-1-chat-restored', restored_from: old.id, active: true } })
+    expect(r.body).toMatchObject({
+      agent_id: a1,
+      prompt_version: 'build-1-chat-restored',
+      restored_from: old.id,
+      version: {
+        type: 'chat',
+        body: 'Chat prompt v1',
+        label: 'build-1-chat-restored',
+        restored_from: old.id,
+        active: true,
+      },
+    })
     expect(r.body.version.id).not.toBe(old.id)
     expect(versionN(r.body.agent_version)).toBe(versionN(before) + 1)
-    expect((await api.get(`/agents/${a1}`)).body).toMatchObject({ chat_instructions: 'Chat prompt v1', prompt_version: 'build-1-chat-restored' })
+    expect((await api.get(`/agents/${a1}`)).body).toMatchObject({
+      chat_instructions: 'Chat prompt v1',
+      prompt_version: 'build-1-chat-restored',
+    })
     const again = await api.post(`/agents/${a1}/prompts/${old.id}/restore`)
     expect(again.status).toBe(409)
     expect(err(again)).toMatchObject({ code: 'version_label_exists', field: 'label' })
@@ -141,8 +234,14 @@ describe('POST /agents/{agt}/prompts/{pv}/restore', () => {
   it('takes only {label}; unknown versions are 404; needs agents:write', async () => {
     verifies('agents.prompts', 'errors.unsupported_field')
     const pv = (await api.get(`/agents/${a1}/prompts`)).body.data[0].id
-    expect(err(await api.post(`/agents/${a1}/prompts/${pv}/restore`, { label: 'x', body: 'y' }))).toMatchObject({ code: 'unsupported_field', field: 'body' })
-    expect(err(await api.post(`/agents/${a1}/prompts/${pv}/restore`, { label: '' }))).toMatchObject({ code: 'validation_error', field: 'label' })
+    expect(err(await api.post(`/agents/${a1}/prompts/${pv}/restore`, { label: 'x', body: 'y' }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'body',
+    })
+    expect(err(await api.post(`/agents/${a1}/prompts/${pv}/restore`, { label: '' }))).toMatchObject({
+      code: 'validation_error',
+      field: 'label',
+    })
     expect(err(await api.post(`/agents/${a1}/prompts/pv_987654321/restore`)).code).toBe('not_found')
     expect(err(await api.post(`/agents/${a2}/prompts/${pv}/restore`)).code).toBe('not_found')
     expect(err(await readOnly.post(`/agents/${a1}/prompts/${pv}/restore`)).code).toBe('insufficient_scope')
@@ -150,7 +249,7 @@ describe('POST /agents/{agt}/prompts/{pv}/restore', () => {
 })
 
 describe('GET /agent-versions', () => {
-  it('lists deploy markers newest first for the credential\'s account; agent_id, from and to filter', async () => {
+  it("lists deploy markers newest first for the credential's account; agent_id, from and to filter", async () => {
     verifies('agents.versions')
     const r = await api.get('/agent-versions')
     expect(r.status).toBe(200)
@@ -160,10 +259,24 @@ describe('GET /agent-versions', () => {
     const times = rows.map((m: any) => Date.parse(m.deployed_at))
     expect([...times].sort((x, y) => y - x)).toEqual(times)
     const mine = rows.filter((m: any) => m.agent_id === a1)
-    expect(mine.map((m: any) => versionN(m.agent_version))).toEqual([...mine.map((m: any) => versionN(m.agent_version))].sort((x, y) => y - x))
-    expect(mine.at(-1)).toMatchObject({ agent_version: `agt${a1.slice(4)}-v1`, reason: 'build', prompt_version: 'build-1-voice_chat' })
+    expect(mine.map((m: any) => versionN(m.agent_version))).toEqual(
+      [...mine.map((m: any) => versionN(m.agent_version))].sort((x, y) => y - x),
+    )
+    expect(mine.at(-1)).toMatchObject({
+      agent_version: `agt${a1.slice(4)}-v1`,
+      reason: 'build',
+      prompt_version: 'build-1-voice_chat',
+    })
     expect(mine.map((m: any) => m.reason)).toContain('prompt_restore')
-    expect(Object.keys(mine[0]).sort()).toEqual(['account_id', 'agent_id', 'agent_version', 'changed', 'deployed_at', 'prompt_version', 'reason'])
+    expect(Object.keys(mine[0]).sort()).toEqual([
+      'account_id',
+      'agent_id',
+      'agent_version',
+      'changed',
+      'deployed_at',
+      'prompt_version',
+      'reason',
+    ])
     const one = await api.get(`/agent-versions?agent_id=${a2}`)
     expect(one.body.data.length).toBeGreaterThan(0)
     expect(one.body.data.every((m: any) => m.agent_id === a2)).toBe(true)
@@ -188,13 +301,25 @@ describe('GET /agent-versions', () => {
     } while (cursor)
     expect(seen).toEqual(all.map((m: any) => `${m.agent_id}/${m.agent_version}`))
     const first = await api.get('/agent-versions?limit=2')
-    expect(err(await api.get(`/agent-versions?limit=3&cursor=${encodeURIComponent(first.body.pagination.next_cursor)}`)).code).toBe('invalid_cursor')
-    expect(err(await api.get(`/agent-versions?limit=2&agent_id=${a1}&cursor=${encodeURIComponent(first.body.pagination.next_cursor)}`)).code).toBe('invalid_cursor')
+    expect(
+      err(await api.get(`/agent-versions?limit=3&cursor=${encodeURIComponent(first.body.pagination.next_cursor)}`))
+        .code,
+    ).toBe('invalid_cursor')
+    expect(
+      err(
+        await api.get(
+          `/agent-versions?limit=2&agent_id=${a1}&cursor=${encodeURIComponent(first.body.pagination.next_cursor)}`,
+        ),
+      ).code,
+    ).toBe('invalid_cursor')
   })
 
   it('answers invalid_id, invalid_date, invalid_limit, invalid_cursor and unsupported_filter', async () => {
     verifies('agents.versions', 'errors.unsupported_filter')
-    expect(err(await api.get('/agent-versions?agent_id=agent7'))).toMatchObject({ code: 'invalid_id', field: 'agent_id' })
+    expect(err(await api.get('/agent-versions?agent_id=agent7'))).toMatchObject({
+      code: 'invalid_id',
+      field: 'agent_id',
+    })
     expect(err(await api.get('/agent-versions?account_id=bob'))).toMatchObject({ code: 'invalid_id' })
     expect(err(await api.get('/agent-versions?from=yesterday'))).toMatchObject({ code: 'invalid_date', field: 'from' })
     expect(err(await api.get('/agent-versions?to=2026-01-01'))).toMatchObject({ code: 'invalid_date', field: 'to' })

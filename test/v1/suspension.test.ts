@@ -19,22 +19,48 @@ let accessToken: string
 
 /** An svc_at_ token for the tenant, through the real authorize → consent → token exchange over HTTP. */
 async function oauthToken(tenant: Tenant): Promise<string> {
-  const reg = await registerClient(origin, { redirect_uris: [CB], token_endpoint_auth_method: 'none', client_name: 'suspension' })
+  const reg = await registerClient(origin, {
+    redirect_uris: [CB],
+    token_endpoint_auth_method: 'none',
+    client_name: 'suspension',
+  })
   expect(reg.status).toBe(201)
   const { verifier, challenge } = pkce()
-  const back = await new Browser(origin).approve(authorizeUrl(origin, {
-    clientId: reg.body.client_id, redirectUri: CB, challenge, method: 'S256', state: 's', scope: 'accounts:read agents:read', resource: `${origin}/mcp`,
-  }), tenant)
-  const tok = await tokenRequest(origin, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: verifier, redirect_uri: CB, client_id: reg.body.client_id, resource: `${origin}/mcp` })
+  const back = await new Browser(origin).approve(
+    authorizeUrl(origin, {
+      clientId: reg.body.client_id,
+      redirectUri: CB,
+      challenge,
+      method: 'S256',
+      state: 's',
+      scope: 'accounts:read agents:read',
+      resource: `${origin}/mcp`,
+    }),
+    tenant,
+  )
+  const tok = await tokenRequest(origin, {
+    grant_type: 'authorization_code',
+    code: back.searchParams.get('code')!,
+    code_verifier: verifier,
+    redirect_uri: CB,
+    client_id: reg.body.client_id,
+    resource: `${origin}/mcp`,
+  })
   expect(tok.status).toBe(200)
   return tok.body.access_token
 }
 
-const mcp = (token: string) => fetch(`${origin}/mcp`, {
-  method: 'POST',
-  headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
-  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-})
+const mcp = (token: string) =>
+  fetch(`${origin}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+  })
 
 beforeAll(async () => {
   t = await createTenant(master)
@@ -61,30 +87,59 @@ describe('suspension', () => {
   it('refuses the key, the session, the OAuth token and /mcp with 403 account_suspended at once; resuming restores them at once', async () => {
     verifies('security.suspension')
     const before = await everyCredential()
-    expect([before.key.status, before.session.status, before.oauth.status, before.mcp.status, before.mcpOauth.status]).toEqual([200, 200, 200, 200, 200])
+    expect([
+      before.key.status,
+      before.session.status,
+      before.oauth.status,
+      before.mcp.status,
+      before.mcpOauth.status,
+    ]).toEqual([200, 200, 200, 200, 200])
 
     expect((await master.patch(`/users/${t.userId}`, { status: 'suspended' })).status).toBe(200)
     const during = await everyCredential()
-    for (const [name, r] of [['key', during.key], ['session', during.session], ['oauth', during.oauth]] as const) {
+    for (const [name, r] of [
+      ['key', during.key],
+      ['session', during.session],
+      ['oauth', during.oauth],
+    ] as const) {
       expect(r.status, name).toBe(403)
       expect(err(r).code, name).toBe('account_suspended')
     }
-    for (const [name, r] of [['mcp key', during.mcp], ['mcp oauth', during.mcpOauth]] as const) {
+    for (const [name, r] of [
+      ['mcp key', during.mcp],
+      ['mcp oauth', during.mcpOauth],
+    ] as const) {
       expect(r.status, name).toBe(403)
-      const body = await r.json() as any
+      const body = (await r.json()) as any
       expect(body.jsonrpc, name).toBe('2.0')
       expect(body.error.data.code, name).toBe('account_suspended')
     }
     // Writes too, and every other route: the credential itself is refused, before scope or validation.
-    expect(err(await keyApi().post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] })).code).toBe('account_suspended')
+    expect(err(await keyApi().post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] })).code).toBe(
+      'account_suspended',
+    )
     expect(err(await keyApi().get('/agents/agt_1')).code).toBe('account_suspended')
-    expect(err(await dash.post('/api/api-keys', { scopes: ['agents:read'] }, { headers: { authorization: `Session ${session}` } })).code).toBe('account_suspended')
+    expect(
+      err(
+        await dash.post(
+          '/api/api-keys',
+          { scopes: ['agents:read'] },
+          { headers: { authorization: `Session ${session}` } },
+        ),
+      ).code,
+    ).toBe('account_suspended')
     // The master key is never suspended and still manages the user.
     expect((await master.get(`/users/${t.userId}`)).body.status).toBe('suspended')
 
     expect((await master.patch(`/users/${t.userId}`, { status: 'active' })).status).toBe(200)
     const after = await everyCredential()
-    expect([after.key.status, after.session.status, after.oauth.status, after.mcp.status, after.mcpOauth.status]).toEqual([200, 200, 200, 200, 200])
+    expect([
+      after.key.status,
+      after.session.status,
+      after.oauth.status,
+      after.mcp.status,
+      after.mcpOauth.status,
+    ]).toEqual([200, 200, 200, 200, 200])
   }, 60_000)
 
   it('another tenant is untouched by a suspension', async () => {

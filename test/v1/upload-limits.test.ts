@@ -28,12 +28,17 @@ const rssKb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.ch
 
 beforeAll(async () => {
   server = await startServer({ env: { SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000' } })
-  site = await serveSite({ '/': { body: html('Tern Cycles', '<h1>Tern Cycles</h1><p>A bicycle repair shop in Bristol.</p>') } })
+  site = await serveSite({
+    '/': { body: html('Tern Cycles', '<h1>Tern Cycles</h1><p>A bicycle repair shop in Bristol.</p>') },
+  })
   t = await createTenant(createApi(server.base, server.masterKey))
   agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
   docsPath = `${server.base}/agents/${agentId}/kb/documents`
 }, 180_000) // its own server and an agent build: slow on a loaded machine
-afterAll(async () => { await site?.close(); await server?.stop() })
+afterAll(async () => {
+  await site?.close()
+  await server?.stop()
+})
 
 async function upload(data: Uint8Array, name: string, type: string, key = t.key) {
   const form = new FormData()
@@ -44,10 +49,14 @@ async function upload(data: Uint8Array, name: string, type: string, key = t.key)
 }
 
 async function settled(api: Api, docId: string) {
-  return until(`document ${docId} settled`, async () => {
-    const r = await api.get(`/agents/${agentId}/kb/documents/${docId}`)
-    return r.body.status !== 'processing' ? r.body : null
-  }, 60_000)
+  return until(
+    `document ${docId} settled`,
+    async () => {
+      const r = await api.get(`/agents/${agentId}/kb/documents/${docId}`)
+      return r.body.status !== 'processing' ? r.body : null
+    },
+    60_000,
+  )
 }
 
 async function healthMs() {
@@ -61,8 +70,12 @@ async function healthMs() {
 function docx(documentText: string, extra: Record<string, Uint8Array> = {}) {
   const xml = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>${documentText}</w:t></w:r></w:p></w:body></w:document>`
   return zipSync({
-    '[Content_Types].xml': strToU8('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'),
-    '_rels/.rels': strToU8('<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>'),
+    '[Content_Types].xml': strToU8(
+      '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+    ),
+    '_rels/.rels': strToU8(
+      '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+    ),
     'word/document.xml': strToU8(xml),
     ...extra,
   })
@@ -73,8 +86,10 @@ function declareSize(zip: Uint8Array, name: string, size: number) {
   const b = Buffer.from(zip)
   for (let i = 0; i < b.length - 4; i++) {
     const sig = b.readUInt32LE(i)
-    if (sig === 0x04034b50 && b.toString('utf8', i + 30, i + 30 + b.readUInt16LE(i + 26)) === name) b.writeUInt32LE(size, i + 22)
-    if (sig === 0x02014b50 && b.toString('utf8', i + 46, i + 46 + b.readUInt16LE(i + 28)) === name) b.writeUInt32LE(size, i + 24)
+    if (sig === 0x04034b50 && b.toString('utf8', i + 30, i + 30 + b.readUInt16LE(i + 26)) === name)
+      b.writeUInt32LE(size, i + 22)
+    if (sig === 0x02014b50 && b.toString('utf8', i + 46, i + 46 + b.readUInt16LE(i + 28)) === name)
+      b.writeUInt32LE(size, i + 24)
   }
   return new Uint8Array(b)
 }
@@ -93,7 +108,9 @@ describe('extraction bombs (decisions "Limits on hostile work")', () => {
     expect(doc.error).toMatch(/^The file could not be read within the limits: an entry expands more than 100:1/)
     expect(await healthMs()).toBeLessThan(1000)
     const after = rssKb()
-    console.log(`[upload-limits] ratio bomb: server VmRSS ${before} kB before, ${after} kB after (${after - before} kB)`)
+    console.log(
+      `[upload-limits] ratio bomb: server VmRSS ${before} kB before, ${after} kB after (${after - before} kB)`,
+    )
     expect(after - before).toBeLessThan(64 * 1024)
   })
 
@@ -113,18 +130,26 @@ describe('extraction bombs (decisions "Limits on hostile work")', () => {
     expect(doc.error).toMatch(/^The file could not be read within the limits: the archive expands to more than 50 MB/)
     expect(await healthMs()).toBeLessThan(1000)
     const after = rssKb()
-    console.log(`[upload-limits] 66 MB docx: server VmRSS ${before} kB before, ${after} kB after (${after - before} kB)`)
+    console.log(
+      `[upload-limits] 66 MB docx: server VmRSS ${before} kB before, ${after} kB after (${after - before} kB)`,
+    )
     expect(after - before).toBeLessThan(64 * 1024)
   })
 
   it('a zip entry that inflates beyond the size its directory declares fails (lying headers)', async () => {
     verifies('kb.upload-limits')
     // 8 MB of text declared as 512 KB: within the total and below the ratio floor, so only inflating counts.
-    const lying = declareSize(docx('Lies.', { 'word/media/big.txt': strToU8('x'.repeat(8 * 1024 * 1024)) }), 'word/media/big.txt', 512 * 1024)
+    const lying = declareSize(
+      docx('Lies.', { 'word/media/big.txt': strToU8('x'.repeat(8 * 1024 * 1024)) }),
+      'word/media/big.txt',
+      512 * 1024,
+    )
     const r = await upload(lying, 'lying.docx', DOCX_TYPE)
     const doc = await settled(t.api, r.body.doc_id)
     expect(doc.status).toBe('failed')
-    expect(doc.error).toBe('The file could not be read within the limits: an entry expands beyond the size its archive declares.')
+    expect(doc.error).toBe(
+      'The file could not be read within the limits: an entry expands beyond the size its archive declares.',
+    )
   })
 
   it('a PDF of more than 500 pages fails with the page limit; a short PDF and a DOCX still extract', async () => {
@@ -139,13 +164,17 @@ describe('extraction bombs (decisions "Limits on hostile work")', () => {
     const f2 = await short.embedFont(StandardFonts.Helvetica)
     short.addPage([600, 800]).drawText('Tyres are fitted while you wait.', { x: 50, y: 700, size: 12, font: f2 })
     const pdf = await upload(await short.save(), 'tyres.pdf', 'application/pdf')
-    const word = new Document({ sections: [{ children: [new Paragraph({ children: [new TextRun('Brake pads cost 12 pounds a pair.')] })] }] })
+    const word = new Document({
+      sections: [{ children: [new Paragraph({ children: [new TextRun('Brake pads cost 12 pounds a pair.')] })] }],
+    })
     const dx = await upload(new Uint8Array(await Packer.toBuffer(word)), 'brakes.docx', DOCX_TYPE)
     const md = await upload(strToU8('# Hours\n\nOpen   \t\n\n\n\nsix days a week.\n'), 'hours.md', 'text/markdown')
 
     const bigDoc = await settled(t.api, big.body.doc_id)
     expect(bigDoc.status).toBe('failed')
-    expect(bigDoc.error).toBe('The file could not be read within the limits: the PDF has 501 pages; at most 500 are read. Split it into smaller files.')
+    expect(bigDoc.error).toBe(
+      'The file could not be read within the limits: the PDF has 501 pages; at most 500 are read. Split it into smaller files.',
+    )
     const pdfDoc = await settled(t.api, pdf.body.doc_id)
     expect(pdfDoc, JSON.stringify(pdfDoc)).toMatchObject({ status: 'indexed', error: null })
     expect(pdfDoc.text).toContain('Tyres are fitted while you wait.')
@@ -163,7 +192,9 @@ describe('extraction bombs (decisions "Limits on hostile work")', () => {
     const r = await upload(strToU8(text), 'long.txt', 'text/plain')
     const doc = await settled(t.api, r.body.doc_id)
     expect(doc.status).toBe('failed')
-    expect(doc.error).toMatch(/^The file could not be read within the limits: its text is longer than 2,000,000 characters/)
+    expect(doc.error).toMatch(
+      /^The file could not be read within the limits: its text is longer than 2,000,000 characters/,
+    )
   })
 })
 
@@ -181,7 +212,11 @@ describe('oversized bodies from ordinary clients (drain before close)', () => {
   it('plain fetch with a JSON body over 2 MB gets 413 payload_too_large', async () => {
     verifies('platform.body-drain')
     const body = JSON.stringify({ title: 'Big', text: 'a'.repeat(3 * 1024 * 1024) })
-    const res = await fetch(docsPath, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, body })
+    const res = await fetch(docsPath, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      body,
+    })
     expect(res.status).toBe(413)
     expect((await res.json()).error.code).toBe('payload_too_large')
   })
@@ -193,23 +228,45 @@ describe('oversized bodies from ordinary clients (drain before close)', () => {
     const outcome = await new Promise<{ status: number | null; sent: number; cut: boolean }>((resolve) => {
       let status: number | null = null
       let sent = 0
-      const req = httpRequest({ hostname: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } }, (res) => {
-        status = res.statusCode!
-        res.resume()
-      })
-      const done = (cut: boolean) => { clearTimeout(guard); resolve({ status, sent, cut }) }
+      const req = httpRequest(
+        {
+          hostname: u.hostname,
+          port: u.port,
+          path: u.pathname,
+          method: 'POST',
+          headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+        },
+        (res) => {
+          status = res.statusCode!
+          res.resume()
+        },
+      )
+      const done = (cut: boolean) => {
+        clearTimeout(guard)
+        resolve({ status, sent, cut })
+      }
       // Far past the bound (64 MB + the 2 MB cap) with no cut means the server drains without limit.
-      const guard = setTimeout(() => { req.destroy(); done(false) }, 40_000)
+      const guard = setTimeout(() => {
+        req.destroy()
+        done(false)
+      }, 40_000)
       req.on('error', () => done(true))
       req.on('close', () => done(true))
       const pump = () => {
-        if (sent > 200 * 1024 * 1024) { req.destroy(); return done(false) }
+        if (sent > 200 * 1024 * 1024) {
+          req.destroy()
+          return done(false)
+        }
         sent += chunk.length
-        req.write(chunk, (e) => { if (!e) setImmediate(pump) })
+        req.write(chunk, (e) => {
+          if (!e) setImmediate(pump)
+        })
       }
       pump()
     })
-    console.log(`[upload-limits] endless client: status ${outcome.status}, ${Math.round(outcome.sent / 1024 / 1024)} MB offered before the cut`)
+    console.log(
+      `[upload-limits] endless client: status ${outcome.status}, ${Math.round(outcome.sent / 1024 / 1024)} MB offered before the cut`,
+    )
     expect(outcome.status).toBe(413)
     expect(outcome.cut).toBe(true)
     expect(outcome.sent).toBeGreaterThan(64 * 1024 * 1024)
@@ -220,11 +277,14 @@ describe('oversized bodies from ordinary clients (drain before close)', () => {
 
 describe('authentication before the body is read', () => {
   const boundary = '----authfirst'
-  const multipart = (size: number) => Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n`),
-    Buffer.alloc(size, 97),
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ])
+  const multipart = (size: number) =>
+    Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n`,
+      ),
+      Buffer.alloc(size, 97),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ])
 
   it('a 9 MB upload with a bad key gets 401 after 1 MB is sent: the server does not wait for (or buffer) the rest', async () => {
     verifies('platform.auth-before-body')
@@ -232,7 +292,16 @@ describe('authentication before the body is read', () => {
     const started = Date.now()
     // Content-Length declares the whole 9 MB; the client offers 1 MB and then waits.
     const r = await Promise.race([
-      pumpedPost(docsPath, { authorization: 'Bearer svc_pk_live_not-a-real-key-000000000000000000000000', 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(body.length) }, body, 1024 * 1024),
+      pumpedPost(
+        docsPath,
+        {
+          authorization: 'Bearer svc_pk_live_not-a-real-key-000000000000000000000000',
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'content-length': String(body.length),
+        },
+        body,
+        1024 * 1024,
+      ),
       sleep(10_000).then(() => ({ status: 0, body: 'no answer in 10 s', sent: -1 })),
     ])
     const ms = Date.now() - started
@@ -246,7 +315,12 @@ describe('authentication before the body is read', () => {
     verifies('platform.auth-before-body')
     const body = multipart(9 * 1024 * 1024)
     const r = await Promise.race([
-      pumpedPost(docsPath, { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(body.length) }, body, 512 * 1024),
+      pumpedPost(
+        docsPath,
+        { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(body.length) },
+        body,
+        512 * 1024,
+      ),
       sleep(10_000).then(() => ({ status: 0, body: 'no answer in 10 s', sent: -1 })),
     ])
     expect(r.status, r.body).toBe(401)
@@ -255,7 +329,12 @@ describe('authentication before the body is read', () => {
   it('plain fetch with FormData of 9 MB and a bad key gets 401, not EPIPE', async () => {
     verifies('platform.auth-before-body', 'platform.body-drain')
     const started = Date.now()
-    const r = await upload(new Uint8Array(9 * 1024 * 1024).fill(97), 'big.txt', 'text/plain', 'svc_pk_live_not-a-real-key-000000000000000000000000')
+    const r = await upload(
+      new Uint8Array(9 * 1024 * 1024).fill(97),
+      'big.txt',
+      'text/plain',
+      'svc_pk_live_not-a-real-key-000000000000000000000000',
+    )
     console.log(`[upload-limits] plain fetch, bad key, 9 MB: ${r.status} after ${Date.now() - started} ms`)
     expect(r.status).toBe(401)
     expect(await healthMs()).toBeLessThan(1000)

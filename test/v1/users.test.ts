@@ -9,11 +9,27 @@ describe('POST /users and GET /users/{usr}', () => {
     verifies('users.create', 'auth.master-key', 'conventions.timestamps', 'conventions.ids')
     const email = uniqueEmail('trial')
     const before = Date.now()
-    const r = await api.post('/users', { email, name: 'Ada', company_name: 'Acme', timezone: 'Europe/Paris', currency_code: 'EUR', external_ids: { crm: 'c-1' } })
+    const r = await api.post('/users', {
+      email,
+      name: 'Ada',
+      company_name: 'Acme',
+      timezone: 'Europe/Paris',
+      currency_code: 'EUR',
+      external_ids: { crm: 'c-1' },
+    })
     expect(r.status).toBe(201)
     expect(r.body.user_id).toMatch(/^usr_\d+$/)
     expect(r.body.account_id).toBe(r.body.user_id.replace('usr_', 'acc_'))
-    expect(r.body).toMatchObject({ email, name: 'Ada', plan: 'trial', company_name: 'Acme', timezone: 'Europe/Paris', currency_code: 'EUR', external_ids: { crm: 'c-1' }, status: 'active' })
+    expect(r.body).toMatchObject({
+      email,
+      name: 'Ada',
+      plan: 'trial',
+      company_name: 'Acme',
+      timezone: 'Europe/Paris',
+      currency_code: 'EUR',
+      external_ids: { crm: 'c-1' },
+      status: 'active',
+    })
     expect(r.body).not.toHaveProperty('password')
     expect(r.body.created_at).toMatch(/Z$/)
     const expires = Date.parse(r.body.plan_expires_at) - before
@@ -77,7 +93,9 @@ describe('GET /users', () => {
     const cursor = first.body.pagination.next_cursor
     expect(typeof cursor).toBe('string')
     // Bound to the limit and the filters: another use is invalid_cursor.
-    expect(err(await api.get(`/users?limit=3&updated_since=${t0}&cursor=${encodeURIComponent(cursor)}`))).toMatchObject({ code: 'invalid_cursor', field: 'cursor' })
+    expect(err(await api.get(`/users?limit=3&updated_since=${t0}&cursor=${encodeURIComponent(cursor)}`))).toMatchObject(
+      { code: 'invalid_cursor', field: 'cursor' },
+    )
     expect(err(await api.get(`/users?limit=2&cursor=${encodeURIComponent(cursor)}`)).code).toBe('invalid_cursor')
     expect(err(await api.get('/users?cursor=garbage')).code).toBe('invalid_cursor')
   })
@@ -116,10 +134,19 @@ describe('PATCH /users/{usr}', () => {
   it('merges external_ids key by key with null clearing, and sets status and retention', async () => {
     verifies('users.patch')
     const u = (await api.post('/users', { email: uniqueEmail('patch'), external_ids: { crm: 'a', erp: 'b' } })).body
-    const r = await api.patch(`/users/${u.user_id}`, { external_ids: { crm: null, billing: 'z' }, status: 'suspended', transcript_retention_days: 90, limits: { max_builds_per_day: 3 } })
+    const r = await api.patch(`/users/${u.user_id}`, {
+      external_ids: { crm: null, billing: 'z' },
+      status: 'suspended',
+      transcript_retention_days: 90,
+      limits: { max_builds_per_day: 3 },
+    })
     expect(r.status).toBe(200)
     expect(r.body.external_ids).toEqual({ erp: 'b', billing: 'z' })
-    expect(r.body).toMatchObject({ status: 'suspended', transcript_retention_days: 90, limits: { max_builds_per_day: 3 } })
+    expect(r.body).toMatchObject({
+      status: 'suspended',
+      transcript_retention_days: 90,
+      limits: { max_builds_per_day: 3 },
+    })
     expect(Date.parse(r.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(u.updated_at))
   })
 
@@ -128,8 +155,14 @@ describe('PATCH /users/{usr}', () => {
     const u = (await api.post('/users', { email: uniqueEmail('patch2') })).body
     expect(err(await api.patch(`/users/${u.user_id}`, {})).code).toBe('empty_update')
     expect(err(await api.request('PATCH', `/users/${u.user_id}`))).toMatchObject({ code: 'empty_update' })
-    expect(err(await api.patch(`/users/${u.user_id}`, { status: 'trial' }))).toMatchObject({ code: 'validation_error', field: 'status' })
-    expect(err(await api.patch(`/users/${u.user_id}`, { status: 'suspended', plan: 'starter' }))).toMatchObject({ code: 'unsupported_field', field: 'plan' })
+    expect(err(await api.patch(`/users/${u.user_id}`, { status: 'trial' }))).toMatchObject({
+      code: 'validation_error',
+      field: 'status',
+    })
+    expect(err(await api.patch(`/users/${u.user_id}`, { status: 'suspended', plan: 'starter' }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'plan',
+    })
     expect((await api.get(`/users/${u.user_id}`)).body.status).toBe('active')
     expect((await api.patch('/users/usr_987654321', { status: 'active' })).status).toBe(404)
   })

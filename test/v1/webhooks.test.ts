@@ -25,12 +25,22 @@ describe('webhooks (shared server)', () => {
 
   beforeAll(async () => {
     rx = await startReceiver()
-    site = await serveSite({ '/': { body: html('Wombat Bakery', '<h1>Wombat Bakery</h1><p>Wombat Bakery bakes sourdough bread in Perth every morning.</p>') } })
+    site = await serveSite({
+      '/': {
+        body: html(
+          'Wombat Bakery',
+          '<h1>Wombat Bakery</h1><p>Wombat Bakery bakes sourdough bread in Perth every morning.</p>',
+        ),
+      },
+    })
     t = await createTenant(master)
     other = await createTenant(master)
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
   }, 90_000)
-  afterAll(async () => { await rx?.close(); await site?.close() })
+  afterAll(async () => {
+    await rx?.close()
+    await site?.close()
+  })
 
   const create = (body: Record<string, unknown>, api = t.api) => api.post('/webhooks/endpoints', body)
   const deliveriesOf = async (query: string, api = t.api) => {
@@ -49,8 +59,15 @@ describe('webhooks (shared server)', () => {
     const c = await create({ url: rx.url('/crud'), events: ['conversation.started'], description: 'CRM sync' })
     expect(c.status).toBe(201)
     expect(c.body).toMatchObject({
-      endpoint_id: expect.stringMatching(/^whk_\d+$/), account_id: t.accountId, url: rx.url('/crud'), description: 'CRM sync',
-      events: ['conversation.started'], enabled: true, environment: 'live', api_version: 'v1', previous_secret_expires_at: null,
+      endpoint_id: expect.stringMatching(/^whk_\d+$/),
+      account_id: t.accountId,
+      url: rx.url('/crud'),
+      description: 'CRM sync',
+      events: ['conversation.started'],
+      enabled: true,
+      environment: 'live',
+      api_version: 'v1',
+      previous_secret_expires_at: null,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
     })
     const id = c.body.endpoint_id
@@ -65,9 +82,18 @@ describe('webhooks (shared server)', () => {
     expect(list.text).not.toContain(secret)
     expect(list.text).not.toContain('whsec_')
 
-    const p = await t.api.patch(`/webhooks/endpoints/${id}`, { events: ['conversation.ended', 'summary.ready'], description: null, enabled: false })
+    const p = await t.api.patch(`/webhooks/endpoints/${id}`, {
+      events: ['conversation.ended', 'summary.ready'],
+      description: null,
+      enabled: false,
+    })
     expect(p.status).toBe(200)
-    expect(p.body).toMatchObject({ endpoint_id: id, events: ['conversation.ended', 'summary.ready'], description: null, enabled: false })
+    expect(p.body).toMatchObject({
+      endpoint_id: id,
+      events: ['conversation.ended', 'summary.ready'],
+      description: null,
+      enabled: false,
+    })
     expect(p.text).not.toContain('whsec_')
 
     // Deleting is additive to the contract: 204, then the endpoint is gone.
@@ -103,10 +129,21 @@ describe('webhooks (shared server)', () => {
     expect(c.status).toBe(201)
     const id = c.body.endpoint_id
     expect(err(await t.api.patch(`/webhooks/endpoints/${id}`, {}))).toMatchObject({ code: 'empty_update' })
-    expect(err(await t.api.request('PATCH', `/webhooks/endpoints/${id}`, { raw: '' }))).toMatchObject({ code: 'empty_update' })
-    expect(err(await t.api.patch(`/webhooks/endpoints/${id}`, { secret: 'whsec_mine' }))).toMatchObject({ code: 'unsupported_field', field: 'secret' })
-    expect(err(await t.api.patch(`/webhooks/endpoints/${id}`, { url: 'https://192.168.0.1/x' }))).toMatchObject({ code: 'invalid_url', field: 'url' })
-    expect(err(await t.api.patch(`/webhooks/endpoints/${id}`, { events: ['call.maybe'] }))).toMatchObject({ code: 'validation_error', field: 'events.0' })
+    expect(err(await t.api.request('PATCH', `/webhooks/endpoints/${id}`, { raw: '' }))).toMatchObject({
+      code: 'empty_update',
+    })
+    expect(err(await t.api.patch(`/webhooks/endpoints/${id}`, { secret: 'whsec_mine' }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'secret',
+    })
+    expect(err(await t.api.patch(`/webhooks/endpoints/${id}`, { url: 'https://192.168.0.1/x' }))).toMatchObject({
+      code: 'invalid_url',
+      field: 'url',
+    })
+    expect(err(await t.api.patch(`/webhooks/endpoints/${id}`, { events: ['call.maybe'] }))).toMatchObject({
+      code: 'validation_error',
+      field: 'events.0',
+    })
     expect(err(await t.api.get('/webhooks/endpoints/whk_x'))).toMatchObject({ code: 'invalid_id' })
     expect(err(await t.api.get('/webhooks/deliveries/dlv_1'))).toMatchObject({ code: 'invalid_id' })
     expect(err(await t.api.get('/webhooks/deliveries?status=lost'))).toMatchObject({ code: 'unsupported_filter' })
@@ -125,23 +162,54 @@ describe('webhooks (shared server)', () => {
     verifies('errors.internal_error')
     const ep = await create({ url: rx.url('/fuzz'), events: ['summary.ready'], enabled: false })
     const keys = fc.constantFrom('url', 'events', 'description', 'enabled', 'secret', '__proto__', '')
-    const values = fc.oneof(fc.jsonValue(), fc.constantFrom(rx.url('/fuzz'), 'https://10.0.0.1/', 'http://[::1]/', 'https://a.b', ['summary.ready'], ['nope']))
-    const bodies = fc.oneof(fc.json(), fc.dictionary(keys, values, { maxKeys: 4 }).map((o) => JSON.stringify(o)))
-    await fc.assert(fc.asyncProperty(bodies, fc.boolean(), async (raw, patch) => {
-      const r = await t.api.request(patch ? 'PATCH' : 'POST', patch ? `/webhooks/endpoints/${ep.body.endpoint_id}` : '/webhooks/endpoints', { raw, headers: { 'content-type': 'application/json' } })
-      expect(r.status).toBeLessThan(500)
-      if (r.status >= 400) expect(r.body.error.code).toMatch(/^[a-z_]+$/)
-      // Keep the patched endpoint quiet whatever the body did to it.
-      if (patch && r.status === 200) await t.api.patch(`/webhooks/endpoints/${ep.body.endpoint_id}`, { enabled: false })
-    }), { numRuns: 80 })
+    const values = fc.oneof(
+      fc.jsonValue(),
+      fc.constantFrom(
+        rx.url('/fuzz'),
+        'https://10.0.0.1/',
+        'http://[::1]/',
+        'https://a.b',
+        ['summary.ready'],
+        ['nope'],
+      ),
+    )
+    const bodies = fc.oneof(
+      fc.json(),
+      fc.dictionary(keys, values, { maxKeys: 4 }).map((o) => JSON.stringify(o)),
+    )
+    await fc.assert(
+      fc.asyncProperty(bodies, fc.boolean(), async (raw, patch) => {
+        const r = await t.api.request(
+          patch ? 'PATCH' : 'POST',
+          patch ? `/webhooks/endpoints/${ep.body.endpoint_id}` : '/webhooks/endpoints',
+          { raw, headers: { 'content-type': 'application/json' } },
+        )
+        expect(r.status).toBeLessThan(500)
+        if (r.status >= 400) expect(r.body.error.code).toMatch(/^[a-z_]+$/)
+        // Keep the patched endpoint quiet whatever the body did to it.
+        if (patch && r.status === 200)
+          await t.api.patch(`/webhooks/endpoints/${ep.body.endpoint_id}`, { enabled: false })
+      }),
+      { numRuns: 80 },
+    )
   })
 
   it('delivers conversation.started, conversation.ended and summary.ready of a real conversation, signed; disabled and unsubscribed endpoints get nothing', async () => {
     verifies('webhooks.signature', 'webhooks.events', 'webhooks.delivery')
-    const main = await create({ url: rx.url('/main'), events: ['conversation.started', 'conversation.ended', 'summary.ready'] })
-    const off = await create({ url: rx.url('/off'), events: ['conversation.started', 'conversation.ended', 'summary.ready'], enabled: false })
+    const main = await create({
+      url: rx.url('/main'),
+      events: ['conversation.started', 'conversation.ended', 'summary.ready'],
+    })
+    const off = await create({
+      url: rx.url('/off'),
+      events: ['conversation.started', 'conversation.ended', 'summary.ready'],
+      enabled: false,
+    })
     const calls = await create({ url: rx.url('/calls'), events: ['call.completed', 'call.failed'] })
-    const theirs = await create({ url: rx.url('/theirs'), events: ['conversation.started', 'conversation.ended', 'summary.ready'] }, other.api)
+    const theirs = await create(
+      { url: rx.url('/theirs'), events: ['conversation.started', 'conversation.ended', 'summary.ready'] },
+      other.api,
+    )
     for (const r of [main, off, calls, theirs]) expect(r.status).toBe(201)
 
     const conv = await startConversation()
@@ -162,14 +230,23 @@ describe('webhooks (shared server)', () => {
     for (const g of got) {
       expect(verifyWebhook({ secret: main.body.secret, body: g.body, headers: g.headers })).toBe(true)
       // Keyed with the whole whsec_ string over "<timestamp>.<raw body>", nothing else verifies.
-      expect(verifyWebhook({ secret: main.body.secret.replace(/^whsec_/, ''), body: g.body, headers: g.headers })).toBe(false)
+      expect(verifyWebhook({ secret: main.body.secret.replace(/^whsec_/, ''), body: g.body, headers: g.headers })).toBe(
+        false,
+      )
       expect(verifyWebhook({ secret: main.body.secret, body: g.body + ' ', headers: g.headers })).toBe(false)
-      expect(verifyWebhook({ secret: main.body.secret, body: g.body, headers: g.headers, now: Date.now() + 6 * 60_000 })).toBe(false)
+      expect(
+        verifyWebhook({ secret: main.body.secret, body: g.body, headers: g.headers, now: Date.now() + 6 * 60_000 }),
+      ).toBe(false)
       expect(g.headers['x-svc-signature']).toMatch(/^v1=[0-9a-f]{64}$/)
       expect(g.headers['x-svc-event']).toBe(g.json.type)
       expect(g.headers['x-svc-delivery']).toMatch(/^dlv_[0-9A-Z]{26}$/)
       expect(g.headers['content-type']).toBe('application/json')
-      expect(g.json).toMatchObject({ id: expect.stringMatching(/^evt_/), api_version: 'v1', account_id: t.accountId, created_at: expect.any(String) })
+      expect(g.json).toMatchObject({
+        id: expect.stringMatching(/^evt_/),
+        api_version: 'v1',
+        account_id: t.accountId,
+        created_at: expect.any(String),
+      })
       expect(Object.keys(g.json)).toEqual(['id', 'type', 'created_at', 'api_version', 'account_id', 'data'])
     }
     expect(ended.json.data).toMatchObject({ conversation_id: conv, status: 'completed' })
@@ -186,18 +263,32 @@ describe('webhooks (shared server)', () => {
     const listed = await deliveriesOf(`endpoint_id=${main.body.endpoint_id}`)
     expect(listed.length).toBeGreaterThanOrEqual(3)
     for (const d of listed) {
-      expect(d).toMatchObject({ delivery_id: expect.stringMatching(/^dlv_/), endpoint_id: main.body.endpoint_id, status: 'succeeded', attempt_count: 1, replayed_from: null })
+      expect(d).toMatchObject({
+        delivery_id: expect.stringMatching(/^dlv_/),
+        endpoint_id: main.body.endpoint_id,
+        status: 'succeeded',
+        attempt_count: 1,
+        replayed_from: null,
+      })
       expect(d.attempts[0]).toMatchObject({ attempt: 1, status_code: 200, error: null, latency_ms: expect.any(Number) })
     }
     const one = await t.api.get(`/webhooks/deliveries/${ended.headers['x-svc-delivery']}`)
     expect(one.status).toBe(200)
-    expect(one.body).toMatchObject({ event_id: ended.json.id, event_type: 'conversation.ended', status: 'succeeded', payload: JSON.parse(ended.body) })
+    expect(one.body).toMatchObject({
+      event_id: ended.json.id,
+      event_type: 'conversation.ended',
+      status: 'succeeded',
+      payload: JSON.parse(ended.body),
+    })
 
     // Disabled, then enabled again: events written while disabled are not queued for it.
     const again = await t.api.patch(`/webhooks/endpoints/${off.body.endpoint_id}`, { enabled: true })
     expect(again.status).toBe(200)
     const conv2 = await startConversation()
-    await rx.waitFor((r) => r.some((x) => x.path === '/off' && x.json?.data?.conversation_id === conv2), 'the re-enabled endpoint')
+    await rx.waitFor(
+      (r) => r.some((x) => x.path === '/off' && x.json?.data?.conversation_id === conv2),
+      'the re-enabled endpoint',
+    )
     expect(rx.at('/off').every((x) => x.json.data.conversation_id === conv2)).toBe(true)
   })
 
@@ -211,8 +302,15 @@ describe('webhooks (shared server)', () => {
     const conv = await startConversation()
     const started = Date.now()
     // Both are sent; the stuck one holds its request open (up to the 10 s timeout) while the other lands.
-    await rx.waitFor((r) => r.some((x) => x.path === '/stuck' && x.json?.data?.conversation_id === conv), 'the stuck endpoint to be called')
-    await rx.waitFor((r) => r.some((x) => x.path === '/quick' && x.json?.data?.conversation_id === conv), 'the quick endpoint', 5_000)
+    await rx.waitFor(
+      (r) => r.some((x) => x.path === '/stuck' && x.json?.data?.conversation_id === conv),
+      'the stuck endpoint to be called',
+    )
+    await rx.waitFor(
+      (r) => r.some((x) => x.path === '/quick' && x.json?.data?.conversation_id === conv),
+      'the quick endpoint',
+      5_000,
+    )
     const quickAt = rx.at('/quick').find((x) => x.json?.data?.conversation_id === conv)!.at
     expect(quickAt - started).toBeLessThan(5_000)
     // While the stuck request is still open, the API answers at once.
@@ -247,13 +345,24 @@ describe('webhooks (shared server)', () => {
       const [x] = await deliveriesOf(`endpoint_id=${ep.body.endpoint_id}`)
       return x?.status === 'succeeded' ? x : null
     })
-    expect(d).toMatchObject({ attempt_count: 3, last_status_code: 200, delivered_at: expect.any(String), next_attempt_at: null })
+    expect(d).toMatchObject({
+      attempt_count: 3,
+      last_status_code: 200,
+      delivered_at: expect.any(String),
+      next_attempt_at: null,
+    })
     expect(d.attempts.map((a: any) => a.status_code)).toEqual([500, 500, 200])
     expect(d.attempts[0].error).toContain('500')
 
     const replay = await t.api.post(`/webhooks/deliveries/${d.delivery_id}/replay`)
     expect(replay.status).toBe(201)
-    expect(replay.body).toMatchObject({ delivery_id: expect.stringMatching(/^dlv_/), replayed_from: d.delivery_id, event_id: d.event_id, status: 'pending', attempt_count: 0 })
+    expect(replay.body).toMatchObject({
+      delivery_id: expect.stringMatching(/^dlv_/),
+      replayed_from: d.delivery_id,
+      event_id: d.event_id,
+      status: 'pending',
+      attempt_count: 0,
+    })
     expect(replay.body.delivery_id).not.toBe(d.delivery_id)
     await rx.waitFor((r) => r.filter((x) => x.path === '/flaky').length >= 4, 'the replay')
     const re = rx.at('/flaky')[3]
@@ -270,11 +379,21 @@ describe('webhooks (shared server)', () => {
     rx.on('/dead', () => 503)
     const ep = await create({ url: rx.url('/dead'), events: ['conversation.started'] })
     await startConversation()
-    const d = await until('exhausted', async () => {
-      const [x] = await deliveriesOf(`endpoint_id=${ep.body.endpoint_id}&status=exhausted`)
-      return x
-    }, 30_000)
-    expect(d).toMatchObject({ status: 'exhausted', attempt_count: 7, last_status_code: 503, next_attempt_at: null, delivered_at: null })
+    const d = await until(
+      'exhausted',
+      async () => {
+        const [x] = await deliveriesOf(`endpoint_id=${ep.body.endpoint_id}&status=exhausted`)
+        return x
+      },
+      30_000,
+    )
+    expect(d).toMatchObject({
+      status: 'exhausted',
+      attempt_count: 7,
+      last_status_code: 503,
+      next_attempt_at: null,
+      delivered_at: null,
+    })
     expect(d.attempts).toHaveLength(7)
     expect(rx.at('/dead')).toHaveLength(7)
     expect(await deliveriesOf(`endpoint_id=${ep.body.endpoint_id}&status=succeeded`)).toHaveLength(0)
@@ -285,7 +404,10 @@ describe('webhooks (shared server)', () => {
     const ep = await create({ url: rx.url('/rotate'), events: ['conversation.started'] })
     const oldSecret = ep.body.secret as string
     const conv1 = await startConversation()
-    await rx.waitFor((r) => r.some((x) => x.path === '/rotate' && x.json.data.conversation_id === conv1), 'the first event')
+    await rx.waitFor(
+      (r) => r.some((x) => x.path === '/rotate' && x.json.data.conversation_id === conv1),
+      'the first event',
+    )
     const rot = await t.api.post(`/webhooks/endpoints/${ep.body.endpoint_id}/rotate-secret`)
     expect(rot.status).toBe(200)
     expect(rot.body.secret).toMatch(/^whsec_/)
@@ -297,7 +419,10 @@ describe('webhooks (shared server)', () => {
     expect(got.text).not.toContain(rot.body.secret)
 
     const conv2 = await startConversation()
-    await rx.waitFor((r) => r.some((x) => x.path === '/rotate' && x.json.data.conversation_id === conv2), 'the event after rotation')
+    await rx.waitFor(
+      (r) => r.some((x) => x.path === '/rotate' && x.json.data.conversation_id === conv2),
+      'the event after rotation',
+    )
     const h = rx.at('/rotate').find((x) => x.json.data.conversation_id === conv2)!
     const sigs = String(h.headers['x-svc-signature']).split(',')
     expect(sigs).toHaveLength(2)
@@ -319,11 +444,22 @@ describe('webhooks (shared server)', () => {
     const r = await tenant.api.post(`/webhooks/endpoints/${ep.body.endpoint_id}/test`)
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({
-      endpoint_id: ep.body.endpoint_id, success: true, status_code: 200, error: null, latency_ms: expect.any(Number),
-      delivery_id: expect.stringMatching(/^dlv_/), event_id: expect.stringMatching(/^evt_/), quota: { limit: 50, used: 1, remaining: 49 },
+      endpoint_id: ep.body.endpoint_id,
+      success: true,
+      status_code: 200,
+      error: null,
+      latency_ms: expect.any(Number),
+      delivery_id: expect.stringMatching(/^dlv_/),
+      event_id: expect.stringMatching(/^evt_/),
+      quota: { limit: 50, used: 1, remaining: 49 },
     })
     const ping = rx.at('/ping').at(-1)!
-    expect(ping.json).toMatchObject({ id: r.body.event_id, type: 'ping', account_id: tenant.accountId, data: { endpoint_id: ep.body.endpoint_id } })
+    expect(ping.json).toMatchObject({
+      id: r.body.event_id,
+      type: 'ping',
+      account_id: tenant.accountId,
+      data: { endpoint_id: ep.body.endpoint_id },
+    })
     expect(ping.headers['x-svc-event']).toBe('ping')
     expect(verifyWebhook({ secret: ep.body.secret, body: ping.body, headers: ping.headers })).toBe(true)
 
@@ -359,7 +495,9 @@ describe('webhooks (shared server)', () => {
     const seen: string[] = []
     let cursor: string | null = null
     do {
-      const r: any = await t.api.get(`/webhooks/deliveries?endpoint_id=${ep.body.endpoint_id}&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)
+      const r: any = await t.api.get(
+        `/webhooks/deliveries?endpoint_id=${ep.body.endpoint_id}&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      )
       expect(r.status).toBe(200)
       expect(r.body.pagination.limit).toBe(1)
       seen.push(...r.body.data.map((d: any) => d.delivery_id))
@@ -371,21 +509,41 @@ describe('webhooks (shared server)', () => {
     expect(all.map((d) => d.delivery_id)).toEqual(seen)
     const created = all.map((d) => d.created_at)
     expect([...created].sort().reverse()).toEqual(created)
-    expect((await deliveriesOf(`endpoint_id=${ep.body.endpoint_id}&event=conversation.started&since=${encodeURIComponent(since)}`)).length).toBe(3)
+    expect(
+      (
+        await deliveriesOf(
+          `endpoint_id=${ep.body.endpoint_id}&event=conversation.started&since=${encodeURIComponent(since)}`,
+        )
+      ).length,
+    ).toBe(3)
     expect(await deliveriesOf(`endpoint_id=${ep.body.endpoint_id}&event=summary.ready`)).toHaveLength(0)
-    expect(await deliveriesOf(`endpoint_id=${ep.body.endpoint_id}&since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).toHaveLength(0)
+    expect(
+      await deliveriesOf(
+        `endpoint_id=${ep.body.endpoint_id}&since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+      ),
+    ).toHaveLength(0)
     // A cursor is bound to its filters and credential.
     const first = await t.api.get(`/webhooks/deliveries?endpoint_id=${ep.body.endpoint_id}&limit=1`)
     const next = first.body.pagination.next_cursor
-    expect(err(await t.api.get(`/webhooks/deliveries?limit=1&cursor=${encodeURIComponent(next)}`)).code).toBe('invalid_cursor')
-    expect(err(await other.api.get(`/webhooks/deliveries?endpoint_id=${ep.body.endpoint_id}&limit=1&cursor=${encodeURIComponent(next)}`)).code).toBe('invalid_cursor')
+    expect(err(await t.api.get(`/webhooks/deliveries?limit=1&cursor=${encodeURIComponent(next)}`)).code).toBe(
+      'invalid_cursor',
+    )
+    expect(
+      err(
+        await other.api.get(
+          `/webhooks/deliveries?endpoint_id=${ep.body.endpoint_id}&limit=1&cursor=${encodeURIComponent(next)}`,
+        ),
+      ).code,
+    ).toBe('invalid_cursor')
   })
 
   it("another tenant's endpoints and deliveries answer 404", async () => {
     verifies('tenancy.isolation', 'webhooks.tenancy')
     const ep = await create({ url: rx.url('/mine'), events: ['conversation.started'] })
     await startConversation()
-    const d = await until('a delivery', async () => (await deliveriesOf(`endpoint_id=${ep.body.endpoint_id}`)).find((x) => x.status === 'succeeded'))
+    const d = await until('a delivery', async () =>
+      (await deliveriesOf(`endpoint_id=${ep.body.endpoint_id}`)).find((x) => x.status === 'succeeded'),
+    )
     const id = ep.body.endpoint_id
     for (const r of [
       await other.api.get(`/webhooks/endpoints/${id}`),
@@ -424,7 +582,9 @@ describe('webhooks (shared server)', () => {
     expect(over.status).toBe(403)
     expect(err(over).code).toBe('plan_limit_reached')
     // A deleted endpoint frees its place; the cap is per account, so another tenant is unaffected.
-    expect((await tenant.api.delete(`/webhooks/endpoints/${all.find((r) => r.status === 201)!.body.endpoint_id}`)).status).toBe(204)
+    expect(
+      (await tenant.api.delete(`/webhooks/endpoints/${all.find((r) => r.status === 201)!.body.endpoint_id}`)).status,
+    ).toBe(204)
     expect((await create(body, tenant.api)).status).toBe(201)
     expect((await create(body, tenant.api)).status).toBe(403)
     const elsewhere = await createTenant(master)
@@ -437,7 +597,10 @@ describe('webhooks (shared server)', () => {
     rx.on('/ping-stored-fail', () => 500)
     const ep = await create({ url: rx.url('/ping-stored'), events: ['conversation.started'] }, tenant.api)
     const failing = await create({ url: rx.url('/ping-stored-fail'), events: ['conversation.started'] }, tenant.api)
-    const bystander = await create({ url: rx.url('/ping-bystander'), events: ['conversation.started', 'conversation.ended', 'summary.ready'] }, tenant.api)
+    const bystander = await create(
+      { url: rx.url('/ping-bystander'), events: ['conversation.started', 'conversation.ended', 'summary.ready'] },
+      tenant.api,
+    )
     for (const r of [ep, failing, bystander]) expect(r.status).toBe(201)
 
     const r = await tenant.api.post(`/webhooks/endpoints/${ep.body.endpoint_id}/test`)
@@ -450,15 +613,41 @@ describe('webhooks (shared server)', () => {
     const one = await tenant.api.get(`/webhooks/deliveries/${dlv}`)
     expect(one.status).toBe(200)
     expect(one.body).toMatchObject({
-      delivery_id: dlv, endpoint_id: ep.body.endpoint_id, event_id: r.body.event_id, event_type: 'ping', status: 'succeeded',
-      attempt_count: 1, last_status_code: 200, last_error: null, next_attempt_at: null, replayed_from: null, delivered_at: expect.any(String),
+      delivery_id: dlv,
+      endpoint_id: ep.body.endpoint_id,
+      event_id: r.body.event_id,
+      event_type: 'ping',
+      status: 'succeeded',
+      attempt_count: 1,
+      last_status_code: 200,
+      last_error: null,
+      next_attempt_at: null,
+      replayed_from: null,
+      delivered_at: expect.any(String),
       payload: JSON.parse(sent.body),
     })
-    expect(one.body.attempts).toEqual([{ attempt: 1, at: expect.any(String), status_code: 200, latency_ms: r.body.latency_ms, error: null }])
+    expect(one.body.attempts).toEqual([
+      { attempt: 1, at: expect.any(String), status_code: 200, latency_ms: r.body.latency_ms, error: null },
+    ])
     // Every documented key of the list shape, and the ping tells itself apart by its event_type.
     const listed = await deliveriesOf(`endpoint_id=${ep.body.endpoint_id}`, tenant.api)
     expect(listed).toHaveLength(1)
-    expect(Object.keys(listed[0]).sort()).toEqual(['attempt_count', 'attempts', 'created_at', 'delivered_at', 'delivery_id', 'endpoint_id', 'event_id', 'event_type', 'last_error', 'last_status_code', 'next_attempt_at', 'replayed_from', 'status', 'updated_at'])
+    expect(Object.keys(listed[0]).sort()).toEqual([
+      'attempt_count',
+      'attempts',
+      'created_at',
+      'delivered_at',
+      'delivery_id',
+      'endpoint_id',
+      'event_id',
+      'event_type',
+      'last_error',
+      'last_status_code',
+      'next_attempt_at',
+      'replayed_from',
+      'status',
+      'updated_at',
+    ])
     expect(listed[0]).toMatchObject({ delivery_id: dlv, event_type: 'ping' })
     expect((await deliveriesOf('event=ping', tenant.api)).map((d) => d.delivery_id)).toEqual([dlv])
     expect(await deliveriesOf('event=conversation.started', tenant.api)).toHaveLength(0)
@@ -467,7 +656,14 @@ describe('webhooks (shared server)', () => {
     const f = await tenant.api.post(`/webhooks/endpoints/${failing.body.endpoint_id}/test`)
     expect(f.body).toMatchObject({ success: false, status_code: 500 })
     const fd = await tenant.api.get(`/webhooks/deliveries/${f.body.delivery_id}`)
-    expect(fd.body).toMatchObject({ event_type: 'ping', status: 'exhausted', attempt_count: 1, last_status_code: 500, delivered_at: null, next_attempt_at: null })
+    expect(fd.body).toMatchObject({
+      event_type: 'ping',
+      status: 'exhausted',
+      attempt_count: 1,
+      last_status_code: 500,
+      delivered_at: null,
+      next_attempt_at: null,
+    })
     expect(fd.body.last_error).toContain('500')
     await sleep(1500)
     expect(rx.at('/ping-stored-fail')).toHaveLength(1)
@@ -475,7 +671,12 @@ describe('webhooks (shared server)', () => {
     // Replay: the same ping body again, as a new delivery through the queue.
     const re = await tenant.api.post(`/webhooks/deliveries/${dlv}/replay`)
     expect(re.status).toBe(201)
-    expect(re.body).toMatchObject({ replayed_from: dlv, event_id: r.body.event_id, event_type: 'ping', status: 'pending' })
+    expect(re.body).toMatchObject({
+      replayed_from: dlv,
+      event_id: r.body.event_id,
+      event_type: 'ping',
+      status: 'pending',
+    })
     await rx.waitFor((x) => x.filter((y) => y.path === '/ping-stored').length >= 2, 'the replayed ping')
     const again = rx.at('/ping-stored')[1]
     expect(again.body).toBe(sent.body)
@@ -511,11 +712,14 @@ describe('webhooks (shared server)', () => {
       expect(r.status).toBe(201)
       hogEps.push(r.body.endpoint_id)
     }
-    expect(err(await create({ url: rx.url('/hog'), events: ['conversation.started'] }, hog.api)).code).toBe('plan_limit_reached')
+    expect(err(await create({ url: rx.url('/hog'), events: ['conversation.started'] }, hog.api)).code).toBe(
+      'plan_limit_reached',
+    )
     const fair = await create({ url: rx.url('/fair'), events: ['conversation.started'] })
     expect(fair.status).toBe(201)
     try {
-      for (let i = 0; i < 10; i++) expect((await hog.api.post('/conversations', { agent_id: hogAgent })).status).toBe(201)
+      for (let i = 0; i < 10; i++)
+        expect((await hog.api.post('/conversations', { agent_id: hogAgent })).status).toBe(201)
       // The hog's receiver is being called and holds every request open.
       await rx.waitFor((r) => r.filter((x) => x.path === '/hog').length >= 8, 'the hanging receiver to be busy', 15_000)
       await sleep(1000)
@@ -548,7 +752,14 @@ describe('webhooks (shared server)', () => {
     const health = await anon.get('/health')
     expect(health.body.components.webhooks).toBe('ok')
     const spec = await anon.get('/openapi.json')
-    for (const p of ['/webhooks/endpoints', '/webhooks/endpoints/{whk}', '/webhooks/endpoints/{whk}/rotate-secret', '/webhooks/endpoints/{whk}/test', '/webhooks/deliveries', '/webhooks/deliveries/{dlv}/replay']) {
+    for (const p of [
+      '/webhooks/endpoints',
+      '/webhooks/endpoints/{whk}',
+      '/webhooks/endpoints/{whk}/rotate-secret',
+      '/webhooks/endpoints/{whk}/test',
+      '/webhooks/deliveries',
+      '/webhooks/deliveries/{dlv}/replay',
+    ]) {
       expect(spec.body.paths, p).toHaveProperty([p])
     }
   })

@@ -22,14 +22,24 @@ beforeAll(async () => {
   t = await createTenant(m)
   const other = await createTenant(m)
   const ro = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] })
-  const seeded = await seedAgent(server, [{ accountId: t.accountId }, { accountId: t.accountId, voiceId: 'echo', language: 'fr-FR' }, { accountId: other.accountId }], env)
+  const seeded = await seedAgent(
+    server,
+    [
+      { accountId: t.accountId },
+      { accountId: t.accountId, voiceId: 'echo', language: 'fr-FR' },
+      { accountId: other.accountId },
+    ],
+    env,
+  )
   server = seeded.server
   ;[a1, a2, b1] = seeded.ids
   api = createApi(server.base, t.key)
   readOnly = createApi(server.base, ro.body.secret)
   master = createApi(server.base, server.masterKey)
 })
-afterAll(async () => { await server?.stop('SIGKILL') })
+afterAll(async () => {
+  await server?.stop('SIGKILL')
+})
 
 const versionN = (v: string) => Number(/-v(\d+)$/.exec(v)![1])
 const version = async (agt: string) => (await api.get(`/agents/${agt}`)).body.agent_version as string
@@ -40,7 +50,15 @@ describe('widget', () => {
     const r = await api.get(`/agents/${a1}/widget`)
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({ agent_id: a1, public_token: null, embed_snippet: null, allowed_domains: [] })
-    expect(r.body.appearance).toEqual({ theme: null, primary_color: null, position: null, title: null, launcher_text: null, avatar_url: null, welcome_message: null })
+    expect(r.body.appearance).toEqual({
+      theme: null,
+      primary_color: null,
+      position: null,
+      title: null,
+      launcher_text: null,
+      avatar_url: null,
+      welcome_message: null,
+    })
   })
 
   it('appearance merges key by key without a token or a new agent_version', async () => {
@@ -48,7 +66,11 @@ describe('widget', () => {
     const before = await version(a1)
     const r = await api.patch(`/agents/${a1}/widget`, { appearance: { theme: 'dark', primary_color: '#112233' } })
     expect(r.status).toBe(200)
-    expect(r.body).toMatchObject({ public_token: null, embed_snippet: null, appearance: { theme: 'dark', primary_color: '#112233', title: null } })
+    expect(r.body).toMatchObject({
+      public_token: null,
+      embed_snippet: null,
+      appearance: { theme: 'dark', primary_color: '#112233', title: null },
+    })
     const r2 = await api.patch(`/agents/${a1}/widget`, { appearance: { title: 'Help', primary_color: null } })
     expect(r2.body.appearance).toMatchObject({ theme: 'dark', primary_color: null, title: 'Help' })
     expect(await version(a1)).toBe(before)
@@ -67,7 +89,10 @@ describe('widget', () => {
     const w = await api.get(`/agents/${a1}/widget`)
     expect(w.body.public_token).toBe(token)
     const agent = await api.get(`/agents/${a1}`)
-    expect(agent.body.widget).toMatchObject({ has_public_token: true, allowed_domains: ['example.com', '*.example.org'] })
+    expect(agent.body.widget).toMatchObject({
+      has_public_token: true,
+      allowed_domains: ['example.com', '*.example.org'],
+    })
     expect(agent.text).not.toContain(token)
     expect((await api.get(`/accounts/${t.accountId}/agents`)).text).not.toContain(token)
     expect(agent.body.agent_version).toBe(before)
@@ -94,17 +119,40 @@ describe('widget', () => {
     expect(fresh.body.public_token).toMatch(/^wpk_/)
   })
 
-  it('validates the patch; scopes; another account\'s agent is 404', async () => {
-    verifies('agents.widget', 'errors.empty_update', 'errors.unsupported_field', 'errors.validation_error', 'tenancy.agents')
+  it("validates the patch; scopes; another account's agent is 404", async () => {
+    verifies(
+      'agents.widget',
+      'errors.empty_update',
+      'errors.unsupported_field',
+      'errors.validation_error',
+      'tenancy.agents',
+    )
     const p = (b: unknown) => api.patch(`/agents/${a1}/widget`, b)
     expect(err(await p({})).code).toBe('empty_update')
     expect(err(await p({ public_token: 'x' }))).toMatchObject({ code: 'unsupported_field', field: 'public_token' })
-    expect(err(await p({ appearance: { font: 'x' } }))).toMatchObject({ code: 'unsupported_field', field: 'appearance.font' })
-    expect(err(await p({ allowed_domains: ['not a domain'] }))).toMatchObject({ code: 'validation_error', field: 'allowed_domains.0' })
-    expect(err(await p({ allowed_domains: 'example.com' }))).toMatchObject({ code: 'validation_error', field: 'allowed_domains' })
-    expect(err(await p({ appearance: { theme: 'neon' } }))).toMatchObject({ code: 'validation_error', field: 'appearance.theme' })
-    expect(err(await api.post(`/agents/${a1}/widget/regenerate-token`, { force: true }))).toMatchObject({ code: 'unsupported_field', field: 'force' })
-    expect(err(await readOnly.patch(`/agents/${a1}/widget`, { appearance: { theme: 'light' } })).code).toBe('insufficient_scope')
+    expect(err(await p({ appearance: { font: 'x' } }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'appearance.font',
+    })
+    expect(err(await p({ allowed_domains: ['not a domain'] }))).toMatchObject({
+      code: 'validation_error',
+      field: 'allowed_domains.0',
+    })
+    expect(err(await p({ allowed_domains: 'example.com' }))).toMatchObject({
+      code: 'validation_error',
+      field: 'allowed_domains',
+    })
+    expect(err(await p({ appearance: { theme: 'neon' } }))).toMatchObject({
+      code: 'validation_error',
+      field: 'appearance.theme',
+    })
+    expect(err(await api.post(`/agents/${a1}/widget/regenerate-token`, { force: true }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'force',
+    })
+    expect(err(await readOnly.patch(`/agents/${a1}/widget`, { appearance: { theme: 'light' } })).code).toBe(
+      'insufficient_scope',
+    )
     expect(err(await readOnly.post(`/agents/${a1}/widget/regenerate-token`)).code).toBe('insufficient_scope')
     expect((await readOnly.get(`/agents/${a1}/widget`)).status).toBe(200)
     expect(err(await api.get(`/agents/${b1}/widget`)).code).toBe('agent_not_found')
@@ -119,28 +167,70 @@ describe('voice', () => {
     verifies('agents.voice')
     const r = await api.get(`/agents/${a2}/voice`)
     expect(r.status).toBe(200)
-    expect(Object.keys(r.body).sort()).toEqual(['barge_in', 'meta', 'model', 'provider', 'speaking_rate', 'style', 'voice_id', 'voice_locale'])
-    expect(r.body).toMatchObject({ provider: 'openai', voice_id: 'echo', voice_locale: 'fr-FR', speaking_rate: 1, barge_in: true, style: null })
+    expect(Object.keys(r.body).sort()).toEqual([
+      'barge_in',
+      'meta',
+      'model',
+      'provider',
+      'speaking_rate',
+      'style',
+      'voice_id',
+      'voice_locale',
+    ])
+    expect(r.body).toMatchObject({
+      provider: 'openai',
+      voice_id: 'echo',
+      voice_locale: 'fr-FR',
+      speaking_rate: 1,
+      barge_in: true,
+      style: null,
+    })
   })
 
   it('PATCH voice bumps agent_version once and mirrors every field onto the agent', async () => {
     verifies('agents.voice')
     const before = await version(a2)
-    const r = await api.patch(`/agents/${a2}/voice`, { voice_id: 'nova', voice_locale: 'en-US', speaking_rate: 1.25, barge_in: false, style: 'calm' })
+    const r = await api.patch(`/agents/${a2}/voice`, {
+      voice_id: 'nova',
+      voice_locale: 'en-US',
+      speaking_rate: 1.25,
+      barge_in: false,
+      style: 'calm',
+    })
     expect(r.status).toBe(200)
     expect(Object.keys(r.body).sort()).toEqual(['agent_version', 'meta', 'voice'])
     expect(versionN(r.body.agent_version)).toBe(versionN(before) + 1)
-    expect(r.body.voice).toMatchObject({ provider: 'openai', voice_id: 'nova', voice_locale: 'en-US', speaking_rate: 1.25, barge_in: false, style: 'calm' })
+    expect(r.body.voice).toMatchObject({
+      provider: 'openai',
+      voice_id: 'nova',
+      voice_locale: 'en-US',
+      speaking_rate: 1.25,
+      barge_in: false,
+      style: 'calm',
+    })
     const agent = (await api.get(`/agents/${a2}`)).body
-    expect(agent).toMatchObject({ voice_id: 'nova', voice_locale: 'en-US', speaking_rate: 1.25, barge_in: false, voice_style: 'calm', agent_version: r.body.agent_version })
+    expect(agent).toMatchObject({
+      voice_id: 'nova',
+      voice_locale: 'en-US',
+      speaking_rate: 1.25,
+      barge_in: false,
+      voice_style: 'calm',
+      agent_version: r.body.agent_version,
+    })
     expect(agent.voice).toEqual(r.body.voice)
     // The same values again change nothing and bump nothing.
-    expect((await api.patch(`/agents/${a2}/voice`, { speaking_rate: 1.25 })).body.agent_version).toBe(r.body.agent_version)
+    expect((await api.patch(`/agents/${a2}/voice`, { speaking_rate: 1.25 })).body.agent_version).toBe(
+      r.body.agent_version,
+    )
     // A style change on the voice route is a voice change: it bumps.
     const styled = await api.patch(`/agents/${a2}/voice`, { style: 'bright' })
     expect(versionN(styled.body.agent_version)).toBe(versionN(r.body.agent_version) + 1)
     const markers = (await api.get(`/agent-versions?agent_id=${a2}`)).body.data
-    expect(markers[0]).toMatchObject({ agent_version: styled.body.agent_version, reason: 'voice', changed: ['voice_style'] })
+    expect(markers[0]).toMatchObject({
+      agent_version: styled.body.agent_version,
+      reason: 'voice',
+      changed: ['voice_style'],
+    })
   })
 
   it('on PATCH /agents voice fields bump but voice_style does not; both show in GET voice', async () => {
@@ -150,10 +240,14 @@ describe('voice', () => {
     expect(s.body).toMatchObject({ agent_version: before, changed: ['voice_style'] })
     const v = await api.patch(`/agents/${a1}`, { speaking_rate: 0.8, barge_in: false })
     expect(versionN(v.body.agent_version)).toBe(versionN(before) + 1)
-    expect((await api.get(`/agents/${a1}/voice`)).body).toMatchObject({ style: 'soft', speaking_rate: 0.8, barge_in: false })
+    expect((await api.get(`/agents/${a1}/voice`)).body).toMatchObject({
+      style: 'soft',
+      speaking_rate: 0.8,
+      barge_in: false,
+    })
   })
 
-  it('validates the voice patch; scopes; another account\'s agent is 404', async () => {
+  it("validates the voice patch; scopes; another account's agent is 404", async () => {
     verifies('agents.voice', 'errors.empty_update', 'errors.unsupported_field', 'errors.validation_error')
     const p = (b: unknown) => api.patch(`/agents/${a2}/voice`, b)
     expect(err(await p({})).code).toBe('empty_update')

@@ -41,7 +41,12 @@ export async function getAccount(database: Database, principal: Principal, id: s
   return presentAccount(row)
 }
 
-export async function listAccounts(database: Database, principal: Principal, filters: { status?: string; updated_since?: string; account_id?: string[] }, page: KeysetRequest) {
+export async function listAccounts(
+  database: Database,
+  principal: Principal,
+  filters: { status?: string; updated_since?: string; account_id?: string[] },
+  page: KeysetRequest,
+) {
   const conds = []
   if (principal.type !== 'master') conds.push(inArray(accounts.id, [...(principal.accountIds ?? [])]))
   if (filters.account_id?.length) conds.push(inArray(accounts.id, filters.account_id))
@@ -49,39 +54,62 @@ export async function listAccounts(database: Database, principal: Principal, fil
   if (filters.updated_since) conds.push(gt(accounts.updatedAt, new Date(filters.updated_since)))
   const after = afterPosition(page, accounts.createdAt, accounts.id)
   if (after) conds.push(after)
-  const rows = await database.db.select().from(accounts).where(conds.length ? and(...conds) : undefined)
-    .orderBy(desc(accounts.createdAt), desc(accounts.id)).limit(page.binding.limit + 1)
+  const rows = await database.db
+    .select()
+    .from(accounts)
+    .where(conds.length ? and(...conds) : undefined)
+    .orderBy(desc(accounts.createdAt), desc(accounts.id))
+    .limit(page.binding.limit + 1)
   return keysetPage(page, rows, (r) => [r.createdAt.toISOString(), r.id], presentAccount)
 }
 
-export async function patchAccount(database: Database, principal: Principal, id: string, patch: AccountPatch): Promise<Account> {
+export async function patchAccount(
+  database: Database,
+  principal: Principal,
+  id: string,
+  patch: AccountPatch,
+): Promise<Account> {
   if (!canSee(principal, id)) throw Errors.notFound('Account')
   return database.tx(async (tx) => {
     const [row] = await tx.select().from(accounts).where(eq(accounts.id, id)).for('update')
     if (!row) throw Errors.notFound('Account')
-    const [updated] = await tx.update(accounts).set({
-      externalIds: mergeKeys(row.externalIds, patch.external_ids),
-      defaultRedaction: patch.default_redaction ?? row.defaultRedaction,
-      transcriptRetentionDays: patch.transcript_retention_days === undefined ? row.transcriptRetentionDays : patch.transcript_retention_days,
-      updatedAt: new Date(),
-    }).where(eq(accounts.id, id)).returning()
+    const [updated] = await tx
+      .update(accounts)
+      .set({
+        externalIds: mergeKeys(row.externalIds, patch.external_ids),
+        defaultRedaction: patch.default_redaction ?? row.defaultRedaction,
+        transcriptRetentionDays:
+          patch.transcript_retention_days === undefined ? row.transcriptRetentionDays : patch.transcript_retention_days,
+        updatedAt: new Date(),
+      })
+      .where(eq(accounts.id, id))
+      .returning()
     return presentAccount(updated)
   })
 }
 
-export async function accountLimits(database: Database, principal: Principal, id: string, rateLimits: Record<string, number>) {
+export async function accountLimits(
+  database: Database,
+  principal: Principal,
+  id: string,
+  rateLimits: Record<string, number>,
+) {
   await getAccount(database, principal, id)
   const now = new Date()
   const limits = await effectiveLimits(database.db, id)
   const used = await quotaUsed(database.db, id, now)
   const dayStart = new Date(`${utcDay(now)}T00:00:00Z`)
   // Call counters come from outbound usage records (contract): created today, and not yet ended.
-  const [calls] = rowsOf<{ today: number; running: number }>(await database.db.execute(sql`
+  const [calls] = rowsOf<{ today: number; running: number }>(
+    await database.db.execute(sql`
     SELECT count(*) FILTER (WHERE started_at >= ${dayStart.toISOString()})::int AS today,
            count(*) FILTER (WHERE ended_at IS NULL)::int AS running
-    FROM usage_records WHERE account_id = ${id} AND channel = 'phone_outbound'`))
-  const [builds] = rowsOf<{ running: number }>(await database.db.execute(sql`
-    SELECT count(*)::int AS running FROM agent_builds WHERE account_id = ${id} AND status IN ('queued', 'running')`))
+    FROM usage_records WHERE account_id = ${id} AND channel = 'phone_outbound'`),
+  )
+  const [builds] = rowsOf<{ running: number }>(
+    await database.db.execute(sql`
+    SELECT count(*)::int AS running FROM agent_builds WHERE account_id = ${id} AND status IN ('queued', 'running')`),
+  )
   const counter = (k: keyof typeof used) => ({ limit: limits.quotas[k], used: used[k] })
   return {
     account_id: id,
@@ -114,12 +142,18 @@ export function subscriptionStatus(sub: { status: string }, account: AccountRow,
 
 export async function accountBalance(database: Database, principal: Principal, id: string) {
   if (!canSee(principal, id)) throw Errors.notFound('Account')
-  const [row] = await database.db.select().from(accounts).innerJoin(subscriptions, eq(subscriptions.accountId, accounts.id))
-    .innerJoin(users, eq(users.accountId, accounts.id)).where(eq(accounts.id, id))
+  const [row] = await database.db
+    .select()
+    .from(accounts)
+    .innerJoin(subscriptions, eq(subscriptions.accountId, accounts.id))
+    .innerJoin(users, eq(users.accountId, accounts.id))
+    .where(eq(accounts.id, id))
   if (!row) throw Errors.notFound('Account')
   const now = new Date()
   const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
-  const [spent] = await database.db.select({ total: sql<string>`coalesce(sum(${usageRecords.costUsd}), 0)` }).from(usageRecords)
+  const [spent] = await database.db
+    .select({ total: sql<string>`coalesce(sum(${usageRecords.costUsd}), 0)` })
+    .from(usageRecords)
     .where(and(eq(usageRecords.accountId, id), gte(usageRecords.startedAt, monthStart)))
   return {
     account_id: id,
@@ -133,16 +167,23 @@ export async function accountBalance(database: Database, principal: Principal, i
 
 export function parseGroupBy(text: string): (typeof GROUP_BY)[number][] {
   const parts = text.split(',').map((s) => s.trim())
-  for (const p of parts) if (!(GROUP_BY as readonly string[]).includes(p)) throw new ApiError(400, 'unsupported_filter', `group_by accepts ${GROUP_BY.join(', ')}.`, 'group_by')
+  for (const p of parts)
+    if (!(GROUP_BY as readonly string[]).includes(p))
+      throw new ApiError(400, 'unsupported_filter', `group_by accepts ${GROUP_BY.join(', ')}.`, 'group_by')
   if (parts.length > 3) throw Errors.validation('group_by', 'group_by takes one to three dimensions.')
-  if (new Set(parts).size !== parts.length) throw Errors.validation('group_by', 'Each group_by dimension may appear once.')
+  if (new Set(parts).size !== parts.length)
+    throw Errors.validation('group_by', 'Each group_by dimension may appear once.')
   return parts as (typeof GROUP_BY)[number][]
 }
 
-
 /** Billed usage in [from, to) grouped by up to three dimensions; voice seconds prefer the telephony
  *  duration, and a duration derived from timestamps is ignored above 4 hours. */
-export async function accountUsage(database: Database, principal: Principal, id: string, q: { from?: string; to?: string; group_by: string }) {
+export async function accountUsage(
+  database: Database,
+  principal: Principal,
+  id: string,
+  q: { from?: string; to?: string; group_by: string },
+) {
   if (!canSee(principal, id)) throw Errors.notFound('Account')
   if (!q.from) throw new ApiError(400, 'missing_param', 'from is required (ISO-8601 date-time).', 'from')
   if (!q.to) throw new ApiError(400, 'missing_param', 'to is required (ISO-8601 date-time).', 'to')
@@ -157,20 +198,53 @@ export async function accountUsage(database: Database, principal: Principal, id:
     date: sql`to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
     month: sql`to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM')`,
   }
-  const names: Record<string, string> = { agent: 'agent_id', agent_type: 'agent_type', channel: 'channel', date: 'date', month: 'month' }
+  const names: Record<string, string> = {
+    agent: 'agent_id',
+    agent_type: 'agent_type',
+    channel: 'channel',
+    date: 'date',
+    month: 'month',
+  }
   const select = groups.map((g) => sql`${dims[g]} AS ${sql.identifier(names[g])}`)
   const voice = voiceSecondsSql()
-  const rows = rowsOf<Record<string, unknown>>(await database.db.execute(sql`
+  const rows = rowsOf<Record<string, unknown>>(
+    await database.db.execute(sql`
     SELECT ${sql.join(select, sql`, `)}, count(*)::int AS conversations, coalesce(sum(${voice}), 0)::int AS voice_seconds,
            coalesce(sum(tokens), 0)::int AS tokens, coalesce(sum(cost_usd), 0)::float8 AS cost_usd
     FROM usage_records WHERE account_id = ${id} AND started_at >= ${from.toISOString()} AND started_at < ${to.toISOString()}
-    GROUP BY ${sql.join(groups.map((_, i) => sql.raw(String(i + 1))), sql`, `)}
-    ORDER BY ${sql.join(groups.map((_, i) => sql.raw(String(i + 1))), sql`, `)}`))
-  const data = rows.map((r) => ({ ...r, conversations: Number(r.conversations), voice_seconds: Number(r.voice_seconds), tokens: Number(r.tokens), cost_usd: Number(r.cost_usd) }))
-  const totals = data.reduce((t, r) => ({
-    conversations: t.conversations + r.conversations, voice_seconds: t.voice_seconds + r.voice_seconds,
-    tokens: t.tokens + r.tokens, cost_usd: Math.round((t.cost_usd + r.cost_usd) * 1e6) / 1e6,
-  }), { conversations: 0, voice_seconds: 0, tokens: 0, cost_usd: 0 })
+    GROUP BY ${sql.join(
+      groups.map((_, i) => sql.raw(String(i + 1))),
+      sql`, `,
+    )}
+    ORDER BY ${sql.join(
+      groups.map((_, i) => sql.raw(String(i + 1))),
+      sql`, `,
+    )}`),
+  )
+  const data = rows.map((r) => ({
+    ...r,
+    conversations: Number(r.conversations),
+    voice_seconds: Number(r.voice_seconds),
+    tokens: Number(r.tokens),
+    cost_usd: Number(r.cost_usd),
+  }))
+  const totals = data.reduce(
+    (t, r) => ({
+      conversations: t.conversations + r.conversations,
+      voice_seconds: t.voice_seconds + r.voice_seconds,
+      tokens: t.tokens + r.tokens,
+      cost_usd: Math.round((t.cost_usd + r.cost_usd) * 1e6) / 1e6,
+    }),
+    { conversations: 0, voice_seconds: 0, tokens: 0, cost_usd: 0 },
+  )
   const [user] = await database.db.select({ currency: users.currencyCode }).from(users).where(eq(users.accountId, id))
-  return { report: { data, totals }, meta: { from: from.toISOString(), to: to.toISOString(), group_by: groups.join(','), currency_code: user?.currency ?? 'USD' } }
+  return {
+    report: { data, totals },
+    meta: {
+      from: from.toISOString(),
+      to: to.toISOString(),
+      group_by: groups.join(','),
+      currency_code: user?.currency ?? 'USD',
+    },
+  }
 }

@@ -29,7 +29,13 @@ export async function resolveAccount(
   principal: Principal,
   req: { queryAccountIds: string[]; bodyAccountId?: string; header?: string; dataRoute: boolean },
 ): Promise<AccountScope> {
-  const requested = req.queryAccountIds.length ? req.queryAccountIds : req.bodyAccountId ? [req.bodyAccountId] : req.header ? [req.header] : []
+  const requested = req.queryAccountIds.length
+    ? req.queryAccountIds
+    : req.bodyAccountId
+      ? [req.bodyAccountId]
+      : req.header
+        ? [req.header]
+        : []
   const ids: string[] = []
   for (const raw of requested) {
     const id = normaliseAccountId(raw)
@@ -37,7 +43,8 @@ export async function resolveAccount(
     if (!ids.includes(id)) ids.push(id)
   }
   if (principal.type === 'master') {
-    if (req.dataRoute && !req.header) throw Errors.forbiddenAccount('The master key must name an account with X-Svc-Account on data routes.')
+    if (req.dataRoute && !req.header)
+      throw Errors.forbiddenAccount('The master key must name an account with X-Svc-Account on data routes.')
     if (ids.length) {
       const found = await database.db.select({ id: accounts.id }).from(accounts).where(inArray(accounts.id, ids))
       if (found.length !== ids.length) throw Errors.forbiddenAccount('An account named by the request does not exist.')

@@ -6,7 +6,9 @@ const AccountIdParam = AccountId
 export const AccountParams = v.object({ acc: AccountIdParam })
 
 export const AccountListQuery = v.object({
-  status: v.optional(v.picklist(['active', 'suspended'], coded('unsupported_filter', 'status must be active or suspended.'))),
+  status: v.optional(
+    v.picklist(['active', 'suspended'], coded('unsupported_filter', 'status must be active or suspended.')),
+  ),
   updated_since: v.optional(Timestamp),
   account_id: v.optional(v.array(AccountIdParam)),
   limit: Limit(100, 50),
@@ -14,7 +16,12 @@ export const AccountListQuery = v.object({
 })
 
 export const AccountPatch = v.strictObject({
-  external_ids: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')), v.nullable(v.pipe(v.string(), v.maxLength(256))))),
+  external_ids: v.optional(
+    v.record(
+      v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')),
+      v.nullable(v.pipe(v.string(), v.maxLength(256))),
+    ),
+  ),
   default_redaction: v.optional(v.boolean()),
   transcript_retention_days: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650)))),
 })
@@ -43,9 +50,16 @@ export const AccountLimits = v.object({
   calls_today: v.number(),
   calls_in_progress: v.number(),
   quotas: v.object({
-    day: v.string(), resets_at: Ts,
-    agent_creates: Counter, builds: Counter, kb_documents: Counter, chat_messages: Counter, webhook_tests: Counter, reindexes: Counter,
-    max_concurrent_builds: v.number(), builds_in_progress: v.number(),
+    day: v.string(),
+    resets_at: Ts,
+    agent_creates: Counter,
+    builds: Counter,
+    kb_documents: Counter,
+    chat_messages: Counter,
+    webhook_tests: Counter,
+    reindexes: Counter,
+    max_concurrent_builds: v.number(),
+    builds_in_progress: v.number(),
   }),
   rate_limits: v.record(v.string(), v.number()),
 })

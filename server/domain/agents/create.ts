@@ -21,16 +21,19 @@ export interface NewAgent {
 
 /** Inserts the agent at version 0 (agt<n>-v0), with no prompt version yet; returns the row. */
 export async function createAgentRecord(tx: Tx, a: NewAgent): Promise<AgentRow> {
-  const [row] = await tx.insert(agents).values({
-    accountId: a.accountId,
-    name: a.name,
-    agentType: a.agentType ?? 'chat',
-    websiteUrl: a.websiteUrl ?? null,
-    voiceId: a.voiceId ?? null,
-    voiceLocale: a.language ?? null,
-    versionN: 0,
-    settings: a.language ? { default_language: a.language, languages: [a.language] } : {},
-  }).returning()
+  const [row] = await tx
+    .insert(agents)
+    .values({
+      accountId: a.accountId,
+      name: a.name,
+      agentType: a.agentType ?? 'chat',
+      websiteUrl: a.websiteUrl ?? null,
+      voiceId: a.voiceId ?? null,
+      voiceLocale: a.language ?? null,
+      versionN: 0,
+      settings: a.language ? { default_language: a.language, languages: [a.language] } : {},
+    })
+    .returning()
   return row
 }
 
@@ -52,28 +55,50 @@ export interface BuildOutputs {
  * build-<n>-<type> (a taken label gets a -2, -3… suffix), bumping agent_version once for the whole
  * build. The agent's prompt_version becomes the last label deployed (voice_chat).
  */
-export async function applyBuildOutputs(tx: Tx, agentId: string, out: BuildOutputs): Promise<{ agent: AgentRow; agentVersion: string; promptVersionIds: string[] }> {
+export async function applyBuildOutputs(
+  tx: Tx,
+  agentId: string,
+  out: BuildOutputs,
+): Promise<{ agent: AgentRow; agentVersion: string; promptVersionIds: string[] }> {
   const [agent] = await tx.select().from(agents).where(eq(agents.id, agentId)).for('update')
   if (!agent) throw new Error(`applyBuildOutputs: no agent ${agentId}`)
   const at = new Date()
   const versionN = agent.versionN + 1
   const agentVersion = agentVersionOf({ id: agent.id, versionN })
-  const bodies: Record<PromptType, string> = { phone: out.instructions, chat: out.chatInstructions, voice_chat: out.voiceChatInstructions }
+  const bodies: Record<PromptType, string> = {
+    phone: out.instructions,
+    chat: out.chatInstructions,
+    voice_chat: out.voiceChatInstructions,
+  }
   const ids: string[] = []
   let label = agent.promptVersion
   for (const type of PROMPT_TYPES) {
     label = await freeLabel(tx, agent.id, `build-${out.buildNumber}-${type}`)
-    const pv = await insertPromptVersion(tx, agent, { type, body: bodies[type], label, notes: `Build ${out.buildNumber}`, agentVersion, at })
+    const pv = await insertPromptVersion(tx, agent, {
+      type,
+      body: bodies[type],
+      label,
+      notes: `Build ${out.buildNumber}`,
+      agentVersion,
+      at,
+    })
     ids.push(pv.id)
   }
   const changed = ['instructions', 'chat_instructions', 'voice_chat_instructions']
   const set: Partial<AgentRow> = {
-    instructions: out.instructions, chatInstructions: out.chatInstructions, voiceChatInstructions: out.voiceChatInstructions,
-    versionN, promptVersion: label, updatedAt: at,
+    instructions: out.instructions,
+    chatInstructions: out.chatInstructions,
+    voiceChatInstructions: out.voiceChatInstructions,
+    versionN,
+    promptVersion: label,
+    updatedAt: at,
   }
   const optional: [keyof BuildOutputs, keyof AgentRow, string][] = [
-    ['businessName', 'businessName', 'business_name'], ['businessProfile', 'businessProfile', 'business_profile'],
-    ['role', 'role', 'role'], ['greetingInitial', 'greetingInitial', 'greeting_initial'], ['conversationStyle', 'conversationStyle', 'conversation_style'],
+    ['businessName', 'businessName', 'business_name'],
+    ['businessProfile', 'businessProfile', 'business_profile'],
+    ['role', 'role', 'role'],
+    ['greetingInitial', 'greetingInitial', 'greeting_initial'],
+    ['conversationStyle', 'conversationStyle', 'conversation_style'],
   ]
   for (const [from, to, field] of optional) {
     if (out[from] === undefined) continue

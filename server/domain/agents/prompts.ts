@@ -10,7 +10,14 @@ import { keysetPage } from '../../utils/keyset'
 import type { Principal } from '../credentials/principal'
 import type { AccountScope } from '../accounts/resolve'
 import {
-  agentVersionOf, insertPromptVersion, loadAgent, presentPromptVersion, promptColumn, recordVersion, type AgentRow, type PromptVersionRow,
+  agentVersionOf,
+  insertPromptVersion,
+  loadAgent,
+  presentPromptVersion,
+  promptColumn,
+  recordVersion,
+  type AgentRow,
+  type PromptVersionRow,
 } from './agents'
 import { PROMPT_FIELD, type PromptCreate, type PromptType } from './schemas'
 
@@ -20,7 +27,10 @@ export async function listPrompts(database: Database, accountId: string, agentId
   await loadAgent(database.db, accountId, agentId)
   const conds = [eq(promptVersions.agentId, agentId)]
   if (type) conds.push(eq(promptVersions.type, type))
-  const rows = await database.db.select().from(promptVersions).where(and(...conds))
+  const rows = await database.db
+    .select()
+    .from(promptVersions)
+    .where(and(...conds))
     .orderBy(desc(promptVersions.deployedAt), desc(promptVersions.id))
   // Newest first; ids are minted in order, so equal deploy times fall back on the numeric id.
   rows.sort((a, b) => b.deployedAt.getTime() - a.deployedAt.getTime() || Number(b.id.slice(3)) - Number(a.id.slice(3)))
@@ -29,13 +39,30 @@ export async function listPrompts(database: Database, accountId: string, agentId
 
 export async function getPrompt(database: Database, accountId: string, agentId: string, pvId: string) {
   await loadAgent(database.db, accountId, agentId)
-  const [row] = await database.db.select().from(promptVersions).where(and(eq(promptVersions.id, pvId), eq(promptVersions.agentId, agentId)))
+  const [row] = await database.db
+    .select()
+    .from(promptVersions)
+    .where(and(eq(promptVersions.id, pvId), eq(promptVersions.agentId, agentId)))
   if (!row) throw promptNotFound()
   return presentPromptVersion(row, true)
 }
 
-async function deploy(database: Database, accountId: string, agentId: string, reason: 'prompt_deploy' | 'prompt_restore',
-  make: (agent: AgentRow, tx: Parameters<Parameters<Database['tx']>[0]>[0]) => Promise<{ type: PromptType; body: string | null; label: string; notes: string | null; restoredFrom: string | null }>) {
+async function deploy(
+  database: Database,
+  accountId: string,
+  agentId: string,
+  reason: 'prompt_deploy' | 'prompt_restore',
+  make: (
+    agent: AgentRow,
+    tx: Parameters<Parameters<Database['tx']>[0]>[0],
+  ) => Promise<{
+    type: PromptType
+    body: string | null
+    label: string
+    notes: string | null
+    restoredFrom: string | null
+  }>,
+) {
   return database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, agentId, true)
     const v = await make(agent, tx)
@@ -44,21 +71,48 @@ async function deploy(database: Database, accountId: string, agentId: string, re
     const agentVersion = agentVersionOf({ id: agent.id, versionN })
     const pv: PromptVersionRow = await insertPromptVersion(tx, agent, { ...v, agentVersion, at })
     await recordVersion(tx, agent, { versionN, promptVersion: pv.label, reason, changed: [PROMPT_FIELD[v.type]], at })
-    await tx.update(agents).set({ ...promptColumn(v.type, v.body), versionN, promptVersion: pv.label, updatedAt: at }).where(eq(agents.id, agent.id))
-    return { agent_id: agent.id, agent_version: agentVersion, prompt_version: pv.label, version: presentPromptVersion(pv, true) }
+    await tx
+      .update(agents)
+      .set({ ...promptColumn(v.type, v.body), versionN, promptVersion: pv.label, updatedAt: at })
+      .where(eq(agents.id, agent.id))
+    return {
+      agent_id: agent.id,
+      agent_version: agentVersion,
+      prompt_version: pv.label,
+      version: presentPromptVersion(pv, true),
+    }
   })
 }
 
 export function createPrompt(database: Database, accountId: string, agentId: string, body: PromptCreate) {
-  return deploy(database, accountId, agentId, 'prompt_deploy', async () => ({ type: body.type, body: body.body, label: body.label, notes: body.notes ?? null, restoredFrom: null }))
+  return deploy(database, accountId, agentId, 'prompt_deploy', async () => ({
+    type: body.type,
+    body: body.body,
+    label: body.label,
+    notes: body.notes ?? null,
+    restoredFrom: null,
+  }))
 }
 
-export async function restorePrompt(database: Database, accountId: string, agentId: string, pvId: string, label?: string) {
+export async function restorePrompt(
+  database: Database,
+  accountId: string,
+  agentId: string,
+  pvId: string,
+  label?: string,
+) {
   const result = await deploy(database, accountId, agentId, 'prompt_restore', async (agent, tx) => {
-    const [old] = await tx.select().from(promptVersions).where(and(eq(promptVersions.id, pvId), eq(promptVersions.agentId, agent.id)))
+    const [old] = await tx
+      .select()
+      .from(promptVersions)
+      .where(and(eq(promptVersions.id, pvId), eq(promptVersions.agentId, agent.id)))
     if (!old) throw promptNotFound()
     const wanted = label ?? `${old.label}-restored`
-    if (wanted.length > 80) throw Errors.validation('label', `The default label "${wanted.slice(0, 40)}…" exceeds 80 characters; send a label.`)
+    if (wanted.length > 80)
+      throw Errors.validation(
+        'label',
+        `The default label "${wanted.slice(0, 40)}…" exceeds 80 characters; send a label.`,
+      )
     return { type: old.type as PromptType, body: old.body, label: wanted, notes: old.notes, restoredFrom: old.id }
   })
   return { ...result, restored_from: pvId }
@@ -68,15 +122,25 @@ export async function restorePrompt(database: Database, accountId: string, agent
 
 function presentMarker(m: typeof agentVersions.$inferSelect) {
   return {
-    agent_id: m.agentId, account_id: m.accountId, agent_version: m.agentVersion, prompt_version: m.promptVersion,
-    reason: m.reason, changed: m.changed, deployed_at: m.deployedAt.toISOString(),
+    agent_id: m.agentId,
+    account_id: m.accountId,
+    agent_version: m.agentVersion,
+    prompt_version: m.promptVersion,
+    reason: m.reason,
+    changed: m.changed,
+    deployed_at: m.deployedAt.toISOString(),
   }
 }
 
 /** The accounts a deploy-marker read covers: the account_id values (already checked against the
  *  credential), else the account X-Svc-Account names (always so for the master key), else the
  *  credential's only account; a credential covering several accounts must name them. */
-export function markerAccounts(principal: Principal, account: AccountScope, named: string[] | undefined, headerNamed: boolean): string[] {
+export function markerAccounts(
+  principal: Principal,
+  account: AccountScope,
+  named: string[] | undefined,
+  headerNamed: boolean,
+): string[] {
   if (named?.length) return [...new Set(named)]
   if ((principal.type === 'master' || headerNamed) && account.id) return [account.id]
   const covered = principal.accountIds ?? []
@@ -84,8 +148,14 @@ export function markerAccounts(principal: Principal, account: AccountScope, name
   throw Errors.validation('account_id', 'account_id is required: this credential covers several accounts.')
 }
 
-export async function listAgentVersions(database: Database, accountIds: string[], q: { agent_id?: string; from?: string; to?: string }, page: KeysetRequest) {
-  if (q.from && q.to && new Date(q.from) >= new Date(q.to)) throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
+export async function listAgentVersions(
+  database: Database,
+  accountIds: string[],
+  q: { agent_id?: string; from?: string; to?: string },
+  page: KeysetRequest,
+) {
+  if (q.from && q.to && new Date(q.from) >= new Date(q.to))
+    throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
   const conds: SQL[] = [inArray(agentVersions.accountId, accountIds)]
   if (q.agent_id) conds.push(eq(agentVersions.agentId, q.agent_id))
   if (q.from) conds.push(gte(agentVersions.deployedAt, new Date(q.from)))
@@ -93,9 +163,15 @@ export async function listAgentVersions(database: Database, accountIds: string[]
   if (page.after) {
     const [at, id] = page.after as [string, number]
     const d = new Date(at)
-    conds.push(or(lt(agentVersions.deployedAt, d), and(eq(agentVersions.deployedAt, d), lt(agentVersions.id, Number(id))))!)
+    conds.push(
+      or(lt(agentVersions.deployedAt, d), and(eq(agentVersions.deployedAt, d), lt(agentVersions.id, Number(id))))!,
+    )
   }
-  const rows = await database.db.select().from(agentVersions).where(and(...conds))
-    .orderBy(desc(agentVersions.deployedAt), desc(agentVersions.id)).limit(page.binding.limit + 1)
+  const rows = await database.db
+    .select()
+    .from(agentVersions)
+    .where(and(...conds))
+    .orderBy(desc(agentVersions.deployedAt), desc(agentVersions.id))
+    .limit(page.binding.limit + 1)
   return keysetPage(page, rows, (r) => [r.deployedAt.toISOString(), r.id], presentMarker)
 }

@@ -12,17 +12,27 @@ export const RULES_HEADING = '## Refinement rules'
 export type RuleSurface = 'phone' | 'chat' | 'voice_chat'
 export type RulePrompts = Record<RuleSurface, string | null | undefined>
 
-export interface DuplicateNotice { kind: 'duplicate'; index: number; rule: string; duplicate_of: number; reason: string }
+export interface DuplicateNotice {
+  kind: 'duplicate'
+  index: number
+  rule: string
+  duplicate_of: number
+  reason: string
+}
 export interface RuleConflict {
   rule_index: number
   rule: string
   with: { kind: 'rule'; index: number } | { kind: 'prompt'; surface: RuleSurface; excerpt: string }
   reason: string
 }
-export interface RuleCost { chars: number; tokens: number }
+export interface RuleCost {
+  chars: number
+  tokens: number
+}
 
 // Bullets, "1." "1)" "(1)" "#1" "a)" and "Rule 3:" prefixes that people paste from lists.
-const LIST_MARKER = /^(?:[-*•·+–—>]+|\(?\d{1,3}[.)\]]|\(\d{1,3}\)|#\d{1,3}[.:)]?|\(?[a-z]\)|rule\s+\d{1,3}\s*[:.)-])\s*/i
+const LIST_MARKER =
+  /^(?:[-*•·+–—>]+|\(?\d{1,3}[.)\]]|\(\d{1,3}\)|#\d{1,3}[.:)]?|\(?[a-z]\)|rule\s+\d{1,3}\s*[:.)-])\s*/i
 // Trailing punctuation and spaces, trimmed by hand: the pattern /[…]+$/ retries from every character of a
 // long run and takes time quadratic in it (decisions "Hostile input").
 const TRAILING_NOISE = new Set([...' \t\n\r\f\v.,;:!?…-–—'])
@@ -37,19 +47,27 @@ function trimTrailingNoise(s: string): string {
 
 /** One rule in its stored form; `index` names the field (`refinement_rules.<index>`) when it is refused. */
 export function normaliseRule(text: string, index = 0): string {
-  if (String(text).length > RULE_INPUT_MAX) throw Errors.validation(`refinement_rules.${index}`, `A rule is at most ${RULE_MAX} characters once normalised.`)
+  if (String(text).length > RULE_INPUT_MAX)
+    throw Errors.validation(`refinement_rules.${index}`, `A rule is at most ${RULE_MAX} characters once normalised.`)
   let s = String(text).replace(/\s+/g, ' ').trim()
-  for (let prev = ''; prev !== s;) { prev = s; s = s.replace(LIST_MARKER, '').trim() }
+  for (let prev = ''; prev !== s; ) {
+    prev = s
+    s = s.replace(LIST_MARKER, '').trim()
+  }
   // A rule quoted as a whole is the text inside the quotes; a quote inside a rule is kept.
   const quoted = /^["“'](.*)["”']$/.exec(s)
   if (quoted && !/["“”]/.test(quoted[1])) s = quoted[1].trim()
   s = trimTrailingNoise(s)
   // The floor counts the rule's own characters, so "ok" does not pass by gaining a full stop.
   if (s.length < RULE_MIN || !/\p{L}/u.test(s)) {
-    throw Errors.validation(`refinement_rules.${index}`, `A rule needs at least ${RULE_MIN} characters including a letter.`)
+    throw Errors.validation(
+      `refinement_rules.${index}`,
+      `A rule needs at least ${RULE_MIN} characters including a letter.`,
+    )
   }
   s = `${s.charAt(0).toUpperCase()}${s.slice(1)}.`
-  if (s.length > RULE_MAX) throw Errors.validation(`refinement_rules.${index}`, `A rule is at most ${RULE_MAX} characters once normalised.`)
+  if (s.length > RULE_MAX)
+    throw Errors.validation(`refinement_rules.${index}`, `A rule is at most ${RULE_MAX} characters once normalised.`)
   return s
 }
 
@@ -63,7 +81,13 @@ export function normaliseRules(rules: readonly string[]): { rules: string[]; dup
     const key = rule.toLowerCase()
     const kept = seen.get(key)
     if (kept !== undefined) {
-      duplicates.push({ kind: 'duplicate', index: i, rule, duplicate_of: kept, reason: `Same as saved rule ${kept + 1} after normalisation; not saved twice.` })
+      duplicates.push({
+        kind: 'duplicate',
+        index: i,
+        rule,
+        duplicate_of: kept,
+        reason: `Same as saved rule ${kept + 1} after normalisation; not saved twice.`,
+      })
       continue
     }
     seen.set(key, out.length)
@@ -75,14 +99,41 @@ export function normaliseRules(rules: readonly string[]): { rules: string[]; dup
 // ---------------------------------------------------------------------------------------------------
 // Conflicts.
 
-const NEGATIVE = ['never', "don't", 'dont', 'do not', 'does not', "doesn't", "isn't", "aren't", 'must not', "mustn't", 'should not', "shouldn't", 'avoid', 'cannot', "can't", 'can not', "won't", 'will not', 'refrain from', 'not', 'no']
+const NEGATIVE = [
+  'never',
+  "don't",
+  'dont',
+  'do not',
+  'does not',
+  "doesn't",
+  "isn't",
+  "aren't",
+  'must not',
+  "mustn't",
+  'should not',
+  "shouldn't",
+  'avoid',
+  'cannot',
+  "can't",
+  'can not',
+  "won't",
+  'will not',
+  'refrain from',
+  'not',
+  'no',
+]
 const POSITIVE = ['always', 'must', 'should', 'do', 'ensure', 'make sure']
-const NEGATIVE_RE = new RegExp(`(?:^|[^\\p{L}'])(?:${NEGATIVE.map((w) => w.replace(' ', '\\s+')).join('|')})(?=$|[^\\p{L}'])`, 'iu')
+const NEGATIVE_RE = new RegExp(
+  `(?:^|[^\\p{L}'])(?:${NEGATIVE.map((w) => w.replace(' ', '\\s+')).join('|')})(?=$|[^\\p{L}'])`,
+  'iu',
+)
 const MARKERS = new Set([...NEGATIVE, ...POSITIVE].flatMap((w) => w.split(' ')))
-const STOPWORDS = new Set(`a an the and or but if then else of to in on at by for with from about as into over under than that this these those
+const STOPWORDS = new Set(
+  `a an the and or but if then else of to in on at by for with from about as into over under than that this these those
 it its it's is are was were be been being am i you your yours we our us they them their he she his her him me my
 will would can could may might shall please also just only very so such any all each every some more most other
-what which who whom whose when where why how there here up out off again once both few own same too s t`.split(/\s+/))
+what which who whom whose when where why how there here up out off again once both few own same too s t`.split(/\s+/),
+)
 
 /** Crude stemming: enough for "prices"/"price"/"priced" and "mentioning"/"mentioned" to meet. */
 export function stem(word: string): string {
@@ -99,7 +150,10 @@ export function stem(word: string): string {
   return w
 }
 
-interface Statement { polarity: 1 | -1; stems: Map<string, string> }
+interface Statement {
+  polarity: 1 | -1
+  stems: Map<string, string>
+}
 
 // By hand: /'+$/ retries from every apostrophe of a long run (quadratic, decisions "Hostile input").
 function trimApostrophes(w: string): string {
@@ -111,7 +165,11 @@ function trimApostrophes(w: string): string {
 }
 
 function statement(text: string): Statement {
-  const words = text.toLowerCase().replace(/[’`]/g, "'").match(/[\p{L}\p{N}']+/gu) ?? []
+  const words =
+    text
+      .toLowerCase()
+      .replace(/[’`]/g, "'")
+      .match(/[\p{L}\p{N}']+/gu) ?? []
   const stems = new Map<string, string>()
   for (const raw of words) {
     const word = trimApostrophes(raw)
@@ -139,7 +197,15 @@ const SENTENCE_SPLIT = /(?<=[.!?])\s+|\n+/
 
 /** The prompt's sentences (list items count as sentences), without markdown headings. */
 function sentencesOf(prompt: string): string[] {
-  return prompt.split(SENTENCE_SPLIT).map((s) => s.replace(/^#+\s.*$/, '').replace(LIST_MARKER, '').trim()).filter((s) => s.length >= RULE_MIN)
+  return prompt
+    .split(SENTENCE_SPLIT)
+    .map((s) =>
+      s
+        .replace(/^#+\s.*$/, '')
+        .replace(LIST_MARKER, '')
+        .trim(),
+    )
+    .filter((s) => s.length >= RULE_MIN)
 }
 
 const SURFACES: RuleSurface[] = ['phone', 'chat', 'voice_chat']
@@ -156,7 +222,13 @@ export function findConflicts(rules: readonly string[], prompts: Partial<RulePro
   for (const [i, r] of parsed.entries()) {
     for (let j = 0; j < i; j++) {
       const shared = r.polarity !== parsed[j].polarity ? overlap(r, parsed[j]) : null
-      if (shared) conflicts.push({ rule_index: i, rule: rules[i], with: { kind: 'rule', index: j }, reason: `Contradicts rule ${j + 1} about: ${terms(r, shared)}.` })
+      if (shared)
+        conflicts.push({
+          rule_index: i,
+          rule: rules[i],
+          with: { kind: 'rule', index: j },
+          reason: `Contradicts rule ${j + 1} about: ${terms(r, shared)}.`,
+        })
     }
   }
   for (const surface of SURFACES) {
@@ -188,12 +260,20 @@ export function findConflicts(rules: readonly string[], prompts: Partial<RulePro
         counts[k] = 0
         if (n < bestN || (n === bestN && k > bestAt)) continue
         const st = sentences[k].st
-        if (st.polarity !== r.polarity && strong(n, r, st)) { bestAt = k; bestN = n }
+        if (st.polarity !== r.polarity && strong(n, r, st)) {
+          bestAt = k
+          bestN = n
+        }
       }
       const best = bestAt < 0 ? null : { text: sentences[bestAt].text, shared: overlap(r, sentences[bestAt].st)! }
       if (best) {
         const excerpt = best.text.length > 200 ? `${best.text.slice(0, 199)}…` : best.text
-        conflicts.push({ rule_index: i, rule: rules[i], with: { kind: 'prompt', surface, excerpt }, reason: `Contradicts the ${surface} prompt about: ${terms(r, best.shared)}.` })
+        conflicts.push({
+          rule_index: i,
+          rule: rules[i],
+          with: { kind: 'prompt', surface, excerpt },
+          reason: `Contradicts the ${surface} prompt about: ${terms(r, best.shared)}.`,
+        })
       }
     }
   }

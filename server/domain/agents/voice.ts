@@ -16,7 +16,11 @@ export async function patchVoice(runtime: Runtime, accountId: string, agentId: s
     const fields: Record<string, unknown> = { ...rest }
     if (style !== undefined) fields.voice_style = style
     // forceBump: style is a voice change on this route, though voice_style alone does not bump on PATCH /agents.
-    const { row } = await applyAgentChanges(tx, agent, fields, { reason: 'voice', labelPrefix: 'voice', forceBump: true })
+    const { row } = await applyAgentChanges(tx, agent, fields, {
+      reason: 'voice',
+      labelPrefix: 'voice',
+      forceBump: true,
+    })
     return { voice: presentVoice(runtime, row), agent_version: agentVersionOf(row) }
   })
 }

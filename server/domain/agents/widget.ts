@@ -30,13 +30,25 @@ export async function getWidget(database: Database, publicUrl: string, accountId
   return presentWidget(await loadAgent(database.db, accountId, agentId), publicUrl)
 }
 
-export async function patchWidget(database: Database, publicUrl: string, accountId: string, agentId: string, patch: WidgetPatch) {
+export async function patchWidget(
+  database: Database,
+  publicUrl: string,
+  accountId: string,
+  agentId: string,
+  patch: WidgetPatch,
+) {
   return database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, agentId, true)
     const allowedDomains = patch.allowed_domains ? [...new Set(patch.allowed_domains)] : agent.allowedDomains
-    const appearance = patch.appearance ? mergeKeys(agent.appearance, patch.appearance as Record<string, unknown>) : agent.appearance
+    const appearance = patch.appearance
+      ? mergeKeys(agent.appearance, patch.appearance as Record<string, unknown>)
+      : agent.appearance
     const publicToken = agent.publicToken ?? (allowedDomains.length ? newPublicToken() : null)
-    const [row] = await tx.update(agents).set({ allowedDomains, appearance, publicToken, updatedAt: new Date() }).where(eq(agents.id, agent.id)).returning()
+    const [row] = await tx
+      .update(agents)
+      .set({ allowedDomains, appearance, publicToken, updatedAt: new Date() })
+      .where(eq(agents.id, agent.id))
+      .returning()
     return presentWidget(row, publicUrl)
   })
 }
@@ -44,7 +56,11 @@ export async function patchWidget(database: Database, publicUrl: string, account
 export async function regenerateWidgetToken(database: Database, publicUrl: string, accountId: string, agentId: string) {
   return database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, agentId, true)
-    const [row] = await tx.update(agents).set({ publicToken: newPublicToken(), updatedAt: new Date() }).where(eq(agents.id, agent.id)).returning()
+    const [row] = await tx
+      .update(agents)
+      .set({ publicToken: newPublicToken(), updatedAt: new Date() })
+      .where(eq(agents.id, agent.id))
+      .returning()
     return presentWidget(row, publicUrl)
   })
 }

@@ -16,8 +16,19 @@ const CSV_BATCH = 1000
 export const RETENTION_MONTHS = 12
 
 export const CSV_COLUMNS = [
-  'created_at', 'request_id', 'credential_type', 'credential_id', 'account_ids', 'cross_account', 'method', 'path',
-  'status_code', 'error_code', 'ip', 'user_agent', 'duration_ms',
+  'created_at',
+  'request_id',
+  'credential_type',
+  'credential_id',
+  'account_ids',
+  'cross_account',
+  'method',
+  'path',
+  'status_code',
+  'error_code',
+  'ip',
+  'user_agent',
+  'duration_ms',
 ] as const
 
 export interface AuditFilters {
@@ -36,7 +47,8 @@ type Row = typeof auditLog.$inferSelect
 export function auditWindow(query: Pick<AuditQuery, 'from' | 'to'>, now = new Date()): { from: Date; to: Date } {
   const to = query.to ? new Date(query.to) : now
   const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_WINDOW_MS)
-  if (from.getTime() >= to.getTime()) throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
+  if (from.getTime() >= to.getTime())
+    throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
   return { from, to }
 }
 
@@ -70,8 +82,16 @@ async function fetchRows(database: Database, f: AuditFilters, after: Position | 
   if (f.statusCode !== undefined) conds.push(eq(auditLog.statusCode, f.statusCode))
   if (f.accountId) conds.push(sql`${auditLog.accountIds} @> ${JSON.stringify([f.accountId])}::jsonb`)
   // A row comparison, so PostgreSQL walks the (created_at, id) index backwards from the position.
-  if (after) conds.push(sql`(${auditLog.createdAt}, ${auditLog.id}) < (${after.at.toISOString()}::timestamptz, ${after.id}::bigint)`)
-  return database.db.select().from(auditLog).where(and(...conds)).orderBy(desc(auditLog.createdAt), desc(auditLog.id)).limit(limit)
+  if (after)
+    conds.push(
+      sql`(${auditLog.createdAt}, ${auditLog.id}) < (${after.at.toISOString()}::timestamptz, ${after.id}::bigint)`,
+    )
+  return database.db
+    .select()
+    .from(auditLog)
+    .where(and(...conds))
+    .orderBy(desc(auditLog.createdAt), desc(auditLog.id))
+    .limit(limit)
 }
 
 /**
@@ -83,14 +103,20 @@ export async function listAudit(database: Database, query: AuditQuery, page: Key
   let after: Position | null = null
   if (page.after) {
     const [at, id, from, to] = page.after as [string, number, string, string]
-    if (typeof at !== 'string' || typeof id !== 'number' || typeof from !== 'string' || typeof to !== 'string') throw Errors.invalidCursor()
+    if (typeof at !== 'string' || typeof id !== 'number' || typeof from !== 'string' || typeof to !== 'string')
+      throw Errors.invalidCursor()
     window = { from: new Date(from), to: new Date(to) }
     after = { at: new Date(at), id }
   } else {
     window = auditWindow(query)
   }
   const rows = await fetchRows(database, filtersOf(query, window), after, page.binding.limit + 1)
-  const result = await keysetPage(page, rows, (r) => [r.createdAt.toISOString(), r.id, window.from.toISOString(), window.to.toISOString()], present)
+  const result = await keysetPage(
+    page,
+    rows,
+    (r) => [r.createdAt.toISOString(), r.id, window.from.toISOString(), window.to.toISOString()],
+    present,
+  )
   return { ...result, meta: { from: window.from.toISOString(), to: window.to.toISOString() } }
 }
 
@@ -112,7 +138,10 @@ export function csvField(value: string | number | boolean | null): string {
 
 /** account_ids are joined with a single space inside one field (ids never hold spaces). */
 export function csvLine(r: AuditRow): string {
-  const cells: Record<(typeof CSV_COLUMNS)[number], string | number | boolean | null> = { ...r, account_ids: r.account_ids.join(' ') }
+  const cells: Record<(typeof CSV_COLUMNS)[number], string | number | boolean | null> = {
+    ...r,
+    account_ids: r.account_ids.join(' '),
+  }
   return CSV_COLUMNS.map((c) => csvField(cells[c])).join(',') + '\r\n'
 }
 
@@ -127,7 +156,11 @@ export function auditCsvFilename(now = new Date(), prefix = 'svc'): string {
  * the size. The first batch is read before returning: a database failure then still becomes an error
  * response instead of a truncated file after a 200.
  */
-export async function openAuditCsv(database: Database, filters: AuditFilters, maxRows = CSV_MAX_ROWS): Promise<Readable> {
+export async function openAuditCsv(
+  database: Database,
+  filters: AuditFilters,
+  maxRows = CSV_MAX_ROWS,
+): Promise<Readable> {
   let batch = await fetchRows(database, filters, null, Math.min(CSV_BATCH, maxRows))
   async function* lines() {
     yield CSV_HEADER
@@ -138,7 +171,12 @@ export async function openAuditCsv(database: Database, filters: AuditFilters, ma
       yield batch.map((r) => csvLine(present(r))).join('')
       const last = batch.at(-1)!
       if (batch.length < CSV_BATCH || sent >= maxRows) return
-      batch = await fetchRows(database, filters, { at: last.createdAt, id: last.id }, Math.min(CSV_BATCH, maxRows - sent))
+      batch = await fetchRows(
+        database,
+        filters,
+        { at: last.createdAt, id: last.id },
+        Math.min(CSV_BATCH, maxRows - sent),
+      )
     }
   }
   // Byte mode with a small high-water mark: at most about one batch is buffered ahead of the socket.

@@ -5,7 +5,10 @@ import { normaliseAccountId } from '../accounts/resolve'
 
 const CredentialId = v.pipe(
   v.string(coded('invalid_id', 'credential_id must be a key id (key_<n>), a dashboard session id (ses_…) or master.')),
-  v.regex(/^(key_\d{1,18}|ses_[0-9a-f]{16}|master)$/, coded('invalid_id', 'credential_id must be a key id (key_<n>), a dashboard session id (ses_…) or master.')),
+  v.regex(
+    /^(key_\d{1,18}|ses_[0-9a-f]{16}|master)$/,
+    coded('invalid_id', 'credential_id must be a key id (key_<n>), a dashboard session id (ses_…) or master.'),
+  ),
   v.description('key_<n>, a dashboard session ses_<16 hex> or the literal master'),
 )
 

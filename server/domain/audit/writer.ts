@@ -11,7 +11,10 @@ export interface AuditWriter {
   stop(): Promise<void>
 }
 
-export function createAuditWriter(database: Database, opts: { intervalMs?: number; maxBatch?: number; log?: (m: string) => void } = {}): AuditWriter {
+export function createAuditWriter(
+  database: Database,
+  opts: { intervalMs?: number; maxBatch?: number; log?: (m: string) => void } = {},
+): AuditWriter {
   const intervalMs = opts.intervalMs ?? 250
   const maxBatch = opts.maxBatch ?? 200
   let buffer: AuditRow[] = []
@@ -32,7 +35,9 @@ export function createAuditWriter(database: Database, opts: { intervalMs?: numbe
     })
     return flushing
   }
-  const timer = setInterval(() => { if (buffer.length) void flush() }, intervalMs)
+  const timer = setInterval(() => {
+    if (buffer.length) void flush()
+  }, intervalMs)
   timer.unref()
 
   return {

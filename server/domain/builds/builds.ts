@@ -42,11 +42,20 @@ export function presentBuild(row: BuildRow): Build {
 
 export function initialSteps(fromStep: BuildStepName): BuildStep[] {
   const from = BUILD_STEPS.indexOf(fromStep)
-  return BUILD_STEPS.map((name, i) => ({ name, status: i < from ? 'skipped' : 'queued', started_at: null, finished_at: null, error: null }))
+  return BUILD_STEPS.map((name, i) => ({
+    name,
+    status: i < from ? 'skipped' : 'queued',
+    started_at: null,
+    finished_at: null,
+    error: null,
+  }))
 }
 
 /** The voice and the provider that offers it; an unknown voice is 400 validation_error. */
-export async function findVoice(registries: Registries, voiceId: string): Promise<{ provider: string; locale: string }> {
+export async function findVoice(
+  registries: Registries,
+  voiceId: string,
+): Promise<{ provider: string; locale: string }> {
   for (const provider of registries.voice.list()) {
     const voice = (await provider.voices()).find((v) => v.voice_id === voiceId)
     if (voice) return { provider: provider.name, locale: voice.locale }
@@ -64,7 +73,13 @@ export async function preflightSite(url: string, allowPrivateHosts: readonly str
   await resolvePublic(u.hostname, { allowPrivateHosts, field: 'website_url' })
   try {
     // Only the final URL matters: the body's first bytes are enough, the rest is never read.
-    const res = await safeFetch(u.href, { allowPrivateHosts, field: 'website_url', timeoutMs: 5000, maxBytes: 64 * 1024, truncate: true })
+    const res = await safeFetch(u.href, {
+      allowPrivateHosts,
+      field: 'website_url',
+      timeoutMs: 5000,
+      maxBytes: 64 * 1024,
+      truncate: true,
+    })
     return res.url
   } catch (err) {
     if (err instanceof FetchError) return u.href
@@ -78,10 +93,18 @@ async function admitBuild(tx: Executor, accountId: string) {
   // A build runs the engine (summary, greeting, instructions): billable work, refused like chat when billing blocks.
   await checkBalance(tx, accountId)
   const { maxConcurrentBuilds } = await effectiveLimits(tx, accountId)
-  const [{ n }] = await tx.select({ n: count() }).from(agentBuilds)
+  const [{ n }] = await tx
+    .select({ n: count() })
+    .from(agentBuilds)
     .where(and(eq(agentBuilds.accountId, accountId), inArray(agentBuilds.status, ['queued', 'running'])))
   if (Number(n) >= maxConcurrentBuilds) {
-    throw new ApiError(429, 'quota_exceeded', `max_concurrent_builds (${maxConcurrentBuilds}) builds are already queued or running; retry when one finishes.`, null, { 'Retry-After': '30' })
+    throw new ApiError(
+      429,
+      'quota_exceeded',
+      `max_concurrent_builds (${maxConcurrentBuilds}) builds are already queued or running; retry when one finishes.`,
+      null,
+      { 'Retry-After': '30' },
+    )
   }
   await consumeQuota(tx, accountId, 'builds')
 }
@@ -107,16 +130,29 @@ export async function startBuild(
       language: input.language,
     })
     await tx.update(agents).set({ aiProvider: voice.provider }).where(eq(agents.id, agent.id))
-    const [build] = await tx.insert(agentBuilds).values({
-      agentId: agent.id, accountId, status: 'queued', steps: initialSteps('crawl'), fromStep: 'crawl', buildNumber: 1,
-    }).returning()
+    const [build] = await tx
+      .insert(agentBuilds)
+      .values({
+        agentId: agent.id,
+        accountId,
+        status: 'queued',
+        steps: initialSteps('crawl'),
+        fromStep: 'crawl',
+        buildNumber: 1,
+      })
+      .returning()
     return { agent_id: agent.id, build: presentBuild(build) }
   })
 }
 
 export async function latestBuild(ex: Executor, accountId: string, agentId: string): Promise<BuildRow | undefined> {
   await loadAgent(ex, accountId, agentId)
-  const [row] = await ex.select().from(agentBuilds).where(eq(agentBuilds.agentId, agentId)).orderBy(desc(agentBuilds.buildNumber), desc(agentBuilds.createdAt)).limit(1)
+  const [row] = await ex
+    .select()
+    .from(agentBuilds)
+    .where(eq(agentBuilds.agentId, agentId))
+    .orderBy(desc(agentBuilds.buildNumber), desc(agentBuilds.createdAt))
+    .limit(1)
   return row
 }
 
@@ -127,7 +163,12 @@ export async function getLatestBuild(database: Database, accountId: string, agen
 }
 
 /** Re-runs the build from a step; 409 build_in_progress while one is queued or running. */
-export async function rerunBuild(database: Database, accountId: string, agentId: string, fromStep: BuildStepName): Promise<Build> {
+export async function rerunBuild(
+  database: Database,
+  accountId: string,
+  agentId: string,
+  fromStep: BuildStepName,
+): Promise<Build> {
   return database.tx(async (tx) => {
     await loadAgent(tx, accountId, agentId, true)
     const last = await latestBuild(tx, accountId, agentId)
@@ -136,16 +177,31 @@ export async function rerunBuild(database: Database, accountId: string, agentId:
     }
     await admitBuild(tx, accountId)
     const [{ n }] = await tx.select({ n: count() }).from(agentBuilds).where(eq(agentBuilds.agentId, agentId))
-    const [build] = await tx.insert(agentBuilds).values({
-      agentId, accountId, status: 'queued', steps: initialSteps(fromStep), fromStep, buildNumber: Number(n) + 1,
-    }).returning()
+    const [build] = await tx
+      .insert(agentBuilds)
+      .values({
+        agentId,
+        accountId,
+        status: 'queued',
+        steps: initialSteps(fromStep),
+        fromStep,
+        buildNumber: Number(n) + 1,
+      })
+      .returning()
     return presentBuild(build)
   })
 }
 
 /** Builds still queued after `olderThanMs` (their job was lost between commit and send): ids to re-send. */
 export async function strandedBuilds(database: Database, olderThanMs: number): Promise<string[]> {
-  const rows = await database.db.select({ id: agentBuilds.id }).from(agentBuilds)
-    .where(and(eq(agentBuilds.status, 'queued'), sql`${agentBuilds.createdAt} < now() - make_interval(secs => ${olderThanMs / 1000})`))
+  const rows = await database.db
+    .select({ id: agentBuilds.id })
+    .from(agentBuilds)
+    .where(
+      and(
+        eq(agentBuilds.status, 'queued'),
+        sql`${agentBuilds.createdAt} < now() - make_interval(secs => ${olderThanMs / 1000})`,
+      ),
+    )
   return rows.map((r) => r.id)
 }

@@ -21,16 +21,29 @@ const CRAWL_DEPTH = 3
 /** A running build whose worker has been silent this long is taken over by the next delivery. */
 const STALE_RUN_MS = 15 * 60_000
 
-interface StepContext { ctx: JobContext; build: BuildRow; agent: AgentRow; engine: ChatEngine; outputs: Record<string, unknown> }
+interface StepContext {
+  ctx: JobContext
+  build: BuildRow
+  agent: AgentRow
+  engine: ChatEngine
+  outputs: Record<string, unknown>
+}
 
 const STEPS: Record<BuildStepName, (s: StepContext) => Promise<void>> = {
   async crawl({ ctx, build, agent, outputs }) {
-    const [account] = await ctx.database.db.select({ plan: accounts.plan }).from(accounts).where(eq(accounts.id, agent.accountId))
+    const [account] = await ctx.database.db
+      .select({ plan: accounts.plan })
+      .from(accounts)
+      .where(eq(accounts.id, agent.accountId))
     // Each page is written as it arrives (a crawl never holds its pages in memory) under this build's
     // id; once the crawl has succeeded, the pages of earlier builds go. A failed crawl removes its own
     // partial pages, so the earlier build's pages stay until a crawl replaces them.
     let firstTitle: string | null = null
-    const ownPages = and(eq(kbDocuments.agentId, agent.id), eq(kbDocuments.kind, 'page'), eq(kbDocuments.crawlId, build.id))
+    const ownPages = and(
+      eq(kbDocuments.agentId, agent.id),
+      eq(kbDocuments.kind, 'page'),
+      eq(kbDocuments.crawlId, build.id),
+    )
     try {
       // A retried step starts from a clean slate.
       await ctx.database.db.delete(kbDocuments).where(ownPages)
@@ -43,9 +56,18 @@ const STEPS: Record<BuildStepName, (s: StepContext) => Promise<void>> = {
         onPage: async (page) => {
           if (page.depth === 0) firstTitle = page.title
           await ctx.database.db.insert(kbDocuments).values({
-            id: await nextDocumentId(ctx.database.db, 'page'), agentId: agent.id, accountId: agent.accountId, kind: 'page',
-            title: page.title || page.url, url: page.url, status: 'indexed', text: page.text, language: page.lang,
-            chars: page.text.length, crawlId: build.id, source: 'build',
+            id: await nextDocumentId(ctx.database.db, 'page'),
+            agentId: agent.id,
+            accountId: agent.accountId,
+            kind: 'page',
+            title: page.title || page.url,
+            url: page.url,
+            status: 'indexed',
+            text: page.text,
+            language: page.lang,
+            chars: page.text.length,
+            crawlId: build.id,
+            source: 'build',
           })
         },
       })
@@ -56,13 +78,26 @@ const STEPS: Record<BuildStepName, (s: StepContext) => Promise<void>> = {
     }
     outputs.businessName = businessNameOf(firstTitle ?? '', agent.websiteUrl ?? '')
     // A rebuild replaces the pages an earlier build crawled; documents added to the knowledge base stay.
-    await ctx.database.db.delete(kbDocuments).where(and(eq(kbDocuments.agentId, agent.id), eq(kbDocuments.kind, 'page'), like(kbDocuments.crawlId, 'bld_%'), ne(kbDocuments.crawlId, build.id)))
+    await ctx.database.db
+      .delete(kbDocuments)
+      .where(
+        and(
+          eq(kbDocuments.agentId, agent.id),
+          eq(kbDocuments.kind, 'page'),
+          like(kbDocuments.crawlId, 'bld_%'),
+          ne(kbDocuments.crawlId, build.id),
+        ),
+      )
   },
 
   async summary({ ctx, build, agent, engine }) {
     const { text, sourceIds } = await buildSummary(ctx.database.db, engine, agent.id)
     await ctx.database.tx(async (tx) => {
-      await writeSummary(tx, agent, text, 'build', { build_id: build.id, status: 'succeeded', finished_at: new Date().toISOString() })
+      await writeSummary(tx, agent, text, 'build', {
+        build_id: build.id,
+        status: 'succeeded',
+        finished_at: new Date().toISOString(),
+      })
       await markSummarized(tx, sourceIds)
     })
   },
@@ -75,12 +110,16 @@ const STEPS: Record<BuildStepName, (s: StepContext) => Promise<void>> = {
     const input = await buildInput(ctx, agent, outputs)
     const write = (surface: Surface) => engine.writeInstructions({ ...input, surface })
     const [phone, chat, voiceChat] = await Promise.all([write('phone'), write('chat'), write('voice_chat')])
-    await ctx.database.tx((tx) => applyBuildOutputs(tx, agent.id, {
-      instructions: phone, chatInstructions: chat, voiceChatInstructions: voiceChat,
-      businessName: input.businessName,
-      greetingInitial: (outputs.greetingInitial as string | undefined) ?? agent.greetingInitial,
-      buildNumber: build.buildNumber,
-    }))
+    await ctx.database.tx((tx) =>
+      applyBuildOutputs(tx, agent.id, {
+        instructions: phone,
+        chatInstructions: chat,
+        voiceChatInstructions: voiceChat,
+        businessName: input.businessName,
+        greetingInitial: (outputs.greetingInitial as string | undefined) ?? agent.greetingInitial,
+        buildNumber: build.buildNumber,
+      }),
+    )
   },
 }
 
@@ -102,7 +141,11 @@ async function buildInput(ctx: JobContext, agent: AgentRow, outputs: Record<stri
 export function businessNameOf(title: string, url: string): string {
   const first = title.split(/\s+[|–—·:-]\s+/)[0]?.trim()
   if (first && first.length <= 80 && !/^(home|welcome|index)$/i.test(first)) return first
-  try { return new URL(url).hostname.replace(/^www\./, '') } catch { return title.slice(0, 80) }
+  try {
+    return new URL(url).hostname.replace(/^www\./, '')
+  } catch {
+    return title.slice(0, 80)
+  }
 }
 
 /** The step's error as GET /agents/{agt}/build shows it: never an internal message (the log has those). */
@@ -111,11 +154,21 @@ function describe(step: BuildStepName, err: unknown): string {
 }
 
 async function claim(ctx: JobContext, buildId: string): Promise<BuildRow | undefined> {
-  const [row] = await ctx.database.db.update(agentBuilds).set({ status: 'running', startedAt: sql`coalesce(${agentBuilds.startedAt}, now())` })
-    .where(and(eq(agentBuilds.id, buildId), or(
-      eq(agentBuilds.status, 'queued'),
-      and(eq(agentBuilds.status, 'running'), sql`${agentBuilds.startedAt} < now() - make_interval(secs => ${STALE_RUN_MS / 1000})`),
-    )))
+  const [row] = await ctx.database.db
+    .update(agentBuilds)
+    .set({ status: 'running', startedAt: sql`coalesce(${agentBuilds.startedAt}, now())` })
+    .where(
+      and(
+        eq(agentBuilds.id, buildId),
+        or(
+          eq(agentBuilds.status, 'queued'),
+          and(
+            eq(agentBuilds.status, 'running'),
+            sql`${agentBuilds.startedAt} < now() - make_interval(secs => ${STALE_RUN_MS / 1000})`,
+          ),
+        ),
+      ),
+    )
     .returning()
   return row
 }

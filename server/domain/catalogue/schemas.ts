@@ -1,8 +1,16 @@
 import * as v from 'valibot'
 
 export const VoiceQuery = v.strictObject({
-  provider: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64), v.description('Only the voices of this voice provider.'))),
-  locale: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/, 'locale must be a BCP 47 tag such as en or en-US.'), v.description('en matches every English locale; en-US only that one.'))),
+  provider: v.optional(
+    v.pipe(v.string(), v.minLength(1), v.maxLength(64), v.description('Only the voices of this voice provider.')),
+  ),
+  locale: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/, 'locale must be a BCP 47 tag such as en or en-US.'),
+      v.description('en matches every English locale; en-US only that one.'),
+    ),
+  ),
 })
 
 export const VoiceItem = v.object({

@@ -6,7 +6,10 @@ import { Errors } from '../../utils/api-error'
 export async function listVoices(registry: Registry<VoiceProvider>, filters: { provider?: string; locale?: string }) {
   const providers = registry.list().sort((a, b) => a.name.localeCompare(b.name))
   if (filters.provider && !registry.get(filters.provider)) {
-    throw Errors.validation('provider', `Unknown voice provider "${filters.provider}"; known: ${providers.map((p) => p.name).join(', ')}.`)
+    throw Errors.validation(
+      'provider',
+      `Unknown voice provider "${filters.provider}"; known: ${providers.map((p) => p.name).join(', ')}.`,
+    )
   }
   const wanted = filters.locale?.toLowerCase().replace('_', '-')
   const out = []

@@ -24,21 +24,34 @@ export function forgetBalance(accountId?: string) {
   else okUntil.clear()
 }
 
-export interface BalanceFacts { status: string; plan: string; walletBalance: number; planLimit: number; monthlySpending: number }
+export interface BalanceFacts {
+  status: string
+  plan: string
+  walletBalance: number
+  planLimit: number
+  monthlySpending: number
+}
 
 /** Why billing blocks, or null. A trial (plan_limit 0) is free until it expires; other plans are blocked once
  *  the wallet is empty and the month's spending has reached the plan limit. */
 export function blockReason(f: BalanceFacts): string | null {
   if (f.status !== 'active') return `The subscription is ${f.status}.`
-  if (f.plan !== 'trial' && f.walletBalance <= 0 && f.monthlySpending >= f.planLimit) return 'The wallet is exhausted and the monthly plan limit is reached.'
+  if (f.plan !== 'trial' && f.walletBalance <= 0 && f.monthlySpending >= f.planLimit)
+    return 'The wallet is exhausted and the monthly plan limit is reached.'
   return null
 }
 
 export async function balanceFacts(ex: Executor, accountId: string, now = new Date()): Promise<BalanceFacts | null> {
-  const [row] = await ex.select().from(accounts).innerJoin(subscriptions, eq(subscriptions.accountId, accounts.id)).where(eq(accounts.id, accountId))
+  const [row] = await ex
+    .select()
+    .from(accounts)
+    .innerJoin(subscriptions, eq(subscriptions.accountId, accounts.id))
+    .where(eq(accounts.id, accountId))
   if (!row) return null
   const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
-  const [spent] = await ex.select({ total: sql<string>`coalesce(sum(${usageRecords.costUsd}), 0)` }).from(usageRecords)
+  const [spent] = await ex
+    .select({ total: sql<string>`coalesce(sum(${usageRecords.costUsd}), 0)` })
+    .from(usageRecords)
     .where(and(eq(usageRecords.accountId, accountId), gte(usageRecords.startedAt, monthStart)))
   return {
     status: subscriptionStatus(row.subscriptions, row.accounts, now),
@@ -62,24 +75,68 @@ export async function checkBalance(ex: Executor, accountId: string, now = Date.n
   okUntil.set(accountId, now + BALANCE_CACHE_MS)
 }
 
-export const chatCost = (tokens: number, channel: string) => (tokens / 1000) * CHAT_PRICE_PER_1K_TOKENS * (CHANNEL_MULTIPLIER[channel] ?? 1)
+export const chatCost = (tokens: number, channel: string) =>
+  (tokens / 1000) * CHAT_PRICE_PER_1K_TOKENS * (CHANNEL_MULTIPLIER[channel] ?? 1)
 
 /** Adds a turn's tokens and cost to the session's usage row (one row per (account, session)). */
-export async function addUsage(tx: Executor, u: { accountId: string; agentId: string | null; agentType: string; channel: string; sessionId: string; startedAt: Date; tokens: number; endedAt?: Date }) {
+export async function addUsage(
+  tx: Executor,
+  u: {
+    accountId: string
+    agentId: string | null
+    agentType: string
+    channel: string
+    sessionId: string
+    startedAt: Date
+    tokens: number
+    endedAt?: Date
+  },
+) {
   const cost = chatCost(u.tokens, u.channel)
-  await tx.insert(usageRecords).values({
-    accountId: u.accountId, agentId: u.agentId, agentType: u.agentType, channel: u.channel, sessionId: u.sessionId,
-    startedAt: u.startedAt, endedAt: u.endedAt ?? null, tokens: u.tokens, costUsd: cost,
-  }).onConflictDoUpdate({
-    target: [usageRecords.accountId, usageRecords.sessionId],
-    set: { tokens: sql`${usageRecords.tokens} + ${u.tokens}`, costUsd: sql`${usageRecords.costUsd} + ${cost}` },
-  })
+  await tx
+    .insert(usageRecords)
+    .values({
+      accountId: u.accountId,
+      agentId: u.agentId,
+      agentType: u.agentType,
+      channel: u.channel,
+      sessionId: u.sessionId,
+      startedAt: u.startedAt,
+      endedAt: u.endedAt ?? null,
+      tokens: u.tokens,
+      costUsd: cost,
+    })
+    .onConflictDoUpdate({
+      target: [usageRecords.accountId, usageRecords.sessionId],
+      set: { tokens: sql`${usageRecords.tokens} + ${u.tokens}`, costUsd: sql`${usageRecords.costUsd} + ${cost}` },
+    })
 }
 
 /** Stamps the end of the session on its usage row (created with zero tokens when no turn was billed). */
-export async function closeUsage(tx: Executor, u: { accountId: string; agentId: string | null; agentType: string; channel: string; sessionId: string; startedAt: Date; endedAt: Date }) {
-  await tx.insert(usageRecords).values({
-    accountId: u.accountId, agentId: u.agentId, agentType: u.agentType, channel: u.channel, sessionId: u.sessionId,
-    startedAt: u.startedAt, endedAt: u.endedAt, tokens: 0, costUsd: 0,
-  }).onConflictDoUpdate({ target: [usageRecords.accountId, usageRecords.sessionId], set: { endedAt: u.endedAt } })
+export async function closeUsage(
+  tx: Executor,
+  u: {
+    accountId: string
+    agentId: string | null
+    agentType: string
+    channel: string
+    sessionId: string
+    startedAt: Date
+    endedAt: Date
+  },
+) {
+  await tx
+    .insert(usageRecords)
+    .values({
+      accountId: u.accountId,
+      agentId: u.agentId,
+      agentType: u.agentType,
+      channel: u.channel,
+      sessionId: u.sessionId,
+      startedAt: u.startedAt,
+      endedAt: u.endedAt,
+      tokens: 0,
+      costUsd: 0,
+    })
+    .onConflictDoUpdate({ target: [usageRecords.accountId, usageRecords.sessionId], set: { endedAt: u.endedAt } })
 }

@@ -30,7 +30,11 @@ export const CreateConversationBody = v.strictObject({
 })
 
 export const MessageBody = v.strictObject({
-  text: v.pipe(v.string('text is required.'), v.minLength(1, 'text must not be empty.'), v.maxLength(10_000, 'text is at most 10000 characters.')),
+  text: v.pipe(
+    v.string('text is required.'),
+    v.minLength(1, 'text must not be empty.'),
+    v.maxLength(10_000, 'text is at most 10000 characters.'),
+  ),
   idempotency_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))),
 })
 
@@ -61,29 +65,53 @@ export function validateIdentity(identity: Record<string, unknown>): Record<stri
   const out: Record<string, string | null> = {}
   for (const [key, value] of Object.entries(identity)) {
     const field = `identity.${key}`
-    if (value === null) { out[key] = null; continue }
+    if (value === null) {
+      out[key] = null
+      continue
+    }
     if (typeof value !== 'string') throw new ApiError(400, 'invalid_type', `identity.${key} must be a string.`, field)
     // The length first: no pattern ever sees an unbounded value.
-    if (value.length > IDENTITY_VALUE_MAX) throw new ApiError(400, 'validation_error', `identity.${key} is at most ${IDENTITY_VALUE_MAX} characters.`, field)
-    if (key === 'email' && !looksLikeEmail(value)) throw new ApiError(400, 'invalid_email', 'identity.email is not a valid e-mail address.', field)
-    if (key === 'phone_e164' && !E164.test(value)) throw new ApiError(400, 'invalid_phone', 'identity.phone_e164 must be an E.164 number such as +14155550123.', field)
+    if (value.length > IDENTITY_VALUE_MAX)
+      throw new ApiError(400, 'validation_error', `identity.${key} is at most ${IDENTITY_VALUE_MAX} characters.`, field)
+    if (key === 'email' && !looksLikeEmail(value))
+      throw new ApiError(400, 'invalid_email', 'identity.email is not a valid e-mail address.', field)
+    if (key === 'phone_e164' && !E164.test(value))
+      throw new ApiError(
+        400,
+        'invalid_phone',
+        'identity.phone_e164 must be an E.164 number such as +14155550123.',
+        field,
+      )
     out[key] = value
   }
   return out
 }
 
 /** Merges validated identity into the stored one; null removes a key. */
-export const mergeIdentity = (current: Record<string, unknown>, changes: Record<string, string | null>) => mergeKeys(current, changes)
+export const mergeIdentity = (current: Record<string, unknown>, changes: Record<string, string | null>) =>
+  mergeKeys(current, changes)
 
-export const hasIdentity = (identity: Record<string, unknown>) => !!(identity.email || identity.phone_e164 || identity.partner_agent_id)
+export const hasIdentity = (identity: Record<string, unknown>) =>
+  !!(identity.email || identity.phone_e164 || identity.partner_agent_id)
 
 export { presentTurn }
 
 const TurnOut = v.object({
-  turn_index: v.number(), speaker: v.string(), text: v.string(), timestamp: v.string(), confidence: v.null(),
-  audio_offset_ms: v.nullable(v.number()), audio_duration_ms: v.nullable(v.number()), latency_ms: v.nullable(v.number()),
-  turn_type: v.string(), detected_intent: v.nullable(v.string()), detected_language: v.nullable(v.string()), sources: v.null(),
-  unanswered: v.boolean(), human_agent_id: v.nullable(v.string()), tool: v.optional(v.record(v.string(), v.unknown())),
+  turn_index: v.number(),
+  speaker: v.string(),
+  text: v.string(),
+  timestamp: v.string(),
+  confidence: v.null(),
+  audio_offset_ms: v.nullable(v.number()),
+  audio_duration_ms: v.nullable(v.number()),
+  latency_ms: v.nullable(v.number()),
+  turn_type: v.string(),
+  detected_intent: v.nullable(v.string()),
+  detected_language: v.nullable(v.string()),
+  sources: v.null(),
+  unanswered: v.boolean(),
+  human_agent_id: v.nullable(v.string()),
+  tool: v.optional(v.record(v.string(), v.unknown())),
 })
 
 /**
@@ -91,18 +119,44 @@ const TurnOut = v.object({
  * /conversations/{conv} shows it with no query (conversationResource): the detail object.
  */
 export const ChatConversationOut = v.object({
-  conversation_id: v.string(), account_id: v.string(), agent_id: v.nullable(v.string()), agent_type: v.string(), status: v.string(),
-  session_id: v.string(), external_session_id: v.nullable(v.string()), agent_version: v.nullable(v.string()), prompt_version: v.nullable(v.string()),
-  model: v.nullable(v.string()), channel_detail: v.object({ channel: v.string() }), started_at: v.string(), ended_at: v.nullable(v.string()),
-  updated_at: v.string(), duration_s: v.nullable(v.number()), language: v.nullable(v.string()), outcome: v.nullable(v.string()), escalated: v.boolean(),
-  has_identity: v.boolean(), has_recording: v.boolean(), turn_count: v.number(), country: v.nullable(v.string()), ip_country_only: v.boolean(),
-  summary_status: v.string(), summary: v.nullable(v.record(v.string(), v.unknown())), identity: v.record(v.string(), v.unknown()),
-  metrics: v.nullable(v.record(v.string(), v.unknown())), transcript: v.array(TurnOut), custom: v.record(v.string(), v.unknown()),
-  redacted: v.boolean(), redaction_rules_applied: v.array(v.string()),
+  conversation_id: v.string(),
+  account_id: v.string(),
+  agent_id: v.nullable(v.string()),
+  agent_type: v.string(),
+  status: v.string(),
+  session_id: v.string(),
+  external_session_id: v.nullable(v.string()),
+  agent_version: v.nullable(v.string()),
+  prompt_version: v.nullable(v.string()),
+  model: v.nullable(v.string()),
+  channel_detail: v.object({ channel: v.string() }),
+  started_at: v.string(),
+  ended_at: v.nullable(v.string()),
+  updated_at: v.string(),
+  duration_s: v.nullable(v.number()),
+  language: v.nullable(v.string()),
+  outcome: v.nullable(v.string()),
+  escalated: v.boolean(),
+  has_identity: v.boolean(),
+  has_recording: v.boolean(),
+  turn_count: v.number(),
+  country: v.nullable(v.string()),
+  ip_country_only: v.boolean(),
+  summary_status: v.string(),
+  summary: v.nullable(v.record(v.string(), v.unknown())),
+  identity: v.record(v.string(), v.unknown()),
+  metrics: v.nullable(v.record(v.string(), v.unknown())),
+  transcript: v.array(TurnOut),
+  custom: v.record(v.string(), v.unknown()),
+  redacted: v.boolean(),
+  redaction_rules_applied: v.array(v.string()),
 })
 
 export const MessageOut = v.object({
   turn: TurnOut,
   turns: v.array(TurnOut),
-  usage: v.object({ tokens: v.object({ input: v.number(), output: v.number(), total: v.number() }), model: v.string() }),
+  usage: v.object({
+    tokens: v.object({ input: v.number(), output: v.number(), total: v.number() }),
+    model: v.string(),
+  }),
 })

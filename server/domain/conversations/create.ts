@@ -10,7 +10,13 @@ import type { Runtime } from '../../utils/runtime'
 import { agentVersionOf, loadAgent, resolveModel, type AgentRow } from '../agents/agents'
 import { emitEvent } from '../events/emit'
 import { addUsage, checkBalance } from './billing'
-import { type CreateConversationBody, hasIdentity, validateIdentity, type ConversationRow, type TurnRow } from './chat-schemas'
+import {
+  type CreateConversationBody,
+  hasIdentity,
+  validateIdentity,
+  type ConversationRow,
+  type TurnRow,
+} from './chat-schemas'
 import { conversationResource } from './read'
 
 export const GENERIC_WELCOME = 'Hello! How can I help you today?'
@@ -19,9 +25,17 @@ const fill = (template: string, values: Record<string, string | null | undefined
   template.replace(/\{(\w+)\}/g, (whole, key: string) => (values[key] ? String(values[key]) : whole))
 
 /** Greeting order (contract): the build's greeting_initial template, public_chat_greeting, greeting, a generic welcome. */
-export function resolveGreeting(agent: Pick<AgentRow, 'greetingInitial' | 'businessName' | 'name' | 'settings'>, identity: Record<string, unknown>): string {
+export function resolveGreeting(
+  agent: Pick<AgentRow, 'greetingInitial' | 'businessName' | 'name' | 'settings'>,
+  identity: Record<string, unknown>,
+): string {
   const settings = agent.settings ?? {}
-  const values = { business_name: agent.businessName ?? agent.name, name: agent.name, agent_name: agent.name, visitor_name: typeof identity.name === 'string' ? identity.name : null }
+  const values = {
+    business_name: agent.businessName ?? agent.name,
+    name: agent.name,
+    agent_name: agent.name,
+    visitor_name: typeof identity.name === 'string' ? identity.name : null,
+  }
   for (const candidate of [agent.greetingInitial, settings.public_chat_greeting, settings.greeting]) {
     if (typeof candidate === 'string' && candidate.trim()) return fill(candidate.trim(), values)
   }
@@ -30,12 +44,18 @@ export function resolveGreeting(agent: Pick<AgentRow, 'greetingInitial' | 'busin
 
 /** Label of the agent's active chat prompt version (decisions "Prompt version labels"), else the agent's. */
 async function chatPromptVersion(tx: Tx, agent: AgentRow): Promise<string | null> {
-  const [pv] = await tx.select({ label: promptVersions.label }).from(promptVersions)
+  const [pv] = await tx
+    .select({ label: promptVersions.label })
+    .from(promptVersions)
     .where(and(eq(promptVersions.agentId, agent.id), eq(promptVersions.type, 'chat'), eq(promptVersions.active, true)))
   return pv?.label ?? agent.promptVersion
 }
 
-export async function createConversation(runtime: Runtime, accountId: string, body: v.InferOutput<typeof CreateConversationBody>) {
+export async function createConversation(
+  runtime: Runtime,
+  accountId: string,
+  body: v.InferOutput<typeof CreateConversationBody>,
+) {
   const { database } = runtime
   // Validate before anything is written or billed; the agent must be this account's.
   const identity = body.identity ? validateIdentity(body.identity) : {}
@@ -46,36 +66,56 @@ export async function createConversation(runtime: Runtime, accountId: string, bo
     const agent = await loadAgent(tx, accountId, body.agent_id)
     const [{ n }] = rowsOf<{ n: string }>(await tx.execute(sql`SELECT nextval('conversation_seq')::text AS n`))
     const now = new Date()
-    const [conv] = await tx.insert(conversations).values({
-      id: `conv_p${n}`,
+    const [conv] = await tx
+      .insert(conversations)
+      .values({
+        id: `conv_p${n}`,
+        accountId,
+        agentId: agent.id,
+        agentType: agent.agentType,
+        channel: 'api',
+        status: 'in_progress',
+        sessionId: `api_${ulid()}`,
+        externalSessionId: body.external_session_id ?? null,
+        agentVersion: agentVersionOf(agent),
+        promptVersion: await chatPromptVersion(tx, agent),
+        model: resolveModel(runtime, agent.useLargeModel),
+        startedAt: now,
+        updatedAt: now,
+        identity,
+        hasIdentity: hasIdentity(identity),
+        custom: body.custom ?? {},
+        language: typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null,
+      })
+      .returning()
+    let transcript: TurnRow[] = []
+    let row: ConversationRow = conv
+    if (body.send_greeting) {
+      transcript = await tx
+        .insert(turns)
+        .values({
+          conversationId: conv.id,
+          turnIndex: 0,
+          speaker: 'agent',
+          text: resolveGreeting(agent, identity),
+          timestamp: now,
+          latencyMs: null,
+          turnType: 'greeting',
+          detectedLanguage: conv.language,
+        })
+        .returning()
+      ;[row] = await tx.update(conversations).set({ turnCount: 1 }).where(eq(conversations.id, conv.id)).returning()
+    }
+    // The session is billed from its start (usage row with the tokens the turns add).
+    await addUsage(tx, {
       accountId,
       agentId: agent.id,
       agentType: agent.agentType,
       channel: 'api',
-      status: 'in_progress',
-      sessionId: `api_${ulid()}`,
-      externalSessionId: body.external_session_id ?? null,
-      agentVersion: agentVersionOf(agent),
-      promptVersion: await chatPromptVersion(tx, agent),
-      model: resolveModel(runtime, agent.useLargeModel),
+      sessionId: conv.sessionId,
       startedAt: now,
-      updatedAt: now,
-      identity,
-      hasIdentity: hasIdentity(identity),
-      custom: body.custom ?? {},
-      language: typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null,
-    }).returning()
-    let transcript: TurnRow[] = []
-    let row: ConversationRow = conv
-    if (body.send_greeting) {
-      transcript = await tx.insert(turns).values({
-        conversationId: conv.id, turnIndex: 0, speaker: 'agent', text: resolveGreeting(agent, identity), timestamp: now,
-        latencyMs: null, turnType: 'greeting', detectedLanguage: conv.language,
-      }).returning()
-      ;[row] = await tx.update(conversations).set({ turnCount: 1 }).where(eq(conversations.id, conv.id)).returning()
-    }
-    // The session is billed from its start (usage row with the tokens the turns add).
-    await addUsage(tx, { accountId, agentId: agent.id, agentType: agent.agentType, channel: 'api', sessionId: conv.sessionId, startedAt: now, tokens: 0 })
+      tokens: 0,
+    })
     const out = await conversationResource(tx, row, transcript)
     await emitEvent(tx, { accountId, type: 'conversation.started', data: out })
     return out

@@ -17,11 +17,26 @@ export const DEFAULT_WINDOW_MS = 30 * 86_400_000
 export const BACKFILL_LIMIT = 200
 
 /** Parses an include CSV against the allowed names; `transcript` on the list and unknown names are 400 unsupported_filter. */
-export function parseInclude(raw: string | undefined, allowed: readonly string[], fallback: readonly string[]): Set<string> {
+export function parseInclude(
+  raw: string | undefined,
+  allowed: readonly string[],
+  fallback: readonly string[],
+): Set<string> {
   if (raw === undefined) return new Set(fallback)
-  const names = raw.split(',').map((s) => s.trim()).filter(Boolean)
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   for (const n of names) {
-    if (!allowed.includes(n)) throw new ApiError(400, 'unsupported_filter', n === 'transcript' ? 'transcript is detail-only: read GET /conversations/{conv}.' : `Unknown include "${n}"; expected ${allowed.join(', ')}.`, 'include')
+    if (!allowed.includes(n))
+      throw new ApiError(
+        400,
+        'unsupported_filter',
+        n === 'transcript'
+          ? 'transcript is detail-only: read GET /conversations/{conv}.'
+          : `Unknown include "${n}"; expected ${allowed.join(', ')}.`,
+        'include',
+      )
   }
   return new Set(names)
 }
@@ -32,18 +47,29 @@ const hasScope = (p: Principal, s: string) => p.type === 'master' || p.scopes.ha
 export function checkSummariesOnly(principal: Principal, include: ReadonlySet<string>) {
   if (hasScope(principal, 'conversations:read')) return
   if ([...include].some((i) => i !== 'summary') || include.size === 0) {
-    throw new ApiError(403, 'insufficient_scope', 'A key with only summaries:read may list conversations with include=summary only.', 'include')
+    throw new ApiError(
+      403,
+      'insufficient_scope',
+      'A key with only summaries:read may list conversations with include=summary only.',
+      'include',
+    )
   }
 }
 
-export interface ListWindow { from: Date | null; to: Date | null; defaulted: boolean }
+export interface ListWindow {
+  from: Date | null
+  to: Date | null
+  defaulted: boolean
+}
 
 /** Rule 1 and the from/to checks: no from, to or updated_since → the last 30 days, echoed in meta. */
 export function listWindow(q: Pick<ListQuery, 'from' | 'to' | 'updated_since'>, now = new Date()): ListWindow {
-  if (!q.from && !q.to && !q.updated_since) return { from: new Date(now.getTime() - DEFAULT_WINDOW_MS), to: now, defaulted: true }
+  if (!q.from && !q.to && !q.updated_since)
+    return { from: new Date(now.getTime() - DEFAULT_WINDOW_MS), to: now, defaulted: true }
   const from = q.from ? new Date(q.from) : null
   const to = q.to ? new Date(q.to) : null
-  if (from && to && from.getTime() >= to.getTime()) throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
+  if (from && to && from.getTime() >= to.getTime())
+    throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
   return { from, to, defaulted: false }
 }
 
@@ -70,10 +96,19 @@ export function backfillReason(q: BackfillQuery, now = new Date()): 'limit' | 'f
 
 export const needsBackfill = (q: BackfillQuery, now = new Date()): boolean => backfillReason(q, now) !== null
 
-export function checkBackfill(principal: Principal, q: Pick<ListQuery, 'from' | 'to' | 'updated_since' | 'limit'>, now = new Date()) {
+export function checkBackfill(
+  principal: Principal,
+  q: Pick<ListQuery, 'from' | 'to' | 'updated_since' | 'limit'>,
+  now = new Date(),
+) {
   const reason = backfillReason(q, now)
   if (reason && !hasScope(principal, 'conversations:backfill')) {
-    throw new ApiError(403, 'insufficient_scope', 'A from older than 30 days, a to without from or a limit above 200 needs the scope conversations:backfill.', reason)
+    throw new ApiError(
+      403,
+      'insufficient_scope',
+      'A from older than 30 days, a to without from or a limit above 200 needs the scope conversations:backfill.',
+      reason,
+    )
   }
 }
 
@@ -100,7 +135,14 @@ function whereOf(f: ListFilters): SQL {
   if (q.status?.length) conds.push(inArray(c.status, q.status))
   if (q.outcome?.length) conds.push(inArray(c.outcome, q.outcome))
   if (q.language?.length) {
-    conds.push(or(...q.language.map((l) => sql`(lower(${c.language}) = ${l.toLowerCase()} OR lower(${c.language}) LIKE ${l.toLowerCase() + '-%'})`)))
+    conds.push(
+      or(
+        ...q.language.map(
+          (l) =>
+            sql`(lower(${c.language}) = ${l.toLowerCase()} OR lower(${c.language}) LIKE ${l.toLowerCase() + '-%'})`,
+        ),
+      ),
+    )
   }
   // Literals, not parameters: a generic plan can then use the partial `WHERE escalated` / `WHERE has_recording` indexes.
   if (q.escalated !== undefined) conds.push(q.escalated ? sql`${c.escalated}` : sql`NOT ${c.escalated}`)
@@ -134,13 +176,19 @@ function orderOf(sort: Sort): SQL[] {
   return descending ? [desc(column), desc(c.id)] : [asc(column), asc(c.id)]
 }
 
-export interface PageWindow { from: string | null; to: string | null }
+export interface PageWindow {
+  from: string | null
+  to: string | null
+}
 
 /** The window of the first page travels in the cursor, so a defaulted (sliding) window stays fixed while paging. */
 function windowFrom(page: KeysetRequest, q: ListQuery): { window: ListWindow; after: unknown[] | null } {
   if (!page.after) return { window: listWindow(q), after: null }
   const [at, id, from, to, defaulted] = page.after as [string, string, string | null, string | null, boolean]
-  return { window: { from: from ? new Date(from) : null, to: to ? new Date(to) : null, defaulted: !!defaulted }, after: [at, id] }
+  return {
+    window: { from: from ? new Date(from) : null, to: to ? new Date(to) : null, defaulted: !!defaulted },
+    after: [at, id],
+  }
 }
 
 function metaOf(w: ListWindow) {
@@ -148,7 +196,11 @@ function metaOf(w: ListWindow) {
 }
 
 async function nextCursor(page: KeysetRequest, w: ListWindow, at: string, id: string) {
-  return encodeCursor([at, id, w.from?.toISOString() ?? null, w.to?.toISOString() ?? null, w.defaulted], page.binding, page.secret)
+  return encodeCursor(
+    [at, id, w.from?.toISOString() ?? null, w.to?.toISOString() ?? null, w.defaulted],
+    page.binding,
+    page.secret,
+  )
 }
 
 export interface JsonPage {
@@ -161,7 +213,13 @@ export interface JsonPage {
 }
 
 /** One page with each row's JSON built by PostgreSQL (json_build_object); node only joins the strings. */
-export async function listConversationsJson(database: Database, accountIds: string[], q: ListQuery, include: ReadonlySet<string>, page: KeysetRequest): Promise<JsonPage> {
+export async function listConversationsJson(
+  database: Database,
+  accountIds: string[],
+  q: ListQuery,
+  include: ReadonlySet<string>,
+  page: KeysetRequest,
+): Promise<JsonPage> {
   const { window, after } = windowFrom(page, q)
   const limit = page.binding.limit
   const { column } = sortParts(q.sort)
@@ -186,13 +244,22 @@ export async function listConversationsJson(database: Database, accountIds: stri
 }
 
 /** The same page mapped in JavaScript (presentListItem); the reference for listConversationsJson. */
-export async function listConversationsJs(database: Database, accountIds: string[], q: ListQuery, include: ReadonlySet<string>, page: KeysetRequest): Promise<JsonPage> {
+export async function listConversationsJs(
+  database: Database,
+  accountIds: string[],
+  q: ListQuery,
+  include: ReadonlySet<string>,
+  page: KeysetRequest,
+): Promise<JsonPage> {
   const { window, after } = windowFrom(page, q)
   const limit = page.binding.limit
   const { column } = sortParts(q.sort)
-  const rows: ConversationRow[] = await database.db.select().from(c)
+  const rows: ConversationRow[] = await database.db
+    .select()
+    .from(c)
     .where(and(whereOf({ accountIds, window, q }), afterOf(q.sort, after)))
-    .orderBy(...orderOf(q.sort)).limit(limit + 1)
+    .orderBy(...orderOf(q.sort))
+    .limit(limit + 1)
   const hasMore = rows.length > limit
   const pageRows = rows.slice(0, limit)
   const last = pageRows.at(-1)

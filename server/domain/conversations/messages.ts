@@ -27,8 +27,10 @@ export const TURN_LOCK_MS = 60_000
 /** decisions "Idempotency": message keys live 24 hours. */
 export const MESSAGE_KEY_TTL_MS = 24 * 3600_000
 
-export const turnInProgress = () => new ApiError(409, 'turn_in_progress', 'A turn of this conversation is still running; retry when it has answered.')
-export const conversationEnded = () => new ApiError(409, 'conversation_ended', 'The conversation has ended; start a new one.')
+export const turnInProgress = () =>
+  new ApiError(409, 'turn_in_progress', 'A turn of this conversation is still running; retry when it has answered.')
+export const conversationEnded = () =>
+  new ApiError(409, 'conversation_ended', 'The conversation has ended; start a new one.')
 
 /**
  * Forgets message idempotency keys older than MESSAGE_KEY_TTL_MS (postMessage already ignores them; this
@@ -36,12 +38,17 @@ export const conversationEnded = () => new ApiError(409, 'conversation_ended', '
  * so the age cut never takes one in use. Answers how many were deleted.
  */
 export async function sweepMessageKeys(database: Database, now = new Date()): Promise<number> {
-  const gone = await database.db.delete(messageKeys).where(lt(messageKeys.createdAt, new Date(now.getTime() - MESSAGE_KEY_TTL_MS)))
+  const gone = await database.db
+    .delete(messageKeys)
+    .where(lt(messageKeys.createdAt, new Date(now.getTime() - MESSAGE_KEY_TTL_MS)))
     .returning({ key: messageKeys.key })
   return gone.length
 }
 
-export interface MessageAnswer { replayed: boolean; response: Record<string, unknown> }
+export interface MessageAnswer {
+  replayed: boolean
+  response: Record<string, unknown>
+}
 
 // A few function words per language: enough to tell the usual visitor languages apart, else the fallback.
 const STOPWORDS: Record<string, string[]> = {
@@ -53,12 +60,18 @@ const STOPWORDS: Record<string, string[]> = {
 
 /** The visitor's language by a function-word count; ties and empty matches fall back (agent or conversation language). */
 export function detectLanguage(text: string, fallback: string | null): string | null {
-  const words = text.toLowerCase().split(/[^\p{L}]+/u).filter(Boolean)
+  const words = text
+    .toLowerCase()
+    .split(/[^\p{L}]+/u)
+    .filter(Boolean)
   let best: string | null = null
   let bestScore = 0
   for (const [lang, list] of Object.entries(STOPWORDS)) {
     const score = words.filter((w) => list.includes(w)).length
-    if (score > bestScore) { best = lang; bestScore = score }
+    if (score > bestScore) {
+      best = lang
+      bestScore = score
+    }
   }
   return bestScore > 0 ? best : fallback
 }
@@ -76,19 +89,34 @@ export function toolSpec(c: Capability): ToolSpec {
 }
 
 /** Runs one tool call: unknown or disallowed tools and invalid arguments come back as a failed result. */
-async function runTool(runtime: Runtime, conv: ConversationRow, agent: AgentRow, tools: Capability[], call: ToolCall): Promise<CapabilityResult> {
+async function runTool(
+  runtime: Runtime,
+  conv: ConversationRow,
+  agent: AgentRow,
+  tools: Capability[],
+  call: ToolCall,
+): Promise<CapabilityResult> {
   const cap = tools.find((c) => c.name === call.name)
   if (!cap) return { ok: false, message: `The tool ${call.name} is not available in this chat.` }
   const parsed = v.safeParse(cap.parameters, call.arguments)
   if (!parsed.success) return { ok: false, message: `Invalid arguments for ${cap.name}: ${parsed.issues[0].message}` }
   const settings = Object.fromEntries(cap.needs.map((k) => [k, agent.capabilitySettings?.[k]]))
   const mailer = runtime.registries.mail.require(runtime.config.mail)
-  return cap.run({
-    accountId: conv.accountId, agentId: agent.id, conversationId: conv.id, settings,
-    notify: async (m) => {
-      await mailer.send({ ...m, tags: { conversation_id: conv.id, agent_id: agent.id, capability: cap.name } }, { database: runtime.database, accountId: conv.accountId })
+  return cap.run(
+    {
+      accountId: conv.accountId,
+      agentId: agent.id,
+      conversationId: conv.id,
+      settings,
+      notify: async (m) => {
+        await mailer.send(
+          { ...m, tags: { conversation_id: conv.id, agent_id: agent.id, capability: cap.name } },
+          { database: runtime.database, accountId: conv.accountId },
+        )
+      },
     },
-  }, parsed.output)
+    parsed.output,
+  )
 }
 
 function historyOf(rows: TurnRow[]): ChatMessage[] {
@@ -100,39 +128,74 @@ function historyOf(rows: TurnRow[]): ChatMessage[] {
   return out
 }
 
-export async function postMessage(runtime: Runtime, accountId: string, convId: string, body: v.InferOutput<typeof MessageBody>): Promise<MessageAnswer> {
+export async function postMessage(
+  runtime: Runtime,
+  accountId: string,
+  convId: string,
+  body: v.InferOutput<typeof MessageBody>,
+): Promise<MessageAnswer> {
   const { database } = runtime
   // As its reads: 404 for another account's (its existence is not revealed), 410 once soft-deleted.
   const conv = await loadConversation(database.db, [accountId], convId)
   const key = body.idempotency_key
   const textHash = sha256Hex(body.text)
   if (key !== undefined) {
-    const [known] = await database.db.select().from(messageKeys).where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key)))
+    const [known] = await database.db
+      .select()
+      .from(messageKeys)
+      .where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key)))
     if (known && known.createdAt.getTime() > Date.now() - MESSAGE_KEY_TTL_MS) {
-      if (known.textHash !== textHash) throw new ApiError(409, 'idempotency_key_reused', 'This idempotency_key was used on this conversation with a different text.', 'idempotency_key')
+      if (known.textHash !== textHash)
+        throw new ApiError(
+          409,
+          'idempotency_key_reused',
+          'This idempotency_key was used on this conversation with a different text.',
+          'idempotency_key',
+        )
       if (known.response) return { replayed: true, response: known.response }
       throw turnInProgress()
     }
-    if (known) await database.db.delete(messageKeys).where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key), lt(messageKeys.createdAt, new Date(Date.now() - MESSAGE_KEY_TTL_MS))))
+    if (known)
+      await database.db
+        .delete(messageKeys)
+        .where(
+          and(
+            eq(messageKeys.conversationId, conv.id),
+            eq(messageKeys.key, key),
+            lt(messageKeys.createdAt, new Date(Date.now() - MESSAGE_KEY_TTL_MS)),
+          ),
+        )
   }
   if (conv.status !== 'in_progress') throw conversationEnded()
   await checkBalance(database.db, accountId)
 
   // The claim: only one message at a time, across processes, through the row itself.
-  const claimed = await database.db.update(conversations)
+  const claimed = await database.db
+    .update(conversations)
     .set({ turnLockedUntil: sql`now() + ${`${TURN_LOCK_MS} milliseconds`}::interval` })
-    .where(and(eq(conversations.id, conv.id), eq(conversations.status, 'in_progress'), isNull(conversations.deletedAt),
-      or(isNull(conversations.turnLockedUntil), lt(conversations.turnLockedUntil, sql`now()`))))
+    .where(
+      and(
+        eq(conversations.id, conv.id),
+        eq(conversations.status, 'in_progress'),
+        isNull(conversations.deletedAt),
+        or(isNull(conversations.turnLockedUntil), lt(conversations.turnLockedUntil, sql`now()`)),
+      ),
+    )
     .returning({ id: conversations.id })
   if (!claimed.length) {
     const now = await loadConversation(database.db, [accountId], convId)
     throw now.status !== 'in_progress' ? conversationEnded() : turnInProgress()
   }
-  const release = () => database.db.update(conversations).set({ turnLockedUntil: null }).where(eq(conversations.id, conv.id))
+  const release = () =>
+    database.db.update(conversations).set({ turnLockedUntil: null }).where(eq(conversations.id, conv.id))
   let keyClaimed = false
   try {
     if (key !== undefined) {
-      const ins = await database.db.insert(messageKeys).values({ conversationId: conv.id, key, textHash, response: null }).onConflictDoNothing().returning({ key: messageKeys.key })
+      const ins = await database.db
+        .insert(messageKeys)
+        .values({ conversationId: conv.id, key, textHash, response: null })
+        .onConflictDoNothing()
+        .returning({ key: messageKeys.key })
       if (!ins.length) throw turnInProgress()
       keyClaimed = true
     }
@@ -140,25 +203,44 @@ export async function postMessage(runtime: Runtime, accountId: string, convId: s
     const response = await runTurn(runtime, conv, body.text, key)
     return { replayed: false, response }
   } catch (err) {
-    if (keyClaimed) await database.db.delete(messageKeys).where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key!))).catch(() => {})
+    if (keyClaimed)
+      await database.db
+        .delete(messageKeys)
+        .where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key!)))
+        .catch(() => {})
     await release().catch(() => {})
     throw err
   }
 }
 
-async function runTurn(runtime: Runtime, conv: ConversationRow, text: string, key: string | undefined): Promise<Record<string, unknown>> {
+async function runTurn(
+  runtime: Runtime,
+  conv: ConversationRow,
+  text: string,
+  key: string | undefined,
+): Promise<Record<string, unknown>> {
   const { database } = runtime
   const agent = conv.agentId ? await loadAgent(database.db, conv.accountId, conv.agentId) : null
   if (!agent) throw Errors.notFound('Agent')
   const engine = runtime.registries.chat.require(runtime.config.chatEngine)
-  const previous = await database.db.select().from(turns).where(eq(turns.conversationId, conv.id)).orderBy(asc(turns.turnIndex))
+  const previous = await database.db
+    .select()
+    .from(turns)
+    .where(eq(turns.conversationId, conv.id))
+    .orderBy(asc(turns.turnIndex))
   const knowledge = await knowledgeFor(database.db, agent, 'chat')
   // Refinement rules before the knowledge, so the knowledge stays last where retrieving engines read it.
   const system = withKnowledge(injectRules(agent.chatInstructions ?? '', agent.refinementRules), knowledge)
   const tools = chatTools(runtime, agent)
   const visitorAt = new Date()
   const messages: ChatMessage[] = [...historyOf(previous), { role: 'user', content: text }]
-  const request = { system, tools: tools.map(toolSpec), temperature: agent.temperature, maxTokens: agent.maxResponseTokens ?? undefined, largeModel: agent.useLargeModel }
+  const request = {
+    system,
+    tools: tools.map(toolSpec),
+    temperature: agent.temperature,
+    maxTokens: agent.maxResponseTokens ?? undefined,
+    largeModel: agent.useLargeModel,
+  }
   const started = performance.now()
   let reply = await engine.complete({ ...request, messages })
   let input = reply.usage.input
@@ -168,56 +250,126 @@ async function runTurn(runtime: Runtime, conv: ConversationRow, text: string, ke
   if (reply.toolCalls.length) {
     const toolMessages: ChatMessage[] = []
     for (const call of reply.toolCalls) {
-      const result = await runTool(runtime, conv, agent, tools, call).catch((e: unknown) => ({ ok: false, message: `The tool ${call.name} failed: ${e instanceof Error ? e.message : 'error'}` }) as CapabilityResult)
+      const result = await runTool(runtime, conv, agent, tools, call).catch(
+        (e: unknown) =>
+          ({
+            ok: false,
+            message: `The tool ${call.name} failed: ${e instanceof Error ? e.message : 'error'}`,
+          }) as CapabilityResult,
+      )
       toolRuns.push({ call, result, at: new Date() })
       toolMessages.push({ role: 'tool', name: call.name, content: result.message })
     }
-    const followUp = await engine.complete({ ...request, messages: [...messages, { role: 'assistant', content: reply.text }, ...toolMessages] })
+    const followUp = await engine.complete({
+      ...request,
+      messages: [...messages, { role: 'assistant', content: reply.text }, ...toolMessages],
+    })
     input += followUp.usage.input
     output += followUp.usage.output
     reply = { ...followUp, unanswered: false }
   }
   const latencyMs = Math.round(performance.now() - started)
-  const language = detectLanguage(text, conv.language ?? (typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null))
+  const language = detectLanguage(
+    text,
+    conv.language ?? (typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null),
+  )
   const answeredAt = new Date()
 
   return database.tx(async (tx) => {
-    const [{ next }] = await tx.select({ next: sql<number>`coalesce(max(${turns.turnIndex}) + 1, 0)::int` }).from(turns).where(eq(turns.conversationId, conv.id))
+    const [{ next }] = await tx
+      .select({ next: sql<number>`coalesce(max(${turns.turnIndex}) + 1, 0)::int` })
+      .from(turns)
+      .where(eq(turns.conversationId, conv.id))
     let index = Number(next)
-    const rows: (typeof turns.$inferInsert)[] = [{
-      conversationId: conv.id, turnIndex: index++, speaker: 'visitor', text, timestamp: visitorAt, latencyMs: null,
-      turnType: 'message', detectedLanguage: language, unanswered: false,
-    }]
+    const rows: (typeof turns.$inferInsert)[] = [
+      {
+        conversationId: conv.id,
+        turnIndex: index++,
+        speaker: 'visitor',
+        text,
+        timestamp: visitorAt,
+        latencyMs: null,
+        turnType: 'message',
+        detectedLanguage: language,
+        unanswered: false,
+      },
+    ]
     for (const r of toolRuns) {
       rows.push({
-        conversationId: conv.id, turnIndex: index++, speaker: 'agent', text: r.result.message, timestamp: r.at, latencyMs: null,
-        turnType: 'tool', detectedIntent: r.call.name, detectedLanguage: language, unanswered: false,
-        tool: { name: r.call.name, arguments: r.call.arguments, result: { ok: r.result.ok, message: r.result.message, record: r.result.record ?? null, outcome: r.result.outcome ?? null } },
+        conversationId: conv.id,
+        turnIndex: index++,
+        speaker: 'agent',
+        text: r.result.message,
+        timestamp: r.at,
+        latencyMs: null,
+        turnType: 'tool',
+        detectedIntent: r.call.name,
+        detectedLanguage: language,
+        unanswered: false,
+        tool: {
+          name: r.call.name,
+          arguments: r.call.arguments,
+          result: {
+            ok: r.result.ok,
+            message: r.result.message,
+            record: r.result.record ?? null,
+            outcome: r.result.outcome ?? null,
+          },
+        },
       })
     }
     rows.push({
-      conversationId: conv.id, turnIndex: index++, speaker: 'agent', text: reply.text, timestamp: answeredAt, latencyMs,
-      turnType: 'answer', detectedLanguage: language, unanswered: reply.unanswered, tokensIn: input, tokensOut: output,
+      conversationId: conv.id,
+      turnIndex: index++,
+      speaker: 'agent',
+      text: reply.text,
+      timestamp: answeredAt,
+      latencyMs,
+      turnType: 'answer',
+      detectedLanguage: language,
+      unanswered: reply.unanswered,
+      tokensIn: input,
+      tokensOut: output,
     })
     const written = await tx.insert(turns).values(rows).returning()
-    const records = toolRuns.filter((r) => r.result.ok && r.result.record).map((r) => ({
-      ...r.result.record, capability: r.call.name, outcome: r.result.outcome ?? null, created_at: r.at.toISOString(),
-    }))
-    await tx.update(conversations).set({
-      turnCount: index,
-      updatedAt: answeredAt,
-      turnLockedUntil: null,
-      language: conv.language ?? language,
-      ...(records.length ? { records: sql`${conversations.records} || ${JSON.stringify(records)}::jsonb` } : {}),
-    }).where(eq(conversations.id, conv.id))
-    await addUsage(tx, { accountId: conv.accountId, agentId: conv.agentId, agentType: conv.agentType, channel: conv.channel, sessionId: conv.sessionId, startedAt: conv.startedAt, tokens: input + output })
+    const records = toolRuns
+      .filter((r) => r.result.ok && r.result.record)
+      .map((r) => ({
+        ...r.result.record,
+        capability: r.call.name,
+        outcome: r.result.outcome ?? null,
+        created_at: r.at.toISOString(),
+      }))
+    await tx
+      .update(conversations)
+      .set({
+        turnCount: index,
+        updatedAt: answeredAt,
+        turnLockedUntil: null,
+        language: conv.language ?? language,
+        ...(records.length ? { records: sql`${conversations.records} || ${JSON.stringify(records)}::jsonb` } : {}),
+      })
+      .where(eq(conversations.id, conv.id))
+    await addUsage(tx, {
+      accountId: conv.accountId,
+      agentId: conv.agentId,
+      agentType: conv.agentType,
+      channel: conv.channel,
+      sessionId: conv.sessionId,
+      startedAt: conv.startedAt,
+      tokens: input + output,
+    })
     const answer = written[written.length - 1]
     const response = {
       turn: presentTurn(answer),
       turns: written.map(presentTurn),
       usage: { tokens: { input, output, total: input + output }, model: reply.model },
     }
-    if (key !== undefined) await tx.update(messageKeys).set({ response }).where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key)))
+    if (key !== undefined)
+      await tx
+        .update(messageKeys)
+        .set({ response })
+        .where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key)))
     return response
   })
 }

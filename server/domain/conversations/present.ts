@@ -129,13 +129,18 @@ export function presentTurn(t: TurnRow) {
 export type TurnOut = ReturnType<typeof presentTurn>
 
 /** transcript_format=text: one "speaker: text" line per turn. */
-export const transcriptText = (ts: Pick<TurnOut, 'speaker' | 'text'>[]) => ts.map((t) => `${t.speaker}: ${t.text}`).join('\n')
+export const transcriptText = (ts: Pick<TurnOut, 'speaker' | 'text'>[]) =>
+  ts.map((t) => `${t.speaker}: ${t.text}`).join('\n')
 
 /**
  * The detail object (GET /conversations/{conv}). With redact, turn texts, transcript_text, the summary
  * and the identity values are masked and redaction_rules_applied names the rules that matched.
  */
-export function presentDetail(row: ConversationRow, turnRows: TurnRow[], opts: { include: ReadonlySet<string>; format: 'turns' | 'text'; redact: boolean }) {
+export function presentDetail(
+  row: ConversationRow,
+  turnRows: TurnRow[],
+  opts: { include: ReadonlySet<string>; format: 'turns' | 'text'; redact: boolean },
+) {
   const out = presentListItem(row, opts.include)
   const rules = new Set<RedactionRule>()
   let transcript: TurnOut[] | undefined
@@ -163,5 +168,10 @@ export function presentSummary(row: ConversationRow) {
 }
 
 export function presentTombstone(row: Pick<ConversationRow, 'id' | 'accountId' | 'deletedAt' | 'deleteReason'>) {
-  return { conversation_id: row.id, account_id: row.accountId, deleted_at: iso(row.deletedAt)!, reason: row.deleteReason ?? 'api' }
+  return {
+    conversation_id: row.id,
+    account_id: row.accountId,
+    deleted_at: iso(row.deletedAt)!,
+    reason: row.deleteReason ?? 'api',
+  }
 }

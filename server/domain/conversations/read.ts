@@ -11,20 +11,39 @@ import { parseInclude } from './list'
 import { presentDetail, presentSummary, type ConversationRow, type TurnRow } from './present'
 import { DETAIL_INCLUDES, type DetailQuery } from './schemas'
 
-export const conversationDeleted = () => new ApiError(410, 'conversation_deleted', 'This conversation was deleted; see GET /conversations/deleted.')
+export const conversationDeleted = () =>
+  new ApiError(410, 'conversation_deleted', 'This conversation was deleted; see GET /conversations/deleted.')
 
 /** The live conversation of one of `accountIds`; 404 for unknown or another account's, 410 when soft-deleted. */
-export async function loadConversation(ex: Executor, accountIds: readonly string[], id: string, lock = false): Promise<ConversationRow> {
-  const q = ex.select().from(conversations).where(and(eq(conversations.id, id), inArray(conversations.accountId, [...accountIds])))
+export async function loadConversation(
+  ex: Executor,
+  accountIds: readonly string[],
+  id: string,
+  lock = false,
+): Promise<ConversationRow> {
+  const q = ex
+    .select()
+    .from(conversations)
+    .where(and(eq(conversations.id, id), inArray(conversations.accountId, [...accountIds])))
   const [row] = lock ? await q.for('update') : await q
   if (!row) throw Errors.notFound('Conversation')
   if (row.deletedAt) throw conversationDeleted()
   return row
 }
 
-export async function getConversation(ex: Executor, principal: Principal, accountIds: readonly string[], id: string, q: DetailQuery) {
+export async function getConversation(
+  ex: Executor,
+  principal: Principal,
+  accountIds: readonly string[],
+  id: string,
+  q: DetailQuery,
+) {
   if (principal.type !== 'master' && !principal.scopes.has('conversations:read')) {
-    throw new ApiError(403, 'insufficient_scope', 'A key with only summaries:read reads GET /conversations/{conv}/summary.')
+    throw new ApiError(
+      403,
+      'insufficient_scope',
+      'A key with only summaries:read reads GET /conversations/{conv}/summary.',
+    )
   }
   const include = parseInclude(q.include, DETAIL_INCLUDES, DETAIL_INCLUDES)
   const row = await loadConversation(ex, accountIds, id)
@@ -46,7 +65,8 @@ export async function getConversation(ex: Executor, principal: Principal, accoun
  */
 export async function conversationResource(ex: Executor, row: ConversationRow, turnRows?: TurnRow[]) {
   const [acc] = await ex.select({ d: accounts.defaultRedaction }).from(accounts).where(eq(accounts.id, row.accountId))
-  const transcript = turnRows ?? await ex.select().from(turns).where(eq(turns.conversationId, row.id)).orderBy(asc(turns.turnIndex))
+  const transcript =
+    turnRows ?? (await ex.select().from(turns).where(eq(turns.conversationId, row.id)).orderBy(asc(turns.turnIndex)))
   return presentDetail(row, transcript, { include: new Set(DETAIL_INCLUDES), format: 'turns', redact: acc?.d ?? false })
 }
 
@@ -57,16 +77,27 @@ export async function getConversationSummary(ex: Executor, accountIds: readonly 
 // Recording URLs: an HS256 JWT keyed from SVC_SECRET (its own derivation, so a cursor key never signs
 // media), valid for RECORDING_URL_TTL_S.
 export const RECORDING_URL_TTL_S = 900
-const mediaKey = (secret: string) => createHash('sha256').update('svc-media-v1\0' + secret).digest()
+const mediaKey = (secret: string) =>
+  createHash('sha256')
+    .update('svc-media-v1\0' + secret)
+    .digest()
 
-export async function getRecording(ex: Executor, accountIds: readonly string[], id: string, opts: { secret: string; publicUrl: string; now?: Date }) {
+export async function getRecording(
+  ex: Executor,
+  accountIds: readonly string[],
+  id: string,
+  opts: { secret: string; publicUrl: string; now?: Date },
+) {
   const row = await loadConversation(ex, accountIds, id)
   const rec = row.recording as { sid?: string; duration_s?: number } | null
   if (!row.hasRecording || !rec?.sid) throw Errors.notFound('Recording')
   const now = opts.now ?? new Date()
   const exp = Math.floor(now.getTime() / 1000) + RECORDING_URL_TTL_S
   const token = await new SignJWT({ sid: rec.sid, conv: row.id, acc: row.accountId })
-    .setProtectedHeader({ alg: 'HS256' }).setIssuedAt(Math.floor(now.getTime() / 1000)).setExpirationTime(exp).sign(mediaKey(opts.secret))
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt(Math.floor(now.getTime() / 1000))
+    .setExpirationTime(exp)
+    .sign(mediaKey(opts.secret))
   return {
     conversation_id: row.id,
     url: `${opts.publicUrl}/v1/media/recordings/${encodeURIComponent(rec.sid)}.mp3?token=${token}`,
@@ -76,7 +107,11 @@ export async function getRecording(ex: Executor, accountIds: readonly string[], 
 }
 
 /** Verifies a media token for `sid`; answers its claims, or null when invalid, expired or for another sid. */
-export async function verifyRecordingToken(token: string, sid: string, secret: string): Promise<{ conv: string; acc: string } | null> {
+export async function verifyRecordingToken(
+  token: string,
+  sid: string,
+  secret: string,
+): Promise<{ conv: string; acc: string } | null> {
   try {
     const { payload } = await jwtVerify(token, mediaKey(secret), { algorithms: ['HS256'] })
     if (payload.sid !== sid) return null

@@ -37,7 +37,8 @@ export function emailSpans(text: string): Array<[number, number]> {
     while (runEnd < text.length && isDomain(text.charCodeAt(runEnd))) runEnd++
     let end = -1
     for (let dot = runEnd - 3; dot >= at + 2; dot--) {
-      if (text.charCodeAt(dot) !== 46 || !isAlpha(text.charCodeAt(dot + 1)) || !isAlpha(text.charCodeAt(dot + 2))) continue
+      if (text.charCodeAt(dot) !== 46 || !isAlpha(text.charCodeAt(dot + 1)) || !isAlpha(text.charCodeAt(dot + 2)))
+        continue
       end = dot + 3
       while (end < runEnd && isAlpha(text.charCodeAt(end))) end++
       break
@@ -68,7 +69,10 @@ export function luhnValid(s: string): boolean {
   let sum = 0
   for (let i = 0; i < digits.length; i++) {
     let d = digits.charCodeAt(digits.length - 1 - i) - 48
-    if (i % 2 === 1) { d *= 2; if (d > 9) d -= 9 }
+    if (i % 2 === 1) {
+      d *= 2
+      if (d > 9) d -= 9
+    }
     sum += d
   }
   return sum % 10 === 0
@@ -93,16 +97,30 @@ export function mask(value: string): string {
   return chars.map((c, i) => (i < chars.length - 2 ? '*' : c)).join('')
 }
 
-export interface RedactResult { text: string; rules: Set<RedactionRule> }
+export interface RedactResult {
+  text: string
+  rules: Set<RedactionRule>
+}
 
 /**
  * Redacts one text. Order matters: e-mails first (they may hold digits), then IBANs, then card numbers
  * (Luhn-valid only), then phone numbers, so a card number is never half-masked as a phone.
  */
 export function redactText(text: string, rules: Set<RedactionRule> = new Set()): RedactResult {
-  let out = replaceEmails(text, (m) => { rules.add('email'); return mask(m) })
-  out = out.replace(IBAN, (m) => { if (!ibanValid(m)) return m; rules.add('iban'); return mask(m) })
-  out = out.replace(CARD, (m) => { if (!luhnValid(m)) return m; rules.add('card_number'); return mask(m) })
+  let out = replaceEmails(text, (m) => {
+    rules.add('email')
+    return mask(m)
+  })
+  out = out.replace(IBAN, (m) => {
+    if (!ibanValid(m)) return m
+    rules.add('iban')
+    return mask(m)
+  })
+  out = out.replace(CARD, (m) => {
+    if (!luhnValid(m)) return m
+    rules.add('card_number')
+    return mask(m)
+  })
   out = out.replace(PHONE, (m) => {
     if (m.includes('*')) return m
     // With a leading + from 7 digits; without one from 10, so dates (8 digits) and short numbers stay.
@@ -118,7 +136,8 @@ export function redactText(text: string, rules: Set<RedactionRule> = new Set()):
 export function redactValue<T>(value: T, rules: Set<RedactionRule>): T {
   if (typeof value === 'string') return redactText(value, rules).text as T
   if (Array.isArray(value)) return value.map((x) => redactValue(x, rules)) as T
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, redactValue(x, rules)])) as T
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, redactValue(x, rules)])) as T
   return value
 }
 

@@ -6,9 +6,27 @@ import { AccountId, Cursor, Id, Limit, QueryBoolean, Timestamp } from '../../uti
 import { AGENT_TYPES } from '../agents/schemas'
 
 export const CONVERSATION_STATUSES = ['in_progress', 'completed', 'abandoned', 'failed'] as const
-export const CHANNELS = ['api', 'widget', 'phone_inbound', 'phone_outbound', 'voice_chat', 'dashboard', 'import'] as const
+export const CHANNELS = [
+  'api',
+  'widget',
+  'phone_inbound',
+  'phone_outbound',
+  'voice_chat',
+  'dashboard',
+  'import',
+] as const
 export const OUTCOMES = [
-  'resolved', 'unresolved', 'lead_captured', 'ticket_created', 'order_placed', 'transferred', 'escalated', 'abandoned', 'voicemail', 'no_answer', 'failed',
+  'resolved',
+  'unresolved',
+  'lead_captured',
+  'ticket_created',
+  'order_placed',
+  'transferred',
+  'escalated',
+  'abandoned',
+  'voicemail',
+  'no_answer',
+  'failed',
 ] as const
 export const SPEAKERS = ['agent', 'visitor', 'human_agent'] as const
 export const TURN_TYPES = ['greeting', 'message', 'answer', 'tool', 'handoff'] as const
@@ -21,10 +39,15 @@ export type DetailInclude = (typeof DETAIL_INCLUDES)[number]
 
 /** A repeatable enum filter: any value outside the list is 400 unsupported_filter naming the key. */
 const EnumList = (name: string, values: readonly string[]) =>
-  v.optional(v.pipe(
-    v.array(v.string()),
-    v.check((xs) => xs.every((x) => values.includes(x)), coded('unsupported_filter', `Unknown ${name} value; expected one of ${values.join(', ')}.`)),
-  ))
+  v.optional(
+    v.pipe(
+      v.array(v.string()),
+      v.check(
+        (xs) => xs.every((x) => values.includes(x)),
+        coded('unsupported_filter', `Unknown ${name} value; expected one of ${values.join(', ')}.`),
+      ),
+    ),
+  )
 
 const BCP47 = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/
 
@@ -42,7 +65,9 @@ export const ListQuery = v.object({
   channel: EnumList('channel', CHANNELS),
   status: EnumList('status', CONVERSATION_STATUSES),
   outcome: EnumList('outcome', OUTCOMES),
-  language: v.optional(v.array(v.pipe(v.string(), v.regex(BCP47, 'language: expected a BCP-47 tag such as en or en-GB.')))),
+  language: v.optional(
+    v.array(v.pipe(v.string(), v.regex(BCP47, 'language: expected a BCP-47 tag such as en or en-GB.'))),
+  ),
   from: v.optional(Timestamp),
   to: v.optional(Timestamp),
   updated_since: v.optional(Timestamp),
@@ -53,7 +78,10 @@ export const ListQuery = v.object({
   include: v.optional(v.string()),
   limit: Limit(500, 50),
   cursor: Cursor,
-  sort: v.optional(v.picklist(SORTS, coded('unsupported_filter', `Unknown sort; expected one of ${SORTS.join(', ')}.`)), '-started_at'),
+  sort: v.optional(
+    v.picklist(SORTS, coded('unsupported_filter', `Unknown sort; expected one of ${SORTS.join(', ')}.`)),
+    '-started_at',
+  ),
 })
 export type ListQuery = v.InferOutput<typeof ListQuery>
 export const LIST_REPEATABLE = ['account_id', 'agent_id', 'agent_type', 'channel', 'status', 'outcome', 'language']
@@ -61,7 +89,10 @@ export const LIST_REPEATABLE = ['account_id', 'agent_id', 'agent_type', 'channel
 export const DetailQuery = v.object({
   account_id: v.optional(v.array(AccountId)),
   include: v.optional(v.string()),
-  transcript_format: v.optional(v.picklist(['turns', 'text'], coded('unsupported_filter', 'transcript_format is turns or text.')), 'turns'),
+  transcript_format: v.optional(
+    v.picklist(['turns', 'text'], coded('unsupported_filter', 'transcript_format is turns or text.')),
+    'turns',
+  ),
   redact: QueryBoolean,
 })
 export type DetailQuery = v.InferOutput<typeof DetailQuery>
@@ -92,7 +123,15 @@ export const ImportSummary = v.strictObject({
   topics: v.optional(v.array(Text(200))),
   action_items: v.optional(v.array(Text(1000))),
   escalated_to_human: v.optional(v.strictObject({ value: v.boolean(), reason: v.optional(v.nullable(Text(1000))) })),
-  lead: v.optional(v.nullable(v.strictObject({ name: v.optional(v.nullable(Text(200))), email: v.optional(v.nullable(Text(320))), phone_e164: v.optional(v.nullable(Text(20))) }))),
+  lead: v.optional(
+    v.nullable(
+      v.strictObject({
+        name: v.optional(v.nullable(Text(200))),
+        email: v.optional(v.nullable(Text(320))),
+        phone_e164: v.optional(v.nullable(Text(20))),
+      }),
+    ),
+  ),
   language: v.optional(v.nullable(Text(35))),
 })
 
@@ -101,11 +140,27 @@ export const ImportBody = v.strictObject({
   agent_id: Id('agt'),
   channel: v.optional(v.picklist(['phone_inbound', 'phone_outbound']), 'phone_inbound'),
   external_session_id: v.optional(Text(256)),
-  identity: v.optional(v.strictObject({
-    phone_e164: v.optional(v.nullable(v.pipe(v.string(coded('invalid_type', 'identity.phone_e164 must be a string.')), v.regex(E164, coded('invalid_phone', 'identity.phone_e164 must be an E.164 number such as +14155550100.'))))),
-    email: v.optional(v.nullable(v.pipe(v.string(coded('invalid_type', 'identity.email must be a string.')), v.email(coded('invalid_email', 'identity.email is not a valid e-mail address.'))))),
-    name: v.optional(v.nullable(Text(200))),
-  })),
+  identity: v.optional(
+    v.strictObject({
+      phone_e164: v.optional(
+        v.nullable(
+          v.pipe(
+            v.string(coded('invalid_type', 'identity.phone_e164 must be a string.')),
+            v.regex(E164, coded('invalid_phone', 'identity.phone_e164 must be an E.164 number such as +14155550100.')),
+          ),
+        ),
+      ),
+      email: v.optional(
+        v.nullable(
+          v.pipe(
+            v.string(coded('invalid_type', 'identity.email must be a string.')),
+            v.email(coded('invalid_email', 'identity.email is not a valid e-mail address.')),
+          ),
+        ),
+      ),
+      name: v.optional(v.nullable(Text(200))),
+    }),
+  ),
   started_at: Timestamp,
   ended_at: v.optional(Timestamp),
   duration_s: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400))),
@@ -115,8 +170,18 @@ export const ImportBody = v.strictObject({
 })
 export type ImportBody = v.InferOutput<typeof ImportBody>
 
-export const Tombstone = v.object({ conversation_id: v.string(), account_id: v.string(), deleted_at: v.string(), reason: v.string() })
+export const Tombstone = v.object({
+  conversation_id: v.string(),
+  account_id: v.string(),
+  deleted_at: v.string(),
+  reason: v.string(),
+})
 export const ConversationOut = v.looseObject({
-  conversation_id: v.string(), account_id: v.string(), agent_id: v.nullable(v.string()), agent_type: v.string(), status: v.string(),
-  channel_detail: v.object({ channel: v.string() }), started_at: v.string(),
+  conversation_id: v.string(),
+  account_id: v.string(),
+  agent_id: v.nullable(v.string()),
+  agent_type: v.string(),
+  status: v.string(),
+  channel_detail: v.object({ channel: v.string() }),
+  started_at: v.string(),
 })

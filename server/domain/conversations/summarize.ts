@@ -15,9 +15,78 @@ export const SUMMARIZE_JOB = 'conversation.summarize'
 /** Tool outcomes in precedence order: a conversation that placed an order and captured a lead placed an order. */
 const TOOL_OUTCOMES = ['order_placed', 'ticket_created', 'lead_captured', 'transferred']
 
-const POSITIVE = ['thanks', 'thank', 'great', 'perfect', 'excellent', 'love', 'helpful', 'awesome', 'good', 'merci', 'gracias', 'danke']
-const NEGATIVE = ['bad', 'terrible', 'angry', 'useless', 'awful', 'hate', 'disappointed', 'complaint', 'broken', 'worst', 'refund']
-const STOP = new Set(['about', 'after', 'again', 'also', 'because', 'before', 'could', 'does', 'from', 'have', 'hello', 'here', 'please', 'should', 'their', 'there', 'these', 'thing', 'this', 'those', 'what', 'when', 'where', 'which', 'while', 'would', 'your', 'with', 'that', 'they', 'them', 'then', 'than', 'will', 'much', 'many', 'some', 'just', 'like', 'know', 'want', 'call', 'back'])
+const POSITIVE = [
+  'thanks',
+  'thank',
+  'great',
+  'perfect',
+  'excellent',
+  'love',
+  'helpful',
+  'awesome',
+  'good',
+  'merci',
+  'gracias',
+  'danke',
+]
+const NEGATIVE = [
+  'bad',
+  'terrible',
+  'angry',
+  'useless',
+  'awful',
+  'hate',
+  'disappointed',
+  'complaint',
+  'broken',
+  'worst',
+  'refund',
+]
+const STOP = new Set([
+  'about',
+  'after',
+  'again',
+  'also',
+  'because',
+  'before',
+  'could',
+  'does',
+  'from',
+  'have',
+  'hello',
+  'here',
+  'please',
+  'should',
+  'their',
+  'there',
+  'these',
+  'thing',
+  'this',
+  'those',
+  'what',
+  'when',
+  'where',
+  'which',
+  'while',
+  'would',
+  'your',
+  'with',
+  'that',
+  'they',
+  'them',
+  'then',
+  'than',
+  'will',
+  'much',
+  'many',
+  'some',
+  'just',
+  'like',
+  'know',
+  'want',
+  'call',
+  'back',
+])
 
 export interface Summary {
   text: string
@@ -42,18 +111,27 @@ export function outcomeOf(conv: Pick<ConversationRow, 'records'>, rows: TurnRow[
 }
 
 export function sentimentOf(texts: string[]): Summary['sentiment'] {
-  const words = texts.join(' ').toLowerCase().split(/[^\p{L}]+/u)
+  const words = texts
+    .join(' ')
+    .toLowerCase()
+    .split(/[^\p{L}]+/u)
   const score = words.filter((w) => POSITIVE.includes(w)).length - words.filter((w) => NEGATIVE.includes(w)).length
   return score > 0 ? 'positive' : score < 0 ? 'negative' : 'neutral'
 }
 
 export function topicsOf(texts: string[], max = 5): string[] {
   const counts = new Map<string, number>()
-  for (const w of texts.join(' ').toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
+  for (const w of texts
+    .join(' ')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)) {
     if (w.length < 4 || STOP.has(w) || w.includes('@')) continue
     counts.set(w, (counts.get(w) ?? 0) + 1)
   }
-  return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, max).map(([w]) => w)
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, max)
+    .map(([w]) => w)
 }
 
 export function leadOf(conv: Pick<ConversationRow, 'records' | 'identity'>): Summary['lead'] {
@@ -79,13 +157,24 @@ export async function buildSummary(engine: ChatEngine, conv: ConversationRow, ro
   }
   rows.forEach((t, i) => {
     if (t.turnType === 'answer' && t.unanswered) {
-      const q = rows.slice(0, i).reverse().find((x) => x.speaker === 'visitor')
+      const q = rows
+        .slice(0, i)
+        .reverse()
+        .find((x) => x.speaker === 'visitor')
       if (q) actions.push(`Add knowledge to answer: "${q.text.slice(0, 200)}"`)
     }
   })
-  const transcript = rows.filter((t) => t.turnType !== 'tool').map((t) => `${t.speaker === 'visitor' ? 'Visitor' : 'Agent'}: ${t.text}`).join('\n')
-  let text = transcript ? await engine.summarize([{ title: 'Conversation', text: transcript }], { maxChars: 600 }).catch(() => '') : ''
-  if (!text.trim()) text = visitor.length ? `The visitor asked ${visitor.length} question(s); outcome ${outcome}.` : 'The conversation ended without a visitor message.'
+  const transcript = rows
+    .filter((t) => t.turnType !== 'tool')
+    .map((t) => `${t.speaker === 'visitor' ? 'Visitor' : 'Agent'}: ${t.text}`)
+    .join('\n')
+  let text = transcript
+    ? await engine.summarize([{ title: 'Conversation', text: transcript }], { maxChars: 600 }).catch(() => '')
+    : ''
+  if (!text.trim())
+    text = visitor.length
+      ? `The visitor asked ${visitor.length} question(s); outcome ${outcome}.`
+      : 'The conversation ended without a visitor message.'
   const handoff = rows.find((t) => t.turnType === 'handoff')
   return {
     text: text.trim(),
@@ -95,23 +184,44 @@ export async function buildSummary(engine: ChatEngine, conv: ConversationRow, ro
     action_items: actions,
     escalated_to_human: { value: !!handoff, reason: handoff ? handoff.text : null },
     lead: leadOf(conv),
-    language: conv.language ?? rows.find((t) => t.speaker === 'visitor' && t.detectedLanguage)?.detectedLanguage ?? null,
+    language:
+      conv.language ?? rows.find((t) => t.speaker === 'visitor' && t.detectedLanguage)?.detectedLanguage ?? null,
   }
 }
 
 /** Writes the summary once; answers false when it was already ready (a redelivered job). */
-export async function summarizeConversation(database: Database, engine: ChatEngine, conversationId: string): Promise<boolean> {
+export async function summarizeConversation(
+  database: Database,
+  engine: ChatEngine,
+  conversationId: string,
+): Promise<boolean> {
   const [conv] = await database.db.select().from(conversations).where(eq(conversations.id, conversationId))
   if (!conv || conv.summaryStatus === 'ready') return false
-  const rows = await database.db.select().from(turns).where(eq(turns.conversationId, conv.id)).orderBy(asc(turns.turnIndex))
+  const rows = await database.db
+    .select()
+    .from(turns)
+    .where(eq(turns.conversationId, conv.id))
+    .orderBy(asc(turns.turnIndex))
   const summary = await buildSummary(engine, conv, rows)
   return database.tx(async (tx) => {
-    const [row] = await tx.update(conversations).set({
-      summary: summary as unknown as Record<string, unknown>, summaryStatus: 'ready', outcome: summary.outcome,
-      escalated: summary.escalated_to_human.value, language: conv.language ?? summary.language, updatedAt: new Date(),
-    }).where(and(eq(conversations.id, conv.id), ne(conversations.summaryStatus, 'ready'))).returning()
+    const [row] = await tx
+      .update(conversations)
+      .set({
+        summary: summary as unknown as Record<string, unknown>,
+        summaryStatus: 'ready',
+        outcome: summary.outcome,
+        escalated: summary.escalated_to_human.value,
+        language: conv.language ?? summary.language,
+        updatedAt: new Date(),
+      })
+      .where(and(eq(conversations.id, conv.id), ne(conversations.summaryStatus, 'ready')))
+      .returning()
     if (!row) return false
-    await emitEvent(tx, { accountId: row.accountId, type: 'summary.ready', data: await conversationResource(tx, row, rows) })
+    await emitEvent(tx, {
+      accountId: row.accountId,
+      type: 'summary.ready',
+      data: await conversationResource(tx, row, rows),
+    })
     return true
   })
 }

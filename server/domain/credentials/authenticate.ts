@@ -19,8 +19,14 @@ export function bearerToken(header: string | undefined): string {
 
 export function masterPrincipal(): Principal {
   return {
-    type: 'master', credentialId: 'master', userId: null, scopes: new Set(MASTER_SCOPES),
-    accountIds: null, homeAccountId: null, ipAllowlist: [], expiresAt: null,
+    type: 'master',
+    credentialId: 'master',
+    userId: null,
+    scopes: new Set(MASTER_SCOPES),
+    accountIds: null,
+    homeAccountId: null,
+    ipAllowlist: [],
+    expiresAt: null,
   }
 }
 

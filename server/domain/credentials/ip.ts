@@ -1,7 +1,9 @@
 // ip_allowlist entries are IPv4/IPv6 addresses or CIDRs; node's BlockList does the matching.
 import { BlockList, isIP } from 'node:net'
 
-export function parseAllowEntry(entry: string): { address: string; prefix: number | null; family: 'ipv4' | 'ipv6' } | null {
+export function parseAllowEntry(
+  entry: string,
+): { address: string; prefix: number | null; family: 'ipv4' | 'ipv6' } | null {
   const [address, prefixText, extra] = entry.trim().split('/')
   if (extra !== undefined) return null
   const version = isIP(address)

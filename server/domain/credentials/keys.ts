@@ -18,7 +18,6 @@ export const ROTATION_GRACE_MS = 7 * DAY
 
 type KeyRow = typeof apiKeys.$inferSelect
 
-
 /** svc_sk_live_ + 43 base64url characters (32 random bytes). */
 export function mintSecret(): string {
   return mintToken(KEY_PREFIX)
@@ -47,8 +46,15 @@ export function present(row: KeyRow, extra: { secret?: string; grace_expires_at?
 export function checkScopes(requested: string[], issuer: Principal | null): Scope[] {
   if (!requested.length) throw new ApiError(400, 'invalid_scope', 'Grant at least one scope.', 'scopes')
   for (const s of requested) {
-    if (!(SCOPES as readonly string[]).includes(s)) throw new ApiError(400, 'invalid_scope', `Unknown scope "${s}".`, 'scopes')
-    if (MASTER_ONLY.includes(s as Scope)) throw new ApiError(400, 'invalid_scope', `The scope "${s}" belongs to the master key and cannot be granted.`, 'scopes')
+    if (!(SCOPES as readonly string[]).includes(s))
+      throw new ApiError(400, 'invalid_scope', `Unknown scope "${s}".`, 'scopes')
+    if (MASTER_ONLY.includes(s as Scope))
+      throw new ApiError(
+        400,
+        'invalid_scope',
+        `The scope "${s}" belongs to the master key and cannot be granted.`,
+        'scopes',
+      )
     if (issuer && issuer.type !== 'master' && !issuer.scopes.has(s as Scope)) {
       throw new ApiError(400, 'invalid_scope', `A key cannot grant the scope "${s}", which it does not hold.`, 'scopes')
     }
@@ -65,7 +71,10 @@ export function allowlistOf(requested: string[], issuer: Principal): string[] {
   if (!requested.length) return [...issuer.ipAllowlist]
   const outside = requested.find((entry) => !allowlistWithin(entry, issuer.ipAllowlist))
   if (outside !== undefined) {
-    throw Errors.validation('ip_allowlist', `"${outside}" is outside the ip_allowlist of the credential issuing the key; a key cannot reach beyond its issuer's addresses.`)
+    throw Errors.validation(
+      'ip_allowlist',
+      `"${outside}" is outside the ip_allowlist of the credential issuing the key; a key cannot reach beyond its issuer's addresses.`,
+    )
   }
   return requested
 }
@@ -95,41 +104,64 @@ export async function createKey(
     // Only the master key may reach beyond the user's own account.
     if (principal.type !== 'master') throw Errors.forbiddenAccount('Extra account_ids need the master key.')
     const found = await database.db.select({ id: accounts.id }).from(accounts).where(inArray(accounts.id, accountIds))
-    if (found.length !== accountIds.length) throw Errors.validation('account_ids', 'account_ids names an account that does not exist.')
+    if (found.length !== accountIds.length)
+      throw Errors.validation('account_ids', 'account_ids names an account that does not exist.')
   }
   const secret = mintSecret()
   const now = new Date()
-  const [row] = await database.db.insert(apiKeys).values({
-    userId,
-    accountId: user.accountId,
-    name: input.name ?? null,
-    keyHash: sha256Hex(secret),
-    keyPrefix: secret.slice(0, 24),
-    scopes,
-    accountIds,
-    ipAllowlist,
-    expiresAt: new Date(now.getTime() + (input.expires_in_days ?? 365) * DAY),
-    source,
-    createdAt: now,
-    updatedAt: now,
-  }).returning()
+  const [row] = await database.db
+    .insert(apiKeys)
+    .values({
+      userId,
+      accountId: user.accountId,
+      name: input.name ?? null,
+      keyHash: sha256Hex(secret),
+      keyPrefix: secret.slice(0, 24),
+      scopes,
+      accountIds,
+      ipAllowlist,
+      expiresAt: new Date(now.getTime() + (input.expires_in_days ?? 365) * DAY),
+      source,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning()
   return present(row, { secret })
 }
 
 /** Keys newest first, keyset on (created_at, id). `userId` null lists every key (master only). */
-export async function listKeys(database: Database, userId: string | null, page: KeysetRequest, opts: { source?: string } = {}) {
+export async function listKeys(
+  database: Database,
+  userId: string | null,
+  page: KeysetRequest,
+  opts: { source?: string } = {},
+) {
   const conds = []
   if (userId) conds.push(eq(apiKeys.userId, userId))
   if (opts.source) conds.push(eq(apiKeys.source, opts.source))
   const after = afterPosition(page, apiKeys.createdAt, apiKeys.id)
   if (after) conds.push(after)
-  const rows = await database.db.select().from(apiKeys).where(conds.length ? and(...conds) : undefined)
-    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(page.binding.limit + 1)
-  return keysetPage(page, rows, (r) => [r.createdAt.toISOString(), r.id], (r) => present(r))
+  const rows = await database.db
+    .select()
+    .from(apiKeys)
+    .where(conds.length ? and(...conds) : undefined)
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+    .limit(page.binding.limit + 1)
+  return keysetPage(
+    page,
+    rows,
+    (r) => [r.createdAt.toISOString(), r.id],
+    (r) => present(r),
+  )
 }
 
 /** The key as its caller may see it: another user's key answers 404, as if it did not exist. */
-async function ownedKey(tx: Executor, principal: Principal, keyId: string, opts: { lock?: boolean } = {}): Promise<KeyRow> {
+async function ownedKey(
+  tx: Executor,
+  principal: Principal,
+  keyId: string,
+  opts: { lock?: boolean } = {},
+): Promise<KeyRow> {
   const q = tx.select().from(apiKeys).where(eq(apiKeys.id, keyId))
   const [row] = opts.lock ? await q.for('update') : await q
   if (!row || (principal.type !== 'master' && row.userId !== principal.userId)) throw Errors.notFound('Credential')
@@ -139,27 +171,31 @@ async function ownedKey(tx: Executor, principal: Principal, keyId: string, opts:
 export async function rotateKey(database: Database, principal: Principal, keyId: string): Promise<ApiKey> {
   return database.tx(async (tx) => {
     const old = await ownedKey(tx, principal, keyId, { lock: true })
-    if (old.status === 'revoked') throw Errors.validation('key', 'A revoked credential cannot be rotated; revocation is final.')
+    if (old.status === 'revoked')
+      throw Errors.validation('key', 'A revoked credential cannot be rotated; revocation is final.')
     const now = new Date()
     // Both keys work until the predecessor's grace ends: 7 days, or its own earlier expiry.
     const grace = new Date(Math.min(now.getTime() + ROTATION_GRACE_MS, old.expiresAt.getTime()))
     const secret = mintSecret()
     const lifetime = Math.max(old.expiresAt.getTime() - old.createdAt.getTime(), DAY)
-    const [successor] = await tx.insert(apiKeys).values({
-      userId: old.userId,
-      accountId: old.accountId,
-      name: old.name,
-      keyHash: sha256Hex(secret),
-      keyPrefix: secret.slice(0, 24),
-      scopes: old.scopes,
-      accountIds: old.accountIds,
-      ipAllowlist: old.ipAllowlist,
-      expiresAt: new Date(now.getTime() + lifetime),
-      rotatedFrom: old.id,
-      source: old.source,
-      createdAt: now,
-      updatedAt: now,
-    }).returning()
+    const [successor] = await tx
+      .insert(apiKeys)
+      .values({
+        userId: old.userId,
+        accountId: old.accountId,
+        name: old.name,
+        keyHash: sha256Hex(secret),
+        keyPrefix: secret.slice(0, 24),
+        scopes: old.scopes,
+        accountIds: old.accountIds,
+        ipAllowlist: old.ipAllowlist,
+        expiresAt: new Date(now.getTime() + lifetime),
+        rotatedFrom: old.id,
+        source: old.source,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
     await tx.update(apiKeys).set({ expiresAt: grace, updatedAt: now }).where(eq(apiKeys.id, old.id))
     return present(successor, { secret, grace_expires_at: grace.toISOString() })
   })
@@ -178,23 +214,41 @@ export async function revokeKey(database: Database, principal: Principal, keyId:
 function widenable(wanted: Scope[], current: string[], principal: Principal): Scope[] {
   if (principal.type === 'master') return wanted
   const extra = wanted.find((s) => !current.includes(s) && !principal.scopes.has(s))
-  if (extra) throw new ApiError(400, 'invalid_scope', `This session cannot add the scope "${extra}", which it does not hold.`, 'scopes')
+  if (extra)
+    throw new ApiError(
+      400,
+      'invalid_scope',
+      `This session cannot add the scope "${extra}", which it does not hold.`,
+      'scopes',
+    )
   return wanted
 }
 
 /** Dashboard edit: scopes replace the whole set, expires_in_days counts from now; never the secret. */
-export async function updateKey(database: Database, principal: Principal, keyId: string, patch: KeyUpdate, opts: { source?: string } = {}): Promise<ApiKey> {
-  if (patch.scopes === undefined && patch.expires_in_days === undefined) throw Errors.validation(null, 'Send scopes, expires_in_days or both.')
+export async function updateKey(
+  database: Database,
+  principal: Principal,
+  keyId: string,
+  patch: KeyUpdate,
+  opts: { source?: string } = {},
+): Promise<ApiKey> {
+  if (patch.scopes === undefined && patch.expires_in_days === undefined)
+    throw Errors.validation(null, 'Send scopes, expires_in_days or both.')
   return database.tx(async (tx) => {
     const row = await ownedKey(tx, principal, keyId, { lock: true })
     if (opts.source && row.source !== opts.source) throw Errors.notFound('Credential')
-    if (row.status === 'revoked') throw Errors.validation('key', 'A revoked credential cannot be edited; revocation is final.')
+    if (row.status === 'revoked')
+      throw Errors.validation('key', 'A revoked credential cannot be edited; revocation is final.')
     const now = new Date()
-    const [updated] = await tx.update(apiKeys).set({
-      scopes: patch.scopes ? widenable(checkScopes(patch.scopes, null), row.scopes, principal) : row.scopes,
-      expiresAt: patch.expires_in_days ? new Date(now.getTime() + patch.expires_in_days * DAY) : row.expiresAt,
-      updatedAt: now,
-    }).where(eq(apiKeys.id, row.id)).returning()
+    const [updated] = await tx
+      .update(apiKeys)
+      .set({
+        scopes: patch.scopes ? widenable(checkScopes(patch.scopes, null), row.scopes, principal) : row.scopes,
+        expiresAt: patch.expires_in_days ? new Date(now.getTime() + patch.expires_in_days * DAY) : row.expiresAt,
+        updatedAt: now,
+      })
+      .where(eq(apiKeys.id, row.id))
+      .returning()
     return present(updated)
   })
 }
@@ -206,8 +260,11 @@ export async function updateKey(database: Database, principal: Principal, keyId:
 export function personalKeyResolver(database: Database) {
   return async (token: string): Promise<Principal | null> => {
     if (!isWellFormedToken(token, KEY_PREFIX)) return null
-    const [row] = await database.db.select({ key: apiKeys, userStatus: users.status, accountStatus: accounts.status })
-      .from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).innerJoin(accounts, eq(accounts.id, users.accountId))
+    const [row] = await database.db
+      .select({ key: apiKeys, userStatus: users.status, accountStatus: accounts.status })
+      .from(apiKeys)
+      .innerJoin(users, eq(users.id, apiKeys.userId))
+      .innerJoin(accounts, eq(accounts.id, users.accountId))
       .where(eq(apiKeys.keyHash, sha256Hex(token)))
     if (!row || row.key.status !== 'active') return null
     if (isSuspended(row.userStatus, row.accountStatus)) throw Errors.accountSuspended()
@@ -215,7 +272,8 @@ export function personalKeyResolver(database: Database) {
   }
 }
 
-export const isSuspended = (userStatus: string, accountStatus: string) => userStatus === 'suspended' || accountStatus === 'suspended'
+export const isSuspended = (userStatus: string, accountStatus: string) =>
+  userStatus === 'suspended' || accountStatus === 'suspended'
 
 /**
  * Wraps a resolver whose lookup does not read the owner's status (the OAuth access-token resolver): its
@@ -225,8 +283,11 @@ export function requireActiveTenant(database: Database, resolve: CredentialResol
   return async (token) => {
     const principal = await resolve(token)
     if (!principal?.userId) return principal
-    const [row] = await database.db.select({ userStatus: users.status, accountStatus: accounts.status })
-      .from(users).innerJoin(accounts, eq(accounts.id, users.accountId)).where(eq(users.id, principal.userId))
+    const [row] = await database.db
+      .select({ userStatus: users.status, accountStatus: accounts.status })
+      .from(users)
+      .innerJoin(accounts, eq(accounts.id, users.accountId))
+      .where(eq(users.id, principal.userId))
     if (!row || isSuspended(row.userStatus, row.accountStatus)) throw Errors.accountSuspended()
     return principal
   }
@@ -247,8 +308,16 @@ export function principalOf(row: KeyRow, type: Principal['type'] = 'personal'): 
 
 /** Sweep: rotated predecessors whose grace has ended become revoked. */
 export async function revokeEndedGrace(database: Database, now = new Date()): Promise<number> {
-  const rows = await database.db.update(apiKeys).set({ status: 'revoked', revokedAt: now, updatedAt: now })
-    .where(and(eq(apiKeys.status, 'active'), lte(apiKeys.expiresAt, now), sql`${apiKeys.id} IN (SELECT rotated_from FROM api_keys WHERE rotated_from IS NOT NULL)`))
+  const rows = await database.db
+    .update(apiKeys)
+    .set({ status: 'revoked', revokedAt: now, updatedAt: now })
+    .where(
+      and(
+        eq(apiKeys.status, 'active'),
+        lte(apiKeys.expiresAt, now),
+        sql`${apiKeys.id} IN (SELECT rotated_from FROM api_keys WHERE rotated_from IS NOT NULL)`,
+      ),
+    )
     .returning({ id: apiKeys.id })
   return rows.length
 }

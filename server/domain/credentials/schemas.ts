@@ -4,7 +4,10 @@ import { Cursor, Id, Limit } from '../../utils/schemas'
 import { isValidAllowEntry } from './ip'
 
 const ScopeList = v.pipe(
-  v.array(v.string(coded('invalid_scope', 'scopes must be strings.')), coded('invalid_scope', 'scopes must be an array of scope names.')),
+  v.array(
+    v.string(coded('invalid_scope', 'scopes must be strings.')),
+    coded('invalid_scope', 'scopes must be an array of scope names.'),
+  ),
   v.maxLength(64, coded('invalid_scope', 'Too many scopes.')),
   v.description('Scope names from the catalogue; master-only scopes are refused.'),
 )
@@ -13,10 +16,20 @@ const AccountIds = v.pipe(
   v.maxLength(100),
 )
 const IpAllowlist = v.pipe(
-  v.array(v.pipe(v.string(), v.check(isValidAllowEntry, 'ip_allowlist holds IPv4/IPv6 addresses or CIDRs such as 203.0.113.0/24.'))),
+  v.array(
+    v.pipe(
+      v.string(),
+      v.check(isValidAllowEntry, 'ip_allowlist holds IPv4/IPv6 addresses or CIDRs such as 203.0.113.0/24.'),
+    ),
+  ),
   v.maxLength(100),
 )
-const ExpiresInDays = v.pipe(v.number(), v.integer('expires_in_days must be a whole number.'), v.minValue(1, 'expires_in_days is 1 to 365.'), v.maxValue(365, 'expires_in_days is 1 to 365.'))
+const ExpiresInDays = v.pipe(
+  v.number(),
+  v.integer('expires_in_days must be a whole number.'),
+  v.minValue(1, 'expires_in_days is 1 to 365.'),
+  v.maxValue(365, 'expires_in_days is 1 to 365.'),
+)
 
 export const KeyCreate = v.strictObject({
   name: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(100))),
@@ -41,7 +54,9 @@ export const KeyParams = v.object({ key: Id('key') })
 
 export const KeyListQuery = v.object({ limit: Limit(100, 50), cursor: Cursor })
 export const CredentialListQuery = v.object({
-  user_id: v.optional(v.pipe(v.string(), v.regex(/^(usr|acc)_\d{1,18}$/, coded('invalid_id', 'user_id is usr_<n> or acc_<n>.')))),
+  user_id: v.optional(
+    v.pipe(v.string(), v.regex(/^(usr|acc)_\d{1,18}$/, coded('invalid_id', 'user_id is usr_<n> or acc_<n>.'))),
+  ),
   limit: Limit(100, 50),
   cursor: Cursor,
 })

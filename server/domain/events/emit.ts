@@ -7,7 +7,11 @@ import type { Executor } from '../../db/client'
 import { events } from '../../db/schema'
 
 export type EventType =
-  | 'conversation.started' | 'conversation.ended' | 'conversation.escalated' | 'conversation.deleted' | 'summary.ready'
+  | 'conversation.started'
+  | 'conversation.ended'
+  | 'conversation.escalated'
+  | 'conversation.deleted'
+  | 'summary.ready'
   | (string & {})
 
 export interface EventPayload {
@@ -20,9 +24,27 @@ export interface EventPayload {
 }
 
 /** Writes one event into the outbox through `tx` and answers its payload. */
-export async function emitEvent(tx: Executor, e: { accountId: string; type: EventType; data: Record<string, unknown>; at?: Date }): Promise<EventPayload> {
+export async function emitEvent(
+  tx: Executor,
+  e: { accountId: string; type: EventType; data: Record<string, unknown>; at?: Date },
+): Promise<EventPayload> {
   const at = e.at ?? new Date()
-  const payload: EventPayload = { id: `evt_${ulid(at.getTime())}`, type: e.type, created_at: at.toISOString(), api_version: 'v1', account_id: e.accountId, data: e.data }
-  await tx.insert(events).values({ id: payload.id, accountId: e.accountId, type: e.type, payload: payload as unknown as Record<string, unknown>, createdAt: at })
+  const payload: EventPayload = {
+    id: `evt_${ulid(at.getTime())}`,
+    type: e.type,
+    created_at: at.toISOString(),
+    api_version: 'v1',
+    account_id: e.accountId,
+    data: e.data,
+  }
+  await tx
+    .insert(events)
+    .values({
+      id: payload.id,
+      accountId: e.accountId,
+      type: e.type,
+      payload: payload as unknown as Record<string, unknown>,
+      createdAt: at,
+    })
   return payload
 }

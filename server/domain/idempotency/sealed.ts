@@ -13,7 +13,8 @@ const SECRET_SHAPE = /(svc_sk_live_|svc_mk_live_|svc_ses_|svc_lnk_|svc_at_|svc_r
 
 export const carriesSecret = (answer: StoredAnswer) => SECRET_SHAPE.test(JSON.stringify(answer.payload) ?? '')
 
-const keyOf = (serverSecret: string) => createHash('sha256').update('svc-idempotency-answer-v1\0').update(serverSecret).digest()
+const keyOf = (serverSecret: string) =>
+  createHash('sha256').update('svc-idempotency-answer-v1\0').update(serverSecret).digest()
 
 const aadOf = (k: Claim['key']) => Buffer.from([k.credentialId, k.method, k.path, k.key].join('\n'))
 
@@ -22,7 +23,12 @@ export function sealAnswer(serverSecret: string, k: Claim['key'], answer: Stored
   const cipher = createCipheriv('aes-256-gcm', keyOf(serverSecret), iv)
   cipher.setAAD(aadOf(k))
   const ct = Buffer.concat([cipher.update(JSON.stringify(answer.payload), 'utf8'), cipher.final()])
-  const sealed = ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.')
+  const sealed = [
+    'v1',
+    iv.toString('base64url'),
+    cipher.getAuthTag().toString('base64url'),
+    ct.toString('base64url'),
+  ].join('.')
   return { status: answer.status, kind: answer.kind, payload: null, sealed }
 }
 
@@ -38,6 +44,11 @@ export function openAnswer(serverSecret: string, k: Claim['key'], stored: Stored
     const plain = Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8')
     return { status: stored.status, kind: stored.kind, payload: JSON.parse(plain) }
   } catch {
-    throw new ApiError(409, 'idempotency_key_reused', 'The answer stored for this Idempotency-Key can no longer be replayed; send the request with a new key.', 'Idempotency-Key')
+    throw new ApiError(
+      409,
+      'idempotency_key_reused',
+      'The answer stored for this Idempotency-Key can no longer be replayed; send the request with a new key.',
+      'Idempotency-Key',
+    )
   }
 }

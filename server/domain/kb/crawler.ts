@@ -18,7 +18,10 @@ export interface CrawledPage {
   lang: string | null
 }
 
-export interface SkippedPage { url: string; reason: string }
+export interface SkippedPage {
+  url: string
+  reason: string
+}
 
 export interface FetchPageOptions {
   allowPrivateHosts: readonly string[]
@@ -59,7 +62,8 @@ export interface CrawlResult {
 const DEFAULT_UA = 'SvcCrawler/1.0'
 const TEXT_TYPES = new Set(['text/html', 'application/xhtml+xml', 'text/plain'])
 // Links that are obviously not pages are not worth a request.
-const NOT_PAGES = /\.(?:png|jpe?g|gif|webp|svg|ico|bmp|tiff?|pdf|zip|gz|tgz|rar|7z|exe|dmg|msi|mp[34]|m4a|wav|ogg|webm|avi|mov|woff2?|ttf|eot|css|js|json|xml|rss|atom|docx?|xlsx?|pptx?)$/i
+const NOT_PAGES =
+  /\.(?:png|jpe?g|gif|webp|svg|ico|bmp|tiff?|pdf|zip|gz|tgz|rar|7z|exe|dmg|msi|mp[34]|m4a|wav|ogg|webm|avi|mov|woff2?|ttf|eot|css|js|json|xml|rss|atom|docx?|xlsx?|pptx?)$/i
 const ROBOTS_MAX_BYTES = 512 * 1024
 // Failed fetches cost requests too; this bounds the total work on a site that is mostly errors.
 const MAX_FETCHES_PER_PAGE = 3
@@ -116,7 +120,10 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
   let failure: unknown = null
   let stopped: CrawlResult['stopped'] = null
   // Each fetch gets what is left of the crawl's time, so the last ones end at the deadline too.
-  const fetchOpts = (): FetchPageOptions => ({ ...opts, timeoutMs: Math.max(1, Math.min(opts.timeoutMs ?? FETCH_DEFAULTS.timeoutMs, deadline - Date.now())) })
+  const fetchOpts = (): FetchPageOptions => ({
+    ...opts,
+    timeoutMs: Math.max(1, Math.min(opts.timeoutMs ?? FETCH_DEFAULTS.timeoutMs, deadline - Date.now())),
+  })
 
   const allowedByRobots = (url: URL) => {
     let check = robots.get(url.origin)
@@ -205,14 +212,21 @@ export async function crawlSite(startUrl: string, opts: CrawlOptions): Promise<C
 class Fifo<T> {
   private items: (T | undefined)[] = []
   private head = 0
-  get length() { return this.items.length - this.head }
-  push(item: T) { this.items.push(item) }
+  get length() {
+    return this.items.length - this.head
+  }
+  push(item: T) {
+    this.items.push(item)
+  }
   shift(): T | undefined {
     if (this.head >= this.items.length) return undefined
     const item = this.items[this.head]
     this.items[this.head++] = undefined
     // Drop the consumed prefix now and then, so the array does not grow with every URL ever queued.
-    if (this.head > 1024 && this.head * 2 > this.items.length) { this.items = this.items.slice(this.head); this.head = 0 }
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head)
+      this.head = 0
+    }
     return item
   }
 }
@@ -235,13 +249,22 @@ export async function fetchSinglePage(url: string, opts: FetchPageOptions): Prom
 
 /** A page the crawler will not take although it was fetched or could be: robots or content type. */
 export class CrawlRefused extends Error {
-  constructor(public readonly reason: 'robots_disallowed' | 'unsupported_type', message: string, public readonly url: string) {
+  constructor(
+    public readonly reason: 'robots_disallowed' | 'unsupported_type',
+    message: string,
+    public readonly url: string,
+  ) {
     super(message)
     this.name = 'CrawlRefused'
   }
 }
 
-async function fetchPage(url: string, depth: number, opts: FetchPageOptions, ua: string): Promise<CrawledPage & { links: string[] }> {
+async function fetchPage(
+  url: string,
+  depth: number,
+  opts: FetchPageOptions,
+  ua: string,
+): Promise<CrawledPage & { links: string[] }> {
   const res = await safeFetch(url, {
     allowPrivateHosts: opts.allowPrivateHosts,
     timeoutMs: opts.timeoutMs,
@@ -253,7 +276,8 @@ async function fetchPage(url: string, depth: number, opts: FetchPageOptions, ua:
     userAgent: ua,
     accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1',
   })
-  if (!TEXT_TYPES.has(res.contentType)) throw new CrawlRefused('unsupported_type', `Content type ${res.contentType || 'unknown'} is not a page.`, res.url)
+  if (!TEXT_TYPES.has(res.contentType))
+    throw new CrawlRefused('unsupported_type', `Content type ${res.contentType || 'unknown'} is not a page.`, res.url)
   let body = decodeBody(res.body, res.contentTypeHeader)
   if (res.contentType !== 'text/plain') body = cutAfterTags(body, CRAWL_LIMITS.pageMaxTags)
   const page = extractPage(body, res.url, res.contentType)

@@ -4,16 +4,29 @@
 import { isMainThread, parentPort, workerData } from 'node:worker_threads'
 import { decodeBody, extractPage } from './extract'
 import {
-  PDF_PAGE_LIMIT, TEXT_LIMIT, UploadLimitError, UploadUnreadableError, checkTextLength, checkZipDirectory, readZipDirectory, tidy, verifyZipSizes,
+  PDF_PAGE_LIMIT,
+  TEXT_LIMIT,
+  UploadLimitError,
+  UploadUnreadableError,
+  checkTextLength,
+  checkZipDirectory,
+  readZipDirectory,
+  tidy,
+  verifyZipSizes,
 } from './document-limits'
 import type { UploadFormat } from './documents'
 
-export interface Extracted { text: string; title: string | null; lang: string | null }
+export interface Extracted {
+  text: string
+  title: string | null
+  lang: string | null
+}
 export type WorkerAnswer = ({ ok: true } & Extracted) | { ok: false; limit: boolean; message: string; detail: string }
 
 export async function extractInThread(format: UploadFormat, data: Buffer): Promise<Extracted> {
   switch (format) {
-    case 'pdf': return { text: checkTextLength(await pdfText(data)), title: null, lang: null }
+    case 'pdf':
+      return { text: checkTextLength(await pdfText(data)), title: null, lang: null }
     case 'docx': {
       const entries = readZipDirectory(data)
       checkZipDirectory(entries)
@@ -37,7 +50,10 @@ async function pdfText(data: Buffer): Promise<string> {
   const { getDocumentProxy } = await import('unpdf')
   const pdf = await getDocumentProxy(new Uint8Array(data))
   try {
-    if (pdf.numPages > PDF_PAGE_LIMIT) throw new UploadLimitError(`the PDF has ${pdf.numPages} pages; at most ${PDF_PAGE_LIMIT} are read. Split it into smaller files.`)
+    if (pdf.numPages > PDF_PAGE_LIMIT)
+      throw new UploadLimitError(
+        `the PDF has ${pdf.numPages} pages; at most ${PDF_PAGE_LIMIT} are read. Split it into smaller files.`,
+      )
     const pages: string[] = []
     let chars = 0
     for (let n = 1; n <= pdf.numPages; n++) {
@@ -47,7 +63,12 @@ async function pdfText(data: Buffer): Promise<string> {
       chars += text.length
       if (chars > TEXT_LIMIT * 2) break // far past the cap: the check below refuses without reading on
     }
-    return tidy(pages.join('\n').replace(/[^\S\n]+/g, ' ').replace(/ ?\n ?/g, '\n'))
+    return tidy(
+      pages
+        .join('\n')
+        .replace(/[^\S\n]+/g, ' ')
+        .replace(/ ?\n ?/g, '\n'),
+    )
   } finally {
     await pdf.destroy().catch(() => {})
   }

@@ -5,7 +5,14 @@
 import { Worker } from 'node:worker_threads'
 import workerUrl from '#svc/extract-worker'
 import type { Extracted, WorkerAnswer } from './document-extract-worker'
-import { EXTRACT_TIME_MS, UploadLimitError, UploadUnreadableError, WORKER_MEMORY_MB, checkZipDirectory, readZipDirectory } from './document-limits'
+import {
+  EXTRACT_TIME_MS,
+  UploadLimitError,
+  UploadUnreadableError,
+  WORKER_MEMORY_MB,
+  checkZipDirectory,
+  readZipDirectory,
+} from './document-limits'
 import type { UploadFormat } from './documents'
 
 /** Workers at once per process: each may take its heap limit, so they are few. */
@@ -16,17 +23,30 @@ const waiting: (() => void)[] = []
 async function slot(): Promise<() => void> {
   if (running >= MAX_WORKERS) await new Promise<void>((r) => waiting.push(r))
   running++
-  return () => { running--; waiting.shift()?.() }
+  return () => {
+    running--
+    waiting.shift()?.()
+  }
 }
 
-const LABEL: Record<UploadFormat, string> = { pdf: 'PDF', docx: 'DOCX', html: 'HTML', markdown: 'Markdown', text: 'text' }
+const LABEL: Record<UploadFormat, string> = {
+  pdf: 'PDF',
+  docx: 'DOCX',
+  html: 'HTML',
+  markdown: 'Markdown',
+  text: 'text',
+}
 
 /**
  * The clean text of an upload. Throws UploadLimitError (a limit was passed: size, ratio, pages, characters,
  * memory or time) or UploadUnreadableError (damaged or not what it claims); both carry a message fit for
  * the document's `error`. `log` receives the extractor's own words for an unreadable file.
  */
-export async function extractUploadBounded(format: UploadFormat, data: Buffer, log: (line: string) => void = () => {}): Promise<Extracted> {
+export async function extractUploadBounded(
+  format: UploadFormat,
+  data: Buffer,
+  log: (line: string) => void = () => {},
+): Promise<Extracted> {
   // The zip directory is judged here, before a thread is spent on it or a byte inflated.
   if (format === 'docx') checkZipDirectory(readZipDirectory(data))
   const release = await slot()
@@ -57,18 +77,38 @@ function runWorker(format: UploadFormat, data: Buffer, log: (line: string) => vo
       fn()
       void worker.terminate()
     }
-    const timer = setTimeout(() => settle(() => reject(new UploadLimitError(`reading it took longer than ${EXTRACT_TIME_MS / 1000} s.`))), EXTRACT_TIME_MS)
-    worker.once('message', (m: WorkerAnswer) => settle(() => {
-      if (m.ok) return resolve({ text: m.text, title: m.title, lang: m.lang })
-      if (m.limit) return reject(new UploadLimitError(m.message.replace(/^The file could not be read within the limits: /, '')))
-      if (!m.message) log(`extraction of a ${LABEL[format]} file failed: ${m.detail}`)
-      reject(new UploadUnreadableError(m.message || `The ${LABEL[format]} file could not be read: it is damaged or not a ${LABEL[format]} document.`))
-    }))
-    worker.once('error', (e: Error & { code?: string }) => settle(() => {
-      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') return reject(new UploadLimitError(`reading it needed more than ${WORKER_MEMORY_MB} MB of memory.`))
-      log(`extraction worker failed: ${e.message}`)
-      reject(new UploadUnreadableError(`The ${LABEL[format]} file could not be read.`))
-    }))
-    worker.once('exit', (code) => settle(() => reject(new UploadUnreadableError(`The ${LABEL[format]} file could not be read (the reader stopped, code ${code}).`))))
+    const timer = setTimeout(
+      () => settle(() => reject(new UploadLimitError(`reading it took longer than ${EXTRACT_TIME_MS / 1000} s.`))),
+      EXTRACT_TIME_MS,
+    )
+    worker.once('message', (m: WorkerAnswer) =>
+      settle(() => {
+        if (m.ok) return resolve({ text: m.text, title: m.title, lang: m.lang })
+        if (m.limit)
+          return reject(new UploadLimitError(m.message.replace(/^The file could not be read within the limits: /, '')))
+        if (!m.message) log(`extraction of a ${LABEL[format]} file failed: ${m.detail}`)
+        reject(
+          new UploadUnreadableError(
+            m.message ||
+              `The ${LABEL[format]} file could not be read: it is damaged or not a ${LABEL[format]} document.`,
+          ),
+        )
+      }),
+    )
+    worker.once('error', (e: Error & { code?: string }) =>
+      settle(() => {
+        if (e.code === 'ERR_WORKER_OUT_OF_MEMORY')
+          return reject(new UploadLimitError(`reading it needed more than ${WORKER_MEMORY_MB} MB of memory.`))
+        log(`extraction worker failed: ${e.message}`)
+        reject(new UploadUnreadableError(`The ${LABEL[format]} file could not be read.`))
+      }),
+    )
+    worker.once('exit', (code) =>
+      settle(() =>
+        reject(
+          new UploadUnreadableError(`The ${LABEL[format]} file could not be read (the reader stopped, code ${code}).`),
+        ),
+      ),
+    )
   })
 }

@@ -24,9 +24,16 @@ export class UploadLimitError extends Error {
 /** A file the extractor could not make sense of; the extractor's own text stays in the log. */
 export class UploadUnreadableError extends Error {}
 
-export interface ZipEntry { name: string; method: number; compressedSize: number; size: number; localOffset: number }
+export interface ZipEntry {
+  name: string
+  method: number
+  compressedSize: number
+  size: number
+  localOffset: number
+}
 
-const damaged = () => new UploadUnreadableError('The DOCX file could not be read: it is damaged or not a DOCX document.')
+const damaged = () =>
+  new UploadUnreadableError('The DOCX file could not be read: it is damaged or not a DOCX document.')
 const mb = (n: number) => `${Math.round(n / 1024 / 1024)} MB`
 
 /** The entries of a zip's central directory; bounded by the end record's 64 KB search and the entry cap. */
@@ -34,7 +41,11 @@ export function readZipDirectory(data: Buffer): ZipEntry[] {
   const EOCD = 0x06054b50
   const floor = Math.max(0, data.length - 22 - 0xffff)
   let end = -1
-  for (let i = data.length - 22; i >= floor; i--) if (data.readUInt32LE(i) === EOCD) { end = i; break }
+  for (let i = data.length - 22; i >= floor; i--)
+    if (data.readUInt32LE(i) === EOCD) {
+      end = i
+      break
+    }
   if (end < 0) throw damaged()
   const count = data.readUInt16LE(end + 10)
   const offset = data.readUInt32LE(end + 16)
@@ -67,7 +78,9 @@ export function checkZipDirectory(entries: ZipEntry[]): void {
     total += e.size
     if (total > ZIP_TOTAL_LIMIT) throw new UploadLimitError(`the archive expands to more than ${mb(ZIP_TOTAL_LIMIT)}.`)
     if (e.size > ZIP_RATIO_FLOOR && e.size > ZIP_RATIO_LIMIT * Math.max(1, e.compressedSize)) {
-      throw new UploadLimitError(`an entry expands more than ${ZIP_RATIO_LIMIT}:1 (${mb(e.size)} from ${Math.ceil(e.compressedSize / 1024)} KB).`)
+      throw new UploadLimitError(
+        `an entry expands more than ${ZIP_RATIO_LIMIT}:1 (${mb(e.size)} from ${Math.ceil(e.compressedSize / 1024)} KB).`,
+      )
     }
   }
 }
@@ -94,7 +107,8 @@ export function verifyZipSizes(data: Buffer, entries: ZipEntry[]): void {
       if (out > e.size) throw new UploadLimitError('an entry expands beyond the size its archive declares.')
     })
     try {
-      for (let at = start; at < end || at === start; at += 65_536) inflate.push(data.subarray(at, Math.min(end, at + 65_536)), at + 65_536 >= end)
+      for (let at = start; at < end || at === start; at += 65_536)
+        inflate.push(data.subarray(at, Math.min(end, at + 65_536)), at + 65_536 >= end)
     } catch (err) {
       if (err instanceof UploadLimitError) throw err
       throw damaged()
@@ -112,10 +126,16 @@ export function tidy(s: string): string {
     while (j > 0 && (l.charCodeAt(j - 1) === 32 || l.charCodeAt(j - 1) === 9)) j--
     if (j !== l.length) lines[i] = l.slice(0, j)
   }
-  return lines.join('\n').replace(/\n{3,}/g, '\n\n').trim()
+  return lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim()
 }
 
 export function checkTextLength(text: string): string {
-  if (text.length > TEXT_LIMIT) throw new UploadLimitError(`its text is longer than ${TEXT_LIMIT.toLocaleString('en-US')} characters; split it into smaller files.`)
+  if (text.length > TEXT_LIMIT)
+    throw new UploadLimitError(
+      `its text is longer than ${TEXT_LIMIT.toLocaleString('en-US')} characters; split it into smaller files.`,
+    )
   return text
 }

@@ -12,7 +12,10 @@ const DocId = v.pipe(
   v.regex(/^doc_[fc]\d{1,18}$/, coded('invalid_id', 'Expected a document id of the form doc_f<n> or doc_c<n>.')),
   v.description('doc_f<n> (file or text) or doc_c<n> (crawled page)'),
 )
-const AgtId = v.pipe(v.string(coded('invalid_id', 'Expected an id of the form agt_<n>.')), v.regex(/^agt_\d{1,18}$/, coded('invalid_id', 'Expected an id of the form agt_<n>.')))
+const AgtId = v.pipe(
+  v.string(coded('invalid_id', 'Expected an id of the form agt_<n>.')),
+  v.regex(/^agt_\d{1,18}$/, coded('invalid_id', 'Expected an id of the form agt_<n>.')),
+)
 export const DocumentParams = v.object({ agt: AgtId, doc: DocId })
 
 /**
@@ -20,9 +23,18 @@ export const DocumentParams = v.object({ agt: AgtId, doc: DocId })
  * what is missing, is decided in documents.ts (a body of neither shape is "no recognisable shape").
  */
 export const DocumentCreateJson = v.strictObject({
-  title: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1, 'title must not be empty.'), v.maxLength(500, 'title: at most 500 characters.'))),
+  title: v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.minLength(1, 'title must not be empty.'),
+      v.maxLength(500, 'title: at most 500 characters.'),
+    ),
+  ),
   text: v.optional(v.pipe(v.string(), v.maxLength(2_000_000, 'text: at most 2,000,000 characters.'))),
-  language: v.optional(v.pipe(v.string(), v.regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/, 'language: a BCP 47 tag such as en or en-GB.'))),
+  language: v.optional(
+    v.pipe(v.string(), v.regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/, 'language: a BCP 47 tag such as en or en-GB.')),
+  ),
   url: v.optional(v.pipe(v.string(), v.maxLength(2048, 'url: at most 2048 characters.'))),
   mode: v.optional(v.picklist(['page', 'site'], 'mode must be page or site.')),
   keep_verbatim: v.optional(v.boolean()),
@@ -32,7 +44,11 @@ export type DocumentCreateJson = v.InferOutput<typeof DocumentCreateJson>
 
 /** The multipart form, for the OpenAPI document (the route parses the parts itself). */
 export const DocumentCreateMultipart = v.object({
-  file: v.pipe(v.string(), v.metadata({ format: 'binary' }), v.description('Plain text, Markdown, HTML, PDF or DOCX; at most 10 MB.')),
+  file: v.pipe(
+    v.string(),
+    v.metadata({ format: 'binary' }),
+    v.description('Plain text, Markdown, HTML, PDF or DOCX; at most 10 MB.'),
+  ),
   title: v.optional(v.string()),
   language: v.optional(v.string()),
   keep_verbatim: v.optional(v.picklist(['true', 'false'])),

@@ -11,11 +11,45 @@ export interface ExtractedPage {
   lang: string | null
 }
 
-const NOISE = 'script, style, noscript, template, svg, canvas, iframe, object, embed, nav, footer, aside, form, button, select, [hidden], [aria-hidden="true"], [role="navigation"], [role="banner"], [role="contentinfo"]'
+const NOISE =
+  'script, style, noscript, template, svg, canvas, iframe, object, embed, nav, footer, aside, form, button, select, [hidden], [aria-hidden="true"], [role="navigation"], [role="banner"], [role="contentinfo"]'
 const BLOCK = new Set([
-  'ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'DD', 'DETAILS', 'DIV', 'DL', 'DT', 'FIELDSET', 'FIGCAPTION', 'FIGURE',
-  'FOOTER', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HR', 'LI', 'MAIN', 'OL', 'P', 'PRE', 'SECTION', 'SUMMARY',
-  'TABLE', 'TR', 'UL', 'CAPTION', 'TBODY', 'THEAD', 'TFOOT',
+  'ADDRESS',
+  'ARTICLE',
+  'ASIDE',
+  'BLOCKQUOTE',
+  'BR',
+  'DD',
+  'DETAILS',
+  'DIV',
+  'DL',
+  'DT',
+  'FIELDSET',
+  'FIGCAPTION',
+  'FIGURE',
+  'FOOTER',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'HEADER',
+  'HR',
+  'LI',
+  'MAIN',
+  'OL',
+  'P',
+  'PRE',
+  'SECTION',
+  'SUMMARY',
+  'TABLE',
+  'TR',
+  'UL',
+  'CAPTION',
+  'TBODY',
+  'THEAD',
+  'TFOOT',
 ])
 const CELL = new Set(['TD', 'TH'])
 // The title is answered on its own; a shell-less page can leave it in the body.
@@ -28,7 +62,8 @@ export function extractPage(body: string, url: string, contentType = 'text/html'
   const { document } = parseHTML(html)
   const links = collectLinks(document, url)
   const lang = pageLang(document)
-  const title = clean(document.querySelector('title')?.textContent ?? '') || clean(document.querySelector('h1')?.textContent ?? '')
+  const title =
+    clean(document.querySelector('title')?.textContent ?? '') || clean(document.querySelector('h1')?.textContent ?? '')
 
   // Readability mutates what it reads, so it gets its own copy of the document.
   const article = readable(html)
@@ -78,9 +113,16 @@ function fallbackText(document: any): string {
 function toText(root: Element): string {
   const paragraphs: string[] = []
   let line = ''
-  const flush = () => { const t = clean(line); if (t) paragraphs.push(t); line = '' }
+  const flush = () => {
+    const t = clean(line)
+    if (t) paragraphs.push(t)
+    line = ''
+  }
   const walk = (node: any) => {
-    if (node.nodeType === 3) { line += node.textContent; return }
+    if (node.nodeType === 3) {
+      line += node.textContent
+      return
+    }
     if (node.nodeType !== 1) return
     const tag = String(node.tagName).toUpperCase()
     if (SKIP.has(tag)) return
@@ -112,7 +154,11 @@ function collectLinks(document: any, pageUrl: string): string[] {
     const href = String(a.getAttribute('href') ?? '').trim()
     if (!href || href.startsWith('#')) continue
     let u: URL
-    try { u = new URL(href, base) } catch { continue }
+    try {
+      u = new URL(href, base)
+    } catch {
+      continue
+    }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') continue
     u.hash = ''
     seen.add(u.href)
@@ -121,9 +167,10 @@ function collectLinks(document: any, pageUrl: string): string[] {
 }
 
 function pageLang(document: any): string | null {
-  const raw = document.documentElement?.getAttribute('lang')
-    || document.querySelector('meta[http-equiv="content-language" i]')?.getAttribute('content')
-    || ''
+  const raw =
+    document.documentElement?.getAttribute('lang') ||
+    document.querySelector('meta[http-equiv="content-language" i]')?.getAttribute('content') ||
+    ''
   const tag = String(raw).split(',')[0].trim()
   return /^[a-z]{2,3}(-[a-z0-9]{2,8})*$/i.test(tag) ? tag : null
 }

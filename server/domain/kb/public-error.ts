@@ -35,14 +35,20 @@ const MAX_PUBLIC = 300
 export function publicMessage(err: unknown, fallback: string = PUBLIC_MESSAGES.internal): string {
   if (err instanceof FetchError) {
     switch (err.reason) {
-      case 'http_status': return `The site answered HTTP ${err.status}.`
-      case 'timeout': return PUBLIC_MESSAGES.timeout
-      case 'too_large': return PUBLIC_MESSAGES.tooLarge
-      case 'too_many_redirects': return PUBLIC_MESSAGES.redirects
-      default: return PUBLIC_MESSAGES.unreachable
+      case 'http_status':
+        return `The site answered HTTP ${err.status}.`
+      case 'timeout':
+        return PUBLIC_MESSAGES.timeout
+      case 'too_large':
+        return PUBLIC_MESSAGES.tooLarge
+      case 'too_many_redirects':
+        return PUBLIC_MESSAGES.redirects
+      default:
+        return PUBLIC_MESSAGES.unreachable
     }
   }
-  if (err instanceof ApiError || err instanceof CrawlRefused || err instanceof PublicError) return err.message.slice(0, MAX_PUBLIC)
+  if (err instanceof ApiError || err instanceof CrawlRefused || err instanceof PublicError)
+    return err.message.slice(0, MAX_PUBLIC)
   if (err instanceof Error && Object.getPrototypeOf(err) === Error.prototype && isPlainSentence(err)) return err.message
   return fallback
 }

@@ -85,7 +85,8 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
       const status = res.statusCode ?? 0
       if (REDIRECTS.has(status) && res.headers.location && (opts.method ?? 'GET') === 'GET') {
         res.resume()
-        if (hop >= maxRedirects) throw new FetchError('too_many_redirects', `More than ${maxRedirects} redirects.`, url.href)
+        if (hop >= maxRedirects)
+          throw new FetchError('too_many_redirects', `More than ${maxRedirects} redirects.`, url.href)
         current = new URL(res.headers.location, url).href
         continue
       }
@@ -98,7 +99,15 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
         res.destroy()
         throw tooLarge(url.href, maxBytes)
       }
-      const { body, truncated } = await readCapped(res, decoded(res), maxBytes, !!opts.truncate, url.href, controller.signal, timeoutMs)
+      const { body, truncated } = await readCapped(
+        res,
+        decoded(res),
+        maxBytes,
+        !!opts.truncate,
+        url.href,
+        controller.signal,
+        timeoutMs,
+      )
       const contentTypeHeader = String(res.headers['content-type'] ?? '')
       return {
         url: url.href,
@@ -115,7 +124,8 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
   }
 }
 
-const tooLarge = (url: string, maxBytes: number) => new FetchError('too_large', `The response exceeds ${maxBytes} bytes.`, url)
+const tooLarge = (url: string, maxBytes: number) =>
+  new FetchError('too_large', `The response exceeds ${maxBytes} bytes.`, url)
 const timedOut = (url: string, ms: number) => new FetchError('timeout', `No complete answer within ${ms} ms.`, url)
 
 function raceAbort<T>(p: Promise<T>, signal: AbortSignal, url: string, ms: number): Promise<T> {
@@ -131,12 +141,22 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal, url: string, ms: numbe
  * Connects to the pre-validated addresses only: the lookup hook answers with them instead of asking
  * DNS again, while the URL's host still names the Host header and the TLS server name.
  */
-function send(url: URL, addresses: ResolvedAddress[], opts: SafeFetchOptions, signal: AbortSignal, ms: number): Promise<IncomingMessage> {
+function send(
+  url: URL,
+  addresses: ResolvedAddress[],
+  opts: SafeFetchOptions,
+  signal: AbortSignal,
+  ms: number,
+): Promise<IncomingMessage> {
   const pinned: LookupFunction = (_host, options, callback) => {
     const fam = options.family === 4 || options.family === 6 ? options.family : 0
     const usable = fam ? addresses.filter((a) => a.family === fam) : addresses
     if (!usable.length) return callback(Object.assign(new Error('no validated address'), { code: 'ENOTFOUND' }), '', 0)
-    if (options.all) return (callback as any)(null, usable.map((a) => ({ address: a.address, family: a.family })))
+    if (options.all)
+      return (callback as any)(
+        null,
+        usable.map((a) => ({ address: a.address, family: a.family })),
+      )
     callback(null, usable[0].address, usable[0].family)
   }
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest
@@ -156,31 +176,73 @@ function send(url: URL, addresses: ResolvedAddress[], opts: SafeFetchOptions, si
     })
     const onAbort = () => req.destroy(timedOut(url.href, ms))
     signal.addEventListener('abort', onAbort, { once: true })
-    req.on('response', (res) => { signal.removeEventListener('abort', onAbort); resolve(res) })
+    req.on('response', (res) => {
+      signal.removeEventListener('abort', onAbort)
+      resolve(res)
+    })
     req.on('error', (err) => {
       signal.removeEventListener('abort', onAbort)
-      reject(err instanceof FetchError ? err : new FetchError('network', `The request failed: ${(err as NodeJS.ErrnoException).code ?? err.message}.`, url.href))
+      reject(
+        err instanceof FetchError
+          ? err
+          : new FetchError(
+              'network',
+              `The request failed: ${(err as NodeJS.ErrnoException).code ?? err.message}.`,
+              url.href,
+            ),
+      )
     })
     req.end(opts.body)
   })
 }
 
 function decoded(res: IncomingMessage): Readable {
-  const enc = String(res.headers['content-encoding'] ?? '').trim().toLowerCase()
-  const inflater = enc === 'gzip' || enc === 'x-gzip' ? createGunzip() : enc === 'deflate' ? createInflate() : enc === 'br' ? createBrotliDecompress() : null
+  const enc = String(res.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase()
+  const inflater =
+    enc === 'gzip' || enc === 'x-gzip'
+      ? createGunzip()
+      : enc === 'deflate'
+        ? createInflate()
+        : enc === 'br'
+          ? createBrotliDecompress()
+          : null
   if (!inflater) return res
   res.on('error', (e) => inflater.destroy(e))
   return res.pipe(inflater)
 }
 
-function readCapped(res: IncomingMessage, stream: Readable, maxBytes: number, truncate: boolean, url: string, signal: AbortSignal, ms: number): Promise<{ body: Buffer; truncated: boolean }> {
+function readCapped(
+  res: IncomingMessage,
+  stream: Readable,
+  maxBytes: number,
+  truncate: boolean,
+  url: string,
+  signal: AbortSignal,
+  ms: number,
+): Promise<{ body: Buffer; truncated: boolean }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
     let done = false
-    const fail = (e: Error) => { if (done) return; done = true; cleanup(); stream.destroy(); res.destroy(); reject(e) }
+    const fail = (e: Error) => {
+      if (done) return
+      done = true
+      cleanup()
+      stream.destroy()
+      res.destroy()
+      reject(e)
+    }
     // Enough read: the connection is dropped, so the rest of a huge page is never received.
-    const cut = () => { if (done) return; done = true; cleanup(); stream.destroy(); res.destroy(); resolve({ body: Buffer.concat(chunks), truncated: true }) }
+    const cut = () => {
+      if (done) return
+      done = true
+      cleanup()
+      stream.destroy()
+      res.destroy()
+      resolve({ body: Buffer.concat(chunks), truncated: true })
+    }
     const onAbort = () => fail(timedOut(url, ms))
     const cleanup = () => signal.removeEventListener('abort', onAbort)
     if (signal.aborted) return onAbort()
@@ -196,8 +258,15 @@ function readCapped(res: IncomingMessage, stream: Readable, maxBytes: number, tr
       size += chunk.length
       chunks.push(chunk)
     })
-    stream.on('end', () => { if (done) return; done = true; cleanup(); resolve({ body: Buffer.concat(chunks), truncated: false }) })
-    stream.on('error', (e) => fail(e instanceof FetchError ? e : new FetchError('network', `The response broke off: ${e.message}.`, url)))
+    stream.on('end', () => {
+      if (done) return
+      done = true
+      cleanup()
+      resolve({ body: Buffer.concat(chunks), truncated: false })
+    })
+    stream.on('error', (e) =>
+      fail(e instanceof FetchError ? e : new FetchError('network', `The response broke off: ${e.message}.`, url)),
+    )
   })
 }
 

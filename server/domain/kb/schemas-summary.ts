@@ -9,7 +9,10 @@ export const KbSummaryReplace = v.strictObject({
   text: v.pipe(
     v.string(coded('validation_error', 'text must be a string.')),
     v.check((s) => s.trim().length > 0, coded('validation_error', 'text must not be empty.')),
-    v.maxLength(SUMMARY_REPLACE_MAX_CHARS, coded('validation_error', `text is at most ${SUMMARY_REPLACE_MAX_CHARS} characters.`)),
+    v.maxLength(
+      SUMMARY_REPLACE_MAX_CHARS,
+      coded('validation_error', `text is at most ${SUMMARY_REPLACE_MAX_CHARS} characters.`),
+    ),
   ),
 })
 
@@ -17,8 +20,14 @@ const Ts = v.nullable(v.pipe(v.string(), v.isoTimestamp()))
 const LastJob = v.nullable(v.record(v.string(), v.unknown()))
 
 export const KbSummary = v.object({
-  agent_id: v.string(), text: v.nullable(v.string()), version: v.number(), source: v.nullable(v.picklist(['build', 'reindex', 'manual'])),
-  stale: v.boolean(), pending_sources: v.number(), updated_at: Ts, last_job: LastJob,
+  agent_id: v.string(),
+  text: v.nullable(v.string()),
+  version: v.number(),
+  source: v.nullable(v.picklist(['build', 'reindex', 'manual'])),
+  stale: v.boolean(),
+  pending_sources: v.number(),
+  updated_at: Ts,
+  last_job: LastJob,
 })
 
 const Dropped = v.array(v.object({ doc_id: v.string(), title: v.nullable(v.string()), chars: v.number() }))
@@ -26,8 +35,19 @@ const Surface = v.object({ documents: v.number(), chars: v.number(), cap: v.numb
 
 export const KbStatus = v.object({
   agent_id: v.string(),
-  summary: v.object({ status: v.picklist(['none', 'ready', 'rebuilding']), stale: v.boolean(), last_job: LastJob, pending_sources: v.number(), version: v.number() }),
-  crawl: v.looseObject({ status: v.string(), crawl_id: v.nullable(v.string()), pages_done: v.number(), started_at: Ts }),
+  summary: v.object({
+    status: v.picklist(['none', 'ready', 'rebuilding']),
+    stale: v.boolean(),
+    last_job: LastJob,
+    pending_sources: v.number(),
+    version: v.number(),
+  }),
+  crawl: v.looseObject({
+    status: v.string(),
+    crawl_id: v.nullable(v.string()),
+    pages_done: v.number(),
+    started_at: Ts,
+  }),
   vector_sync: v.null(),
   verbatim: v.object({ chat: Surface, calls: Surface }),
 })

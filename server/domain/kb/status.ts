@@ -33,9 +33,22 @@ export async function presentSummary(ex: Executor, agentId: string) {
   }
 }
 
-export async function kbStatus(ex: Executor, agent: Pick<AgentRow, 'id' | 'useLargeModel'>, deps: { crawl: (agentId: string) => CrawlProgress } = { crawl: () => IDLE_CRAWL }) {
-  const [s, pending, plan] = await Promise.all([readSummary(ex, agent.id), pendingSources(ex, agent.id), verbatimPlanOf(ex, agent.id, agent.useLargeModel)])
-  const size = (p: typeof plan.chat) => ({ documents: p.included.length, chars: p.chars, cap: p.cap, dropped: p.dropped })
+export async function kbStatus(
+  ex: Executor,
+  agent: Pick<AgentRow, 'id' | 'useLargeModel'>,
+  deps: { crawl: (agentId: string) => CrawlProgress } = { crawl: () => IDLE_CRAWL },
+) {
+  const [s, pending, plan] = await Promise.all([
+    readSummary(ex, agent.id),
+    pendingSources(ex, agent.id),
+    verbatimPlanOf(ex, agent.id, agent.useLargeModel),
+  ])
+  const size = (p: typeof plan.chat) => ({
+    documents: p.included.length,
+    chars: p.chars,
+    cap: p.cap,
+    dropped: p.dropped,
+  })
   return {
     agent_id: agent.id,
     summary: {

@@ -15,10 +15,16 @@ export async function verbatimPlanOf(ex: Executor, agentId: string, largeTier?: 
     const [agent] = await ex.select({ large: agents.useLargeModel }).from(agents).where(eq(agents.id, agentId))
     largeTier = agent?.large ?? false
   }
-  const docs = await ex.select({
-    id: kbDocuments.id, title: kbDocuments.title, chars: kbDocuments.chars, keepVerbatim: kbDocuments.keepVerbatim,
-    verbatimInCalls: kbDocuments.verbatimInCalls, createdAt: kbDocuments.createdAt,
-  }).from(kbDocuments)
+  const docs = await ex
+    .select({
+      id: kbDocuments.id,
+      title: kbDocuments.title,
+      chars: kbDocuments.chars,
+      keepVerbatim: kbDocuments.keepVerbatim,
+      verbatimInCalls: kbDocuments.verbatimInCalls,
+      createdAt: kbDocuments.createdAt,
+    })
+    .from(kbDocuments)
     .where(and(eq(kbDocuments.agentId, agentId), eq(kbDocuments.status, 'indexed'), eq(kbDocuments.keepVerbatim, true)))
   return planVerbatim(docs, { largeTier })
 }
@@ -27,27 +33,58 @@ export async function verbatimPlanOf(ex: Executor, agentId: string, largeTier?: 
  *  a surface leaves out for its cap (contract: "summarised instead"), oldest first. */
 export async function summarySources(ex: Executor, agentId: string) {
   const dropped = droppedIds(await verbatimPlanOf(ex, agentId))
-  return ex.select({ id: kbDocuments.id, title: kbDocuments.title, text: kbDocuments.text, url: kbDocuments.url, updatedAt: kbDocuments.updatedAt }).from(kbDocuments)
-    .where(and(eq(kbDocuments.agentId, agentId), eq(kbDocuments.status, 'indexed'),
-      dropped.length ? or(eq(kbDocuments.keepVerbatim, false), inArray(kbDocuments.id, dropped)) : eq(kbDocuments.keepVerbatim, false)))
+  return ex
+    .select({
+      id: kbDocuments.id,
+      title: kbDocuments.title,
+      text: kbDocuments.text,
+      url: kbDocuments.url,
+      updatedAt: kbDocuments.updatedAt,
+    })
+    .from(kbDocuments)
+    .where(
+      and(
+        eq(kbDocuments.agentId, agentId),
+        eq(kbDocuments.status, 'indexed'),
+        dropped.length
+          ? or(eq(kbDocuments.keepVerbatim, false), inArray(kbDocuments.id, dropped))
+          : eq(kbDocuments.keepVerbatim, false),
+      ),
+    )
     .orderBy(asc(kbDocuments.createdAt), asc(kbDocuments.id))
 }
 
 /** Sources new or changed since the summary last read them (summarized_at null or older than updated_at). */
 export async function pendingSources(ex: Executor, agentId: string): Promise<number> {
   const dropped = droppedIds(await verbatimPlanOf(ex, agentId))
-  const [row] = await ex.select({ n: count() }).from(kbDocuments)
-    .where(and(eq(kbDocuments.agentId, agentId), eq(kbDocuments.status, 'indexed'),
-      dropped.length ? or(eq(kbDocuments.keepVerbatim, false), inArray(kbDocuments.id, dropped)) : eq(kbDocuments.keepVerbatim, false),
-      or(isNull(kbDocuments.summarizedAt), lt(kbDocuments.summarizedAt, kbDocuments.updatedAt))))
+  const [row] = await ex
+    .select({ n: count() })
+    .from(kbDocuments)
+    .where(
+      and(
+        eq(kbDocuments.agentId, agentId),
+        eq(kbDocuments.status, 'indexed'),
+        dropped.length
+          ? or(eq(kbDocuments.keepVerbatim, false), inArray(kbDocuments.id, dropped))
+          : eq(kbDocuments.keepVerbatim, false),
+        or(isNull(kbDocuments.summarizedAt), lt(kbDocuments.summarizedAt, kbDocuments.updatedAt)),
+      ),
+    )
   return Number(row?.n ?? 0)
 }
 
 /** The summary text of every current source, and the ids it read (marked summarised when it is written). */
-export async function buildSummary(ex: Executor, engine: ChatEngine, agentId: string): Promise<{ text: string; sourceIds: string[]; read: { id: string; updatedAt: Date }[] }> {
+export async function buildSummary(
+  ex: Executor,
+  engine: ChatEngine,
+  agentId: string,
+): Promise<{ text: string; sourceIds: string[]; read: { id: string; updatedAt: Date }[] }> {
   const sources = await summarySources(ex, agentId)
   if (!sources.length) throw new Error('No indexed documents to summarise.')
-  const text = await engine.summarize(sources.map((s) => ({ title: s.title ?? s.url ?? '', text: s.text ?? '' })), { maxChars: SUMMARY_MAX_CHARS })
+  const text = await engine.summarize(
+    sources.map((s) => ({ title: s.title ?? s.url ?? '', text: s.text ?? '' })),
+    { maxChars: SUMMARY_MAX_CHARS },
+  )
   return { text, sourceIds: sources.map((s) => s.id), read: sources.map((s) => ({ id: s.id, updatedAt: s.updatedAt })) }
 }
 
@@ -61,8 +98,15 @@ export async function markSummarized(ex: Executor, ids: string[], at = new Date(
 export async function markSummarizedAsRead(ex: Executor, read: { id: string; updatedAt: Date }[]) {
   for (const d of read) {
     // updated_at keeps microseconds, a JS Date milliseconds: compare at milliseconds, copy the column itself.
-    await ex.update(kbDocuments).set({ summarizedAt: sql`${kbDocuments.updatedAt}` })
-      .where(and(eq(kbDocuments.id, d.id), sql`date_trunc('milliseconds', ${kbDocuments.updatedAt}) = ${d.updatedAt.toISOString()}::timestamptz`))
+    await ex
+      .update(kbDocuments)
+      .set({ summarizedAt: sql`${kbDocuments.updatedAt}` })
+      .where(
+        and(
+          eq(kbDocuments.id, d.id),
+          sql`date_trunc('milliseconds', ${kbDocuments.updatedAt}) = ${d.updatedAt.toISOString()}::timestamptz`,
+        ),
+      )
   }
 }
 
@@ -71,18 +115,46 @@ export async function markSummarizedAsRead(ex: Executor, read: { id: string; upd
  * rebuild does). Call it in the transaction that indexes or changes the document.
  */
 export async function markSummaryStale(ex: Executor, agent: { id: string; accountId: string }) {
-  await ex.insert(kbSummaries).values({ agentId: agent.id, accountId: agent.accountId, stale: true })
+  await ex
+    .insert(kbSummaries)
+    .values({ agentId: agent.id, accountId: agent.accountId, stale: true })
     .onConflictDoUpdate({ target: kbSummaries.agentId, set: { stale: true } })
 }
 
-export async function writeSummary(ex: Executor, agent: { id: string; accountId: string }, text: string, source: 'build' | 'reindex' | 'manual', job: Record<string, unknown> | null) {
+export async function writeSummary(
+  ex: Executor,
+  agent: { id: string; accountId: string },
+  text: string,
+  source: 'build' | 'reindex' | 'manual',
+  job: Record<string, unknown> | null,
+) {
   const now = new Date()
   const [current] = await ex.select().from(kbSummaries).where(eq(kbSummaries.agentId, agent.id)).for('update')
   if (current) {
-    await ex.update(kbSummaries).set({ text, version: current.version + 1, source, stale: source === 'manual' ? current.stale : false, lastJob: job ?? current.lastJob, updatedAt: now })
+    await ex
+      .update(kbSummaries)
+      .set({
+        text,
+        version: current.version + 1,
+        source,
+        stale: source === 'manual' ? current.stale : false,
+        lastJob: job ?? current.lastJob,
+        updatedAt: now,
+      })
       .where(eq(kbSummaries.agentId, agent.id))
   } else {
-    await ex.insert(kbSummaries).values({ agentId: agent.id, accountId: agent.accountId, text, version: 1, source, stale: false, lastJob: job, updatedAt: now })
+    await ex
+      .insert(kbSummaries)
+      .values({
+        agentId: agent.id,
+        accountId: agent.accountId,
+        text,
+        version: 1,
+        source,
+        stale: false,
+        lastJob: job,
+        updatedAt: now,
+      })
   }
 }
 
@@ -107,7 +179,8 @@ export interface ReindexJob {
   error: string | null
 }
 
-const asReindex = (j: unknown): ReindexJob | null => (j && typeof j === 'object' && (j as any).job === 'reindex' ? (j as ReindexJob) : null)
+const asReindex = (j: unknown): ReindexJob | null =>
+  j && typeof j === 'object' && (j as any).job === 'reindex' ? (j as ReindexJob) : null
 
 /** Whether a reindex is queued or running (and not abandoned). */
 export function reindexInFlight(lastJob: unknown, now = Date.now()): boolean {
@@ -118,15 +191,31 @@ export function reindexInFlight(lastJob: unknown, now = Date.now()): boolean {
 
 /** Records the request on the summary (creating an empty one, version 0, if the agent has none yet). The
  *  newest request wins: an older queued job finds another request_id and does nothing. */
-export async function requestReindex(ex: Executor, agent: { id: string; accountId: string }, requestId: string): Promise<ReindexJob> {
-  const job: ReindexJob = { job: 'reindex', status: 'queued', request_id: requestId, requested_at: new Date().toISOString(), started_at: null, finished_at: null, error: null }
-  await ex.insert(kbSummaries).values({ agentId: agent.id, accountId: agent.accountId, lastJob: job as unknown as Record<string, unknown> })
+export async function requestReindex(
+  ex: Executor,
+  agent: { id: string; accountId: string },
+  requestId: string,
+): Promise<ReindexJob> {
+  const job: ReindexJob = {
+    job: 'reindex',
+    status: 'queued',
+    request_id: requestId,
+    requested_at: new Date().toISOString(),
+    started_at: null,
+    finished_at: null,
+    error: null,
+  }
+  await ex
+    .insert(kbSummaries)
+    .values({ agentId: agent.id, accountId: agent.accountId, lastJob: job as unknown as Record<string, unknown> })
     .onConflictDoUpdate({ target: kbSummaries.agentId, set: { lastJob: job as unknown as Record<string, unknown> } })
   return job
 }
 
 export async function setJobIfCurrent(ex: Executor, agentId: string, requestId: string, job: ReindexJob) {
-  await ex.update(kbSummaries).set({ lastJob: job as unknown as Record<string, unknown> })
+  await ex
+    .update(kbSummaries)
+    .set({ lastJob: job as unknown as Record<string, unknown> })
     .where(and(eq(kbSummaries.agentId, agentId), sql`${kbSummaries.lastJob}->>'request_id' = ${requestId}`))
 }
 
@@ -144,12 +233,24 @@ export async function runReindex(
   log: (m: string, extra?: Record<string, unknown>) => void,
 ): Promise<ReindexJob | null> {
   const startedAt = new Date().toISOString()
-  const [claimed] = await ex.db.update(kbSummaries)
-    .set({ lastJob: sql`jsonb_set(jsonb_set(${kbSummaries.lastJob}, '{status}', '"running"'), '{started_at}', ${JSON.stringify(startedAt)}::jsonb)` })
-    .where(and(eq(kbSummaries.agentId, agentId), sql`${kbSummaries.lastJob}->>'request_id' = ${requestId}`, or(
-      sql`${kbSummaries.lastJob}->>'status' = 'queued'`,
-      and(sql`${kbSummaries.lastJob}->>'status' = 'running'`, sql`(${kbSummaries.lastJob}->>'started_at')::timestamptz < now() - make_interval(secs => ${REINDEX_STALE_MS / 1000})`),
-    )))
+  const [claimed] = await ex.db
+    .update(kbSummaries)
+    .set({
+      lastJob: sql`jsonb_set(jsonb_set(${kbSummaries.lastJob}, '{status}', '"running"'), '{started_at}', ${JSON.stringify(startedAt)}::jsonb)`,
+    })
+    .where(
+      and(
+        eq(kbSummaries.agentId, agentId),
+        sql`${kbSummaries.lastJob}->>'request_id' = ${requestId}`,
+        or(
+          sql`${kbSummaries.lastJob}->>'status' = 'queued'`,
+          and(
+            sql`${kbSummaries.lastJob}->>'status' = 'running'`,
+            sql`(${kbSummaries.lastJob}->>'started_at')::timestamptz < now() - make_interval(secs => ${REINDEX_STALE_MS / 1000})`,
+          ),
+        ),
+      ),
+    )
     .returning()
   if (!claimed) return null
   const job = { ...(claimed.lastJob as unknown as ReindexJob), status: 'running' as const, started_at: startedAt }
@@ -162,7 +263,10 @@ export async function runReindex(
       await markSummarizedAsRead(tx, read)
       // A source that changed while the summariser read it is still pending: the summary stays stale.
       const pending = await pendingSources(tx, agentId)
-      await tx.update(kbSummaries).set({ stale: pending > 0 }).where(eq(kbSummaries.agentId, agentId))
+      await tx
+        .update(kbSummaries)
+        .set({ stale: pending > 0 })
+        .where(eq(kbSummaries.agentId, agentId))
       await setJobIfCurrent(tx, agentId, requestId, done)
     })
     return done
@@ -183,14 +287,28 @@ export async function runReindex(
  * the summary, stale or not, then the keep-as-is texts that surface carries. Put it under the prompt with
  * withKnowledge(prompt, block).
  */
-export async function knowledgeFor(ex: Executor, agent: { id: string; useLargeModel: boolean }, surface: KnowledgeSurface): Promise<string> {
+export async function knowledgeFor(
+  ex: Executor,
+  agent: { id: string; useLargeModel: boolean },
+  surface: KnowledgeSurface,
+): Promise<string> {
   const [summary, docs] = await Promise.all([
     readSummary(ex, agent.id),
-    ex.select({
-      id: kbDocuments.id, title: kbDocuments.title, text: kbDocuments.text, keepVerbatim: kbDocuments.keepVerbatim,
-      verbatimInCalls: kbDocuments.verbatimInCalls, createdAt: kbDocuments.createdAt,
-    }).from(kbDocuments)
-      .where(and(eq(kbDocuments.agentId, agent.id), eq(kbDocuments.status, 'indexed'), eq(kbDocuments.keepVerbatim, true))),
+    ex
+      .select({
+        id: kbDocuments.id,
+        title: kbDocuments.title,
+        text: kbDocuments.text,
+        keepVerbatim: kbDocuments.keepVerbatim,
+        verbatimInCalls: kbDocuments.verbatimInCalls,
+        createdAt: kbDocuments.createdAt,
+      })
+      .from(kbDocuments)
+      .where(
+        and(eq(kbDocuments.agentId, agent.id), eq(kbDocuments.status, 'indexed'), eq(kbDocuments.keepVerbatim, true)),
+      ),
   ])
-  return assembleKnowledgeBlock(surface, summary && summary.version > 0 ? summary.text : null, docs, { largeTier: agent.useLargeModel })
+  return assembleKnowledgeBlock(surface, summary && summary.version > 0 ? summary.text : null, docs, {
+    largeTier: agent.useLargeModel,
+  })
 }

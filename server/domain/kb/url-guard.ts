@@ -7,7 +7,10 @@ import { BlockList, isIP } from 'node:net'
 import { lookup as dnsLookup } from 'node:dns/promises'
 import { ApiError } from '../../utils/api-error'
 
-export interface ResolvedAddress { address: string; family: 4 | 6 }
+export interface ResolvedAddress {
+  address: string
+  family: 4 | 6
+}
 /** Resolves a host name to all its addresses; injectable so tests can stage DNS answers. */
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>
 
@@ -21,12 +24,23 @@ export interface GuardOptions {
 const invalid = (message: string, field = 'url') => new ApiError(400, 'invalid_url', message, field)
 
 // Names that are internal by definition, refused before DNS so a local resolver cannot map them anywhere.
-const BLOCKED_NAMES = new Set(['localhost', 'metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal'])
+const BLOCKED_NAMES = new Set([
+  'localhost',
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+])
 const BLOCKED_SUFFIXES = ['.localhost', '.internal', '.local', '.localdomain', '.home.arpa']
 
 /** Lower case, no IPv6 brackets, no trailing dot: the form compared with the allow list. */
 export function normalizeHost(host: string): string {
-  return host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '')
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
 }
 
 function isAllowed(host: string, allow: readonly string[]): boolean {
@@ -63,18 +77,38 @@ export function assertFetchableUrl(raw: string, opts: GuardOptions): URL {
 
 const v4 = new BlockList()
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) v4.addSubnet(net, prefix, 'ipv4')
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  v4.addSubnet(net, prefix, 'ipv4')
 // 255.255.255.255 lies inside 240/4.
 
 const v6 = new BlockList()
 for (const [net, prefix] of [
   ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible range
-  ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) v6.addSubnet(net, prefix, 'ipv6')
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 32],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  v6.addSubnet(net, prefix, 'ipv6')
 
 /** The eight 16-bit groups of a valid IPv6 literal (a trailing dotted IPv4 included). */
 function v6Groups(ip: string): number[] {
@@ -104,13 +138,17 @@ export function isPublicAddress(ip: string): boolean {
   const g = v6Groups(addr)
   // Addresses that carry an IPv4 address are only as public as the address they carry.
   if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return isPublicAddress(v4From(g[6], g[7]))
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return isPublicAddress(v4From(g[6], g[7]))
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0))
+    return isPublicAddress(v4From(g[6], g[7]))
   if (g[0] === 0x2002) return isPublicAddress(v4From(g[1], g[2]))
   return !v6.check(addr.split('%')[0], 'ipv6')
 }
 
 const systemResolver: Resolver = async (hostname) =>
-  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }))
 
 /**
  * The addresses a request to `hostname` may connect to: all of them public, or the host allow-listed.

@@ -29,11 +29,24 @@ export interface VerbatimDoc {
   createdAt: Date | string
 }
 
-export interface DroppedDoc { doc_id: string; title: string | null; chars: number }
-export interface SurfacePlan { included: string[]; chars: number; cap: number; dropped: DroppedDoc[] }
-export interface VerbatimPlan { chat: SurfacePlan; calls: SurfacePlan }
+export interface DroppedDoc {
+  doc_id: string
+  title: string | null
+  chars: number
+}
+export interface SurfacePlan {
+  included: string[]
+  chars: number
+  cap: number
+  dropped: DroppedDoc[]
+}
+export interface VerbatimPlan {
+  chat: SurfacePlan
+  calls: SurfacePlan
+}
 
-export const sizeOf = (d: Pick<VerbatimDoc, 'text' | 'chars'>) => (typeof d.text === 'string' ? d.text.length : Math.max(0, d.chars ?? 0))
+export const sizeOf = (d: Pick<VerbatimDoc, 'text' | 'chars'>) =>
+  typeof d.text === 'string' ? d.text.length : Math.max(0, d.chars ?? 0)
 
 const time = (d: Date | string) => (d instanceof Date ? d.getTime() : Date.parse(d))
 
@@ -72,20 +85,29 @@ export function planVerbatim(docs: readonly VerbatimDoc[], opts: { largeTier: bo
 }
 
 /** The plan of one surface: phone and voice_chat are calls. */
-export const surfacePlan = (plan: VerbatimPlan, surface: KnowledgeSurface) => (surface === 'chat' ? plan.chat : plan.calls)
+export const surfacePlan = (plan: VerbatimPlan, surface: KnowledgeSurface) =>
+  surface === 'chat' ? plan.chat : plan.calls
 
 /** Ids of keep-as-is documents some surface leaves out: the summariser reads them instead. */
-export const droppedIds = (plan: VerbatimPlan) => [...new Set([...plan.chat.dropped, ...plan.calls.dropped].map((d) => d.doc_id))]
+export const droppedIds = (plan: VerbatimPlan) => [
+  ...new Set([...plan.chat.dropped, ...plan.calls.dropped].map((d) => d.doc_id)),
+]
 
 export const SUMMARY_HEADING = '### Summary'
-export const documentHeading = (title: string | null, id: string) => `### Document: ${(title ?? '').replace(/\s+/g, ' ').trim() || id}`
+export const documentHeading = (title: string | null, id: string) =>
+  `### Document: ${(title ?? '').replace(/\s+/g, ' ').trim() || id}`
 
 /**
  * The knowledge of one surface: the summary, then the keep-as-is texts that surface carries, in the
  * planned order, each under a small heading. Empty when there is neither. The host puts it under
  * KNOWLEDGE_HEADING (withKnowledge). Documents are given with their text.
  */
-export function assembleKnowledgeBlock(surface: KnowledgeSurface, summary: string | null | undefined, docs: readonly VerbatimDoc[], opts: { largeTier: boolean }): string {
+export function assembleKnowledgeBlock(
+  surface: KnowledgeSurface,
+  summary: string | null | undefined,
+  docs: readonly VerbatimDoc[],
+  opts: { largeTier: boolean },
+): string {
   const parts: string[] = []
   const s = summary?.trim()
   if (s) parts.push(`${SUMMARY_HEADING}\n${s}`)

@@ -7,18 +7,33 @@ import { rowsOf } from '../../db/client'
 import { quotaUsage, users } from '../../db/schema'
 import { ApiError } from '../../utils/api-error'
 
-export const QUOTA_KINDS = ['agent_creates', 'builds', 'kb_documents', 'chat_messages', 'webhook_tests', 'reindexes'] as const
+export const QUOTA_KINDS = [
+  'agent_creates',
+  'builds',
+  'kb_documents',
+  'chat_messages',
+  'webhook_tests',
+  'reindexes',
+] as const
 export type QuotaKind = (typeof QUOTA_KINDS)[number]
 
 // reindexes: one unit per POST /agents/{agt}/kb/reindex (each runs the engine over the whole knowledge base).
-export const DEFAULT_QUOTAS: Record<QuotaKind, number> = { agent_creates: 10, builds: 50, kb_documents: 500, chat_messages: 5000, webhook_tests: 50, reindexes: 50 }
+export const DEFAULT_QUOTAS: Record<QuotaKind, number> = {
+  agent_creates: 10,
+  builds: 50,
+  kb_documents: 500,
+  chat_messages: 5000,
+  webhook_tests: 50,
+  reindexes: 50,
+}
 /** The defaults this process applies: DEFAULT_QUOTAS with the operator's SVC_QUOTAS on top (configureQuotas at boot). */
 let baseQuotas: Record<QuotaKind, number> = { ...DEFAULT_QUOTAS }
 
 /** Boot: operator overrides of the default daily quotas (SVC_QUOTAS, e.g. chat_messages=1000000 for a bench). An unknown kind fails the boot. */
 export function configureQuotas(overrides: Record<string, number>) {
   for (const k of Object.keys(overrides)) {
-    if (!(QUOTA_KINDS as readonly string[]).includes(k)) throw new Error(`[config] SVC_QUOTAS: unknown quota "${k}"; expected ${QUOTA_KINDS.join(', ')}`)
+    if (!(QUOTA_KINDS as readonly string[]).includes(k))
+      throw new Error(`[config] SVC_QUOTAS: unknown quota "${k}"; expected ${QUOTA_KINDS.join(', ')}`)
   }
   baseQuotas = { ...DEFAULT_QUOTAS, ...overrides }
 }
@@ -26,10 +41,14 @@ export const DEFAULT_MAX_CONCURRENT_BUILDS = 2
 export const DEFAULT_CALL_LIMITS = { max_concurrent_calls: 5, max_calls_per_day: 100 }
 
 /** Keys of PATCH /users limits that override a quota. */
-const OVERRIDES: Partial<Record<QuotaKind, string>> = { agent_creates: 'max_agent_creates_per_day', builds: 'max_builds_per_day' }
+const OVERRIDES: Partial<Record<QuotaKind, string>> = {
+  agent_creates: 'max_agent_creates_per_day',
+  builds: 'max_builds_per_day',
+}
 
 export const utcDay = (at = new Date()) => at.toISOString().slice(0, 10)
-export const nextUtcMidnight = (at = new Date()) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1))
+export const nextUtcMidnight = (at = new Date()) =>
+  new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1))
 
 export interface EffectiveLimits {
   quotas: Record<QuotaKind, number>
@@ -48,33 +67,52 @@ export async function effectiveLimits(db: Executor, accountId: string): Promise<
   }
   return {
     quotas,
-    maxConcurrentBuilds: typeof o.max_concurrent_builds === 'number' ? o.max_concurrent_builds : DEFAULT_MAX_CONCURRENT_BUILDS,
-    maxCallsPerDay: typeof o.max_calls_per_day === 'number' ? o.max_calls_per_day : DEFAULT_CALL_LIMITS.max_calls_per_day,
+    maxConcurrentBuilds:
+      typeof o.max_concurrent_builds === 'number' ? o.max_concurrent_builds : DEFAULT_MAX_CONCURRENT_BUILDS,
+    maxCallsPerDay:
+      typeof o.max_calls_per_day === 'number' ? o.max_calls_per_day : DEFAULT_CALL_LIMITS.max_calls_per_day,
     maxConcurrentCalls: DEFAULT_CALL_LIMITS.max_concurrent_calls,
   }
 }
 
 /** Takes `n` units of today's quota or answers 429 quota_exceeded with Retry-After until 00:00 UTC. */
-export async function consumeQuota(db: Executor, accountId: string, kind: QuotaKind, n = 1, now = new Date()): Promise<number> {
+export async function consumeQuota(
+  db: Executor,
+  accountId: string,
+  kind: QuotaKind,
+  n = 1,
+  now = new Date(),
+): Promise<number> {
   const { quotas } = await effectiveLimits(db, accountId)
   const limit = quotas[kind]
   const day = utcDay(now)
-  const rows = rowsOf<{ used: number }>(await db.execute(sql`
+  const rows = rowsOf<{ used: number }>(
+    await db.execute(sql`
     INSERT INTO quota_usage (account_id, day, kind, used) SELECT ${accountId}, ${day}, ${kind}, ${n} WHERE ${n} <= ${limit}
     ON CONFLICT (account_id, day, kind) DO UPDATE SET used = quota_usage.used + ${n}
     WHERE quota_usage.used + ${n} <= ${limit}
-    RETURNING used`))
+    RETURNING used`),
+  )
   if (!rows.length) {
     const resetsAt = nextUtcMidnight(now)
-    throw new ApiError(429, 'quota_exceeded', `The daily ${kind} quota (${limit}) is used up; it resets at ${resetsAt.toISOString()}.`, null, {
-      'Retry-After': String(Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000))),
-    })
+    throw new ApiError(
+      429,
+      'quota_exceeded',
+      `The daily ${kind} quota (${limit}) is used up; it resets at ${resetsAt.toISOString()}.`,
+      null,
+      {
+        'Retry-After': String(Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000))),
+      },
+    )
   }
   return Number(rows[0].used)
 }
 
 export async function quotaUsed(db: Executor, accountId: string, now = new Date()): Promise<Record<QuotaKind, number>> {
-  const rows = await db.select().from(quotaUsage).where(and(eq(quotaUsage.accountId, accountId), eq(quotaUsage.day, utcDay(now))))
+  const rows = await db
+    .select()
+    .from(quotaUsage)
+    .where(and(eq(quotaUsage.accountId, accountId), eq(quotaUsage.day, utcDay(now))))
   const used = Object.fromEntries(QUOTA_KINDS.map((k) => [k, 0])) as Record<QuotaKind, number>
   for (const r of rows) if ((QUOTA_KINDS as readonly string[]).includes(r.kind)) used[r.kind as QuotaKind] = r.used
   return used

@@ -30,7 +30,12 @@ export interface ToolSpec {
 }
 
 const READ: ToolAnnotations = { readOnlyHint: true, openWorldHint: false }
-const WRITE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }
+const WRITE: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+}
 
 const PAGING = {
   limit: 'Page size.',
@@ -39,121 +44,273 @@ const PAGING = {
 
 /** What the path parameters are called in tool inputs: readable for a model, and matching the ids it sees. */
 export const PARAM_NAMES: Record<string, string> = {
-  acc: 'account_id', agt: 'agent_id', conv: 'conversation_id', pv: 'prompt_version_id', doc: 'document_id', whk: 'endpoint_id',
+  acc: 'account_id',
+  agt: 'agent_id',
+  conv: 'conversation_id',
+  pv: 'prompt_version_id',
+  doc: 'document_id',
+  whk: 'endpoint_id',
 }
 
 /** Fields of an agent the MCP tool may change: texts and model settings. Capabilities (and their
  *  settings), notification e-mails, recording, identity capture, the provider and external ids stay
  *  with the REST API and the dashboard, where a person decides them. */
 export const AGENT_SAFE_FIELDS = [
-  'name', 'role', 'business_name', 'business_profile', 'conversation_style', 'instructions', 'chat_instructions', 'voice_chat_instructions',
-  'greeting', 'greeting_initial', 'public_chat_greeting', 'refinement_rules', 'use_large_model', 'temperature', 'max_response_tokens',
-  'default_language', 'languages', 'timezone', 'after_hours_message', 'fallback_message', 'escalation_message',
+  'name',
+  'role',
+  'business_name',
+  'business_profile',
+  'conversation_style',
+  'instructions',
+  'chat_instructions',
+  'voice_chat_instructions',
+  'greeting',
+  'greeting_initial',
+  'public_chat_greeting',
+  'refinement_rules',
+  'use_large_model',
+  'temperature',
+  'max_response_tokens',
+  'default_language',
+  'languages',
+  'timezone',
+  'after_hours_message',
+  'fallback_message',
+  'escalation_message',
 ] as const
 
 export const TOOL_SPECS: readonly ToolSpec[] = [
   {
-    name: 'list_agents', title: 'List agents', method: 'GET', route: '/v1/accounts/:acc/agents', annotations: READ,
-    description: 'List the AI agents of an account, newest first: id, name, type, versions, model and knowledge-base counts. Start here to find an agent_id.',
+    name: 'list_agents',
+    title: 'List agents',
+    method: 'GET',
+    route: '/v1/accounts/:acc/agents',
+    annotations: READ,
+    description:
+      'List the AI agents of an account, newest first: id, name, type, versions, model and knowledge-base counts. Start here to find an agent_id.',
   },
   {
-    name: 'get_agent', title: 'Read an agent', method: 'GET', route: '/v1/agents/:agt', annotations: READ,
-    description: 'Read one agent in full: prompts (instructions per surface), greetings, business profile, model settings, voice and widget settings.',
+    name: 'get_agent',
+    title: 'Read an agent',
+    method: 'GET',
+    route: '/v1/agents/:agt',
+    annotations: READ,
+    description:
+      'Read one agent in full: prompts (instructions per surface), greetings, business profile, model settings, voice and widget settings.',
   },
   {
-    name: 'build_agent', title: 'Build an agent from a website', method: 'POST', route: '/v1/accounts/:acc/agents/build',
-    annotations: { ...WRITE, openWorldHint: true }, bodyKeys: ['website_url', 'voice_id', 'name', 'language', 'agent_type'],
-    description: 'Create a new agent by crawling a public website: the build writes the business summary, greeting and prompts. Answers at once with the new agent_id and a queued build; poll get_build until status is succeeded or failed (usually under a minute). Costs one agent_creates and one builds unit of the daily quota. voice_id: any voice of GET /voices, e.g. "alloy".',
+    name: 'build_agent',
+    title: 'Build an agent from a website',
+    method: 'POST',
+    route: '/v1/accounts/:acc/agents/build',
+    annotations: { ...WRITE, openWorldHint: true },
+    bodyKeys: ['website_url', 'voice_id', 'name', 'language', 'agent_type'],
+    description:
+      'Create a new agent by crawling a public website: the build writes the business summary, greeting and prompts. Answers at once with the new agent_id and a queued build; poll get_build until status is succeeded or failed (usually under a minute). Costs one agent_creates and one builds unit of the daily quota. voice_id: any voice of GET /voices, e.g. "alloy".',
   },
   {
-    name: 'get_build', title: "Read an agent's latest build", method: 'GET', route: '/v1/agents/:agt/build', annotations: READ,
-    description: 'The latest build of an agent: status (queued, running, succeeded, failed) and each step (crawl, summary, greeting, instructions) with its status, timing and error.',
+    name: 'get_build',
+    title: "Read an agent's latest build",
+    method: 'GET',
+    route: '/v1/agents/:agt/build',
+    annotations: READ,
+    description:
+      'The latest build of an agent: status (queued, running, succeeded, failed) and each step (crawl, summary, greeting, instructions) with its status, timing and error.',
   },
   {
-    name: 'rebuild_agent', title: 'Re-run an agent build', method: 'POST', route: '/v1/agents/:agt/build', annotations: { ...WRITE, openWorldHint: true },
-    description: 'Re-run the build of an existing agent from a step (crawl, summary, greeting or instructions; default crawl). Earlier steps keep their outputs. Fails with build_in_progress while a build runs. Poll get_build afterwards.',
+    name: 'rebuild_agent',
+    title: 'Re-run an agent build',
+    method: 'POST',
+    route: '/v1/agents/:agt/build',
+    annotations: { ...WRITE, openWorldHint: true },
+    description:
+      'Re-run the build of an existing agent from a step (crawl, summary, greeting or instructions; default crawl). Earlier steps keep their outputs. Fails with build_in_progress while a build runs. Poll get_build afterwards.',
   },
   {
-    name: 'update_agent', title: "Update an agent's texts and model settings", method: 'PATCH', route: '/v1/agents/:agt', annotations: { ...WRITE, idempotentHint: true },
+    name: 'update_agent',
+    title: "Update an agent's texts and model settings",
+    method: 'PATCH',
+    route: '/v1/agents/:agt',
+    annotations: { ...WRITE, idempotentHint: true },
     bodyKeys: AGENT_SAFE_FIELDS,
-    description: 'Change some fields of an agent (only the fields given change). Changing a prompt field (instructions, chat_instructions, voice_chat_instructions) deploys a new prompt version; behavioural changes bump agent_version. The answer lists what changed. At least one field is required.',
+    description:
+      'Change some fields of an agent (only the fields given change). Changing a prompt field (instructions, chat_instructions, voice_chat_instructions) deploys a new prompt version; behavioural changes bump agent_version. The answer lists what changed. At least one field is required.',
   },
   {
-    name: 'list_prompt_versions', title: 'List prompt versions', method: 'GET', route: '/v1/agents/:agt/prompts', annotations: READ,
-    description: 'Every prompt version of an agent, newest first, optionally of one type (phone, chat, voice_chat), with label, active flag and dates. Use restore_prompt_version to roll back.',
+    name: 'list_prompt_versions',
+    title: 'List prompt versions',
+    method: 'GET',
+    route: '/v1/agents/:agt/prompts',
+    annotations: READ,
+    description:
+      'Every prompt version of an agent, newest first, optionally of one type (phone, chat, voice_chat), with label, active flag and dates. Use restore_prompt_version to roll back.',
   },
   {
-    name: 'deploy_prompt_version', title: 'Deploy a prompt version', method: 'POST', route: '/v1/agents/:agt/prompts', annotations: WRITE,
-    description: 'Deploy a new prompt for one surface (type phone, chat or voice_chat) under a unique label (1-80 characters). It becomes active at once and the previous version is retired but kept.',
+    name: 'deploy_prompt_version',
+    title: 'Deploy a prompt version',
+    method: 'POST',
+    route: '/v1/agents/:agt/prompts',
+    annotations: WRITE,
+    description:
+      'Deploy a new prompt for one surface (type phone, chat or voice_chat) under a unique label (1-80 characters). It becomes active at once and the previous version is retired but kept.',
   },
   {
-    name: 'restore_prompt_version', title: 'Restore a prompt version', method: 'POST', route: '/v1/agents/:agt/prompts/:pv/restore', annotations: WRITE,
-    description: 'Roll back: deploy a new version carrying the body of an earlier one (labelled <old label>-restored unless a label is given).',
+    name: 'restore_prompt_version',
+    title: 'Restore a prompt version',
+    method: 'POST',
+    route: '/v1/agents/:agt/prompts/:pv/restore',
+    annotations: WRITE,
+    description:
+      'Roll back: deploy a new version carrying the body of an earlier one (labelled <old label>-restored unless a label is given).',
   },
   {
-    name: 'add_knowledge_text', title: 'Add a text to the knowledge base', method: 'POST', route: '/v1/agents/:agt/kb/documents', annotations: WRITE,
+    name: 'add_knowledge_text',
+    title: 'Add a text to the knowledge base',
+    method: 'POST',
+    route: '/v1/agents/:agt/kb/documents',
+    annotations: WRITE,
     bodyKeys: ['title', 'text', 'language', 'keep_verbatim'],
-    description: 'Add a document written as plain text (FAQ, price list, policy) to the agent\'s knowledge. Processing is asynchronous: the answer says processing; get_knowledge_status shows when it is indexed and the summary caught up. keep_verbatim: the agent quotes it word for word instead of summarising.',
+    description:
+      "Add a document written as plain text (FAQ, price list, policy) to the agent's knowledge. Processing is asynchronous: the answer says processing; get_knowledge_status shows when it is indexed and the summary caught up. keep_verbatim: the agent quotes it word for word instead of summarising.",
   },
   {
-    name: 'add_knowledge_url', title: 'Add a web page or site to the knowledge base', method: 'POST', route: '/v1/agents/:agt/kb/documents', annotations: { ...WRITE, openWorldHint: true },
+    name: 'add_knowledge_url',
+    title: 'Add a web page or site to the knowledge base',
+    method: 'POST',
+    route: '/v1/agents/:agt/kb/documents',
+    annotations: { ...WRITE, openWorldHint: true },
     bodyKeys: ['url', 'mode', 'title', 'language'],
     describe: { mode: 'page (default): fetch this one page; site: crawl the whole site from it.' },
-    description: 'Add a public web page (mode page) or crawl a whole website (mode site) into the agent\'s knowledge. Asynchronous; follow it with get_knowledge_status. Private and internal addresses are refused (invalid_url).',
+    description:
+      "Add a public web page (mode page) or crawl a whole website (mode site) into the agent's knowledge. Asynchronous; follow it with get_knowledge_status. Private and internal addresses are refused (invalid_url).",
   },
   {
-    name: 'list_knowledge_documents', title: 'List knowledge documents', method: 'GET', route: '/v1/agents/:agt/kb/documents', annotations: READ, describe: PAGING,
-    description: 'The documents and crawled pages of an agent\'s knowledge base, newest first, with status (processing, indexed, failed). Paginated: pass pagination.next_cursor as cursor for the next page.',
+    name: 'list_knowledge_documents',
+    title: 'List knowledge documents',
+    method: 'GET',
+    route: '/v1/agents/:agt/kb/documents',
+    annotations: READ,
+    describe: PAGING,
+    description:
+      "The documents and crawled pages of an agent's knowledge base, newest first, with status (processing, indexed, failed). Paginated: pass pagination.next_cursor as cursor for the next page.",
   },
   {
-    name: 'reindex_knowledge', title: 'Rebuild the knowledge summary', method: 'POST', route: '/v1/agents/:agt/kb/reindex', annotations: { ...WRITE, idempotentHint: true },
-    description: 'Rewrite the agent\'s knowledge summary from every document and page (after adding or changing knowledge). Runs in the background; get_knowledge_status shows pending_sources 0 and a new version when done.',
+    name: 'reindex_knowledge',
+    title: 'Rebuild the knowledge summary',
+    method: 'POST',
+    route: '/v1/agents/:agt/kb/reindex',
+    annotations: { ...WRITE, idempotentHint: true },
+    description:
+      "Rewrite the agent's knowledge summary from every document and page (after adding or changing knowledge). Runs in the background; get_knowledge_status shows pending_sources 0 and a new version when done.",
   },
   {
-    name: 'get_knowledge_status', title: 'Read knowledge status', method: 'GET', route: '/v1/agents/:agt/kb/status', annotations: READ,
-    description: 'State of the agent\'s knowledge: summary status (none, ready, rebuilding), stale flag, last job, pending_sources, version, and any crawl in progress.',
+    name: 'get_knowledge_status',
+    title: 'Read knowledge status',
+    method: 'GET',
+    route: '/v1/agents/:agt/kb/status',
+    annotations: READ,
+    description:
+      "State of the agent's knowledge: summary status (none, ready, rebuilding), stale flag, last job, pending_sources, version, and any crawl in progress.",
   },
   {
-    name: 'get_knowledge_summary', title: 'Read the knowledge summary', method: 'GET', route: '/v1/agents/:agt/kb/summary', annotations: READ,
-    description: 'The readable knowledge summary every surface of the agent answers from, with its version and freshness.',
+    name: 'get_knowledge_summary',
+    title: 'Read the knowledge summary',
+    method: 'GET',
+    route: '/v1/agents/:agt/kb/summary',
+    annotations: READ,
+    description:
+      'The readable knowledge summary every surface of the agent answers from, with its version and freshness.',
   },
   {
-    name: 'start_conversation', title: 'Start a chat conversation', method: 'POST', route: '/v1/conversations', annotations: WRITE,
-    description: 'Open a chat conversation with an agent (as a visitor would through the API) to test it. send_greeting true writes the agent\'s greeting as turn 0. Then call send_message with the returned conversation_id, and end_conversation when done. Billable.',
+    name: 'start_conversation',
+    title: 'Start a chat conversation',
+    method: 'POST',
+    route: '/v1/conversations',
+    annotations: WRITE,
+    description:
+      "Open a chat conversation with an agent (as a visitor would through the API) to test it. send_greeting true writes the agent's greeting as turn 0. Then call send_message with the returned conversation_id, and end_conversation when done. Billable.",
   },
   {
-    name: 'send_message', title: 'Send a chat message', method: 'POST', route: '/v1/conversations/:conv/messages', annotations: { ...WRITE, openWorldHint: true },
-    description: 'Send one visitor message in a conversation and get the agent\'s answer (turn.text) with token usage. One turn at a time per conversation. Pass an idempotency_key to make a retry safe (the same key and text replay the stored answer). Billable.',
+    name: 'send_message',
+    title: 'Send a chat message',
+    method: 'POST',
+    route: '/v1/conversations/:conv/messages',
+    annotations: { ...WRITE, openWorldHint: true },
+    description:
+      "Send one visitor message in a conversation and get the agent's answer (turn.text) with token usage. One turn at a time per conversation. Pass an idempotency_key to make a retry safe (the same key and text replay the stored answer). Billable.",
   },
   {
-    name: 'end_conversation', title: 'End a conversation', method: 'POST', route: '/v1/conversations/:conv/end', annotations: { ...WRITE, idempotentHint: true },
-    description: 'Close a conversation; its summary is written shortly after (get_conversation shows it). Ending twice is harmless.',
+    name: 'end_conversation',
+    title: 'End a conversation',
+    method: 'POST',
+    route: '/v1/conversations/:conv/end',
+    annotations: { ...WRITE, idempotentHint: true },
+    description:
+      'Close a conversation; its summary is written shortly after (get_conversation shows it). Ending twice is harmless.',
   },
   {
-    name: 'list_conversations', title: 'List conversations', method: 'GET', route: '/v1/conversations', annotations: READ,
-    describe: { ...PAGING, from: 'ISO-8601 date-time with zone, e.g. 2026-01-31T00:00:00Z. Without from/to/updated_since the last 30 days apply.', include: 'Comma-separated extras, e.g. summary.' },
-    description: 'Conversations of the account across all channels, newest first, with filters (agent_id, channel, status, outcome, language, date range, escalated, ...). Paginated: pass pagination.next_cursor as cursor (with the same filters) for the next page.',
+    name: 'list_conversations',
+    title: 'List conversations',
+    method: 'GET',
+    route: '/v1/conversations',
+    annotations: READ,
+    describe: {
+      ...PAGING,
+      from: 'ISO-8601 date-time with zone, e.g. 2026-01-31T00:00:00Z. Without from/to/updated_since the last 30 days apply.',
+      include: 'Comma-separated extras, e.g. summary.',
+    },
+    description:
+      'Conversations of the account across all channels, newest first, with filters (agent_id, channel, status, outcome, language, date range, escalated, ...). Paginated: pass pagination.next_cursor as cursor (with the same filters) for the next page.',
   },
   {
-    name: 'get_conversation', title: 'Read a conversation', method: 'GET', route: '/v1/conversations/:conv', annotations: READ,
-    describe: { include: 'Comma-separated: transcript, summary, identity, metrics (default all four).', transcript_format: 'turns (default) or text.' },
+    name: 'get_conversation',
+    title: 'Read a conversation',
+    method: 'GET',
+    route: '/v1/conversations/:conv',
+    annotations: READ,
+    describe: {
+      include: 'Comma-separated: transcript, summary, identity, metrics (default all four).',
+      transcript_format: 'turns (default) or text.',
+    },
     description: 'One conversation with its transcript, summary, visitor identity and metrics.',
   },
   {
-    name: 'get_usage', title: 'Read billed usage', method: 'GET', route: '/v1/accounts/:acc/usage', annotations: READ,
-    describe: { from: 'Required. ISO-8601 date-time, inclusive.', to: 'Required. ISO-8601 date-time, exclusive.', group_by: 'Comma-separated, one to three of agent, agent_type, channel, date, month (default agent).' },
-    description: 'Billed usage of the account over [from, to): conversations, minutes, tokens and cost in USD, grouped by agent, channel, day or month.',
+    name: 'get_usage',
+    title: 'Read billed usage',
+    method: 'GET',
+    route: '/v1/accounts/:acc/usage',
+    annotations: READ,
+    describe: {
+      from: 'Required. ISO-8601 date-time, inclusive.',
+      to: 'Required. ISO-8601 date-time, exclusive.',
+      group_by: 'Comma-separated, one to three of agent, agent_type, channel, date, month (default agent).',
+    },
+    description:
+      'Billed usage of the account over [from, to): conversations, minutes, tokens and cost in USD, grouped by agent, channel, day or month.',
   },
   {
-    name: 'get_limits', title: 'Read limits and quotas', method: 'GET', route: '/v1/accounts/:acc/limits', annotations: READ,
-    description: 'The account\'s plan limits, daily quotas with what is used today, and the API rate limits.',
+    name: 'get_limits',
+    title: 'Read limits and quotas',
+    method: 'GET',
+    route: '/v1/accounts/:acc/limits',
+    annotations: READ,
+    description: "The account's plan limits, daily quotas with what is used today, and the API rate limits.",
   },
   {
-    name: 'get_balance', title: 'Read the account balance', method: 'GET', route: '/v1/accounts/:acc/balance', annotations: READ,
-    description: 'Balance and subscription status of the account; when status is not active, billable actions fail with payment_required.',
+    name: 'get_balance',
+    title: 'Read the account balance',
+    method: 'GET',
+    route: '/v1/accounts/:acc/balance',
+    annotations: READ,
+    description:
+      'Balance and subscription status of the account; when status is not active, billable actions fail with payment_required.',
   },
   {
-    name: 'list_webhook_endpoints', title: 'List webhook endpoints', method: 'GET', route: '/v1/webhooks/endpoints', annotations: READ,
+    name: 'list_webhook_endpoints',
+    title: 'List webhook endpoints',
+    method: 'GET',
+    route: '/v1/webhooks/endpoints',
+    annotations: READ,
     description: 'The webhook endpoints of the account: URL, subscribed events, state. Secrets are never shown.',
   },
 ]
@@ -165,5 +322,5 @@ export const SERVER_INSTRUCTIONS = [
   'Test an agent: start_conversation, send_message (repeat), end_conversation. Review: list_conversations (paginate with pagination.next_cursor as cursor), get_conversation.',
   'Prompts: update_agent or deploy_prompt_version change them; list_prompt_versions and restore_prompt_version roll back.',
   'A failed call returns isError with error.code (e.g. not_found, insufficient_scope, validation_error naming error.field, quota_exceeded, rate_limited); fix the input rather than retrying unchanged.',
-  'account_id is optional everywhere and defaults to the credential\'s own account.',
+  "account_id is optional everywhere and defaults to the credential's own account.",
 ].join('\n')

@@ -16,7 +16,14 @@ export interface CallerContext {
   homeAccountId: string | null
 }
 
-interface RestError { code: string; message: string; field: string | null; status: number; request_id?: string; retry_after?: string }
+interface RestError {
+  code: string
+  message: string
+  field: string | null
+  status: number
+  request_id?: string
+  retry_after?: string
+}
 
 export function toolError(e: RestError): CallToolResult {
   const where = e.field ? ` (field: ${e.field})` : ''
@@ -29,10 +36,18 @@ export function toolError(e: RestError): CallToolResult {
 }
 
 /** The REST request a tool call stands for, or the tool error for arguments that cannot form one. */
-export function buildRequest(tool: Tool, args: Record<string, unknown>, caller: CallerContext):
-  { url: string; init: { method: string; headers: Record<string, string>; body?: string } } | { error: CallToolResult } {
+export function buildRequest(
+  tool: Tool,
+  args: Record<string, unknown>,
+  caller: CallerContext,
+):
+  | { url: string; init: { method: string; headers: Record<string, string>; body?: string } }
+  | { error: CallToolResult } {
   for (const key of Object.keys(args)) {
-    if (!tool.inputs[key]) return { error: toolError({ status: 400, code: 'unsupported_field', message: `Unknown argument "${key}".`, field: key }) }
+    if (!tool.inputs[key])
+      return {
+        error: toolError({ status: 400, code: 'unsupported_field', message: `Unknown argument "${key}".`, field: key }),
+      }
   }
   const headers: Record<string, string> = {
     authorization: caller.authorization,
@@ -47,18 +62,27 @@ export function buildRequest(tool: Tool, args: Record<string, unknown>, caller: 
   for (const [name, place] of Object.entries(tool.inputs)) {
     const value = args[name]
     if (value === undefined) continue
-    if (place.in === 'query') for (const item of Array.isArray(value) ? value : [value]) query.append(place.name, String(item))
-    else if (place.in === 'body') { body[place.name] = value; hasBody = true }
-    else if (place.in === 'header') headers['x-svc-account'] = String(value)
+    if (place.in === 'query')
+      for (const item of Array.isArray(value) ? value : [value]) query.append(place.name, String(item))
+    else if (place.in === 'body') {
+      body[place.name] = value
+      hasBody = true
+    } else if (place.in === 'header') headers['x-svc-account'] = String(value)
   }
   let missing: string | null = null
   const path = tool.spec.route.replace(/:(\w+)/g, (_, p: string) => {
     const name = Object.entries(tool.inputs).find(([, place]) => place.in === 'path' && place.name === p)![0]
     const value = args[name] ?? (p === 'acc' ? caller.homeAccountId : undefined)
-    if (value === undefined || value === null) { missing ??= name; return '_' }
+    if (value === undefined || value === null) {
+      missing ??= name
+      return '_'
+    }
     return encodeURIComponent(String(value))
   })
-  if (missing) return { error: toolError({ status: 400, code: 'validation_error', message: `${missing} is required.`, field: missing }) }
+  if (missing)
+    return {
+      error: toolError({ status: 400, code: 'validation_error', message: `${missing} is required.`, field: missing }),
+    }
   const qs = query.toString()
   const init: { method: string; headers: Record<string, string>; body?: string } = { method: tool.spec.method, headers }
   // A patch always sends its object, even an empty one, so REST answers empty_update as for any client.
@@ -69,7 +93,11 @@ export function buildRequest(tool: Tool, args: Record<string, unknown>, caller: 
   return { url: qs ? `${path}?${qs}` : path, init }
 }
 
-export async function callTool(tool: Tool, args: Record<string, unknown>, caller: CallerContext): Promise<CallToolResult> {
+export async function callTool(
+  tool: Tool,
+  args: Record<string, unknown>,
+  caller: CallerContext,
+): Promise<CallToolResult> {
   const request = buildRequest(tool, args, caller)
   if ('error' in request) return request.error
   const res = await useNitroApp().localFetch(request.url, request.init)
@@ -91,7 +119,8 @@ export async function callTool(tool: Tool, args: Record<string, unknown>, caller
       ...(res.headers.get('retry-after') ? { retry_after: res.headers.get('retry-after')! } : {}),
     })
   }
-  const structured = payload && typeof payload === 'object' && !Array.isArray(payload) ? payload : { status: res.status }
+  const structured =
+    payload && typeof payload === 'object' && !Array.isArray(payload) ? payload : { status: res.status }
   return {
     content: [{ type: 'text', text: JSON.stringify(structured) }],
     structuredContent: structured,

@@ -22,11 +22,16 @@ export type McpPath = '/mcp' | '/v1/mcp'
 async function challenge(event: H3Event, path: McpPath, error?: { code: 'invalid_token'; description: string }) {
   const origin = publicOrigin(event, useRuntime().config)
   const scope = (await mcpScopes()).join(' ')
-  setResponseHeader(event, 'WWW-Authenticate', bearerChallenge(origin, path, { scope, error: error?.code, description: error?.description }))
+  setResponseHeader(
+    event,
+    'WWW-Authenticate',
+    bearerChallenge(origin, path, { scope, error: error?.code, description: error?.description }),
+  )
 }
 
 /** The master key is an operator credential, not an account one: an assistant connects as an account. */
-const MASTER_REFUSED = 'The master key is not accepted on the MCP connector; connect with a personal key or through OAuth.'
+const MASTER_REFUSED =
+  'The master key is not accepted on the MCP connector; connect with a personal key or through OAuth.'
 
 async function authenticateMcp(event: H3Event, path: McpPath): Promise<Principal | { answer: unknown }> {
   const runtime = useRuntime()
@@ -40,7 +45,11 @@ async function authenticateMcp(event: H3Event, path: McpPath): Promise<Principal
       return { answer: jsonRpcError(event, api.status, api.message, { code: api.code }) }
     }
     // RFC 6750 §3.1: no error code when the request carried no credential at all.
-    await challenge(event, path, api.code === 'missing_credentials' ? undefined : { code: 'invalid_token', description: api.message })
+    await challenge(
+      event,
+      path,
+      api.code === 'missing_credentials' ? undefined : { code: 'invalid_token', description: api.message },
+    )
     return { answer: jsonRpcError(event, 401, api.message, { code: api.code }) }
   }
   if (principal.type === 'master') {
@@ -48,7 +57,11 @@ async function authenticateMcp(event: H3Event, path: McpPath): Promise<Principal
     return { answer: jsonRpcError(event, 401, MASTER_REFUSED, { code: 'invalid_credentials' }) }
   }
   if (!ipAllowed(clientIp(event), principal.ipAllowlist)) {
-    return { answer: jsonRpcError(event, 403, 'This key does not accept requests from your IP address.', { code: 'ip_not_allowed' }) }
+    return {
+      answer: jsonRpcError(event, 403, 'This key does not accept requests from your IP address.', {
+        code: 'ip_not_allowed',
+      }),
+    }
   }
   warnOfExpiry(event, principal)
   return principal
@@ -66,7 +79,10 @@ export async function handleMcp(event: H3Event, path: McpPath) {
     userAgent: getHeader(event, 'user-agent'),
     homeAccountId: principal.homeAccountId,
   })
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  })
   await server.connect(transport)
   try {
     // Middleware 02 has already read (and capped) the body; the transport parses it and answers
@@ -79,7 +95,10 @@ export async function handleMcp(event: H3Event, path: McpPath) {
   } catch (e) {
     if (e instanceof ApiError) throw e
     console.error(`[mcp] ${event.context.requestId}:`, e instanceof Error ? e.stack : e)
-    return jsonRpcError(event, 500, 'Internal error. Quote the request id when you report it.', { code: 'internal_error', request_id: event.context.requestId })
+    return jsonRpcError(event, 500, 'Internal error. Quote the request id when you report it.', {
+      code: 'internal_error',
+      request_id: event.context.requestId,
+    })
   } finally {
     await transport.close().catch(() => {})
     await server.close().catch(() => {})
@@ -95,7 +114,16 @@ const JsonRpcRequest = v.looseObject({
 
 const jsonRpcAnswer = (description: string, example?: unknown) => ({
   description,
-  content: { 'application/json': { schema: { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { const: '2.0' }, id: {}, result: { type: 'object' }, error: { type: 'object' } } }, ...(example ? { example } : {}) } },
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object',
+        required: ['jsonrpc'],
+        properties: { jsonrpc: { const: '2.0' }, id: {}, result: { type: 'object' }, error: { type: 'object' } },
+      },
+      ...(example ? { example } : {}),
+    },
+  },
 })
 
 /** What the OpenAPI document says about the connector (it reads the options defineApiRoute would attach). */
@@ -107,7 +135,7 @@ export const MCP_ROUTE_META: ApiRouteMeta = {
     'GET, DELETE and other methods answer 405 with Allow: POST. Authorization: Bearer with a personal key or an OAuth access token (svc_at_…); the master key is refused.',
     'Without a valid token: 401 with WWW-Authenticate: Bearer resource_metadata="<origin>/.well-known/oauth-protected-resource/mcp", scope="…" (plus error="invalid_token" for a bad, expired or revoked token).',
     'Each tool is one REST operation of this document called with the same credential: same scope, validation, quotas, rate limits and audit row; a REST error comes back as a tool result with isError and error {code, message, field}.',
-    'tools/list shows the tools the credential\'s scopes allow.',
+    "tools/list shows the tools the credential's scopes allow.",
   ].join('\n\n'),
   tags: ['MCP'],
   raw: true,
@@ -127,4 +155,8 @@ export const MCP_ROUTE_META: ApiRouteMeta = {
 }
 
 /** The route handler, carrying the OpenAPI options under the same property defineApiRoute uses. */
-export const mcpRoute = (path: McpPath) => Object.assign(defineEventHandler((event) => handleMcp(event, path)), { __api: MCP_ROUTE_META })
+export const mcpRoute = (path: McpPath) =>
+  Object.assign(
+    defineEventHandler((event) => handleMcp(event, path)),
+    { __api: MCP_ROUTE_META },
+  )

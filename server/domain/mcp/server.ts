@@ -9,14 +9,22 @@ import { SERVER_INSTRUCTIONS } from './catalogue'
 import { callTool, type CallerContext } from './dispatch'
 import type { Tool } from './tools'
 
-export const SERVER_INFO = { name: 'conversational-agent-service', title: 'Conversational Agent Service', version: VERSION }
+export const SERVER_INFO = {
+  name: 'conversational-agent-service',
+  title: 'Conversational Agent Service',
+  version: VERSION,
+}
 
 /** A tool is listed when the credential holds one of its scopes; hidden tools stay callable and answer
  *  the REST insufficient_scope as a tool error, so a model that guesses a name learns why. */
-export const usableBy = (principal: Principal, tool: Tool) => tool.scopes.length === 0 || tool.scopes.some((s) => principal.scopes.has(s))
+export const usableBy = (principal: Principal, tool: Tool) =>
+  tool.scopes.length === 0 || tool.scopes.some((s) => principal.scopes.has(s))
 
 export function createMcpServer(tools: Tool[], principal: Principal, caller: CallerContext): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: SERVER_INSTRUCTIONS })
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions: SERVER_INSTRUCTIONS,
+  })
   const byName = new Map(tools.map((t) => [t.spec.name, t]))
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: tools.filter((t) => usableBy(principal, t)).map((t) => t.definition),

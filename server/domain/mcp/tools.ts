@@ -27,12 +27,18 @@ export interface Tool {
     name: string
     title: string
     description: string
-    inputSchema: { type: 'object'; properties: Record<string, JsonSchema>; required?: string[]; additionalProperties: false }
+    inputSchema: {
+      type: 'object'
+      properties: Record<string, JsonSchema>
+      required?: string[]
+      additionalProperties: false
+    }
     annotations: ToolAnnotations & { title: string }
   }
 }
 
-const entriesOf = (s: unknown): Record<string, v.GenericSchema> => ((s as { entries?: Record<string, v.GenericSchema> } | undefined)?.entries ?? {})
+const entriesOf = (s: unknown): Record<string, v.GenericSchema> =>
+  (s as { entries?: Record<string, v.GenericSchema> } | undefined)?.entries ?? {}
 const isOptional = (s: v.GenericSchema) => s.type === 'optional' || s.type === 'nullish'
 
 const ACCOUNT_INPUT = 'acc_<n>. Default: the account of your credential.'
@@ -92,7 +98,13 @@ export function resolveTool(spec: ToolSpec, meta: ApiRouteMeta): Tool {
       add(key, s, { in: 'body', name: key }, bodyRequired.has(key))
     }
   }
-  if (!inputs.account_id && meta.dataRoute) add('account_id', { type: 'string', pattern: '^(acc|usr)_\\d{1,18}$', description: ACCOUNT_INPUT }, { in: 'header' }, false)
+  if (!inputs.account_id && meta.dataRoute)
+    add(
+      'account_id',
+      { type: 'string', pattern: '^(acc|usr)_\\d{1,18}$', description: ACCOUNT_INPUT },
+      { in: 'header' },
+      false,
+    )
   return {
     spec,
     scopes: [meta.scope, ...(meta.anyScope ?? [])].filter(Boolean) as Scope[],
@@ -101,7 +113,12 @@ export function resolveTool(spec: ToolSpec, meta: ApiRouteMeta): Tool {
       name: spec.name,
       title: spec.title,
       description: spec.description,
-      inputSchema: { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false },
+      inputSchema: {
+        type: 'object',
+        properties,
+        ...(required.length ? { required } : {}),
+        additionalProperties: false,
+      },
       annotations: { title: spec.title, ...spec.annotations },
     },
   }

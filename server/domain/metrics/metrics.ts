@@ -14,8 +14,17 @@ export const DEFAULT_WINDOW_DAYS = 30
 export const MAX_WINDOW_DAYS = 366
 const DAY_MS = 86_400_000
 
-export interface WindowQuery { from?: string; to?: string; agent_id?: string[]; channel?: string[] }
-export interface MetricsWindow { from: Date; to: Date; appliedDefault: boolean }
+export interface WindowQuery {
+  from?: string
+  to?: string
+  agent_id?: string[]
+  channel?: string[]
+}
+export interface MetricsWindow {
+  from: Date
+  to: Date
+  appliedDefault: boolean
+}
 
 /** from and to are both optional: neither gives the last 30 days up to now (applied_default_range);
  *  only from runs to now; only to starts 30 days earlier. The window is [from, to), at most 366 days. */
@@ -36,7 +45,11 @@ export function metricsAccounts(account: AccountScope | null): string[] {
   return ids
 }
 
-const list = (values: readonly string[]) => sql.join(values.map((x) => sql`${x}`), sql`, `)
+const list = (values: readonly string[]) =>
+  sql.join(
+    values.map((x) => sql`${x}`),
+    sql`, `,
+  )
 
 /** The conversations counted: the accounts, the window, the filters, never soft-deleted ones. */
 function conversationFilter(accountIds: string[], w: MetricsWindow, q: WindowQuery): SQL {
@@ -53,7 +66,10 @@ function conversationFilter(accountIds: string[], w: MetricsWindow, q: WindowQue
 
 const GROUP_KEYS: Record<MetricGroup, { name: string; expr: SQL }[]> = {
   agent: [{ name: 'agent_id', expr: sql`c.agent_id` }],
-  agent_version: [{ name: 'agent_id', expr: sql`c.agent_id` }, { name: 'agent_version', expr: sql`c.agent_version` }],
+  agent_version: [
+    { name: 'agent_id', expr: sql`c.agent_id` },
+    { name: 'agent_version', expr: sql`c.agent_version` },
+  ],
   day: [{ name: 'day', expr: sql`to_char(c.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')` }],
 }
 
@@ -63,10 +79,21 @@ type Row = Record<string, unknown>
 async function conversationFigures(database: Database, where: SQL, keys: { name: string; expr: SQL }[]) {
   const keyCols = keys.length ? keys.map((k, i) => sql`${k.expr} AS ${sql.identifier(`k${i}`)}`) : [sql`1 AS k0`]
   const keyNames = keys.length ? keys.map((_, i) => `k${i}`) : ['k0']
-  const ids = (alias: string) => sql.join(keyNames.map((n) => sql`${sql.raw(alias)}.${sql.identifier(n)}`), sql`, `)
-  const same = (alias: string) => sql.join(keyNames.map((n) => sql`b.${sql.identifier(n)} IS NOT DISTINCT FROM ${sql.raw(alias)}.${sql.identifier(n)}`), sql` AND `)
-  const outcomeCols = OUTCOMES.map((o) => sql`count(*) FILTER (WHERE outcome = ${o})::int AS ${sql.identifier(`o_${o}`)}`)
-  const rows = rowsOf<Row>(await database.db.execute(sql`
+  const ids = (alias: string) =>
+    sql.join(
+      keyNames.map((n) => sql`${sql.raw(alias)}.${sql.identifier(n)}`),
+      sql`, `,
+    )
+  const same = (alias: string) =>
+    sql.join(
+      keyNames.map((n) => sql`b.${sql.identifier(n)} IS NOT DISTINCT FROM ${sql.raw(alias)}.${sql.identifier(n)}`),
+      sql` AND `,
+    )
+  const outcomeCols = OUTCOMES.map(
+    (o) => sql`count(*) FILTER (WHERE outcome = ${o})::int AS ${sql.identifier(`o_${o}`)}`,
+  )
+  const rows = rowsOf<Row>(
+    await database.db.execute(sql`
     WITH c AS (
       SELECT c.id, c.account_id, c.session_id, c.status, c.outcome, c.escalated, ${sql.join(keyCols, sql`, `)}
       FROM conversations c WHERE ${where}
@@ -98,7 +125,11 @@ async function conversationFigures(database: Database, where: SQL, keys: { name:
     FROM b
     LEFT JOIN t ON ${same('t')}
     LEFT JOIN u ON ${same('u')}
-    ORDER BY ${sql.join(keyNames.map((n) => sql`b.${sql.identifier(n)} ASC NULLS LAST`), sql`, `)}`))
+    ORDER BY ${sql.join(
+      keyNames.map((n) => sql`b.${sql.identifier(n)} ASC NULLS LAST`),
+      sql`, `,
+    )}`),
+  )
   return rows.map((r) => ({ keys: keyNames.map((n) => r[n]), figures: present(r) }))
 }
 
@@ -110,7 +141,10 @@ function present(r: Row) {
   return {
     conversations: Number(r.conversations),
     completed: Number(r.completed),
-    outcomes: Object.fromEntries(OUTCOMES.map((o) => [o, Number(r[`o_${o}`])])) as Record<(typeof OUTCOMES)[number], number>,
+    outcomes: Object.fromEntries(OUTCOMES.map((o) => [o, Number(r[`o_${o}`])])) as Record<
+      (typeof OUTCOMES)[number],
+      number
+    >,
     without_outcome: Number(r.without_outcome),
     escalated: Number(r.escalated),
     answers,
@@ -123,34 +157,60 @@ function present(r: Row) {
 
 export type ConversationFigures = ReturnType<typeof present>
 
-const EMPTY: ConversationFigures = present({ conversations: 0, completed: 0, without_outcome: 0, escalated: 0, answers: 0, unanswered: 0, tokens: 0, ...Object.fromEntries(OUTCOMES.map((o) => [`o_${o}`, 0])) })
+const EMPTY: ConversationFigures = present({
+  conversations: 0,
+  completed: 0,
+  without_outcome: 0,
+  escalated: 0,
+  answers: 0,
+  unanswered: 0,
+  tokens: 0,
+  ...Object.fromEntries(OUTCOMES.map((o) => [`o_${o}`, 0])),
+})
 
 /** GET /metrics/conversations. */
-export async function conversationMetrics(database: Database, accountIds: string[], q: WindowQuery & { group_by: MetricGroup }) {
+export async function conversationMetrics(
+  database: Database,
+  accountIds: string[],
+  q: WindowQuery & { group_by: MetricGroup },
+) {
   const w = resolveWindow(q)
   const where = conversationFilter(accountIds, w, q)
   const keys = GROUP_KEYS[q.group_by]
   const groups = await conversationFigures(database, where, keys)
   const [total] = await conversationFigures(database, where, [])
-  const data = groups.map((g) => ({ ...Object.fromEntries(keys.map((k, i) => [k.name, g.keys[i] ?? null])), ...g.figures }))
+  const data = groups.map((g) => ({
+    ...Object.fromEntries(keys.map((k, i) => [k.name, g.keys[i] ?? null])),
+    ...g.figures,
+  }))
   const markers = q.group_by === 'day' ? [] : await deployMarkers(database, accountIds, w, q.agent_id)
   return {
     report: { data, totals: total?.figures ?? EMPTY, markers },
-    meta: { from: w.from.toISOString(), to: w.to.toISOString(), applied_default_range: w.appliedDefault, group_by: q.group_by },
+    meta: {
+      from: w.from.toISOString(),
+      to: w.to.toISOString(),
+      applied_default_range: w.appliedDefault,
+      group_by: q.group_by,
+    },
   }
 }
 
 /** Deploy markers (agent_versions rows) of the window, oldest first, for overlaying on a chart. */
 async function deployMarkers(database: Database, accountIds: string[], w: MetricsWindow, agentIds?: string[]) {
-  const rows = rowsOf<Row>(await database.db.execute(sql`
+  const rows = rowsOf<Row>(
+    await database.db.execute(sql`
     SELECT agent_id, agent_version, prompt_version, reason, deployed_at
     FROM agent_versions
     WHERE account_id IN (${list(accountIds)}) AND deployed_at >= ${w.from.toISOString()} AND deployed_at < ${w.to.toISOString()}
       ${agentIds?.length ? sql`AND agent_id IN (${list(agentIds)})` : sql``}
-    ORDER BY deployed_at ASC, id ASC`))
+    ORDER BY deployed_at ASC, id ASC`),
+  )
   return rows.map((r) => ({
-    agent_id: String(r.agent_id), agent_version: String(r.agent_version), prompt_version: (r.prompt_version as string | null) ?? null,
-    reason: String(r.reason), deployed_at: new Date(r.deployed_at as string).toISOString(),
+    agent_id: String(r.agent_id),
+    agent_version: String(r.agent_version),
+    prompt_version: (r.prompt_version as string | null) ?? null,
+    reason: String(r.reason),
+    deployed_at: new Date(r.deployed_at as string).toISOString(),
   }))
 }
 
@@ -160,8 +220,10 @@ export async function metricsOverview(database: Database, accountIds: string[], 
   const w = resolveWindow(q)
   const where = conversationFilter(accountIds, w, q)
   const [total] = await conversationFigures(database, where, [])
-  const [agents] = rowsOf<Row>(await database.db.execute(sql`
-    SELECT count(DISTINCT c.agent_id)::int AS active_agents FROM conversations c WHERE ${where}`))
+  const [agents] = rowsOf<Row>(
+    await database.db.execute(sql`
+    SELECT count(DISTINCT c.agent_id)::int AS active_agents FROM conversations c WHERE ${where}`),
+  )
   const usageConds: SQL[] = [
     sql`account_id IN (${list(accountIds)})`,
     sql`started_at >= ${w.from.toISOString()}`,
@@ -170,10 +232,12 @@ export async function metricsOverview(database: Database, accountIds: string[], 
   if (q.agent_id?.length) usageConds.push(sql`agent_id IN (${list(q.agent_id)})`)
   if (q.channel?.length) usageConds.push(sql`channel IN (${list(q.channel)})`)
   const voice = voiceSecondsSql()
-  const [usage] = rowsOf<Row>(await database.db.execute(sql`
+  const [usage] = rowsOf<Row>(
+    await database.db.execute(sql`
     SELECT count(*)::int AS billed_sessions, coalesce(sum(tokens), 0)::bigint AS tokens,
            coalesce(sum(cost_usd), 0)::float8 AS cost_usd, coalesce(sum(${voice}), 0)::bigint AS voice_seconds
-    FROM usage_records WHERE ${sql.join(usageConds, sql` AND `)}`))
+    FROM usage_records WHERE ${sql.join(usageConds, sql` AND `)}`),
+  )
   const figures = total?.figures ?? EMPTY
   return {
     overview: {

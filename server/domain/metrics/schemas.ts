@@ -4,12 +4,35 @@ import { coded } from '../../utils/api-error'
 import { AccountId, Id, Timestamp } from '../../utils/schemas'
 
 /** decisions "Outcome values": every key of `outcomes` is always present. */
-export const OUTCOMES = ['resolved', 'unresolved', 'lead_captured', 'ticket_created', 'order_placed', 'transferred', 'escalated', 'abandoned', 'voicemail', 'no_answer', 'failed'] as const
-export const CHANNELS = ['api', 'widget', 'phone_inbound', 'phone_outbound', 'voice_chat', 'dashboard', 'import'] as const
+export const OUTCOMES = [
+  'resolved',
+  'unresolved',
+  'lead_captured',
+  'ticket_created',
+  'order_placed',
+  'transferred',
+  'escalated',
+  'abandoned',
+  'voicemail',
+  'no_answer',
+  'failed',
+] as const
+export const CHANNELS = [
+  'api',
+  'widget',
+  'phone_inbound',
+  'phone_outbound',
+  'voice_chat',
+  'dashboard',
+  'import',
+] as const
 export const METRIC_GROUPS = ['agent', 'agent_version', 'day'] as const
 export type MetricGroup = (typeof METRIC_GROUPS)[number]
 
-const ChannelFilter = v.picklist(CHANNELS, coded('unsupported_filter', `channel must be one of ${CHANNELS.join(', ')}.`))
+const ChannelFilter = v.picklist(
+  CHANNELS,
+  coded('unsupported_filter', `channel must be one of ${CHANNELS.join(', ')}.`),
+)
 
 const WindowQuery = {
   from: v.optional(Timestamp),
@@ -23,7 +46,10 @@ export const MetricsOverviewQuery = v.object(WindowQuery)
 
 export const ConversationMetricsQuery = v.object({
   ...WindowQuery,
-  group_by: v.optional(v.picklist(METRIC_GROUPS, coded('unsupported_filter', `group_by must be one of ${METRIC_GROUPS.join(', ')}.`)), 'day'),
+  group_by: v.optional(
+    v.picklist(METRIC_GROUPS, coded('unsupported_filter', `group_by must be one of ${METRIC_GROUPS.join(', ')}.`)),
+    'day',
+  ),
 })
 
 export const METRICS_REPEATABLE = ['agent_id', 'channel', 'account_id']
@@ -31,7 +57,9 @@ export const METRICS_REPEATABLE = ['agent_id', 'channel', 'account_id']
 const Num = v.number()
 const NullableNum = v.nullable(v.number())
 const Latency = v.object({ p50: NullableNum, p90: NullableNum, p99: NullableNum })
-const Outcomes = v.object(Object.fromEntries(OUTCOMES.map((o) => [o, Num])) as Record<(typeof OUTCOMES)[number], typeof Num>)
+const Outcomes = v.object(
+  Object.fromEntries(OUTCOMES.map((o) => [o, Num])) as Record<(typeof OUTCOMES)[number], typeof Num>,
+)
 
 const ConversationFigures = {
   conversations: Num,
@@ -47,7 +75,11 @@ const ConversationFigures = {
 }
 
 export const DeployMarker = v.object({
-  agent_id: v.string(), agent_version: v.string(), prompt_version: v.nullable(v.string()), reason: v.string(), deployed_at: v.string(),
+  agent_id: v.string(),
+  agent_version: v.string(),
+  prompt_version: v.nullable(v.string()),
+  reason: v.string(),
+  deployed_at: v.string(),
 })
 
 export const ConversationMetricsRow = v.object({

@@ -52,40 +52,74 @@ export function redirectUriMatches(registered: string, requested: string): boole
   return a.hostname === b.hostname && a.pathname === b.pathname && a.search === b.search && !b.hash
 }
 
-export async function validateAuthorizeRequest(database: Database, params: URLSearchParams, origin: string): Promise<AuthorizeOutcome> {
+export async function validateAuthorizeRequest(
+  database: Database,
+  params: URLSearchParams,
+  origin: string,
+): Promise<AuthorizeOutcome> {
   const one = (k: string) => {
     const all = params.getAll(k)
     return all.length > 1 ? undefined : all[0]
   }
-  const page = (message: string, title = 'This sign-in request is not valid') => ({ kind: 'page' as const, status: 400, title, message })
-  for (const k of ['client_id', 'redirect_uri', 'state', 'response_type', 'code_challenge', 'code_challenge_method', 'scope']) {
+  const page = (message: string, title = 'This sign-in request is not valid') => ({
+    kind: 'page' as const,
+    status: 400,
+    title,
+    message,
+  })
+  for (const k of [
+    'client_id',
+    'redirect_uri',
+    'state',
+    'response_type',
+    'code_challenge',
+    'code_challenge_method',
+    'scope',
+  ]) {
     if (params.getAll(k).length > 1) return page(`The parameter ${k} is given more than once.`)
   }
   const clientId = one('client_id')
   const client = clientId ? await findClient(database, clientId) : null
-  if (!client) return page('The application that sent you here is not registered with this service (unknown client_id).')
+  if (!client)
+    return page('The application that sent you here is not registered with this service (unknown client_id).')
   let redirectUri = one('redirect_uri')
   if (!redirectUri) {
     if (client.redirectUris.length !== 1) return page('The request does not say where to return (redirect_uri).')
     redirectUri = client.redirectUris[0]
   }
   if (!client.redirectUris.some((r) => redirectUriMatches(r, redirectUri!))) {
-    return page('The return address (redirect_uri) is not one the application registered, so you are not sent back to it.')
+    return page(
+      'The return address (redirect_uri) is not one the application registered, so you are not sent back to it.',
+    )
   }
   const state = one('state') ?? null
-  const fail = (error: string, description: string): AuthorizeOutcome =>
-    ({ kind: 'redirect', location: withParams(redirectUri!, { error, error_description: description, state, iss: origin }) })
+  const fail = (error: string, description: string): AuthorizeOutcome => ({
+    kind: 'redirect',
+    location: withParams(redirectUri!, { error, error_description: description, state, iss: origin }),
+  })
   if (one('response_type') !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.')
   const challenge = one('code_challenge')
-  if (!challenge) return fail('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.')
-  if (one('code_challenge_method') !== 'S256') return fail('invalid_request', 'Only code_challenge_method=S256 is supported.')
-  if (!/^[A-Za-z0-9_-]{43,128}$/.test(challenge)) return fail('invalid_request', 'code_challenge must be 43 to 128 base64url characters.')
+  if (!challenge)
+    return fail('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.')
+  if (one('code_challenge_method') !== 'S256')
+    return fail('invalid_request', 'Only code_challenge_method=S256 is supported.')
+  if (!/^[A-Za-z0-9_-]{43,128}$/.test(challenge))
+    return fail('invalid_request', 'code_challenge must be 43 to 128 base64url characters.')
   const resources = [...new Set(params.getAll('resource').map((r) => canonicalResource(r, origin)))]
-  if (resources.length > 1 || resources.includes(null)) return fail('invalid_target', 'The resource is not served by this authorization server.')
+  if (resources.length > 1 || resources.includes(null))
+    return fail('invalid_target', 'The resource is not served by this authorization server.')
   const resource = resources[0] ?? canonicalResource(undefined, origin)!
   const scopes = offeredScopes(one('scope'))
-  if (!scopes) return fail('invalid_scope', 'None of the requested scopes can be granted to an OAuth connection (credentials:manage, partners:manage and master-only scopes never are).')
-  return { kind: 'ok', client, request: { clientId: client.id, redirectUri, codeChallenge: challenge, state, resource, scopes } }
+  if (!scopes)
+    return fail(
+      'invalid_scope',
+      'None of the requested scopes can be granted to an OAuth connection (credentials:manage, partners:manage and master-only scopes never are).',
+    )
+  return {
+    kind: 'ok',
+    client,
+    request: { clientId: client.id, redirectUri, codeChallenge: challenge, state, resource, scopes },
+  }
 }
 
 /**
@@ -105,11 +139,16 @@ export function offeredScopes(scope: string | undefined): Scope[] | null {
 }
 
 function pendingKey(secret: string) {
-  return createHash('sha256').update('oauth-pending\0' + secret).digest()
+  return createHash('sha256')
+    .update('oauth-pending\0' + secret)
+    .digest()
 }
 
 /** Who a pending request was shown to: the user, and the session (its token) that displayed the form. */
-export interface PendingBinding { userId: string; sessionToken: string }
+export interface PendingBinding {
+  userId: string
+  sessionToken: string
+}
 
 // The session token enters the MAC, not the payload: the form is bound to the session that displayed
 // it (a request id seen in one session is refused in another, even of the same user) without the page
@@ -119,11 +158,18 @@ const pendingMac = (payload: string, binding: PendingBinding, secret: string) =>
 
 /** The consent form's hidden request id: the validated request bound to the user and session, HMAC-signed. */
 export function signPending(request: AuthRequest, binding: PendingBinding, secret: string, now = Date.now()): string {
-  const payload = Buffer.from(JSON.stringify({ ...request, userId: binding.userId, exp: now + PENDING_TTL_MS })).toString('base64url')
+  const payload = Buffer.from(
+    JSON.stringify({ ...request, userId: binding.userId, exp: now + PENDING_TTL_MS }),
+  ).toString('base64url')
   return `${payload}.${pendingMac(payload, binding, secret).toString('base64url')}`
 }
 
-export function verifyPending(value: string, binding: PendingBinding, secret: string, now = Date.now()): AuthRequest | null {
+export function verifyPending(
+  value: string,
+  binding: PendingBinding,
+  secret: string,
+  now = Date.now(),
+): AuthRequest | null {
   const [payload, mac] = value.split('.')
   if (!payload || !mac) return null
   const expected = pendingMac(payload, binding, secret)
@@ -143,36 +189,74 @@ export function verifyPending(value: string, binding: PendingBinding, secret: st
  * Approval: the connection's personal key (approved scopes, the user's home account, source oauth)
  * through the same createKey as every other key, then the grant and a 5-minute code in one transaction.
  */
-export async function approve(database: Database, session: SessionUser, client: ClientRow, request: AuthRequest, scopes: Scope[], origin: string, now = new Date()): Promise<string> {
-  const key = await createKey(database, sessionPrincipal(session), session.userId, {
-    name: `OAuth: ${(client.clientName ?? client.id).slice(0, 80)}`,
-    scopes,
-    // A year, like any key; the connection's refresh tokens (90 days) end well before it.
-    expires_in_days: 365,
-    // The AI platform calls from its own egress addresses, which the user cannot know.
-    ip_allowlist: [],
-  }, 'oauth')
+export async function approve(
+  database: Database,
+  session: SessionUser,
+  client: ClientRow,
+  request: AuthRequest,
+  scopes: Scope[],
+  origin: string,
+  now = new Date(),
+): Promise<string> {
+  const key = await createKey(
+    database,
+    sessionPrincipal(session),
+    session.userId,
+    {
+      name: `OAuth: ${(client.clientName ?? client.id).slice(0, 80)}`,
+      scopes,
+      // A year, like any key; the connection's refresh tokens (90 days) end well before it.
+      expires_in_days: 365,
+      // The AI platform calls from its own egress addresses, which the user cannot know.
+      ip_allowlist: [],
+    },
+    'oauth',
+  )
   const code = mintToken('')
   try {
     await database.tx(async (tx) => {
-      const [grant] = await tx.insert(oauthGrants).values({
-        clientId: client.id, userId: session.userId, accountId: session.accountId, keyId: key.key_id, scopes, resource: request.resource, createdAt: now,
-      }).returning({ id: oauthGrants.id })
+      const [grant] = await tx
+        .insert(oauthGrants)
+        .values({
+          clientId: client.id,
+          userId: session.userId,
+          accountId: session.accountId,
+          keyId: key.key_id,
+          scopes,
+          resource: request.resource,
+          createdAt: now,
+        })
+        .returning({ id: oauthGrants.id })
       await tx.insert(oauthCodes).values({
-        codeHash: sha256Hex(code), grantId: grant.id, clientId: client.id, redirectUri: request.redirectUri, codeChallenge: request.codeChallenge,
-        resource: request.resource, scopes, expiresAt: new Date(now.getTime() + CODE_TTL_MS), createdAt: now,
+        codeHash: sha256Hex(code),
+        grantId: grant.id,
+        clientId: client.id,
+        redirectUri: request.redirectUri,
+        codeChallenge: request.codeChallenge,
+        resource: request.resource,
+        scopes,
+        expiresAt: new Date(now.getTime() + CODE_TTL_MS),
+        createdAt: now,
       })
     })
   } catch (e) {
     // No grant points at the key: take it out again rather than leave a live orphan.
-    await database.db.update(apiKeys).set({ status: 'revoked', revokedAt: now, updatedAt: now }).where(eq(apiKeys.id, key.key_id))
+    await database.db
+      .update(apiKeys)
+      .set({ status: 'revoked', revokedAt: now, updatedAt: now })
+      .where(eq(apiKeys.id, key.key_id))
     throw e
   }
   return withParams(request.redirectUri, { code, state: request.state, iss: origin })
 }
 
 export const denyLocation = (request: AuthRequest, origin: string) =>
-  withParams(request.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: request.state, iss: origin })
+  withParams(request.redirectUri, {
+    error: 'access_denied',
+    error_description: 'The user denied the request.',
+    state: request.state,
+    iss: origin,
+  })
 
 /**
  * Ends a connection: the grant, every token of it, the key minted for it and every key rotated from
@@ -182,17 +266,29 @@ export const denyLocation = (request: AuthRequest, origin: string) =>
  */
 export async function revokeGrant(database: Database, grantId: string, now = new Date()): Promise<void> {
   await database.tx(async (tx) => {
-    const [grant] = await tx.select({ keyId: oauthGrants.keyId }).from(oauthGrants).where(eq(oauthGrants.id, grantId)).for('update')
+    const [grant] = await tx
+      .select({ keyId: oauthGrants.keyId })
+      .from(oauthGrants)
+      .where(eq(oauthGrants.id, grantId))
+      .for('update')
     if (!grant) return
-    await tx.update(oauthGrants).set({ revokedAt: now }).where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)))
-    await tx.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)))
+    await tx
+      .update(oauthGrants)
+      .set({ revokedAt: now })
+      .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)))
+    await tx
+      .update(oauthTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)))
     // The rotation chain follows rotated_from (keys.ts rotateKey); a key may be rotated more than once
     // during its grace, so this is a tree.
     const chain = sql`${apiKeys.id} IN (WITH RECURSIVE chain(id) AS (
         SELECT r.id FROM api_keys r WHERE r.id = ${grant.keyId}
         UNION SELECT k.id FROM api_keys k JOIN chain c ON k.rotated_from = c.id
       ) SELECT id FROM chain)`
-    await tx.update(apiKeys).set({ status: 'revoked', revokedAt: now, updatedAt: now })
+    await tx
+      .update(apiKeys)
+      .set({ status: 'revoked', revokedAt: now, updatedAt: now })
       .where(and(chain, eq(apiKeys.status, 'active')))
   })
 }

@@ -27,7 +27,8 @@ export function checkRedirectUri(value: string): void {
     throw OAuthErrors.invalidRedirectUri(`"${value.slice(0, 200)}" is not an absolute URI.`)
   }
   if (value.includes('#')) throw OAuthErrors.invalidRedirectUri('A redirect URI must not carry a fragment.')
-  if (url.protocol !== 'https:' && !isLoopback(url)) throw OAuthErrors.invalidRedirectUri('Redirect URIs must use https, or http on localhost, 127.0.0.1 or [::1].')
+  if (url.protocol !== 'https:' && !isLoopback(url))
+    throw OAuthErrors.invalidRedirectUri('Redirect URIs must use https, or http on localhost, 127.0.0.1 or [::1].')
 }
 
 function optionalUrl(name: string, value: string | undefined): string | undefined {
@@ -49,11 +50,16 @@ export async function registerClient(database: Database, body: v.InferOutput<typ
   }
   // Unsupported grant types (client_credentials, implicit…) are dropped, as RFC 7591 §3.2.1 lets the
   // server replace values; the answer shows what was registered.
-  const grantTypes = (body.grant_types ?? ['authorization_code', 'refresh_token']).filter((g) => g === 'authorization_code' || g === 'refresh_token')
-  if (!grantTypes.includes('authorization_code')) throw OAuthErrors.invalidClientMetadata('grant_types must include authorization_code.')
+  const grantTypes = (body.grant_types ?? ['authorization_code', 'refresh_token']).filter(
+    (g) => g === 'authorization_code' || g === 'refresh_token',
+  )
+  if (!grantTypes.includes('authorization_code'))
+    throw OAuthErrors.invalidClientMetadata('grant_types must include authorization_code.')
   const responseTypes = body.response_types ?? ['code']
-  if (responseTypes.length !== 1 || responseTypes[0] !== 'code') throw OAuthErrors.invalidClientMetadata('response_types must be ["code"].')
-  if (body.client_name !== undefined && body.client_name.length > 200) throw OAuthErrors.invalidClientMetadata('client_name is longer than 200 characters.')
+  if (responseTypes.length !== 1 || responseTypes[0] !== 'code')
+    throw OAuthErrors.invalidClientMetadata('response_types must be ["code"].')
+  if (body.client_name !== undefined && body.client_name.length > 200)
+    throw OAuthErrors.invalidClientMetadata('client_name is longer than 200 characters.')
   const method = body.token_endpoint_auth_method
   const metadata: Record<string, unknown> = {
     redirect_uris: [...new Set(uris)],
@@ -67,8 +73,10 @@ export async function registerClient(database: Database, body: v.InferOutput<typ
   const logoUri = optionalUrl('logo_uri', body.logo_uri)
   if (logoUri) metadata.logo_uri = logoUri
   if (typeof body.scope === 'string') metadata.scope = body.scope.slice(0, 1000)
-  for (const k of ['software_id', 'software_version'] as const) if (typeof body[k] === 'string') metadata[k] = body[k]!.slice(0, 200)
-  if (body.application_type === 'web' || body.application_type === 'native') metadata.application_type = body.application_type
+  for (const k of ['software_id', 'software_version'] as const)
+    if (typeof body[k] === 'string') metadata[k] = body[k]!.slice(0, 200)
+  if (body.application_type === 'web' || body.application_type === 'native')
+    metadata.application_type = body.application_type
 
   const clientId = 'svc_oc_' + randomBytes(16).toString('base64url')
   const secret = method === 'none' ? undefined : mintToken('svc_cs_')
@@ -105,7 +113,10 @@ function basicCredentials(event: H3Event): { id: string; secret: string } | null
   if (i < 0) throw OAuthErrors.invalidClient('Malformed HTTP Basic credentials.', true)
   // RFC 6749 §2.3.1: both halves are form-urlencoded before base64.
   try {
-    return { id: decodeURIComponent(decoded.slice(0, i).replace(/\+/g, ' ')), secret: decodeURIComponent(decoded.slice(i + 1).replace(/\+/g, ' ')) }
+    return {
+      id: decodeURIComponent(decoded.slice(0, i).replace(/\+/g, ' ')),
+      secret: decodeURIComponent(decoded.slice(i + 1).replace(/\+/g, ' ')),
+    }
   } catch {
     throw OAuthErrors.invalidClient('Malformed HTTP Basic credentials.', true)
   }
@@ -116,22 +127,32 @@ function basicCredentials(event: H3Event): { id: string; secret: string } | null
  * by Basic or in the body (either is accepted, whichever it registered); a public client sends only
  * client_id and must not present a secret. Unknown client or wrong secret → 401 invalid_client.
  */
-export async function authenticateClient(database: Database, event: H3Event, form: Record<string, string>): Promise<ClientRow> {
+export async function authenticateClient(
+  database: Database,
+  event: H3Event,
+  form: Record<string, string>,
+): Promise<ClientRow> {
   const basic = basicCredentials(event)
-  if (basic && form.client_secret !== undefined) throw OAuthErrors.invalidRequest('Use one client authentication method, not two.')
-  if (basic && form.client_id !== undefined && form.client_id !== basic.id) throw OAuthErrors.invalidClient('client_id does not match the Basic credentials.', true)
+  if (basic && form.client_secret !== undefined)
+    throw OAuthErrors.invalidRequest('Use one client authentication method, not two.')
+  if (basic && form.client_id !== undefined && form.client_id !== basic.id)
+    throw OAuthErrors.invalidClient('client_id does not match the Basic credentials.', true)
   const id = basic?.id ?? form.client_id
   if (!id) throw OAuthErrors.invalidClient('Identify the client: client_id in the body or HTTP Basic.')
   const secret = basic?.secret ?? form.client_secret
   const client = await findClient(database, id)
   if (!client) throw OAuthErrors.invalidClient(undefined, !!basic)
   if (client.secretHash) {
-    if (secret === undefined) throw OAuthErrors.invalidClient('This client must authenticate with its client_secret.', !!basic)
+    if (secret === undefined)
+      throw OAuthErrors.invalidClient('This client must authenticate with its client_secret.', !!basic)
     const a = Buffer.from(client.secretHash, 'hex')
     const b = Buffer.from(sha256Hex(secret), 'hex')
     if (!timingSafeEqual(a, b)) throw OAuthErrors.invalidClient(undefined, !!basic)
   } else if (secret !== undefined && secret !== '') {
-    throw OAuthErrors.invalidClient('This client was registered without a secret (token_endpoint_auth_method none).', !!basic)
+    throw OAuthErrors.invalidClient(
+      'This client was registered without a secret (token_endpoint_auth_method none).',
+      !!basic,
+    )
   }
   return client
 }

@@ -8,7 +8,13 @@ import { revokeGrant } from './authorize'
 
 type Row = { grant: typeof oauthGrants.$inferSelect; clientName: string | null; redirectUris: string[] }
 
-const hostOf = (u: string) => { try { return new URL(u).host } catch { return u } }
+const hostOf = (u: string) => {
+  try {
+    return new URL(u).host
+  } catch {
+    return u
+  }
+}
 
 function present(r: Row) {
   return {
@@ -30,15 +36,23 @@ export async function listConnections(database: Database, userId: string, page: 
   const conds = [eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt), eq(apiKeys.status, 'active')]
   const after = afterPosition(page, oauthGrants.createdAt, oauthGrants.id)
   if (after) conds.push(after)
-  const rows = await database.db.select({ grant: oauthGrants, clientName: oauthClients.clientName, redirectUris: oauthClients.redirectUris })
-    .from(oauthGrants).innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId)).innerJoin(apiKeys, eq(apiKeys.id, oauthGrants.keyId))
-    .where(and(...conds)).orderBy(desc(oauthGrants.createdAt), desc(oauthGrants.id)).limit(page.binding.limit + 1)
+  const rows = await database.db
+    .select({ grant: oauthGrants, clientName: oauthClients.clientName, redirectUris: oauthClients.redirectUris })
+    .from(oauthGrants)
+    .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
+    .innerJoin(apiKeys, eq(apiKeys.id, oauthGrants.keyId))
+    .where(and(...conds))
+    .orderBy(desc(oauthGrants.createdAt), desc(oauthGrants.id))
+    .limit(page.binding.limit + 1)
   return keysetPage(page, rows, (r) => [r.grant.createdAt.toISOString(), r.grant.id], present)
 }
 
 /** Disconnect: every token of the connection and its key stop working at once. Idempotent; another user's id is 404. */
 export async function disconnect(database: Database, userId: string, grantId: string): Promise<void> {
-  const [grant] = await database.db.select({ userId: oauthGrants.userId }).from(oauthGrants).where(eq(oauthGrants.id, grantId))
+  const [grant] = await database.db
+    .select({ userId: oauthGrants.userId })
+    .from(oauthGrants)
+    .where(eq(oauthGrants.id, grantId))
   if (!grant || grant.userId !== userId) throw Errors.notFound('Connection')
   await revokeGrant(database, grantId)
 }

@@ -20,10 +20,14 @@ export const OAuthErrors = {
   unauthorizedClient: (d: string) => new OAuthError(400, 'unauthorized_client', d),
   unsupportedGrantType: (d: string) => new OAuthError(400, 'unsupported_grant_type', d),
   invalidScope: (d: string) => new OAuthError(400, 'invalid_scope', d),
-  invalidTarget: (d = 'The resource is not served by this authorization server.') => new OAuthError(400, 'invalid_target', d),
+  invalidTarget: (d = 'The resource is not served by this authorization server.') =>
+    new OAuthError(400, 'invalid_target', d),
   invalidRedirectUri: (d: string) => new OAuthError(400, 'invalid_redirect_uri', d),
   invalidClientMetadata: (d: string) => new OAuthError(400, 'invalid_client_metadata', d),
-  rateLimited: (retryAfter: number) => new OAuthError(429, 'rate_limited', 'Too many requests; retry later.', { 'Retry-After': String(Math.max(1, retryAfter)) }),
+  rateLimited: (retryAfter: number) =>
+    new OAuthError(429, 'rate_limited', 'Too many requests; retry later.', {
+      'Retry-After': String(Math.max(1, retryAfter)),
+    }),
 }
 
 /** Statuses of the codes, for the OpenAPI document. */

@@ -13,10 +13,17 @@ export const NEVER_FOR_CONNECTIONS: readonly Scope[] = ['credentials:manage', 'p
 export const CONNECTION_SCOPES: readonly Scope[] = GRANTABLE_SCOPES.filter((s) => !NEVER_FOR_CONNECTIONS.includes(s))
 
 /** Offered when an authorization request names none of our scopes. */
-export const DEFAULT_CONNECTION_SCOPES: readonly Scope[] = ['agents:read', 'kb:read', 'conversations:read', 'summaries:read', 'metrics:read']
+export const DEFAULT_CONNECTION_SCOPES: readonly Scope[] = [
+  'agents:read',
+  'kb:read',
+  'conversations:read',
+  'summaries:read',
+  'metrics:read',
+]
 
 /** Drops the scopes a connection may never use (a grant made before this rule may still carry them). */
-export const connectionScopes = (scopes: Iterable<Scope>): Scope[] => [...scopes].filter((s) => !NEVER_FOR_CONNECTIONS.includes(s))
+export const connectionScopes = (scopes: Iterable<Scope>): Scope[] =>
+  [...scopes].filter((s) => !NEVER_FOR_CONNECTIONS.includes(s))
 
 /**
  * Refuses an OAuth principal (an svc_at_ token) on key issue, rotation and revocation and on login
@@ -25,6 +32,10 @@ export const connectionScopes = (scopes: Iterable<Scope>): Scope[] => [...scopes
  */
 export function refuseOAuthPrincipal(principal: Principal, what = 'manage API keys or login links'): void {
   if (principal.type === 'oauth') {
-    throw new ApiError(403, 'insufficient_scope', `An OAuth connection cannot ${what}; use a personal key or the dashboard.`)
+    throw new ApiError(
+      403,
+      'insufficient_scope',
+      `An OAuth connection cannot ${what}; use a personal key or the dashboard.`,
+    )
   }
 }

@@ -15,7 +15,10 @@ const NONCE = /^[A-Za-z0-9_-]{43}$/
 /** The cookie's nonce: the one the browser already holds (several tabs share it), else a fresh one. */
 export const loginNonce = (current: string | undefined) => (current && NONCE.test(current) ? current : mintToken(''))
 
-const formKey = (secret: string) => createHash('sha256').update('oauth-login-form\0' + secret).digest()
+const formKey = (secret: string) =>
+  createHash('sha256')
+    .update('oauth-login-form\0' + secret)
+    .digest()
 const mac = (nonce: string, returnTo: string, exp: number, secret: string) =>
   createHmac('sha256', formKey(secret)).update(`${exp}\0${nonce}\0${returnTo}`).digest()
 
@@ -26,7 +29,13 @@ export function signLoginForm(nonce: string, returnTo: string, secret: string, n
 }
 
 /** Constant-time check of the field against the cookie's nonce and the posted return_to. */
-export function verifyLoginForm(field: string | null, nonce: string | undefined, returnTo: string, secret: string, now = Date.now()): boolean {
+export function verifyLoginForm(
+  field: string | null,
+  nonce: string | undefined,
+  returnTo: string,
+  secret: string,
+  now = Date.now(),
+): boolean {
   if (!field || !nonce || field.length > 200 || !NONCE.test(nonce)) return false
   const m = /^(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(field)
   if (!m) return false

@@ -19,7 +19,8 @@ export function publicOrigin(event: H3Event, config: Config): string {
 /** The MCP endpoints this server is the resource server for; /mcp is canonical. */
 export const RESOURCE_PATHS = ['/mcp', '/v1/mcp'] as const
 
-export const resourceMetadataUrl = (origin: string, resourcePath: string = '/mcp') => `${origin}/.well-known/oauth-protected-resource${resourcePath}`
+export const resourceMetadataUrl = (origin: string, resourcePath: string = '/mcp') =>
+  `${origin}/.well-known/oauth-protected-resource${resourcePath}`
 
 export function protectedResourceMetadata(origin: string, resourcePath: string = '/mcp') {
   return {
@@ -76,7 +77,11 @@ export function canonicalResource(value: string | undefined, origin: string): st
  * The RFC 6750 / RFC 9728 challenge for a protected MCP path: `resource_metadata` always, `error` only
  * when a credential was sent (RFC 6750 §3.1), every value quoted (the SDK client's parser needs quotes).
  */
-export function bearerChallenge(origin: string, resourcePath: string = '/mcp', opts: { error?: 'invalid_token' | 'insufficient_scope'; description?: string; scope?: string } = {}): string {
+export function bearerChallenge(
+  origin: string,
+  resourcePath: string = '/mcp',
+  opts: { error?: 'invalid_token' | 'insufficient_scope'; description?: string; scope?: string } = {},
+): string {
   const q = (s: string) => `"${s.replace(/["\\]/g, '')}"`
   const parts = [`resource_metadata=${q(resourceMetadataUrl(origin, resourcePath))}`]
   if (opts.scope) parts.push(`scope=${q(opts.scope)}`)

@@ -3,7 +3,6 @@
 import type { Scope } from '../credentials/scopes'
 import { escapeHtml as esc } from '../../utils/html'
 
-
 export const PAGE_HEADERS = {
   'Content-Type': 'text/html; charset=utf-8',
   'X-Frame-Options': 'DENY',
@@ -23,12 +22,17 @@ button{padding:.55rem 1.2rem;margin-right:.5rem;font-size:1rem}.warn{color:#8a4b
 }
 
 export function errorPage(title: string, message: string): string {
-  return layout(title, `<h1>${esc(title)}</h1><p>${esc(message)}</p><p>Close this window and try connecting again from the application.</p>`)
+  return layout(
+    title,
+    `<h1>${esc(title)}</h1><p>${esc(message)}</p><p>Close this window and try connecting again from the application.</p>`,
+  )
 }
 
 /** `csrf`: the form token of login-csrf.ts, bound to this return_to and the browser's cookie. */
 export function loginPage(returnTo: string, csrf: string, error?: string): string {
-  return layout('Sign in', `<h1>Sign in to continue</h1>
+  return layout(
+    'Sign in',
+    `<h1>Sign in to continue</h1>
 <p>An application asks to connect to your account. Sign in first; you will then choose what it may do.</p>
 ${error ? `<p class="err">${esc(error)}</p>` : ''}
 <form method="post" action="/oauth/login" class="box">
@@ -37,7 +41,8 @@ ${error ? `<p class="err">${esc(error)}</p>` : ''}
 <label>E-mail <input type="email" name="email" autocomplete="username" required></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
 <p><button type="submit">Sign in</button></p>
-</form>`)
+</form>`,
+  )
 }
 
 export interface ConsentView {
@@ -53,8 +58,12 @@ export interface ConsentView {
 
 export function consentPage(v: ConsentView): string {
   const name = v.clientName ? esc(v.clientName) : `<code>${esc(v.clientId)}</code>`
-  const boxes = v.scopes.map((s) => `<label><input type="checkbox" name="scope" value="${esc(s)}" checked> <code>${esc(s)}</code></label>`).join('\n')
-  return layout('Connect an application', `<h1>Allow ${name} to access your account?</h1>
+  const boxes = v.scopes
+    .map((s) => `<label><input type="checkbox" name="scope" value="${esc(s)}" checked> <code>${esc(s)}</code></label>`)
+    .join('\n')
+  return layout(
+    'Connect an application',
+    `<h1>Allow ${name} to access your account?</h1>
 <p class="warn">The name is chosen by the application itself and is not verified. After you decide you are sent to
 <strong>${esc(v.redirectHost)}</strong>; continue only if you expect that.</p>
 ${v.error ? `<p class="err">${esc(v.error)}</p>` : ''}
@@ -65,5 +74,6 @@ with the permissions you keep checked (uncheck any you do not want to grant):</p
 ${boxes}
 <p><button type="submit" name="decision" value="approve">Allow</button><button type="submit" name="decision" value="deny">Deny</button></p>
 </form>
-<p>You can disconnect it at any time in the dashboard; that stops every token it holds at once.</p>`)
+<p>You can disconnect it at any time in the dashboard; that stops every token it holds at once.</p>`,
+  )
 }

@@ -4,8 +4,14 @@ import { GRANTABLE_SCOPES } from '../sessions/sessions'
 // Registration bodies carry many fields we do not use (application_type, contacts, jwks, software_*):
 // RFC 7591 §2 says ignore them, hence a loose object; the handler validates what it keeps.
 export const RegisterBody = v.looseObject({
-  redirect_uris: v.pipe(v.array(v.string()), v.description('https URIs, or http on localhost / 127.0.0.1 / [::1] (any port)')),
-  token_endpoint_auth_method: v.optional(v.picklist(['none', 'client_secret_post', 'client_secret_basic']), 'client_secret_basic'),
+  redirect_uris: v.pipe(
+    v.array(v.string()),
+    v.description('https URIs, or http on localhost / 127.0.0.1 / [::1] (any port)'),
+  ),
+  token_endpoint_auth_method: v.optional(
+    v.picklist(['none', 'client_secret_post', 'client_secret_basic']),
+    'client_secret_basic',
+  ),
   grant_types: v.optional(v.array(v.string())),
   response_types: v.optional(v.array(v.string())),
   client_name: v.optional(v.string()),
@@ -19,7 +25,9 @@ export const RegisterBody = v.looseObject({
 export const RegisteredClient = v.object({
   client_id: v.string(),
   client_id_issued_at: v.number(),
-  client_secret: v.optional(v.pipe(v.string(), v.description('Only for client_secret_post / client_secret_basic; shown once'))),
+  client_secret: v.optional(
+    v.pipe(v.string(), v.description('Only for client_secret_post / client_secret_basic; shown once')),
+  ),
   client_secret_expires_at: v.optional(v.literal(0)),
   redirect_uris: v.array(v.string()),
   token_endpoint_auth_method: v.string(),
@@ -29,7 +37,12 @@ export const RegisteredClient = v.object({
 })
 
 const ClientAuth = {
-  client_id: v.optional(v.pipe(v.string(), v.description('Public clients and client_secret_post; confidential clients may use HTTP Basic instead'))),
+  client_id: v.optional(
+    v.pipe(
+      v.string(),
+      v.description('Public clients and client_secret_post; confidential clients may use HTTP Basic instead'),
+    ),
+  ),
   client_secret: v.optional(v.string()),
 }
 
@@ -58,7 +71,9 @@ export const RevokeForm = v.object({
   ...ClientAuth,
 })
 
-export const ConnectionParams = v.object({ id: v.pipe(v.string(), v.regex(/^ocn_\d+$/, 'invalid_id|id must look like ocn_<n>.')) })
+export const ConnectionParams = v.object({
+  id: v.pipe(v.string(), v.regex(/^ocn_\d+$/, 'invalid_id|id must look like ocn_<n>.')),
+})
 
 export const Connection = v.object({
   connection_id: v.string(),

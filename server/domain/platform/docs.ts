@@ -6,18 +6,34 @@ import { WEBHOOKS_GUIDE } from '../webhooks/guide'
 import { escapeHtml as esc } from '../../utils/html'
 
 /** The HTML page needs nothing but its own <style> block: no script, no frame, no form, no base. */
-export const DOCS_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+export const DOCS_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 type Doc = ReturnType<typeof import('./openapi').buildOpenApi>
-type Operation = { summary: string; description: string; tags: string[]; parameters?: any[]; requestBody?: any; responses: Record<string, any> }
+type Operation = {
+  summary: string
+  description: string
+  tags: string[]
+  parameters?: any[]
+  requestBody?: any
+  responses: Record<string, any>
+}
 
-export const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')
+export const slug = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
 
 const METHODS = new Set(['get', 'put', 'post', 'patch', 'delete', 'head', 'options'])
 
 // A path item may also hold `servers` (the dashboard paths do): only HTTP methods are operations.
 function operations(doc: Doc): { method: string; path: string; op: Operation }[] {
-  return Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).filter(([method]) => METHODS.has(method)).map(([method, op]) => ({ method: method.toUpperCase(), path, op: op as Operation })))
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.has(method))
+      .map(([method, op]) => ({ method: method.toUpperCase(), path, op: op as Operation })),
+  )
 }
 
 const OVERVIEW = (doc: Doc) => `# ${doc.info.title}
@@ -66,12 +82,15 @@ function operationMd({ method, path, op }: { method: string; path: string; op: O
   const lines = [`## ${method} ${path}`, '', op.summary, '', op.description, '']
   if (op.parameters?.length) {
     lines.push('| Parameter | In | Required | Schema |', '|---|---|---|---|')
-    for (const p of op.parameters) lines.push(`| \`${p.name}\` | ${p.in} | ${p.required ? 'yes' : 'no'} | \`${JSON.stringify(p.schema)}\` |`)
+    for (const p of op.parameters)
+      lines.push(`| \`${p.name}\` | ${p.in} | ${p.required ? 'yes' : 'no'} | \`${JSON.stringify(p.schema)}\` |`)
     lines.push('')
   }
-  if (op.requestBody) lines.push(`Request body (${bodyOf(op.requestBody).type}):`, '', schemaBlock(bodyOf(op.requestBody).schema), '')
+  if (op.requestBody)
+    lines.push(`Request body (${bodyOf(op.requestBody).type}):`, '', schemaBlock(bodyOf(op.requestBody).schema), '')
   lines.push('| Status | Meaning |', '|---|---|')
-  for (const [status, r] of Object.entries(op.responses)) lines.push(`| ${status} | ${String(r.description).replace(/\|/g, '\\|')} |`)
+  for (const [status, r] of Object.entries(op.responses))
+    lines.push(`| ${status} | ${String(r.description).replace(/\|/g, '\\|')} |`)
   return lines.join('\n') + '\n'
 }
 
@@ -105,7 +124,10 @@ export function docsArchive(doc: Doc): Uint8Array {
   return zipSync(files, { level: 6 })
 }
 
-const inline = (s: string) => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>').replace(/\n\n/g, '</p><p>')
+const inline = (s: string) =>
+  esc(s)
+    .replace(/`([^`]+)`/g, '<code>$1</code>')
+    .replace(/\n\n/g, '</p><p>')
 
 export function docsHtml(doc: Doc): string {
   const ops = operations(doc)
@@ -115,8 +137,12 @@ export function docsHtml(doc: Doc): string {
     const params = op.parameters?.length
       ? `<table><tr><th>Parameter</th><th>In</th><th>Required</th><th>Schema</th></tr>${op.parameters.map((p) => `<tr><td><code>${esc(p.name)}</code></td><td>${p.in}</td><td>${p.required ? 'yes' : 'no'}</td><td><code>${esc(JSON.stringify(p.schema))}</code></td></tr>`).join('')}</table>`
       : ''
-    const body = op.requestBody ? `<h4>Request body (${esc(bodyOf(op.requestBody).type)})</h4><pre>${esc(JSON.stringify(bodyOf(op.requestBody).schema, null, 2))}</pre>` : ''
-    const responses = `<table><tr><th>Status</th><th>Meaning</th></tr>${Object.entries(op.responses).map(([s, r]) => `<tr><td>${s}</td><td>${inline(String(r.description))}</td></tr>`).join('')}</table>`
+    const body = op.requestBody
+      ? `<h4>Request body (${esc(bodyOf(op.requestBody).type)})</h4><pre>${esc(JSON.stringify(bodyOf(op.requestBody).schema, null, 2))}</pre>`
+      : ''
+    const responses = `<table><tr><th>Status</th><th>Meaning</th></tr>${Object.entries(op.responses)
+      .map(([s, r]) => `<tr><td>${s}</td><td>${inline(String(r.description))}</td></tr>`)
+      .join('')}</table>`
     return `<section class="op" id="${id}"><h3><span class="m m-${method.toLowerCase()}">${method}</span> <code>${esc(path)}</code></h3><p>${esc(op.summary)}</p><p>${inline(op.description)}</p>${params}${body}${responses}</section>`
   }
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

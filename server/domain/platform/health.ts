@@ -11,14 +11,22 @@ export const Health = v.object({
   version: v.string(),
   time: v.pipe(v.string(), v.isoTimestamp()),
   components: v.object({
-    api: ComponentStatus, db: ComponentStatus, transcripts: ComponentStatus, summaries: ComponentStatus,
-    webhooks: ComponentStatus, media: ComponentStatus, jobs: ComponentStatus,
+    api: ComponentStatus,
+    db: ComponentStatus,
+    transcripts: ComponentStatus,
+    summaries: ComponentStatus,
+    webhooks: ComponentStatus,
+    media: ComponentStatus,
+    jobs: ComponentStatus,
   }),
 })
 export type Health = v.InferOutput<typeof Health>
 
 export async function checkHealth(runtime: Runtime): Promise<Health> {
-  const db = await runtime.database.ping().then(() => 'ok' as const, () => 'down' as const)
+  const db = await runtime.database.ping().then(
+    () => 'ok' as const,
+    () => 'down' as const,
+  )
   const jobs = db === 'down' ? 'down' : await runtime.queue.state()
   // Webhooks: the queue, and whether this process's delivery pump failed a pass in the last minute.
   const webhooks = jobs !== 'ok' ? jobs : runtime.webhooks.state()

@@ -37,8 +37,14 @@ const ErrorEnvelope = {
   required: ['error', 'meta'],
   properties: {
     error: {
-      type: 'object', required: ['code', 'message', 'field', 'request_id'],
-      properties: { code: { type: 'string' }, message: { type: 'string' }, field: { type: ['string', 'null'] }, request_id: { type: 'string' } },
+      type: 'object',
+      required: ['code', 'message', 'field', 'request_id'],
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        field: { type: ['string', 'null'] },
+        request_id: { type: 'string' },
+      },
     },
     meta: { $ref: '#/components/schemas/Meta' },
   },
@@ -52,7 +58,8 @@ const isDashboardPath = (p: string) => p.startsWith('/api/')
 const isOriginPath = (p: string) => p.startsWith('/oauth/') || p.startsWith('/.well-known/')
 
 const OAuthErrorSchema = {
-  type: 'object', required: ['error'],
+  type: 'object',
+  required: ['error'],
   properties: { error: { type: 'string' }, error_description: { type: 'string' } },
 }
 
@@ -70,34 +77,59 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
     const parameters: unknown[] = []
     const paramNames = [...path.matchAll(/:(\w+)/g)].map((x) => x[1])
     const paramEntries = (meta.params as any)?.entries ?? {}
-    for (const name of paramNames) parameters.push({ name, in: 'path', required: true, schema: paramEntries[name] ? jsonSchema(paramEntries[name]) : { type: 'string' } })
+    for (const name of paramNames)
+      parameters.push({
+        name,
+        in: 'path',
+        required: true,
+        schema: paramEntries[name] ? jsonSchema(paramEntries[name]) : { type: 'string' },
+      })
     const queryEntries = (meta.query as any)?.entries ?? {}
     for (const [name, schema] of Object.entries(queryEntries)) {
       const s = schema as v.GenericSchema
       const repeat = meta.repeatable?.includes(name)
       parameters.push({
-        name, in: 'query', required: !(s.type === 'optional' || s.type === 'nullish'),
+        name,
+        in: 'query',
+        required: !(s.type === 'optional' || s.type === 'nullish'),
         ...(repeat ? { schema: { type: 'array', items: jsonSchema(s) }, explode: true } : { schema: jsonSchema(s) }),
       })
     }
     if (!isPublic && !isSession && m === 'post' && !meta.raw) {
       parameters.push({
-        name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
-        description: 'Makes the POST safe to retry for 24 hours: the same key and body replay the stored answer with Idempotent-Replayed: true; another body is 409 idempotency_key_reused; a repeat while the first runs is 409 idempotency_key_in_use. 5xx answers are not stored.',
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+        description:
+          'Makes the POST safe to retry for 24 hours: the same key and body replay the stored answer with Idempotent-Replayed: true; another body is 409 idempotency_key_reused; a repeat while the first runs is 409 idempotency_key_in_use. 5xx answers are not stored.',
       })
     }
-    const bodyErrors = meta.body ? ['invalid_json', 'unsupported_field', 'validation_error', 'unsupported_media_type', 'payload_too_large'] : []
-    const errorCodes = isPublic ? [...bodyErrors, ...(meta.errors ?? []), 'internal_error'] : [
-      ...(isSession
-        ? ['missing_credentials', 'invalid_credentials', 'account_suspended', 'ip_not_allowed', 'rate_limited']
-        : ['missing_credentials', 'invalid_credentials', 'expired_token', 'account_suspended', 'insufficient_scope', 'forbidden_account', 'ip_not_allowed', 'rate_limited']),
-      ...bodyErrors,
-      ...(meta.patch ? ['empty_update'] : []),
-      ...(Object.keys(queryEntries).length || !meta.body ? ['unsupported_filter'] : []),
-      ...(meta.errors ?? []),
-      ...(!isSession && m === 'post' && !meta.raw ? ['idempotency_key_reused', 'idempotency_key_in_use'] : []),
-      'internal_error',
-    ]
+    const bodyErrors = meta.body
+      ? ['invalid_json', 'unsupported_field', 'validation_error', 'unsupported_media_type', 'payload_too_large']
+      : []
+    const errorCodes = isPublic
+      ? [...bodyErrors, ...(meta.errors ?? []), 'internal_error']
+      : [
+          ...(isSession
+            ? ['missing_credentials', 'invalid_credentials', 'account_suspended', 'ip_not_allowed', 'rate_limited']
+            : [
+                'missing_credentials',
+                'invalid_credentials',
+                'expired_token',
+                'account_suspended',
+                'insufficient_scope',
+                'forbidden_account',
+                'ip_not_allowed',
+                'rate_limited',
+              ]),
+          ...bodyErrors,
+          ...(meta.patch ? ['empty_update'] : []),
+          ...(Object.keys(queryEntries).length || !meta.body ? ['unsupported_filter'] : []),
+          ...(meta.errors ?? []),
+          ...(!isSession && m === 'post' && !meta.raw ? ['idempotency_key_reused', 'idempotency_key_in_use'] : []),
+          'internal_error',
+        ]
     const byStatus = new Map<number, string[]>()
     for (const code of new Set(errorCodes)) {
       const status = GENERIC_ERRORS[code]?.[0] ?? statusFromCode(code)
@@ -105,10 +137,18 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
     }
     const success = String(meta.status ?? 200)
     const responses: Record<string, unknown> = {
-      [success]: success === '204' ? { description: 'No content' } : {
-        description: 'Success',
-        content: { 'application/json': { schema: meta.response ? jsonSchema(meta.response) : { type: 'object' }, ...(meta.example ? { example: meta.example } : {}) } },
-      },
+      [success]:
+        success === '204'
+          ? { description: 'No content' }
+          : {
+              description: 'Success',
+              content: {
+                'application/json': {
+                  schema: meta.response ? jsonSchema(meta.response) : { type: 'object' },
+                  ...(meta.example ? { example: meta.example } : {}),
+                },
+              },
+            },
     }
     if (meta.errorFormat === 'oauth') byStatus.clear()
     for (const code of meta.errorFormat === 'oauth' ? [...(meta.errors ?? []), 'server_error'] : []) {
@@ -119,21 +159,36 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
       if (meta.errorFormat === 'oauth') {
         responses[String(status)] = {
           description: `RFC 6749 error: ${codes.map((c) => `\`${c}\``).join(', ')}`,
-          content: { 'application/json': { schema: OAuthErrorSchema, example: { error: codes[0], error_description: codes[0].replace(/_/g, ' ') } } },
+          content: {
+            'application/json': {
+              schema: OAuthErrorSchema,
+              example: { error: codes[0], error_description: codes[0].replace(/_/g, ' ') },
+            },
+          },
         }
         continue
       }
       responses[String(status)] = {
         description: codes.map((c) => `\`${c}\`${GENERIC_ERRORS[c] ? `: ${GENERIC_ERRORS[c][1]}` : ''}`).join('; '),
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: errorExample(codes[0]) } },
+        content: {
+          'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: errorExample(codes[0]) },
+        },
       }
     }
-    const rateClass = typeof meta.rateClass === 'object' ? meta.rateClass.classes.join('` or `') : meta.rateClass ?? (m === 'get' ? 'read' : 'write')
-    const scopeText = isPublic ? 'Public: no credential, unmetered, not audited.' : isSession
-      ? `Dashboard session: cookie \`svc_session\` or \`Authorization: Session <token>\`; API keys are refused (401). Rate class: \`${rateClass}\`. Audited as credential_type \`session\`.`
-      : `Scope: \`${[meta.scope, ...(meta.anyScope ?? [])].filter(Boolean).join('` or `') || 'any credential'}\`. Rate class: \`${rateClass}\`.`
-    paths[p] ??= isDashboardPath(p) ? { servers: [{ url: origin, description: 'Dashboard origin' }] }
-      : isOriginPath(path) ? { servers: [{ url: origin, description: 'Service origin' }] } : {}
+    const rateClass =
+      typeof meta.rateClass === 'object'
+        ? meta.rateClass.classes.join('` or `')
+        : (meta.rateClass ?? (m === 'get' ? 'read' : 'write'))
+    const scopeText = isPublic
+      ? 'Public: no credential, unmetered, not audited.'
+      : isSession
+        ? `Dashboard session: cookie \`svc_session\` or \`Authorization: Session <token>\`; API keys are refused (401). Rate class: \`${rateClass}\`. Audited as credential_type \`session\`.`
+        : `Scope: \`${[meta.scope, ...(meta.anyScope ?? [])].filter(Boolean).join('` or `') || 'any credential'}\`. Rate class: \`${rateClass}\`.`
+    paths[p] ??= isDashboardPath(p)
+      ? { servers: [{ url: origin, description: 'Dashboard origin' }] }
+      : isOriginPath(path)
+        ? { servers: [{ url: origin, description: 'Service origin' }] }
+        : {}
     // A route outside /v1 and /api (the MCP connector at /mcp) is served on the origin root; when the
     // same operation is also under /v1 the path item lists both bases.
     if (!path.startsWith('/v1/') && path !== '/v1' && !isDashboardPath(p) && !isOriginPath(path)) rootPaths.add(p)
@@ -142,14 +197,33 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
       summary: meta.summary,
       description: [meta.description, scopeText].filter(Boolean).join('\n\n'),
       tags: meta.tags ?? ['Other'],
-      security: isPublic ? [] : isSession ? [{ sessionAuth: [] }, { sessionHeader: [] }] : [{ bearerAuth: meta.scope ? [meta.scope] : [] }],
-      'x-scope': isPublic || isSession ? null : meta.scope ?? null,
+      security: isPublic
+        ? []
+        : isSession
+          ? [{ sessionAuth: [] }, { sessionHeader: [] }]
+          : [{ bearerAuth: meta.scope ? [meta.scope] : [] }],
+      'x-scope': isPublic || isSession ? null : (meta.scope ?? null),
       'x-rate-class': isPublic ? null : rateClass,
       ...(parameters.length ? { parameters } : {}),
-      ...(meta.body ? { requestBody: { required: !meta.patch, content: {
-        [meta.requestType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: jsonSchema(meta.body as v.GenericSchema) },
-        ...(meta.multipart ? { 'multipart/form-data': { schema: meta.multipartBody ? jsonSchema(meta.multipartBody) : { type: 'object' } } } : {}),
-      } } } : {}),
+      ...(meta.body
+        ? {
+            requestBody: {
+              required: !meta.patch,
+              content: {
+                [meta.requestType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: {
+                  schema: jsonSchema(meta.body as v.GenericSchema),
+                },
+                ...(meta.multipart
+                  ? {
+                      'multipart/form-data': {
+                        schema: meta.multipartBody ? jsonSchema(meta.multipartBody) : { type: 'object' },
+                      },
+                    }
+                  : {}),
+              },
+            },
+          }
+        : {}),
       responses: meta.responses ?? responses,
     }
   }
@@ -166,23 +240,46 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
       title: 'Conversational Agent Service API',
       version: VERSION,
       summary: 'Multi-tenant server-to-server API hosting AI agents for phone, web chat and voice chat.',
-      description: 'Contract 1.0.0-draft. Every response carries X-Request-Id and Cache-Control: no-store; every non-2xx uses the error envelope.',
+      description:
+        'Contract 1.0.0-draft. Every response carries X-Request-Id and Cache-Control: no-store; every non-2xx uses the error envelope.',
     },
     servers: [{ url: `${origin}/v1` }, { url: `${origin}/api/v1`, description: 'Fallback base path' }],
     tags: [...tags].sort().map((name) => ({ name })),
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'svc_mk_live_… master key, svc_sk_live_… personal key or svc_at_… OAuth access token' },
-        sessionAuth: { type: 'apiKey', in: 'cookie', name: 'svc_session', description: 'Dashboard session cookie set by POST /api/auth/login or a login link' },
-        sessionHeader: { type: 'http', scheme: 'Session', description: 'The same svc_ses_… session token as Authorization: Session <token>' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'svc_mk_live_… master key, svc_sk_live_… personal key or svc_at_… OAuth access token',
+        },
+        sessionAuth: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'svc_session',
+          description: 'Dashboard session cookie set by POST /api/auth/login or a login link',
+        },
+        sessionHeader: {
+          type: 'http',
+          scheme: 'Session',
+          description: 'The same svc_ses_… session token as Authorization: Session <token>',
+        },
       },
       schemas: {
-        Meta: { type: 'object', required: ['request_id', 'environment'], properties: { request_id: { type: 'string' }, environment: { const: 'production' } } },
+        Meta: {
+          type: 'object',
+          required: ['request_id', 'environment'],
+          properties: { request_id: { type: 'string' }, environment: { const: 'production' } },
+        },
         Error: ErrorEnvelope,
         Pagination: {
-          type: 'object', required: ['limit', 'has_more', 'next_cursor'],
-          properties: { limit: { type: 'integer' }, has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } },
+          type: 'object',
+          required: ['limit', 'has_more', 'next_cursor'],
+          properties: {
+            limit: { type: 'integer' },
+            has_more: { type: 'boolean' },
+            next_cursor: { type: ['string', 'null'] },
+          },
         },
       },
     },
@@ -200,10 +297,21 @@ function statusFromCode(code: string): number {
 }
 
 function errorExample(code: string) {
-  return { error: { code, message: GENERIC_ERRORS[code]?.[1] ?? code.replace(/_/g, ' '), field: null, request_id: 'req_example' }, meta: { request_id: 'req_example', environment: 'production' } }
+  return {
+    error: {
+      code,
+      message: GENERIC_ERRORS[code]?.[1] ?? code.replace(/_/g, ' '),
+      field: null,
+      request_id: 'req_example',
+    },
+    meta: { request_id: 'req_example', environment: 'production' },
+  }
 }
 
 function operationId(method: string, path: string): string {
-  const words = path.split('/').filter(Boolean).map((s) => s.replace(/[{}]/g, '').replace(/[^a-zA-Z0-9]+/g, '_'))
+  const words = path
+    .split('/')
+    .filter(Boolean)
+    .map((s) => s.replace(/[{}]/g, '').replace(/[^a-zA-Z0-9]+/g, '_'))
   return [method, ...words].join('_')
 }

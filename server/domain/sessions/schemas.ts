@@ -28,7 +28,12 @@ export const LoginLink = v.object({
 })
 
 // The dashboard acts for the logged-in user only: these keys are accepted so a form can send them, and dropped.
-const Ignored = v.optional(v.pipe(v.unknown(), v.description('Accepted and ignored: dashboard keys are for the logged-in user and home account only.')))
+const Ignored = v.optional(
+  v.pipe(
+    v.unknown(),
+    v.description('Accepted and ignored: dashboard keys are for the logged-in user and home account only.'),
+  ),
+)
 
 export const DashboardKeyCreate = v.pipe(
   v.strictObject({ ...KeyCreate.entries, account_id: Ignored, account_ids: Ignored, user_id: Ignored }),

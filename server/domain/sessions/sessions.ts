@@ -48,13 +48,28 @@ export const sessionIdOf = (tokenHash: string) => `ses_${tokenHash.slice(0, 16)}
 
 /** One message for a wrong e-mail and a wrong password, so answers do not reveal which accounts exist. */
 export const invalidLogin = () => new ApiError(401, 'invalid_credentials', 'The e-mail or password is wrong.')
-export const invalidLink = () => new ApiError(401, 'invalid_credentials', 'The login link is unknown, expired or already used.')
+export const invalidLink = () =>
+  new ApiError(401, 'invalid_credentials', 'The login link is unknown, expired or already used.')
 
-export async function createSession(database: Database, user: { id: string; accountId: string }, ceiling: Ceiling = NO_CEILING, now = new Date()): Promise<Session> {
+export async function createSession(
+  database: Database,
+  user: { id: string; accountId: string },
+  ceiling: Ceiling = NO_CEILING,
+  now = new Date(),
+): Promise<Session> {
   const token = mintToken(SESSION_PREFIX)
   const tokenHash = sha256Hex(token)
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS)
-  await database.db.insert(sessions).values({ tokenHash, userId: user.id, createdAt: now, expiresAt, scopes: ceiling.scopes, ipAllowlist: ceiling.ipAllowlist })
+  await database.db
+    .insert(sessions)
+    .values({
+      tokenHash,
+      userId: user.id,
+      createdAt: now,
+      expiresAt,
+      scopes: ceiling.scopes,
+      ipAllowlist: ceiling.ipAllowlist,
+    })
   return { sessionId: sessionIdOf(tokenHash), userId: user.id, accountId: user.accountId, token, expiresAt }
 }
 
@@ -62,21 +77,36 @@ export async function createSession(database: Database, user: { id: string; acco
  * Null for an unknown, expired or logged-out token. A session of a suspended user or account resolves with
  * `suspended` set (the dashboard answers 403 account_suspended); the statuses come in the same query.
  */
-export async function lookupSession(database: Database, token: string, now = new Date()): Promise<{ session: SessionUser; suspended: boolean } | null> {
+export async function lookupSession(
+  database: Database,
+  token: string,
+  now = new Date(),
+): Promise<{ session: SessionUser; suspended: boolean } | null> {
   if (!isWellFormedToken(token, SESSION_PREFIX)) return null
   const tokenHash = sha256Hex(token)
   const [row] = await database.db
     .select({
-      userId: users.id, accountId: users.accountId, userStatus: users.status, accountStatus: accounts.status,
-      expiresAt: sessions.expiresAt, scopes: sessions.scopes, ipAllowlist: sessions.ipAllowlist,
+      userId: users.id,
+      accountId: users.accountId,
+      userStatus: users.status,
+      accountStatus: accounts.status,
+      expiresAt: sessions.expiresAt,
+      scopes: sessions.scopes,
+      ipAllowlist: sessions.ipAllowlist,
     })
-    .from(sessions).innerJoin(users, eq(users.id, sessions.userId)).innerJoin(accounts, eq(accounts.id, users.accountId))
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .innerJoin(accounts, eq(accounts.id, users.accountId))
     .where(and(eq(sessions.tokenHash, tokenHash), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
   if (!row) return null
   return {
     session: {
-      sessionId: sessionIdOf(tokenHash), userId: row.userId, accountId: row.accountId, expiresAt: row.expiresAt,
-      scopes: row.scopes as Scope[] | null, ipAllowlist: row.ipAllowlist,
+      sessionId: sessionIdOf(tokenHash),
+      userId: row.userId,
+      accountId: row.accountId,
+      expiresAt: row.expiresAt,
+      scopes: row.scopes as Scope[] | null,
+      ipAllowlist: row.ipAllowlist,
     },
     suspended: isSuspended(row.userStatus, row.accountStatus),
   }
@@ -89,10 +119,16 @@ export async function resolveSession(database: Database, token: string, now = ne
 }
 
 /** Logout. Unknown or already revoked tokens are ignored: logging out twice is harmless. Answers who logged out. */
-export async function revokeSession(database: Database, token: string, now = new Date()): Promise<{ sessionId: string; accountId: string } | null> {
+export async function revokeSession(
+  database: Database,
+  token: string,
+  now = new Date(),
+): Promise<{ sessionId: string; accountId: string } | null> {
   if (!isWellFormedToken(token, SESSION_PREFIX)) return null
   const tokenHash = sha256Hex(token)
-  const [row] = await database.db.update(sessions).set({ revokedAt: now })
+  const [row] = await database.db
+    .update(sessions)
+    .set({ revokedAt: now })
     .where(and(eq(sessions.tokenHash, tokenHash), isNull(sessions.revokedAt)))
     .returning({ userId: sessions.userId })
   if (!row) return null
@@ -106,7 +142,8 @@ let dummyHash: Promise<string> | undefined
 export async function login(database: Database, email: string, password: string, now = new Date()): Promise<Session> {
   const [user] = await database.db
     .select({ id: users.id, accountId: users.accountId, status: users.status, passwordHash: users.passwordHash })
-    .from(users).where(sql`lower(${users.email}) = lower(${email.trim()})`)
+    .from(users)
+    .where(sql`lower(${users.email}) = lower(${email.trim()})`)
   if (!user) {
     dummyHash ??= hashPassword(randomBytes(32).toString('base64url'))
     await verifyPassword(password, await dummyHash)
@@ -125,7 +162,10 @@ export async function login(database: Database, email: string, password: string,
  */
 async function upgradeHash(database: Database, userId: string, oldHash: string, password: string) {
   const passwordHash = await hashPassword(password)
-  await database.db.update(users).set({ passwordHash }).where(and(eq(users.id, userId), eq(users.passwordHash, oldHash)))
+  await database.db
+    .update(users)
+    .set({ passwordHash })
+    .where(and(eq(users.id, userId), eq(users.passwordHash, oldHash)))
 }
 
 const linkRefused = (message: string) => Errors.forbiddenAccount(message)
@@ -137,7 +177,11 @@ const linkRefused = (message: string) => Errors.forbiddenAccount(message)
  */
 export async function authorizeLoginLink(database: Database, principal: Principal, userId: string): Promise<Ceiling> {
   if (principal.type === 'oauth') {
-    throw new ApiError(403, 'insufficient_scope', 'An OAuth connection cannot issue login links; use the master key or a partner key.')
+    throw new ApiError(
+      403,
+      'insufficient_scope',
+      'An OAuth connection cannot issue login links; use the master key or a partner key.',
+    )
   }
   if (principal.type === 'master') {
     const [user] = await database.db.select({ id: users.id }).from(users).where(eq(users.id, userId))
@@ -145,7 +189,9 @@ export async function authorizeLoginLink(database: Database, principal: Principa
     return NO_CEILING
   }
   if (principal.userId === userId) {
-    throw linkRefused('A key cannot issue a login link for its own user: that would open a session beyond the key itself.')
+    throw linkRefused(
+      'A key cannot issue a login link for its own user: that would open a session beyond the key itself.',
+    )
   }
   // Partner membership (POST /partners/members) has no storage yet, so a partner key has no members and
   // every other user is outside it. Refused like a user of another tenant, before any lookup, so the
@@ -159,27 +205,53 @@ export function ceilingOf(principal: Principal): Ceiling {
   return { scopes: GRANTABLE_SCOPES.filter((s) => principal.scopes.has(s)), ipAllowlist: [...principal.ipAllowlist] }
 }
 
-export async function issueLoginLink(database: Database, principal: Principal, userId: string, publicUrl: string, now = new Date()) {
+export async function issueLoginLink(
+  database: Database,
+  principal: Principal,
+  userId: string,
+  publicUrl: string,
+  now = new Date(),
+) {
   const ceiling = await authorizeLoginLink(database, principal, userId)
   return createLoginLink(database, userId, ceiling, publicUrl, now)
 }
 
 /** Stores a link carrying `ceiling`; the caller has decided who may issue it. */
-export async function createLoginLink(database: Database, userId: string, ceiling: Ceiling, publicUrl: string, now = new Date()) {
+export async function createLoginLink(
+  database: Database,
+  userId: string,
+  ceiling: Ceiling,
+  publicUrl: string,
+  now = new Date(),
+) {
   const token = mintToken(LOGIN_LINK_PREFIX)
   const expiresAt = new Date(now.getTime() + LOGIN_LINK_TTL_MS)
-  await database.db.insert(loginLinks).values({ tokenHash: sha256Hex(token), userId, createdAt: now, expiresAt, scopes: ceiling.scopes, ipAllowlist: ceiling.ipAllowlist })
+  await database.db
+    .insert(loginLinks)
+    .values({
+      tokenHash: sha256Hex(token),
+      userId,
+      createdAt: now,
+      expiresAt,
+      scopes: ceiling.scopes,
+      ipAllowlist: ceiling.ipAllowlist,
+    })
   return { url: `${publicUrl}/api/auth/login-link?token=${token}`, token, expires_at: expiresAt.toISOString() }
 }
 
 /** Single use even under concurrent redemption: the conditional UPDATE lets exactly one caller through. */
 export async function redeemLoginLink(database: Database, token: string, now = new Date()): Promise<Session> {
   if (!isWellFormedToken(token, LOGIN_LINK_PREFIX)) throw invalidLink()
-  const [link] = await database.db.update(loginLinks).set({ usedAt: now })
+  const [link] = await database.db
+    .update(loginLinks)
+    .set({ usedAt: now })
     .where(and(eq(loginLinks.tokenHash, sha256Hex(token)), isNull(loginLinks.usedAt), gt(loginLinks.expiresAt, now)))
     .returning({ userId: loginLinks.userId, scopes: loginLinks.scopes, ipAllowlist: loginLinks.ipAllowlist })
   if (!link) throw invalidLink()
-  const [user] = await database.db.select({ id: users.id, accountId: users.accountId, status: users.status }).from(users).where(eq(users.id, link.userId))
+  const [user] = await database.db
+    .select({ id: users.id, accountId: users.accountId, status: users.status })
+    .from(users)
+    .where(eq(users.id, link.userId))
   if (!user || user.status !== 'active') throw invalidLink()
   return createSession(database, user, { scopes: link.scopes as Scope[] | null, ipAllowlist: link.ipAllowlist }, now)
 }

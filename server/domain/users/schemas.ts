@@ -15,11 +15,25 @@ const Email = v.pipe(
   v.description('Unique per service.'),
 )
 const Text = (max: number) => v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(max))
-const CurrencyCode = v.pipe(v.string(), v.check((s) => CURRENCIES.has(s), 'currency_code must be an ISO 4217 code such as USD.'), v.description('ISO 4217'))
-const Timezone = v.pipe(v.string(), v.check((s) => ZONES.has(s), 'timezone must be an IANA zone name such as Europe/Paris.'), v.description('IANA zone'))
-const Language = v.pipe(v.string(), v.regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'language must be a BCP-47 tag such as en or pt-BR.'))
+const CurrencyCode = v.pipe(
+  v.string(),
+  v.check((s) => CURRENCIES.has(s), 'currency_code must be an ISO 4217 code such as USD.'),
+  v.description('ISO 4217'),
+)
+const Timezone = v.pipe(
+  v.string(),
+  v.check((s) => ZONES.has(s), 'timezone must be an IANA zone name such as Europe/Paris.'),
+  v.description('IANA zone'),
+)
+const Language = v.pipe(
+  v.string(),
+  v.regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'language must be a BCP-47 tag such as en or pt-BR.'),
+)
 const ExternalIds = v.pipe(
-  v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')), v.pipe(v.string(), v.maxLength(256))),
+  v.record(
+    v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')),
+    v.pipe(v.string(), v.maxLength(256)),
+  ),
   v.check((o) => Object.keys(o).length <= 50, 'external_ids holds at most 50 keys.'),
 )
 
@@ -32,7 +46,9 @@ export const UserCreate = v.strictObject({
   timezone: v.optional(Timezone),
   currency_code: v.optional(CurrencyCode, 'USD'),
   external_ids: v.optional(ExternalIds),
-  password: v.optional(v.pipe(v.string(), v.minLength(10, 'password must be at least 10 characters.'), v.maxLength(256))),
+  password: v.optional(
+    v.pipe(v.string(), v.minLength(10, 'password must be at least 10 characters.'), v.maxLength(256)),
+  ),
 })
 export type UserCreate = v.InferOutput<typeof UserCreate>
 
@@ -60,7 +76,9 @@ export const User = v.object({
 export type User = v.InferOutput<typeof User>
 
 export const UserListQuery = v.object({
-  status: v.optional(v.picklist(['active', 'suspended'], coded('unsupported_filter', 'status must be active or suspended.'))),
+  status: v.optional(
+    v.picklist(['active', 'suspended'], coded('unsupported_filter', 'status must be active or suspended.')),
+  ),
   updated_since: v.optional(Timestamp),
   limit: Limit(100, 50),
   cursor: Cursor,
@@ -76,8 +94,15 @@ export const UserLimits = v.strictObject({
 
 export const UserPatch = v.strictObject({
   // trial is derived from the plan, never set: the contract answers 400 validation_error field status.
-  status: v.optional(v.picklist(['active', 'suspended'], 'status must be active or suspended (trial is derived from the plan).')),
-  external_ids: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')), v.nullable(v.pipe(v.string(), v.maxLength(256))))),
+  status: v.optional(
+    v.picklist(['active', 'suspended'], 'status must be active or suspended (trial is derived from the plan).'),
+  ),
+  external_ids: v.optional(
+    v.record(
+      v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')),
+      v.nullable(v.pipe(v.string(), v.maxLength(256))),
+    ),
+  ),
   limits: v.optional(UserLimits),
   transcript_retention_days: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650)))),
 })

@@ -45,72 +45,121 @@ export async function createUser(database: Database, input: UserCreate): Promise
     return await database.tx(async (tx) => {
       const [{ n }] = rowsOf<{ n: string }>(await tx.execute(sql`SELECT nextval('tenant_seq')::text AS n`))
       const now = new Date()
-      const [account] = await tx.insert(accounts).values({
-        id: `acc_${n}`,
-        name: input.company_name ?? input.name ?? input.email,
-        plan: input.plan,
-        planExpiresAt: input.plan === 'trial' ? new Date(now.getTime() + TRIAL_DAYS * 86_400_000) : null,
-        createdAt: now, updatedAt: now,
-      }).returning()
-      const [user] = await tx.insert(users).values({
-        id: `usr_${n}`,
-        accountId: account.id,
-        email: input.email,
-        name: input.name ?? null,
-        companyName: input.company_name ?? null,
-        language: input.language ?? null,
-        timezone: input.timezone ?? null,
-        currencyCode: input.currency_code,
-        externalIds: input.external_ids ?? {},
-        passwordHash,
-        passwordGenerated: input.password === undefined,
-        createdAt: now, updatedAt: now,
-      }).returning()
-      await tx.insert(subscriptions).values({ accountId: account.id, plan: input.plan, planLimit: PLAN_PRICE[input.plan] ?? 0, createdAt: now, updatedAt: now })
+      const [account] = await tx
+        .insert(accounts)
+        .values({
+          id: `acc_${n}`,
+          name: input.company_name ?? input.name ?? input.email,
+          plan: input.plan,
+          planExpiresAt: input.plan === 'trial' ? new Date(now.getTime() + TRIAL_DAYS * 86_400_000) : null,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+      const [user] = await tx
+        .insert(users)
+        .values({
+          id: `usr_${n}`,
+          accountId: account.id,
+          email: input.email,
+          name: input.name ?? null,
+          companyName: input.company_name ?? null,
+          language: input.language ?? null,
+          timezone: input.timezone ?? null,
+          currencyCode: input.currency_code,
+          externalIds: input.external_ids ?? {},
+          passwordHash,
+          passwordGenerated: input.password === undefined,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+      await tx
+        .insert(subscriptions)
+        .values({
+          accountId: account.id,
+          plan: input.plan,
+          planLimit: PLAN_PRICE[input.plan] ?? 0,
+          createdAt: now,
+          updatedAt: now,
+        })
       return present(user, account)
     })
   } catch (err) {
-    if (isUniqueViolation(err)) throw new ApiError(409, 'email_exists', 'A user with this email already exists.', 'email')
+    if (isUniqueViolation(err))
+      throw new ApiError(409, 'email_exists', 'A user with this email already exists.', 'email')
     throw err
   }
 }
 
 export async function getUser(database: Database, id: string): Promise<User> {
-  const [row] = await database.db.select().from(users).innerJoin(accounts, eq(accounts.id, users.accountId)).where(eq(users.id, id))
+  const [row] = await database.db
+    .select()
+    .from(users)
+    .innerJoin(accounts, eq(accounts.id, users.accountId))
+    .where(eq(users.id, id))
   if (!row) throw Errors.notFound('User')
   return present(row.users, row.accounts)
 }
 
-export async function listUsers(database: Database, filters: { status?: string; updated_since?: string }, page: KeysetRequest) {
+export async function listUsers(
+  database: Database,
+  filters: { status?: string; updated_since?: string },
+  page: KeysetRequest,
+) {
   const conds = []
   if (filters.status) conds.push(eq(users.status, filters.status))
   if (filters.updated_since) conds.push(gt(users.updatedAt, new Date(filters.updated_since)))
   const after = afterPosition(page, users.createdAt, users.id)
   if (after) conds.push(after)
-  const rows = await database.db.select().from(users).innerJoin(accounts, eq(accounts.id, users.accountId))
+  const rows = await database.db
+    .select()
+    .from(users)
+    .innerJoin(accounts, eq(accounts.id, users.accountId))
     .where(conds.length ? and(...conds) : undefined)
     .orderBy(desc(users.createdAt), desc(users.id))
     .limit(page.binding.limit + 1)
-  return keysetPage(page, rows, (r) => [r.users.createdAt.toISOString(), r.users.id], (r) => present(r.users, r.accounts))
+  return keysetPage(
+    page,
+    rows,
+    (r) => [r.users.createdAt.toISOString(), r.users.id],
+    (r) => present(r.users, r.accounts),
+  )
 }
 
 /** status, external_ids (merged key by key; null clears), limits (merged; null clears), retention. */
 export async function patchUser(database: Database, id: string, patch: UserPatch): Promise<User> {
   return database.tx(async (tx) => {
-    const [row] = await tx.select().from(users).innerJoin(accounts, eq(accounts.id, users.accountId)).where(eq(users.id, id)).for('update')
+    const [row] = await tx
+      .select()
+      .from(users)
+      .innerJoin(accounts, eq(accounts.id, users.accountId))
+      .where(eq(users.id, id))
+      .for('update')
     if (!row) throw Errors.notFound('User')
     const now = new Date()
-    const [user] = await tx.update(users).set({
-      status: patch.status ?? row.users.status,
-      externalIds: mergeKeys(row.users.externalIds, patch.external_ids),
-      limits: mergeKeys(row.users.limits, patch.limits as Record<string, number | null> | undefined),
-      updatedAt: now,
-    }).where(eq(users.id, id)).returning()
-    const [account] = await tx.update(accounts).set({
-      status: patch.status ?? row.accounts.status,
-      transcriptRetentionDays: patch.transcript_retention_days === undefined ? row.accounts.transcriptRetentionDays : patch.transcript_retention_days,
-      updatedAt: now,
-    }).where(eq(accounts.id, row.accounts.id)).returning()
+    const [user] = await tx
+      .update(users)
+      .set({
+        status: patch.status ?? row.users.status,
+        externalIds: mergeKeys(row.users.externalIds, patch.external_ids),
+        limits: mergeKeys(row.users.limits, patch.limits as Record<string, number | null> | undefined),
+        updatedAt: now,
+      })
+      .where(eq(users.id, id))
+      .returning()
+    const [account] = await tx
+      .update(accounts)
+      .set({
+        status: patch.status ?? row.accounts.status,
+        transcriptRetentionDays:
+          patch.transcript_retention_days === undefined
+            ? row.accounts.transcriptRetentionDays
+            : patch.transcript_retention_days,
+        updatedAt: now,
+      })
+      .where(eq(accounts.id, row.accounts.id))
+      .returning()
     return present(user, account)
   })
 }

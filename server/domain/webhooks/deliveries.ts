@@ -35,22 +35,46 @@ export function presentDelivery(r: Row) {
   }
 }
 
-export async function listDeliveries(event: H3Event, runtime: Runtime, principal: Principal, accountId: string, query: DeliveryListQuery) {
+export async function listDeliveries(
+  event: H3Event,
+  runtime: Runtime,
+  principal: Principal,
+  accountId: string,
+  query: DeliveryListQuery,
+) {
   const { limit, cursor, ...filters } = query
-  const req = await keysetRequest({ event, principal, filters: { ...filters, account_id: accountId }, sort: '-created_at,-id', limit, cursor, secret: runtime.config.secret })
-  const where: (SQL | undefined)[] = [eq(webhookDeliveries.accountId, accountId), afterPosition(req, webhookDeliveries.createdAt, webhookDeliveries.id)]
+  const req = await keysetRequest({
+    event,
+    principal,
+    filters: { ...filters, account_id: accountId },
+    sort: '-created_at,-id',
+    limit,
+    cursor,
+    secret: runtime.config.secret,
+  })
+  const where: (SQL | undefined)[] = [
+    eq(webhookDeliveries.accountId, accountId),
+    afterPosition(req, webhookDeliveries.createdAt, webhookDeliveries.id),
+  ]
   if (filters.endpoint_id) where.push(eq(webhookDeliveries.endpointId, filters.endpoint_id))
   if (filters.event) where.push(eq(webhookDeliveries.eventType, filters.event))
   if (filters.event_id) where.push(eq(webhookDeliveries.eventId, filters.event_id))
   if (filters.status) where.push(eq(webhookDeliveries.status, filters.status))
   if (filters.since) where.push(gte(webhookDeliveries.createdAt, new Date(filters.since)))
-  const rows = await runtime.database.db.select().from(webhookDeliveries).where(and(...where))
-    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)).limit(limit + 1)
+  const rows = await runtime.database.db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(...where))
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+    .limit(limit + 1)
   return keysetPage(req, rows, (r) => [r.createdAt.toISOString(), r.id], presentDelivery)
 }
 
 async function loadDelivery(runtime: Runtime, accountId: string, id: string): Promise<Row> {
-  const [row] = await runtime.database.db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.accountId, accountId)))
+  const [row] = await runtime.database.db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.accountId, accountId)))
   if (!row) throw Errors.notFound('Delivery')
   return row
 }
@@ -70,10 +94,22 @@ export async function replayDelivery(runtime: Runtime, accountId: string, id: st
   const row = await runtime.database.tx(async (tx) => {
     await loadEndpoint(tx, accountId, original.endpointId)
     const now = new Date()
-    const [created] = await tx.insert(webhookDeliveries).values({
-      id: `dlv_${ulid()}`, accountId, endpointId: original.endpointId, eventId: original.eventId, eventType: original.eventType,
-      body: original.body, status: 'pending', nextAttemptAt: now, replayedFrom: original.id, createdAt: now, updatedAt: now,
-    }).returning()
+    const [created] = await tx
+      .insert(webhookDeliveries)
+      .values({
+        id: `dlv_${ulid()}`,
+        accountId,
+        endpointId: original.endpointId,
+        eventId: original.eventId,
+        eventType: original.eventType,
+        body: original.body,
+        status: 'pending',
+        nextAttemptAt: now,
+        replayedFrom: original.id,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
     return created
   })
   currentPump()?.kick()

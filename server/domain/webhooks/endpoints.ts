@@ -48,7 +48,8 @@ export function presentEndpoint(r: EndpointRow) {
 export async function checkEndpointUrl(raw: string, allowPrivateHosts: readonly string[]): Promise<string> {
   const url = assertFetchableUrl(raw, { allowPrivateHosts })
   const allowed = allowPrivateHosts.some((h) => normalizeHost(h) === normalizeHost(url.hostname))
-  if (url.protocol !== 'https:' && !allowed) throw new ApiError(400, 'invalid_url', 'Webhook URLs must use https.', 'url')
+  if (url.protocol !== 'https:' && !allowed)
+    throw new ApiError(400, 'invalid_url', 'Webhook URLs must use https.', 'url')
   await resolvePublic(url.hostname, { allowPrivateHosts })
   return url.href
 }
@@ -63,8 +64,12 @@ export function activeSecrets(serverSecret: string, r: EndpointRow, now = Date.n
 }
 
 export async function loadEndpoint(ex: Executor, accountId: string, id: string, lock = false): Promise<EndpointRow> {
-  const q = ex.select().from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt)))
+  const q = ex
+    .select()
+    .from(webhookEndpoints)
+    .where(
+      and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt)),
+    )
   const [row] = lock ? await q.for('update') : await q
   if (!row) throw endpointNotFound()
   return row
@@ -80,25 +85,61 @@ export async function createEndpoint(runtime: Runtime, accountId: string, body: 
   const row = await runtime.database.tx(async (tx) => {
     // The account row lock serialises creates of one account, so two concurrent creates at 19 cannot both pass.
     await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update')
-    const [{ n }] = await tx.select({ n: count() }).from(webhookEndpoints)
+    const [{ n }] = await tx
+      .select({ n: count() })
+      .from(webhookEndpoints)
       .where(and(eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt)))
     if (Number(n) >= MAX_ENDPOINTS_PER_ACCOUNT) {
-      throw new ApiError(403, 'plan_limit_reached', `This account has reached its cap of ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one before creating another.`)
+      throw new ApiError(
+        403,
+        'plan_limit_reached',
+        `This account has reached its cap of ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one before creating another.`,
+      )
     }
-    const [created] = await tx.insert(webhookEndpoints).values({
-      accountId, url, description: body.description ?? null, events: body.events, enabled: body.enabled ?? true,
-      secretEnc: encryptSecret(runtime.config.secret, accountId, secret),
-    }).returning()
+    const [created] = await tx
+      .insert(webhookEndpoints)
+      .values({
+        accountId,
+        url,
+        description: body.description ?? null,
+        events: body.events,
+        enabled: body.enabled ?? true,
+        secretEnc: encryptSecret(runtime.config.secret, accountId, secret),
+      })
+      .returning()
     return created
   })
   return { ...presentEndpoint(row), secret }
 }
 
-export async function listEndpoints(event: H3Event, runtime: Runtime, principal: Principal, accountId: string, query: { limit: number; cursor?: string }) {
-  const req = await keysetRequest({ event, principal, filters: { account_id: accountId }, sort: '-created_at,-id', limit: query.limit, cursor: query.cursor, secret: runtime.config.secret })
-  const rows = await runtime.database.db.select().from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt), afterPosition(req, webhookEndpoints.createdAt, webhookEndpoints.id)))
-    .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id)).limit(query.limit + 1)
+export async function listEndpoints(
+  event: H3Event,
+  runtime: Runtime,
+  principal: Principal,
+  accountId: string,
+  query: { limit: number; cursor?: string },
+) {
+  const req = await keysetRequest({
+    event,
+    principal,
+    filters: { account_id: accountId },
+    sort: '-created_at,-id',
+    limit: query.limit,
+    cursor: query.cursor,
+    secret: runtime.config.secret,
+  })
+  const rows = await runtime.database.db
+    .select()
+    .from(webhookEndpoints)
+    .where(
+      and(
+        eq(webhookEndpoints.accountId, accountId),
+        isNull(webhookEndpoints.deletedAt),
+        afterPosition(req, webhookEndpoints.createdAt, webhookEndpoints.id),
+      ),
+    )
+    .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
+    .limit(query.limit + 1)
   return keysetPage(req, rows, (r) => [r.createdAt.toISOString(), r.id], presentEndpoint)
 }
 
@@ -111,13 +152,17 @@ export async function patchEndpoint(runtime: Runtime, accountId: string, id: str
   const url = patch.url === undefined ? undefined : await checkEndpointUrl(patch.url, runtime.config.allowPrivateHosts)
   return runtime.database.tx(async (tx) => {
     await loadEndpoint(tx, accountId, id, true)
-    const [row] = await tx.update(webhookEndpoints).set({
-      ...(url !== undefined ? { url } : {}),
-      ...(patch.events !== undefined ? { events: patch.events } : {}),
-      ...(patch.description !== undefined ? { description: patch.description } : {}),
-      ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
-      updatedAt: new Date(),
-    }).where(eq(webhookEndpoints.id, id)).returning()
+    const [row] = await tx
+      .update(webhookEndpoints)
+      .set({
+        ...(url !== undefined ? { url } : {}),
+        ...(patch.events !== undefined ? { events: patch.events } : {}),
+        ...(patch.description !== undefined ? { description: patch.description } : {}),
+        ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
+        updatedAt: new Date(),
+      })
+      .where(eq(webhookEndpoints.id, id))
+      .returning()
     return presentEndpoint(row)
   })
 }
@@ -131,12 +176,16 @@ export async function rotateSecret(runtime: Runtime, accountId: string, id: stri
   return runtime.database.tx(async (tx) => {
     const cur = await loadEndpoint(tx, accountId, id, true)
     const now = new Date()
-    const [row] = await tx.update(webhookEndpoints).set({
-      secretEnc: encryptSecret(runtime.config.secret, accountId, secret),
-      previousSecretEnc: cur.secretEnc,
-      previousSecretExpiresAt: new Date(now.getTime() + ROTATION_GRACE_MS),
-      updatedAt: now,
-    }).where(eq(webhookEndpoints.id, id)).returning()
+    const [row] = await tx
+      .update(webhookEndpoints)
+      .set({
+        secretEnc: encryptSecret(runtime.config.secret, accountId, secret),
+        previousSecretEnc: cur.secretEnc,
+        previousSecretExpiresAt: new Date(now.getTime() + ROTATION_GRACE_MS),
+        updatedAt: now,
+      })
+      .where(eq(webhookEndpoints.id, id))
+      .returning()
     return { ...presentEndpoint(row), secret }
   })
 }
@@ -146,7 +195,10 @@ export async function deleteEndpoint(runtime: Runtime, accountId: string, id: st
   await runtime.database.tx(async (tx) => {
     await loadEndpoint(tx, accountId, id, true)
     const now = new Date()
-    await tx.update(webhookEndpoints).set({ deletedAt: now, enabled: false, updatedAt: now }).where(eq(webhookEndpoints.id, id))
+    await tx
+      .update(webhookEndpoints)
+      .set({ deletedAt: now, enabled: false, updatedAt: now })
+      .where(eq(webhookEndpoints.id, id))
   })
 }
 
@@ -167,19 +219,49 @@ export async function testEndpoint(runtime: Runtime, accountId: string, id: stri
   const at = new Date()
   const eventId = `evt_${ulid(at.getTime())}`
   const deliveryId = `dlv_${ulid(at.getTime())}`
-  const body = JSON.stringify({ id: eventId, type: PING_EVENT, created_at: at.toISOString(), api_version: 'v1', account_id: accountId, data: { endpoint_id: row.id, url: row.url } })
-  const r = await postSigned({ url: row.url, secrets: activeSecrets(runtime.config.secret, row), body, deliveryId, eventType: PING_EVENT, allowPrivateHosts: runtime.config.allowPrivateHosts })
+  const body = JSON.stringify({
+    id: eventId,
+    type: PING_EVENT,
+    created_at: at.toISOString(),
+    api_version: 'v1',
+    account_id: accountId,
+    data: { endpoint_id: row.id, url: row.url },
+  })
+  const r = await postSigned({
+    url: row.url,
+    secrets: activeSecrets(runtime.config.secret, row),
+    body,
+    deliveryId,
+    eventType: PING_EVENT,
+    allowPrivateHosts: runtime.config.allowPrivateHosts,
+  })
   const done = new Date()
   const error = r.ok ? null : (r.error ?? `The receiver answered ${r.statusCode}.`)
   await runtime.database.db.insert(webhookDeliveries).values({
-    id: deliveryId, accountId, endpointId: row.id, eventId, eventType: PING_EVENT, body,
-    status: r.ok ? 'succeeded' : 'exhausted', attemptCount: 1,
+    id: deliveryId,
+    accountId,
+    endpointId: row.id,
+    eventId,
+    eventType: PING_EVENT,
+    body,
+    status: r.ok ? 'succeeded' : 'exhausted',
+    attemptCount: 1,
     attempts: [{ attempt: 1, at: at.toISOString(), status_code: r.statusCode, latency_ms: r.latencyMs, error }],
-    nextAttemptAt: null, lastStatusCode: r.statusCode, lastError: error, deliveredAt: r.ok ? done : null, createdAt: at, updatedAt: done,
+    nextAttemptAt: null,
+    lastStatusCode: r.statusCode,
+    lastError: error,
+    deliveredAt: r.ok ? done : null,
+    createdAt: at,
+    updatedAt: done,
   })
   return {
-    endpoint_id: row.id, delivery_id: deliveryId, event_id: eventId,
-    success: r.ok, status_code: r.statusCode, latency_ms: r.latencyMs, error,
+    endpoint_id: row.id,
+    delivery_id: deliveryId,
+    event_id: eventId,
+    success: r.ok,
+    status_code: r.statusCode,
+    latency_ms: r.latencyMs,
+    error,
     quota: { limit: quotas.webhook_tests, used, remaining: Math.max(0, quotas.webhook_tests - used) },
   }
 }

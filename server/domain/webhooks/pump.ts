@@ -24,7 +24,14 @@ const LEASE_SECONDS = Math.ceil(DELIVERY_TIMEOUT_MS / 1000) + 10
 
 /** The body as sent: the outbox payload with its keys in the documented order. */
 export function eventBody(p: Record<string, unknown>): string {
-  return JSON.stringify({ id: p.id, type: p.type, created_at: p.created_at, api_version: p.api_version, account_id: p.account_id, data: p.data })
+  return JSON.stringify({
+    id: p.id,
+    type: p.type,
+    created_at: p.created_at,
+    api_version: p.api_version,
+    account_id: p.account_id,
+    data: p.data,
+  })
 }
 
 /** Fans out up to one batch of undispatched events; answers how many events it claimed. */
@@ -33,28 +40,77 @@ export async function dispatchBatch(database: Database, limit = DISPATCH_BATCH):
   const [any] = await database.db.select({ id: events.id }).from(events).where(isNull(events.dispatchedAt)).limit(1)
   if (!any) return 0
   return database.tx(async (tx) => {
-    const evs = await tx.select().from(events).where(isNull(events.dispatchedAt)).orderBy(asc(events.createdAt)).limit(limit).for('update', { skipLocked: true })
+    const evs = await tx
+      .select()
+      .from(events)
+      .where(isNull(events.dispatchedAt))
+      .orderBy(asc(events.createdAt))
+      .limit(limit)
+      .for('update', { skipLocked: true })
     if (!evs.length) return 0
     const accountIds = [...new Set(evs.map((e) => e.accountId))]
-    const eps = await tx.select({ id: webhookEndpoints.id, accountId: webhookEndpoints.accountId, events: webhookEndpoints.events, createdAt: webhookEndpoints.createdAt })
+    const eps = await tx
+      .select({
+        id: webhookEndpoints.id,
+        accountId: webhookEndpoints.accountId,
+        events: webhookEndpoints.events,
+        createdAt: webhookEndpoints.createdAt,
+      })
       .from(webhookEndpoints)
-      .where(and(inArray(webhookEndpoints.accountId, accountIds), eq(webhookEndpoints.enabled, true), isNull(webhookEndpoints.deletedAt)))
+      .where(
+        and(
+          inArray(webhookEndpoints.accountId, accountIds),
+          eq(webhookEndpoints.enabled, true),
+          isNull(webhookEndpoints.deletedAt),
+        ),
+      )
     const now = new Date()
     const rows: (typeof webhookDeliveries.$inferInsert)[] = []
     for (const ev of evs) {
       // An endpoint created after the event was written does not receive it.
       for (const ep of eps) {
         if (ep.accountId !== ev.accountId || !ep.events.includes(ev.type) || ep.createdAt > ev.createdAt) continue
-        rows.push({ id: `dlv_${ulid()}`, accountId: ev.accountId, endpointId: ep.id, eventId: ev.id, eventType: ev.type, body: eventBody(ev.payload), status: 'pending', nextAttemptAt: now, createdAt: now, updatedAt: now })
+        rows.push({
+          id: `dlv_${ulid()}`,
+          accountId: ev.accountId,
+          endpointId: ep.id,
+          eventId: ev.id,
+          eventType: ev.type,
+          body: eventBody(ev.payload),
+          status: 'pending',
+          nextAttemptAt: now,
+          createdAt: now,
+          updatedAt: now,
+        })
       }
     }
-    for (let i = 0; i < rows.length; i += 500) await tx.insert(webhookDeliveries).values(rows.slice(i, i + 500)).onConflictDoNothing()
-    await tx.update(events).set({ dispatchedAt: now }).where(inArray(events.id, evs.map((e) => e.id)))
+    for (let i = 0; i < rows.length; i += 500)
+      await tx
+        .insert(webhookDeliveries)
+        .values(rows.slice(i, i + 500))
+        .onConflictDoNothing()
+    await tx
+      .update(events)
+      .set({ dispatchedAt: now })
+      .where(
+        inArray(
+          events.id,
+          evs.map((e) => e.id),
+        ),
+      )
     return evs.length
   })
 }
 
-interface Claimed { id: string; account_id: string; endpoint_id: string; event_type: string; body: string; attempt_count: number; claim_token: string }
+interface Claimed {
+  id: string
+  account_id: string
+  endpoint_id: string
+  event_type: string
+  body: string
+  attempt_count: number
+  claim_token: string
+}
 
 /** The least number of slots any account may hold, however many accounts are active. */
 export const MIN_ACCOUNT_SHARE = 8
@@ -75,7 +131,11 @@ export function accountShare(max: number, otherAccountsInFlight: number): number
  * tenant's backlog to a dead receiver thus cannot take every slot, and another tenant's delivery is
  * claimed on the next pass. Without `max` the claim is oldest first with no per-account bound.
  */
-export async function claimDue(database: Database, n: number, opts: { max?: number; inFlight?: ReadonlyMap<string, number> } = {}): Promise<Claimed[]> {
+export async function claimDue(
+  database: Database,
+  n: number,
+  opts: { max?: number; inFlight?: ReadonlyMap<string, number> } = {},
+): Promise<Claimed[]> {
   if (n <= 0) return []
   const token = randomUUID()
   const inFlight = opts.inFlight ?? new Map<string, number>()
@@ -83,7 +143,8 @@ export async function claimDue(database: Database, n: number, opts: { max?: numb
   const shareIn = opts.max === undefined ? n : accountShare(opts.max, Math.max(0, inFlight.size - 1))
   const shareNew = opts.max === undefined ? n : accountShare(opts.max, inFlight.size)
   const held = JSON.stringify(Object.fromEntries(inFlight))
-  return rowsOf<Claimed>(await database.db.execute(sql`
+  return rowsOf<Claimed>(
+    await database.db.execute(sql`
     UPDATE webhook_deliveries SET locked_until = now() + ${sql.raw(`interval '${LEASE_SECONDS} seconds'`)}, claim_token = ${token}
     WHERE id IN (
       SELECT w.id FROM webhook_deliveries w JOIN (
@@ -100,7 +161,8 @@ export async function claimDue(database: Database, n: number, opts: { max?: numb
       ORDER BY c.rn, c.next_attempt_at
       LIMIT ${n}
       FOR UPDATE OF w SKIP LOCKED)
-    RETURNING id, account_id, endpoint_id, event_type, body, attempt_count, claim_token`))
+    RETURNING id, account_id, endpoint_id, event_type, body, attempt_count, claim_token`),
+  )
 }
 
 /** The delay before the next attempt with ±10 % jitter, so retries of one outage do not arrive in step. */
@@ -124,17 +186,40 @@ export interface Outcome {
 export async function attemptDelivery(config: Config, d: Claimed, endpoint: EndpointRow): Promise<Outcome> {
   const at = new Date()
   let secrets: string[] | null = null
-  try { secrets = activeSecrets(config.secret, endpoint) } catch {}
+  try {
+    secrets = activeSecrets(config.secret, endpoint)
+  } catch {}
   // A secret that no longer decrypts (SVC_SECRET changed) fails the attempt rather than looping on the lease.
   const r = secrets
-    ? await postSigned({ url: endpoint.url, secrets, body: d.body, deliveryId: d.id, eventType: d.event_type, allowPrivateHosts: config.allowPrivateHosts })
-    : { ok: false, statusCode: null, latencyMs: 0, error: 'The signing secret cannot be decrypted with the current SVC_SECRET; rotate the secret.' }
+    ? await postSigned({
+        url: endpoint.url,
+        secrets,
+        body: d.body,
+        deliveryId: d.id,
+        eventType: d.event_type,
+        allowPrivateHosts: config.allowPrivateHosts,
+      })
+    : {
+        ok: false,
+        statusCode: null,
+        latencyMs: 0,
+        error: 'The signing secret cannot be decrypted with the current SVC_SECRET; rotate the secret.',
+      }
   const attempt = d.attempt_count + 1
-  const entry = { attempt, at: at.toISOString(), status_code: r.statusCode, latency_ms: r.latencyMs, error: r.ok ? null : (r.error ?? `The receiver answered ${r.statusCode}.`) }
+  const entry = {
+    attempt,
+    at: at.toISOString(),
+    status_code: r.statusCode,
+    latency_ms: r.latencyMs,
+    error: r.ok ? null : (r.error ?? `The receiver answered ${r.statusCode}.`),
+  }
   const now = Date.now()
   const delay = r.ok ? null : retryDelayMs(config.webhookRetrySchedule, attempt)
   return {
-    id: d.id, token: d.claim_token, attempt, entry,
+    id: d.id,
+    token: d.claim_token,
+    attempt,
+    entry,
     status: r.ok ? 'succeeded' : delay === null ? 'exhausted' : 'retrying',
     next_at: delay === null ? null : new Date(now + delay).toISOString(),
     delivered_at: r.ok ? new Date(now).toISOString() : null,
@@ -159,7 +244,10 @@ export async function recordOutcomes(database: Database, outcomes: Outcome[]) {
 
 /** Gives a lease back (the endpoint vanished between the claim and the send). */
 async function release(database: Database, d: Claimed) {
-  await database.db.update(webhookDeliveries).set({ lockedUntil: null, claimToken: null }).where(and(eq(webhookDeliveries.id, d.id), eq(webhookDeliveries.claimToken, d.claim_token)))
+  await database.db
+    .update(webhookDeliveries)
+    .set({ lockedUntil: null, claimToken: null })
+    .where(and(eq(webhookDeliveries.id, d.id), eq(webhookDeliveries.claimToken, d.claim_token)))
 }
 
 export interface WebhookPump {
@@ -174,7 +262,13 @@ let current: WebhookPump | undefined
 /** The process's pump, for the catch-up job. */
 export const currentPump = () => current
 
-export function startWebhookPump(opts: { database: Database; config: Config; intervalMs: number; maxInFlight?: number; log?: (m: string) => void }): WebhookPump {
+export function startWebhookPump(opts: {
+  database: Database
+  config: Config
+  intervalMs: number
+  maxInFlight?: number
+  log?: (m: string) => void
+}): WebhookPump {
   const { database, config } = opts
   const max = opts.maxInFlight ?? MAX_IN_FLIGHT
   const log = opts.log ?? ((m) => console.error(`[webhooks] ${m}`))
@@ -193,7 +287,10 @@ export function startWebhookPump(opts: { database: Database; config: Config; int
     while (pending.length) {
       const batch = pending
       pending = []
-      await recordOutcomes(database, batch).catch((e) => { lastErrorAt = Date.now(); log(`recording ${batch.length} attempt(s): ${e instanceof Error ? e.message : e}`) })
+      await recordOutcomes(database, batch).catch((e) => {
+        lastErrorAt = Date.now()
+        log(`recording ${batch.length} attempt(s): ${e instanceof Error ? e.message : e}`)
+      })
     }
   }
   const scheduleFlush = () => {
@@ -202,21 +299,38 @@ export function startWebhookPump(opts: { database: Database; config: Config; int
       flushing = null
       if (pending.length) scheduleFlush()
       // Slots freed: refill once half of them are free, or when nothing is in flight.
-      if (!stopped && (running.size <= max / 2)) tick()
+      if (!stopped && running.size <= max / 2) tick()
     })
   }
 
   const pass = async () => {
-    while ((await dispatchBatch(database)) === DISPATCH_BATCH && !stopped) { /* drain the backlog */ }
+    while ((await dispatchBatch(database)) === DISPATCH_BATCH && !stopped) {
+      /* drain the backlog */
+    }
     const claimed = await claimDue(database, max - running.size, { max, inFlight: byAccount })
     if (!claimed.length) return
     const ids = [...new Set(claimed.map((c) => c.endpoint_id))]
-    const eps = new Map((await database.db.select().from(webhookEndpoints).where(inArray(webhookEndpoints.id, ids))).map((e) => [e.id, e]))
+    const eps = new Map(
+      (await database.db.select().from(webhookEndpoints).where(inArray(webhookEndpoints.id, ids))).map((e) => [
+        e.id,
+        e,
+      ]),
+    )
     for (const c of claimed) {
       const ep = eps.get(c.endpoint_id)
       byAccount.set(c.account_id, (byAccount.get(c.account_id) ?? 0) + 1)
-      const p: Promise<void> = (ep ? attemptDelivery(config, c, ep).then((o) => { pending.push(o); scheduleFlush() }) : release(database, c))
-        .catch((e) => { lastErrorAt = Date.now(); log(`delivery ${c.id}: ${e instanceof Error ? e.message : e}`) })
+      const p: Promise<void> = (
+        ep
+          ? attemptDelivery(config, c, ep).then((o) => {
+              pending.push(o)
+              scheduleFlush()
+            })
+          : release(database, c)
+      )
+        .catch((e) => {
+          lastErrorAt = Date.now()
+          log(`delivery ${c.id}: ${e instanceof Error ? e.message : e}`)
+        })
         .finally(() => {
           running.delete(p)
           const left = (byAccount.get(c.account_id) ?? 1) - 1
@@ -229,11 +343,17 @@ export function startWebhookPump(opts: { database: Database; config: Config; int
 
   const tick = () => {
     if (stopped) return
-    if (ticking) { again = true; return }
+    if (ticking) {
+      again = true
+      return
+    }
     ticking = true
     void (async () => {
       try {
-        do { again = false; await pass() } while (again && !stopped)
+        do {
+          again = false
+          await pass()
+        } while (again && !stopped)
       } catch (e) {
         lastErrorAt = Date.now()
         if (!stopped) log(`pass failed: ${e instanceof Error ? e.message : e}`)

@@ -12,24 +12,31 @@ export const DELIVERY_RETENTION_DAYS = 30
 const BATCH = 5_000
 const DAY_MS = 86_400_000
 
-export async function sweepWebhookHistory(database: Database, now = new Date()): Promise<{ events: number; deliveries: number }> {
+export async function sweepWebhookHistory(
+  database: Database,
+  now = new Date(),
+): Promise<{ events: number; deliveries: number }> {
   const eventsBefore = new Date(now.getTime() - EVENT_RETENTION_DAYS * DAY_MS).toISOString()
   const deliveriesBefore = new Date(now.getTime() - DELIVERY_RETENTION_DAYS * DAY_MS).toISOString()
   let events = 0
   let deliveries = 0
   for (;;) {
-    const gone = rowsOf(await database.db.execute(sql`
+    const gone = rowsOf(
+      await database.db.execute(sql`
       DELETE FROM events WHERE id IN (
         SELECT id FROM events WHERE dispatched_at IS NOT NULL AND dispatched_at < ${eventsBefore}::timestamptz LIMIT ${BATCH})
-      RETURNING id`)).length
+      RETURNING id`),
+    ).length
     events += gone
     if (gone < BATCH) break
   }
   for (;;) {
-    const gone = rowsOf(await database.db.execute(sql`
+    const gone = rowsOf(
+      await database.db.execute(sql`
       DELETE FROM webhook_deliveries WHERE id IN (
         SELECT id FROM webhook_deliveries WHERE status IN ('succeeded', 'exhausted') AND updated_at < ${deliveriesBefore}::timestamptz LIMIT ${BATCH})
-      RETURNING id`)).length
+      RETURNING id`),
+    ).length
     deliveries += gone
     if (gone < BATCH) break
   }

@@ -5,8 +5,14 @@ import { coded } from '../../utils/api-error'
 import { Cursor, Id, Limit, Timestamp } from '../../utils/schemas'
 
 export const EVENT_TYPES = [
-  'conversation.started', 'conversation.ended', 'conversation.escalated', 'conversation.deleted', 'summary.ready',
-  'call.completed', 'call.failed', 'call.no_answer',
+  'conversation.started',
+  'conversation.ended',
+  'conversation.escalated',
+  'conversation.deleted',
+  'summary.ready',
+  'call.completed',
+  'call.failed',
+  'call.no_answer',
 ] as const
 export type WebhookEventType = (typeof EVENT_TYPES)[number]
 
@@ -20,7 +26,10 @@ const Events = v.pipe(
   v.check((xs) => new Set(xs).size === xs.length, 'events names each event at most once.'),
 )
 // The URL's shape and host are checked by the url guard (400 invalid_url); here only the type and size.
-const Url = v.pipe(v.string(coded('invalid_url', 'url must be a string.')), v.maxLength(2048, coded('invalid_url', 'url is longer than 2048 characters.')))
+const Url = v.pipe(
+  v.string(coded('invalid_url', 'url must be a string.')),
+  v.maxLength(2048, coded('invalid_url', 'url is longer than 2048 characters.')),
+)
 const Description = v.nullable(v.pipe(v.string(), v.maxLength(500)))
 
 export const CreateEndpointBody = v.strictObject({
@@ -53,9 +62,21 @@ export const EndpointListQuery = v.strictObject({ limit: Limit(100, 50), cursor:
 export const DeliveryListQuery = v.strictObject({
   endpoint_id: v.optional(Id('whk')),
   // `ping`: the stored test pings (POST …/test), which no endpoint subscribes to.
-  event: v.optional(v.picklist([...EVENT_TYPES, 'ping'], coded('unsupported_filter', `event must be one of ${EVENT_TYPES.join(', ')} or ping.`))),
-  event_id: v.optional(v.pipe(v.string(), v.regex(/^evt_[0-9A-Z]{26}$/, coded('invalid_id', 'Expected an id of the form evt_<id>.')))),
-  status: v.optional(v.picklist([...DELIVERY_STATUSES], coded('unsupported_filter', `status must be one of ${DELIVERY_STATUSES.join(', ')}.`))),
+  event: v.optional(
+    v.picklist(
+      [...EVENT_TYPES, 'ping'],
+      coded('unsupported_filter', `event must be one of ${EVENT_TYPES.join(', ')} or ping.`),
+    ),
+  ),
+  event_id: v.optional(
+    v.pipe(v.string(), v.regex(/^evt_[0-9A-Z]{26}$/, coded('invalid_id', 'Expected an id of the form evt_<id>.'))),
+  ),
+  status: v.optional(
+    v.picklist(
+      [...DELIVERY_STATUSES],
+      coded('unsupported_filter', `status must be one of ${DELIVERY_STATUSES.join(', ')}.`),
+    ),
+  ),
   since: v.optional(Timestamp),
   limit: Limit(100, 50),
   cursor: Cursor,
@@ -77,7 +98,13 @@ export const Endpoint = v.object({
 })
 export const EndpointWithSecret = v.object({ ...Endpoint.entries, secret: v.string() })
 
-export const Attempt = v.object({ attempt: v.number(), at: v.string(), status_code: v.nullable(v.number()), latency_ms: v.number(), error: v.nullable(v.string()) })
+export const Attempt = v.object({
+  attempt: v.number(),
+  at: v.string(),
+  status_code: v.nullable(v.number()),
+  latency_ms: v.number(),
+  error: v.nullable(v.string()),
+})
 export const Delivery = v.object({
   delivery_id: v.string(),
   endpoint_id: v.string(),

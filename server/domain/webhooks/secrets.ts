@@ -6,7 +6,8 @@ import { mintToken } from '../../utils/opaque-token'
 
 export const newSigningSecret = () => mintToken('whsec_')
 
-const keyOf = (serverSecret: string) => createHash('sha256').update('svc-webhook-secret-v1\0').update(serverSecret).digest()
+const keyOf = (serverSecret: string) =>
+  createHash('sha256').update('svc-webhook-secret-v1\0').update(serverSecret).digest()
 
 export function encryptSecret(serverSecret: string, accountId: string, plain: string): string {
   const iv = randomBytes(12)

@@ -8,9 +8,20 @@ import { signPayload } from './verify'
 /** decisions "Retries": a 2xx within 10 s. */
 export const DELIVERY_TIMEOUT_MS = 10_000
 
-export interface SendResult { ok: boolean; statusCode: number | null; latencyMs: number; error: string | null }
+export interface SendResult {
+  ok: boolean
+  statusCode: number | null
+  latencyMs: number
+  error: string | null
+}
 
-export function signatureHeaders(secrets: string[], body: string, deliveryId: string, eventType: string, now = Date.now()) {
+export function signatureHeaders(
+  secrets: string[],
+  body: string,
+  deliveryId: string,
+  eventType: string,
+  now = Date.now(),
+) {
   const timestamp = Math.floor(now / 1000)
   return {
     'content-type': 'application/json',
@@ -49,7 +60,8 @@ export async function postSigned(opts: {
     return { ok: res.status >= 200 && res.status < 300, statusCode: res.status, latencyMs: latency(), error: null }
   } catch (e) {
     if (e instanceof FetchError) return { ok: false, statusCode: e.status, latencyMs: latency(), error: e.message }
-    if (e instanceof ApiError) return { ok: false, statusCode: null, latencyMs: latency(), error: `Refused: ${e.message}` }
+    if (e instanceof ApiError)
+      return { ok: false, statusCode: null, latencyMs: latency(), error: `Refused: ${e.message}` }
     return { ok: false, statusCode: null, latencyMs: latency(), error: e instanceof Error ? e.message : String(e) }
   }
 }

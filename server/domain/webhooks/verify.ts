@@ -39,7 +39,11 @@ export function verifyWebhook(opts: VerifyOptions): boolean {
   if (!ts || !sig || !/^\d{1,12}$/.test(ts)) return false
   const now = Math.floor((opts.now ?? Date.now()) / 1000)
   if (Math.abs(now - Number(ts)) > (opts.toleranceSeconds ?? 300)) return false
-  const given = sig.split(',').map((s) => s.trim()).filter((s) => s.startsWith('v1=')).map((s) => s.slice(3))
+  const given = sig
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.startsWith('v1='))
+    .map((s) => s.slice(3))
   const secrets = Array.isArray(opts.secret) ? opts.secret : [opts.secret]
   let ok = false
   for (const secret of secrets) {

@@ -1,6 +1,13 @@
 import * as v from 'valibot'
 import { definePageRoute } from '../../utils/define-oauth-route'
-import { authorizeReturnPath, optionalSession, redirectTo, renderConsent, renderLogin, sendErrorPage } from '../../utils/oauth-pages'
+import {
+  authorizeReturnPath,
+  optionalSession,
+  redirectTo,
+  renderConsent,
+  renderLogin,
+  sendErrorPage,
+} from '../../utils/oauth-pages'
 import { validateAuthorizeRequest } from '../../domain/oauth/authorize'
 import { publicOrigin } from '../../domain/oauth/metadata'
 
@@ -11,21 +18,32 @@ const Query = v.object({
   code_challenge: v.string(),
   code_challenge_method: v.literal('S256'),
   state: v.optional(v.string()),
-  scope: v.optional(v.pipe(v.string(), v.description('Space-separated scope names; unknown ones are ignored; none of ours means the read-only default (agents:read kb:read conversations:read summaries:read metrics:read); credentials:manage and partners:manage are never granted (dropped, or invalid_scope when nothing else was asked)'))),
+  scope: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        'Space-separated scope names; unknown ones are ignored; none of ours means the read-only default (agents:read kb:read conversations:read summaries:read metrics:read); credentials:manage and partners:manage are never granted (dropped, or invalid_scope when nothing else was asked)',
+      ),
+    ),
+  ),
   resource: v.optional(v.pipe(v.string(), v.description('RFC 8707; <origin>/mcp by default'))),
 })
 
-export default definePageRoute({
-  summary: 'OAuth authorization endpoint',
-  description: 'A browser page. An unknown `client_id` or unregistered `redirect_uri` is a 400 page and never redirects. Without a dashboard session it shows a login form; with one, the consent form (the user may narrow the scopes). Other request errors redirect with `error`, `state` and `iss`.',
-  query: Query,
-}, async (event, runtime) => {
-  const url = new URL(authorizeReturnPath(event), 'http://x')
-  const origin = publicOrigin(event, runtime.config)
-  const outcome = await validateAuthorizeRequest(runtime.database, url.searchParams, origin)
-  if (outcome.kind === 'page') return sendErrorPage(event, outcome.status, outcome.title, outcome.message)
-  if (outcome.kind === 'redirect') return redirectTo(event, outcome.location)
-  const session = await optionalSession(event, runtime)
-  if (!session) return renderLogin(event, runtime, authorizeReturnPath(event))
-  return renderConsent(event, runtime, session, outcome.client, outcome.request)
-})
+export default definePageRoute(
+  {
+    summary: 'OAuth authorization endpoint',
+    description:
+      'A browser page. An unknown `client_id` or unregistered `redirect_uri` is a 400 page and never redirects. Without a dashboard session it shows a login form; with one, the consent form (the user may narrow the scopes). Other request errors redirect with `error`, `state` and `iss`.',
+    query: Query,
+  },
+  async (event, runtime) => {
+    const url = new URL(authorizeReturnPath(event), 'http://x')
+    const origin = publicOrigin(event, runtime.config)
+    const outcome = await validateAuthorizeRequest(runtime.database, url.searchParams, origin)
+    if (outcome.kind === 'page') return sendErrorPage(event, outcome.status, outcome.title, outcome.message)
+    if (outcome.kind === 'redirect') return redirectTo(event, outcome.location)
+    const session = await optionalSession(event, runtime)
+    if (!session) return renderLogin(event, runtime, authorizeReturnPath(event))
+    return renderConsent(event, runtime, session, outcome.client, outcome.request)
+  },
+)

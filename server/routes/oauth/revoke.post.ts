@@ -7,7 +7,8 @@ import { revokeToken } from '../../domain/oauth/tokens'
 
 export default defineOAuthRoute({
   summary: 'Revoke an OAuth token (RFC 7009)',
-  description: 'Form-encoded `token` (and optional `token_type_hint`), with the same client authentication as the token endpoint. 200 with an empty body, also for unknown or expired tokens. Revoking a refresh token ends the whole connection (its tokens and its key); an access token only itself.',
+  description:
+    'Form-encoded `token` (and optional `token_type_hint`), with the same client authentication as the token endpoint. 200 with an empty body, also for unknown or expired tokens. Revoking a refresh token ends the whole connection (its tokens and its key); an access token only itself.',
   requestType: 'form',
   body: RevokeForm,
   errors: ['invalid_request', 'invalid_client', 'unauthorized_client', 'rate_limited'],

@@ -6,7 +6,8 @@ import { wholePage } from '../../domain/catalogue/page'
 
 export default defineApiRoute({
   summary: 'List capabilities',
-  description: 'The tools an agent may be given, their arguments (JSON Schema), the capability_settings values each needs and whether chat via API may use it.',
+  description:
+    'The tools an agent may be given, their arguments (JSON Schema), the capability_settings values each needs and whether chat via API may use it.',
   tags: ['Catalogues'],
   scope: 'agents:read',
   query: v.strictObject({}),

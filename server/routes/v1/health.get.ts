@@ -5,7 +5,8 @@ import { checkHealth, Health } from '../../domain/platform/health'
 
 export default defineApiRoute({
   summary: 'Service health',
-  description: 'Checks the database live. 200 for ok or degraded; 503 with the same body when the database is unreachable.',
+  description:
+    'Checks the database live. 200 for ok or degraded; 503 with the same body when the database is unreachable.',
   tags: ['Platform'],
   auth: 'public',
   response: Health,

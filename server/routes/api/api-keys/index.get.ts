@@ -14,7 +14,15 @@ export default defineSessionRoute({
   response: v.object({ data: v.array(ApiKey) }),
   errors: ['invalid_limit', 'invalid_cursor'],
   async handler({ event, runtime, principal, session, query }) {
-    const page = await keysetRequest({ event, principal, filters: { user_id: session.userId }, sort: '-created_at', limit: query.limit, cursor: query.cursor, secret: runtime.config.secret })
+    const page = await keysetRequest({
+      event,
+      principal,
+      filters: { user_id: session.userId },
+      sort: '-created_at',
+      limit: query.limit,
+      cursor: query.cursor,
+      secret: runtime.config.secret,
+    })
     return asList(await listKeys(runtime.database, session.userId, page))
   },
 })

@@ -6,7 +6,8 @@ import { listAccounts } from '../../../domain/accounts/accounts'
 
 export default defineApiRoute({
   summary: 'List accounts',
-  description: 'The master key lists every account (its audit row is cross_account); a personal key lists the accounts on it. account_id may repeat; one not on the credential is 403 forbidden_account.',
+  description:
+    'The master key lists every account (its audit row is cross_account); a personal key lists the accounts on it. account_id may repeat; one not on the credential is 403 forbidden_account.',
   tags: ['Accounts'],
   scope: 'accounts:read',
   query: AccountListQuery,
@@ -15,7 +16,15 @@ export default defineApiRoute({
   errors: ['invalid_date', 'invalid_limit', 'invalid_cursor', 'invalid_id'],
   async handler({ event, runtime, principal, query }) {
     const { cursor, limit, ...filters } = query
-    const page = await keysetRequest({ event, principal, filters, sort: '-created_at', limit, cursor, secret: runtime.config.secret })
+    const page = await keysetRequest({
+      event,
+      principal,
+      filters,
+      sort: '-created_at',
+      limit,
+      cursor,
+      secret: runtime.config.secret,
+    })
     return asList(await listAccounts(runtime.database, principal, filters, page))
   },
 })

@@ -40,7 +40,15 @@ export default defineApiRoute({
       })
       return
     }
-    const page = await keysetRequest({ event, principal, filters, sort: '-created_at', limit: limit ?? 50, cursor, secret: runtime.config.secret })
+    const page = await keysetRequest({
+      event,
+      principal,
+      filters,
+      sort: '-created_at',
+      limit: limit ?? 50,
+      cursor,
+      secret: runtime.config.secret,
+    })
     return list(event, await listAudit(runtime.database, query, page))
   },
 })

@@ -7,7 +7,8 @@ import { listDeleted } from '../../../domain/conversations/delete'
 // A static segment: the router matches it before /conversations/{conv}.
 export default defineApiRoute({
   summary: 'List deleted conversations (tombstones)',
-  description: 'Tombstones {conversation_id, account_id, deleted_at, reason} of soft-deleted conversations (reason api or retention), newest first on (deleted_at, id); since filters on deleted_at (inclusive).',
+  description:
+    'Tombstones {conversation_id, account_id, deleted_at, reason} of soft-deleted conversations (reason api or retention), newest first on (deleted_at, id); since filters on deleted_at (inclusive).',
   tags: ['Conversations'],
   scope: 'conversations:read',
   dataRoute: true,
@@ -17,7 +18,15 @@ export default defineApiRoute({
   errors: ['invalid_date', 'invalid_cursor', 'invalid_limit', 'invalid_id'],
   async handler({ event, runtime, principal, account, query }) {
     const { cursor, limit, ...filters } = query
-    const page = await keysetRequest({ event, principal, filters: { ...filters, account_ids: account.ids }, sort: '-deleted_at', limit, cursor, secret: runtime.config.secret })
+    const page = await keysetRequest({
+      event,
+      principal,
+      filters: { ...filters, account_ids: account.ids },
+      sort: '-deleted_at',
+      limit,
+      cursor,
+      secret: runtime.config.secret,
+    })
     return asList(await listDeleted(runtime.database, account.ids, query, page))
   },
 })

@@ -15,6 +15,15 @@ export default defineApiRoute({
   body: ImportBody,
   status: 201,
   response: ConversationOut,
-  errors: ['invalid_id', 'invalid_date', 'invalid_date_range', 'invalid_phone', 'invalid_email', 'invalid_type', 'agent_not_found'],
-  handler: ({ runtime, principal, account, body }) => importConversation(runtime, agentAccount(principal, account), body),
+  errors: [
+    'invalid_id',
+    'invalid_date',
+    'invalid_date_range',
+    'invalid_phone',
+    'invalid_email',
+    'invalid_type',
+    'agent_not_found',
+  ],
+  handler: ({ runtime, principal, account, body }) =>
+    importConversation(runtime, agentAccount(principal, account), body),
 })

@@ -5,7 +5,14 @@ import { meta } from '../../../utils/envelope'
 import { keysetRequest } from '../../../utils/keyset'
 import { ConversationOut, LIST_REPEATABLE, ListQuery } from '../../../domain/conversations/schemas'
 import {
-  LIST_DEFAULT_INCLUDE, LIST_INCLUDES, checkBackfill, checkSummariesOnly, listConversationsJs, listConversationsJson, needsBackfill, parseInclude,
+  LIST_DEFAULT_INCLUDE,
+  LIST_INCLUDES,
+  checkBackfill,
+  checkSummariesOnly,
+  listConversationsJs,
+  listConversationsJson,
+  needsBackfill,
+  parseInclude,
 } from '../../../domain/conversations/list'
 
 // Bench-only switch (bench/conversations.mjs): map rows in JavaScript instead of letting PostgreSQL build the JSON.
@@ -33,7 +40,15 @@ export default defineApiRoute({
     checkSummariesOnly(principal, include)
     checkBackfill(principal, query)
     const { cursor, limit, sort, ...filters } = query
-    const page = await keysetRequest({ event, principal, filters: { ...filters, account_ids: account.ids }, sort, limit, cursor, secret: runtime.config.secret })
+    const page = await keysetRequest({
+      event,
+      principal,
+      filters: { ...filters, account_ids: account.ids },
+      sort,
+      limit,
+      cursor,
+      secret: runtime.config.secret,
+    })
     const list = MAP_IN_JS ? listConversationsJs : listConversationsJson
     const p = await list(runtime.database, account.ids, query, include, page)
     // The envelope around PostgreSQL's JSON text, without parsing it again.

@@ -6,7 +6,8 @@ import { assertOwnUser, listKeys } from '../../../domain/credentials/keys'
 
 export default defineApiRoute({
   summary: 'List API keys',
-  description: 'The master key sees every key (or one user with user_id); a personal key sees its own user and may only name it.',
+  description:
+    'The master key sees every key (or one user with user_id); a personal key sees its own user and may only name it.',
   tags: ['Users and credentials'],
   scope: 'credentials:manage',
   query: CredentialListQuery,
@@ -16,7 +17,15 @@ export default defineApiRoute({
     const named = query.user_id?.replace(/^acc_/, 'usr_')
     if (named) assertOwnUser(principal, named)
     const userId = named ?? (principal.type === 'master' ? null : principal.userId)
-    const page = await keysetRequest({ event, principal, filters: { user_id: userId }, sort: '-created_at', limit: query.limit, cursor: query.cursor, secret: runtime.config.secret })
+    const page = await keysetRequest({
+      event,
+      principal,
+      filters: { user_id: userId },
+      sort: '-created_at',
+      limit: query.limit,
+      cursor: query.cursor,
+      secret: runtime.config.secret,
+    })
     return asList(await listKeys(runtime.database, userId, page))
   },
 })

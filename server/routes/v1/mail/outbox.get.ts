@@ -6,13 +6,19 @@ import { listOutbox, OutboxItem } from '../../../domain/conversations/mail-outbo
 
 export default defineApiRoute({
   summary: 'List e-mails sent for the account',
-  description: 'The messages the mailer sent for this account (leads, tickets and orders e-mailed by capabilities), newest first. With the default outbox mailer nothing leaves the server: this list is where the mail is observed.',
+  description:
+    'The messages the mailer sent for this account (leads, tickets and orders e-mailed by capabilities), newest first. With the default outbox mailer nothing leaves the server: this list is where the mail is observed.',
   tags: ['Conversations'],
   scope: 'conversations:read',
   dataRoute: true,
-  query: v.strictObject({ limit: Limit(100, 50), cursor: Cursor, account_id: v.optional(v.union([v.string(), v.array(v.string())])) }),
+  query: v.strictObject({
+    limit: Limit(100, 50),
+    cursor: Cursor,
+    account_id: v.optional(v.union([v.string(), v.array(v.string())])),
+  }),
   repeatable: ['account_id'],
   response: v.object({ data: v.array(OutboxItem) }),
   errors: ['invalid_limit', 'invalid_cursor'],
-  handler: async ({ event, runtime, principal, account, query }) => asList(await listOutbox(event, runtime, principal, agentAccount(principal, account), query)),
+  handler: async ({ event, runtime, principal, account, query }) =>
+    asList(await listOutbox(event, runtime, principal, agentAccount(principal, account), query)),
 })

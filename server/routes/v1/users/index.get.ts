@@ -14,7 +14,15 @@ export default defineApiRoute({
   errors: ['invalid_date', 'invalid_limit', 'invalid_cursor'],
   async handler({ event, runtime, principal, query }) {
     const { cursor, limit, ...filters } = query
-    const page = await keysetRequest({ event, principal, filters, sort: '-created_at', limit, cursor, secret: runtime.config.secret })
+    const page = await keysetRequest({
+      event,
+      principal,
+      filters,
+      sort: '-created_at',
+      limit,
+      cursor,
+      secret: runtime.config.secret,
+    })
     return asList(await listUsers(runtime.database, filters, page))
   },
 })

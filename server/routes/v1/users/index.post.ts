@@ -4,7 +4,8 @@ import { createUser } from '../../../domain/users/users'
 
 export default defineApiRoute({
   summary: 'Create a tenant user',
-  description: 'Creates the user, its account and its subscription in one transaction. Plan trial sets plan_expires_at 30 days out. Without a password a random one is generated and never returned.',
+  description:
+    'Creates the user, its account and its subscription in one transaction. Plan trial sets plan_expires_at 30 days out. Without a password a random one is generated and never returned.',
   tags: ['Users and credentials'],
   scope: 'users:manage',
   body: UserCreate,

@@ -4,7 +4,7 @@ import { DashboardKeyParams } from '../../../../domain/sessions/schemas'
 
 export default defineSessionRoute({
   summary: 'Revoke one of my API keys',
-  description: 'Revokes at once; revoking twice is harmless. Another user\'s key is 404.',
+  description: "Revokes at once; revoking twice is harmless. Another user's key is 404.",
   tags: ['Dashboard'],
   params: DashboardKeyParams,
   status: 204,

@@ -5,7 +5,8 @@ import { DashboardKeyParams } from '../../../../domain/sessions/schemas'
 
 export default defineSessionRoute({
   summary: 'Rotate one of my API keys',
-  description: 'Mints a successor with the same scopes, account_ids and ip_allowlist (secret shown once); the predecessor works until grace_expires_at. A revoked key cannot be rotated (400); another user\'s key is 404.',
+  description:
+    "Mints a successor with the same scopes, account_ids and ip_allowlist (secret shown once); the predecessor works until grace_expires_at. A revoked key cannot be rotated (400); another user's key is 404.",
   tags: ['Dashboard'],
   params: DashboardKeyParams,
   status: 201,

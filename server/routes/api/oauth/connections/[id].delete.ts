@@ -4,7 +4,8 @@ import { ConnectionParams } from '../../../../domain/oauth/schemas'
 
 export default defineSessionRoute({
   summary: 'Disconnect an OAuth connection',
-  description: 'Revokes the connection, every access and refresh token of it and the personal key minted for it, at once. Disconnecting twice is harmless; another user\'s connection is 404.',
+  description:
+    "Revokes the connection, every access and refresh token of it and the personal key minted for it, at once. Disconnecting twice is harmless; another user's connection is 404.",
   tags: ['Dashboard'],
   params: ConnectionParams,
   status: 204,

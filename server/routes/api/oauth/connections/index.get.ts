@@ -8,13 +8,22 @@ import { DashboardKeyListQuery } from '../../../../domain/sessions/schemas'
 
 export default defineSessionRoute({
   summary: 'List my OAuth connections',
-  description: 'Assistant connections the logged-in user approved and has not disconnected, newest first: the client, its redirect hosts, the approved scopes and the personal key minted for it.',
+  description:
+    'Assistant connections the logged-in user approved and has not disconnected, newest first: the client, its redirect hosts, the approved scopes and the personal key minted for it.',
   tags: ['Dashboard'],
   query: DashboardKeyListQuery,
   response: v.object({ data: v.array(Connection) }),
   errors: ['invalid_limit', 'invalid_cursor'],
   async handler({ event, runtime, principal, session, query }) {
-    const page = await keysetRequest({ event, principal, filters: { user_id: session.userId }, sort: '-created_at', limit: query.limit, cursor: query.cursor, secret: runtime.config.secret })
+    const page = await keysetRequest({
+      event,
+      principal,
+      filters: { user_id: session.userId },
+      sort: '-created_at',
+      limit: query.limit,
+      cursor: query.cursor,
+      secret: runtime.config.secret,
+    })
     return asList(await listConnections(runtime.database, session.userId, page))
   },
 })

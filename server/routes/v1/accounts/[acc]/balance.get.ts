@@ -4,7 +4,8 @@ import { accountBalance } from '../../../../domain/accounts/accounts'
 
 export default defineApiRoute({
   summary: 'Account balance',
-  description: 'status is the subscription status; when it is not active, billable actions answer 402 payment_required.',
+  description:
+    'status is the subscription status; when it is not active, billable actions answer 402 payment_required.',
   tags: ['Accounts'],
   scope: 'usage:read',
   params: AccountParams,

@@ -4,7 +4,8 @@ import { patchAccount } from '../../../../domain/accounts/accounts'
 
 export default defineApiRoute({
   summary: 'Update an account',
-  description: 'external_ids merge key by key (null clears a key); default_redaction; transcript_retention_days (null for none).',
+  description:
+    'external_ids merge key by key (null clears a key); default_redaction; transcript_retention_days (null for none).',
   tags: ['Accounts'],
   scope: 'accounts:write',
   params: AccountParams,

@@ -5,7 +5,8 @@ import { accountUsage } from '../../../../domain/accounts/accounts'
 
 export default defineApiRoute({
   summary: 'Billed usage report',
-  description: 'Required from and to (range [from, to)); group_by is one to three of agent, agent_type, channel, date (UTC day), month (UTC YYYY-MM), default agent. conversations counts billed sessions; cost_usd is after session multipliers.',
+  description:
+    'Required from and to (range [from, to)); group_by is one to three of agent, agent_type, channel, date (UTC day), month (UTC YYYY-MM), default agent. conversations counts billed sessions; cost_usd is after session multipliers.',
   tags: ['Accounts'],
   scope: 'usage:read',
   params: AccountParams,

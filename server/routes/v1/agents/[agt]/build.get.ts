@@ -6,12 +6,14 @@ import { getLatestBuild } from '../../../../domain/builds/builds'
 
 export default defineApiRoute({
   summary: "The agent's latest build",
-  description: 'Build status and each step (crawl, summary, greeting, instructions) with status queued, running, succeeded, failed or skipped, timestamps, duration and error.',
+  description:
+    'Build status and each step (crawl, summary, greeting, instructions) with status queued, running, succeeded, failed or skipped, timestamps, duration and error.',
   tags: ['Agents'],
   scope: 'agents:read',
   dataRoute: true,
   params: AgentParams,
   response: Build,
   errors: ['invalid_id', 'agent_not_found', 'not_found'],
-  handler: ({ runtime, principal, account, params }) => getLatestBuild(runtime.database, agentAccount(principal, account), params.agt),
+  handler: ({ runtime, principal, account, params }) =>
+    getLatestBuild(runtime.database, agentAccount(principal, account), params.agt),
 })

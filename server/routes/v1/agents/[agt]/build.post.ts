@@ -6,7 +6,8 @@ import { BUILD_JOB, rerunBuild } from '../../../../domain/builds/builds'
 
 export default defineApiRoute({
   summary: 'Re-run the build from a step',
-  description: 'from_step (default crawl): earlier steps are skipped and their outputs kept. 409 build_in_progress while a build is queued or running. Every successful build deploys prompt versions. 402 payment_required when billing blocks; takes one builds unit.',
+  description:
+    'from_step (default crawl): earlier steps are skipped and their outputs kept. 409 build_in_progress while a build is queued or running. Every successful build deploys prompt versions. 402 payment_required when billing blocks; takes one builds unit.',
   tags: ['Agents'],
   scope: 'agents:write',
   rateClass: 'build',

@@ -2,7 +2,6 @@ import { defineApiRoute } from '../../../../utils/define-api-route'
 import { AGENT_PATCH_DESCRIPTION, AgentParams, AgentPatch, AgentWriteResult } from '../../../../domain/agents/schemas'
 import { agentAccount, patchAgent } from '../../../../domain/agents/agents'
 
-
 export default defineApiRoute({
   summary: 'Update an agent',
   description: AGENT_PATCH_DESCRIPTION,
@@ -14,5 +13,6 @@ export default defineApiRoute({
   patch: true,
   response: AgentWriteResult,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'empty_update'],
-  handler: ({ runtime, principal, account, params, body }) => patchAgent(runtime.database, agentAccount(principal, account), params.agt, body, runtime.registries.capabilities),
+  handler: ({ runtime, principal, account, params, body }) =>
+    patchAgent(runtime.database, agentAccount(principal, account), params.agt, body, runtime.registries.capabilities),
 })

@@ -5,7 +5,8 @@ import { getVoice } from '../../../../domain/agents/voice'
 
 export default defineApiRoute({
   summary: 'Read the voice configuration',
-  description: 'provider is the agent\'s ai_provider and model its realtime model (null when the provider is not installed).',
+  description:
+    "provider is the agent's ai_provider and model its realtime model (null when the provider is not installed).",
   tags: ['Widget and voice'],
   scope: 'agents:read',
   dataRoute: true,

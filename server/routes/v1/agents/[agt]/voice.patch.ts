@@ -5,7 +5,8 @@ import { patchVoice } from '../../../../domain/agents/voice'
 
 export default defineApiRoute({
   summary: 'Update the voice configuration',
-  description: 'voice_id, voice_locale, speaking_rate (0.5 to 2), barge_in and style, mirrored onto the agent (style is voice_style). A change of any value bumps agent_version once.',
+  description:
+    'voice_id, voice_locale, speaking_rate (0.5 to 2), barge_in and style, mirrored onto the agent (style is voice_style). A change of any value bumps agent_version once.',
   tags: ['Widget and voice'],
   scope: 'agents:write',
   dataRoute: true,
@@ -14,5 +15,6 @@ export default defineApiRoute({
   patch: true,
   response: VoiceResult,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'empty_update'],
-  handler: ({ runtime, principal, account, params, body }) => patchVoice(runtime, agentAccount(principal, account), params.agt, body),
+  handler: ({ runtime, principal, account, params, body }) =>
+    patchVoice(runtime, agentAccount(principal, account), params.agt, body),
 })

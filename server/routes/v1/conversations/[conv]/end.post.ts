@@ -5,7 +5,8 @@ import { endConversation } from '../../../../domain/conversations/end'
 
 export default defineApiRoute({
   summary: 'End a conversation',
-  description: 'Sets status completed and ended_at, emits conversation.ended and starts the summary (summary_status pending, then ready with summary.ready). Ending again answers 200 with the conversation and emits nothing.',
+  description:
+    'Sets status completed and ended_at, emits conversation.ended and starts the summary (summary_status pending, then ready with summary.ready). Ending again answers 200 with the conversation and emits nothing.',
   tags: ['Conversations'],
   scope: 'conversations:write',
   dataRoute: true,
@@ -13,5 +14,6 @@ export default defineApiRoute({
   body: EndBody,
   response: ChatConversationOut,
   errors: ['invalid_id', 'not_found', 'conversation_deleted'],
-  handler: ({ runtime, principal, account, params }) => endConversation(runtime, agentAccount(principal, account), params.conv),
+  handler: ({ runtime, principal, account, params }) =>
+    endConversation(runtime, agentAccount(principal, account), params.conv),
 })

@@ -5,7 +5,8 @@ import { identifyConversation } from '../../../../domain/conversations/identify'
 
 export default defineApiRoute({
   summary: 'Identify the visitor',
-  description: 'Server-side visitor identification: merges identity into the conversation key by key (null removes a key). Values are strings (invalid_type otherwise); email must be an address (invalid_email), phone_e164 E.164 (invalid_phone).',
+  description:
+    'Server-side visitor identification: merges identity into the conversation key by key (null removes a key). Values are strings (invalid_type otherwise); email must be an address (invalid_email), phone_e164 E.164 (invalid_phone).',
   tags: ['Conversations'],
   scope: 'conversations:write',
   dataRoute: true,
@@ -13,5 +14,6 @@ export default defineApiRoute({
   body: IdentifyBody,
   response: ChatConversationOut,
   errors: ['invalid_id', 'not_found', 'conversation_deleted', 'invalid_type', 'invalid_email', 'invalid_phone'],
-  handler: ({ runtime, principal, account, params, body }) => identifyConversation(runtime.database, agentAccount(principal, account), params.conv, body.identity),
+  handler: ({ runtime, principal, account, params, body }) =>
+    identifyConversation(runtime.database, agentAccount(principal, account), params.conv, body.identity),
 })

@@ -7,7 +7,7 @@ export default defineApiRoute({
   description:
     'The list object plus transcript, external_session_id, redacted and redaction_rules_applied. include is a CSV of transcript, summary, identity, metrics ' +
     '(default all four); transcript_format=text adds transcript_text; redact (default: the account default_redaction) masks e-mails, phone numbers, ' +
-    'Luhn-valid card numbers and IBANs keeping the last 2 characters. Another account\'s conversation is 404, a deleted one 410 conversation_deleted; ' +
+    "Luhn-valid card numbers and IBANs keeping the last 2 characters. Another account's conversation is 404, a deleted one 410 conversation_deleted; " +
     'a key with only summaries:read gets 403 and reads /conversations/{conv}/summary.',
   tags: ['Conversations'],
   scope: 'conversations:read',
@@ -18,5 +18,6 @@ export default defineApiRoute({
   repeatable: ['account_id'],
   response: ConversationOut,
   errors: ['invalid_id', 'unsupported_filter', 'conversation_deleted'],
-  handler: ({ runtime, principal, account, params, query }) => getConversation(runtime.database.db, principal, account.ids, params.conv, query),
+  handler: ({ runtime, principal, account, params, query }) =>
+    getConversation(runtime.database.db, principal, account.ids, params.conv, query),
 })

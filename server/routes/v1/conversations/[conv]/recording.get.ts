@@ -5,7 +5,8 @@ import { getRecording } from '../../../../domain/conversations/read'
 
 export default defineApiRoute({
   summary: 'Read the recording of a conversation',
-  description: '404 not_found when the conversation has no recording; otherwise {conversation_id, url, expires_at, duration_s}: url is signed and valid for 15 minutes.',
+  description:
+    '404 not_found when the conversation has no recording; otherwise {conversation_id, url, expires_at, duration_s}: url is signed and valid for 15 minutes.',
   tags: ['Conversations'],
   scope: 'conversations:read',
   dataRoute: true,
@@ -13,7 +14,16 @@ export default defineApiRoute({
   params: ConversationParams,
   query: AccountOnlyQuery,
   repeatable: ['account_id'],
-  response: v.object({ conversation_id: v.string(), url: v.string(), expires_at: v.string(), duration_s: v.nullable(v.number()) }),
+  response: v.object({
+    conversation_id: v.string(),
+    url: v.string(),
+    expires_at: v.string(),
+    duration_s: v.nullable(v.number()),
+  }),
   errors: ['invalid_id', 'conversation_deleted'],
-  handler: ({ runtime, account, params }) => getRecording(runtime.database.db, account.ids, params.conv, { secret: runtime.config.secret, publicUrl: runtime.config.publicUrl }),
+  handler: ({ runtime, account, params }) =>
+    getRecording(runtime.database.db, account.ids, params.conv, {
+      secret: runtime.config.secret,
+      publicUrl: runtime.config.publicUrl,
+    }),
 })

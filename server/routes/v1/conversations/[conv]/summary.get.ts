@@ -5,7 +5,8 @@ import { getConversationSummary } from '../../../../domain/conversations/read'
 
 export default defineApiRoute({
   summary: 'Read the summary of a conversation',
-  description: '{conversation_id, summary_status, summary}; summary is null while summary_status is pending. Readable with summaries:read or conversations:read.',
+  description:
+    '{conversation_id, summary_status, summary}; summary is null while summary_status is pending. Readable with summaries:read or conversations:read.',
   tags: ['Conversations'],
   scope: 'summaries:read',
   anyScope: ['conversations:read'],
@@ -13,7 +14,11 @@ export default defineApiRoute({
   params: ConversationParams,
   query: AccountOnlyQuery,
   repeatable: ['account_id'],
-  response: v.object({ conversation_id: v.string(), summary_status: v.string(), summary: v.nullable(v.record(v.string(), v.unknown())) }),
+  response: v.object({
+    conversation_id: v.string(),
+    summary_status: v.string(),
+    summary: v.nullable(v.record(v.string(), v.unknown())),
+  }),
   errors: ['invalid_id', 'conversation_deleted'],
   handler: ({ runtime, account, params }) => getConversationSummary(runtime.database.db, account.ids, params.conv),
 })

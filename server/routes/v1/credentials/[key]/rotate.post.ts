@@ -5,7 +5,8 @@ import { refuseOAuthPrincipal } from '../../../../domain/oauth/guard'
 
 export default defineApiRoute({
   summary: 'Rotate an API key',
-  description: 'Mints a successor with the same scopes, account_ids and ip_allowlist; its secret appears only here. The predecessor keeps working until grace_expires_at (7 days, or its own earlier expiry), then a sweep revokes it. A revoked key cannot be rotated (400).',
+  description:
+    'Mints a successor with the same scopes, account_ids and ip_allowlist; its secret appears only here. The predecessor keeps working until grace_expires_at (7 days, or its own earlier expiry), then a sweep revokes it. A revoked key cannot be rotated (400).',
   tags: ['Users and credentials'],
   scope: 'credentials:manage',
   params: KeyParams,

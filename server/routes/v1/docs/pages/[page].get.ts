@@ -10,7 +10,9 @@ export default defineApiRoute({
   description: 'Path form /docs/pages/{name}.md; names are listed by /docs/pages.',
   tags: ['Platform'],
   auth: 'public',
-  params: v.object({ page: v.pipe(v.string(), v.regex(/^[a-z0-9-]+\.md$/, 'Expected <name>.md.'), v.description('<name>.md')) }),
+  params: v.object({
+    page: v.pipe(v.string(), v.regex(/^[a-z0-9-]+\.md$/, 'Expected <name>.md.'), v.description('<name>.md')),
+  }),
   raw: true,
   async handler({ event, params }) {
     const md = markdownPages(await openApiDocument(event)).get(params.page.slice(0, -3))

@@ -11,7 +11,11 @@ export default defineApiRoute({
   async handler({ event }) {
     const pages = markdownPages(await openApiDocument(event))
     return {
-      data: [...pages].map(([name, md]) => ({ name, title: md.split('\n')[0].replace(/^#\s*/, ''), path: `/v1/docs/pages/${name}.md` })),
+      data: [...pages].map(([name, md]) => ({
+        name,
+        title: md.split('\n')[0].replace(/^#\s*/, ''),
+        path: `/v1/docs/pages/${name}.md`,
+      })),
     }
   },
 })

@@ -7,7 +7,8 @@ import { verifyRecordingToken } from '../../../../domain/conversations/read'
 // no audio store yet, so a valid token still answers 404 not_found; an invalid or expired one is 403.
 export default defineApiRoute({
   summary: 'Recording audio (signed URL)',
-  description: 'Reached through the url of GET /conversations/{conv}/recording. An invalid or expired token is 403 invalid_token. No audio store is configured in this build: valid tokens answer 404 not_found.',
+  description:
+    'Reached through the url of GET /conversations/{conv}/recording. An invalid or expired token is 403 invalid_token. No audio store is configured in this build: valid tokens answer 404 not_found.',
   tags: ['Conversations'],
   auth: 'public',
   params: v.object({ file: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,128}\.mp3$/, 'Expected <sid>.mp3.')) }),
@@ -17,7 +18,8 @@ export default defineApiRoute({
     const token = query.token
     const sid = params.file.replace(/\.mp3$/, '')
     const claims = typeof token === 'string' ? await verifyRecordingToken(token, sid, runtime.config.secret) : null
-    if (!claims) throw new ApiError(403, 'invalid_token', 'The recording URL is invalid or has expired; request a new one.')
+    if (!claims)
+      throw new ApiError(403, 'invalid_token', 'The recording URL is invalid or has expired; request a new one.')
     throw Errors.notFound('Recording audio')
   },
 })

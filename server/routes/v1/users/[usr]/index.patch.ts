@@ -4,7 +4,8 @@ import { patchUser } from '../../../../domain/users/users'
 
 export default defineApiRoute({
   summary: 'Update a tenant user',
-  description: 'status (active or suspended; trial is derived from the plan and refused), external_ids merged key by key (null clears a key), limits overrides, transcript_retention_days.',
+  description:
+    'status (active or suspended; trial is derived from the plan and refused), external_ids merged key by key (null clears a key), limits overrides, transcript_retention_days.',
   tags: ['Users and credentials'],
   scope: 'users:manage',
   params: UserParams,

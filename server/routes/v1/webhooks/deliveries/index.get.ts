@@ -16,5 +16,6 @@ export default defineApiRoute({
   query: DeliveryListQuery,
   response: v.object({ data: v.array(Delivery) }),
   errors: ['invalid_id', 'invalid_date', 'invalid_limit', 'invalid_cursor', 'unsupported_filter'],
-  handler: async ({ event, runtime, principal, account, query }) => asList(await listDeliveries(event, runtime, principal, webhookAccount(account), query)),
+  handler: async ({ event, runtime, principal, account, query }) =>
+    asList(await listDeliveries(event, runtime, principal, webhookAccount(account), query)),
 })

@@ -5,12 +5,13 @@ import { listEndpoints, webhookAccount } from '../../../../domain/webhooks/endpo
 
 export default defineApiRoute({
   summary: 'List webhook endpoints',
-  description: 'The account\'s endpoints, newest first, keyset pages. Secrets are never shown.',
+  description: "The account's endpoints, newest first, keyset pages. Secrets are never shown.",
   tags: ['Webhooks'],
   scope: 'webhooks:manage',
   dataRoute: true,
   query: EndpointListQuery,
   response: v.object({ data: v.array(Endpoint) }),
   errors: ['invalid_limit', 'invalid_cursor'],
-  handler: async ({ event, runtime, principal, account, query }) => asList(await listEndpoints(event, runtime, principal, webhookAccount(account), query)),
+  handler: async ({ event, runtime, principal, account, query }) =>
+    asList(await listEndpoints(event, runtime, principal, webhookAccount(account), query)),
 })

@@ -5,7 +5,8 @@ import { agentAccount, listAgents } from '../../../../../domain/agents/agents'
 
 export default defineApiRoute({
   summary: 'List the agents of an account',
-  description: 'Not a list envelope: {account_id, agents[], meta}, newest first, no cursor. Each summary carries agent_version, prompt_version, model and knowledge_bases[] (file and page counts; summary freshness is null until a knowledge summary exists).',
+  description:
+    'Not a list envelope: {account_id, agents[], meta}, newest first, no cursor. Each summary carries agent_version, prompt_version, model and knowledge_bases[] (file and page counts; summary freshness is null until a knowledge summary exists).',
   tags: ['Agents'],
   scope: 'agents:read',
   dataRoute: true,

@@ -9,7 +9,8 @@ import { consumeQuota } from '../../../../../domain/limits/quotas'
 
 export default defineApiRoute({
   summary: 'Rebuild the knowledge summary',
-  description: 'Reads every non-verbatim document and page (and keep-as-is documents beyond the calls cap) and writes one summary after the response. Success shows as pending_sources 0 and version moved in GET kb/status; a failure is logged and shown in summary.last_job. A newer request supersedes a queued one. 402 payment_required when billing blocks; takes one unit of the daily reindexes quota.',
+  description:
+    'Reads every non-verbatim document and page (and keep-as-is documents beyond the calls cap) and writes one summary after the response. Success shows as pending_sources 0 and version moved in GET kb/status; a failure is logged and shown in summary.last_job. A newer request supersedes a queued one. 402 payment_required when billing blocks; takes one unit of the daily reindexes quota.',
   tags: ['Knowledge base'],
   scope: 'kb:write',
   rateClass: 'build',
@@ -31,7 +32,12 @@ export default defineApiRoute({
       await runtime.queue.send(REINDEX_JOB, { agent_id: agent.id, request_id: requestId })
     } catch (e) {
       // Not left showing rebuilding: the request failed before any job could run.
-      await setJobIfCurrent(runtime.database.db, agent.id, requestId, { ...job, status: 'failed', finished_at: new Date().toISOString(), error: 'The job queue did not accept the request.' })
+      await setJobIfCurrent(runtime.database.db, agent.id, requestId, {
+        ...job,
+        status: 'failed',
+        finished_at: new Date().toISOString(),
+        error: 'The job queue did not accept the request.',
+      })
       throw e
     }
     return { agent_id: agent.id, status: 'rebuild_requested' as const }

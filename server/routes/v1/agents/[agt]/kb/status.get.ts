@@ -7,7 +7,8 @@ import { crawlProgress } from '../../../../../domain/kb/crawl-progress'
 
 export default defineApiRoute({
   summary: 'Knowledge status',
-  description: 'Summary state (status none, ready or rebuilding; stale; last_job; pending_sources; version), the crawl running in this process (idle after a restart), vector_sync (always null, retired) and the keep-as-is sizes per surface: chat, and calls (phone and voice_chat) with the documents dropped from the calls block and summarised instead.',
+  description:
+    'Summary state (status none, ready or rebuilding; stale; last_job; pending_sources; version), the crawl running in this process (idle after a restart), vector_sync (always null, retired) and the keep-as-is sizes per surface: chat, and calls (phone and voice_chat) with the documents dropped from the calls block and summarised instead.',
   tags: ['Knowledge base'],
   scope: 'kb:read',
   dataRoute: true,

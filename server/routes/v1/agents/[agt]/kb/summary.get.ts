@@ -6,7 +6,8 @@ import { presentSummary } from '../../../../../domain/kb/status'
 
 export default defineApiRoute({
   summary: "The agent's knowledge summary",
-  description: 'The readable text every surface runs on, written by the build and by reindex, or replaced by PATCH. version moves on every rewrite; pending_sources counts documents the summary has not read yet; stale never clears on its own, only a rebuild clears it.',
+  description:
+    'The readable text every surface runs on, written by the build and by reindex, or replaced by PATCH. version moves on every rewrite; pending_sources counts documents the summary has not read yet; stale never clears on its own, only a rebuild clears it.',
   tags: ['Knowledge base'],
   scope: 'kb:read',
   dataRoute: true,

@@ -7,7 +7,8 @@ import { writeSummary } from '../../../../../domain/kb/summary'
 
 export default defineApiRoute({
   summary: 'Replace the knowledge summary',
-  description: 'A manual override: source becomes manual and version moves; stale and pending_sources are unchanged (a manual text reads no documents). The next reindex or build overwrites it.',
+  description:
+    'A manual override: source becomes manual and version moves; stale and pending_sources are unchanged (a manual text reads no documents). The next reindex or build overwrites it.',
   tags: ['Knowledge base'],
   scope: 'kb:write',
   dataRoute: true,

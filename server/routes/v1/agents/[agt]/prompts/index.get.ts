@@ -6,7 +6,8 @@ import { listPrompts } from '../../../../../domain/agents/prompts'
 
 export default defineApiRoute({
   summary: 'List prompt versions',
-  description: 'Every version of the agent, newest first, optionally of one type (phone, chat, voice_chat). body is omitted; has_more is always false and next_cursor null.',
+  description:
+    'Every version of the agent, newest first, optionally of one type (phone, chat, voice_chat). body is omitted; has_more is always false and next_cursor null.',
   tags: ['Prompts'],
   scope: 'agents:read',
   dataRoute: true,
@@ -14,5 +15,6 @@ export default defineApiRoute({
   query: PromptListQuery,
   response: v.object({ data: v.array(PromptVersion) }),
   errors: ['invalid_id', 'agent_not_found', 'unsupported_filter'],
-  handler: async ({ runtime, principal, account, params, query }) => asList(await listPrompts(runtime.database, agentAccount(principal, account), params.agt, query.type)),
+  handler: async ({ runtime, principal, account, params, query }) =>
+    asList(await listPrompts(runtime.database, agentAccount(principal, account), params.agt, query.type)),
 })

@@ -5,7 +5,8 @@ import { createPrompt } from '../../../../../domain/agents/prompts'
 
 export default defineApiRoute({
   summary: 'Deploy a prompt version',
-  description: 'One transaction writes the agent column of that type, retires the active version, inserts the new immutable version, makes its label the agent\'s prompt_version and bumps agent_version. label is 1 to 80 characters and unique per agent.',
+  description:
+    "One transaction writes the agent column of that type, retires the active version, inserts the new immutable version, makes its label the agent's prompt_version and bumps agent_version. label is 1 to 80 characters and unique per agent.",
   tags: ['Prompts'],
   scope: 'agents:write',
   dataRoute: true,
@@ -14,5 +15,6 @@ export default defineApiRoute({
   status: 201,
   response: DeployResult,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'version_label_exists'],
-  handler: ({ runtime, principal, account, params, body }) => createPrompt(runtime.database, agentAccount(principal, account), params.agt, body),
+  handler: ({ runtime, principal, account, params, body }) =>
+    createPrompt(runtime.database, agentAccount(principal, account), params.agt, body),
 })

@@ -5,12 +5,14 @@ import { getWidget } from '../../../../../domain/agents/widget'
 
 export default defineApiRoute({
   summary: 'Read the widget',
-  description: 'The only read that shows public_token. public_token and embed_snippet are null until a token is minted.',
+  description:
+    'The only read that shows public_token. public_token and embed_snippet are null until a token is minted.',
   tags: ['Widget and voice'],
   scope: 'agents:read',
   dataRoute: true,
   params: AgentParams,
   response: Widget,
   errors: ['invalid_id', 'agent_not_found'],
-  handler: ({ runtime, principal, account, params }) => getWidget(runtime.database, runtime.config.publicUrl, agentAccount(principal, account), params.agt),
+  handler: ({ runtime, principal, account, params }) =>
+    getWidget(runtime.database, runtime.config.publicUrl, agentAccount(principal, account), params.agt),
 })

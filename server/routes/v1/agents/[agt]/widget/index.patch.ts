@@ -5,7 +5,8 @@ import { patchWidget } from '../../../../../domain/agents/widget'
 
 export default defineApiRoute({
   summary: 'Update the widget',
-  description: 'allowed_domains (replaces the list) and appearance (merges key by key; null clears a key). A token is minted when allowed_domains becomes non-empty. Never bumps agent_version.',
+  description:
+    'allowed_domains (replaces the list) and appearance (merges key by key; null clears a key). A token is minted when allowed_domains becomes non-empty. Never bumps agent_version.',
   tags: ['Widget and voice'],
   scope: 'agents:write',
   dataRoute: true,
@@ -14,5 +15,6 @@ export default defineApiRoute({
   patch: true,
   response: Widget,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'empty_update'],
-  handler: ({ runtime, principal, account, params, body }) => patchWidget(runtime.database, runtime.config.publicUrl, agentAccount(principal, account), params.agt, body),
+  handler: ({ runtime, principal, account, params, body }) =>
+    patchWidget(runtime.database, runtime.config.publicUrl, agentAccount(principal, account), params.agt, body),
 })

@@ -13,5 +13,6 @@ export default defineApiRoute({
   response: Widget,
   secretResponse: true,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field'],
-  handler: ({ runtime, principal, account, params }) => regenerateWidgetToken(runtime.database, runtime.config.publicUrl, agentAccount(principal, account), params.agt),
+  handler: ({ runtime, principal, account, params }) =>
+    regenerateWidgetToken(runtime.database, runtime.config.publicUrl, agentAccount(principal, account), params.agt),
 })

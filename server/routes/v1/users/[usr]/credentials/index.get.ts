@@ -17,7 +17,15 @@ export default defineApiRoute({
   errors: ['invalid_id', 'invalid_limit', 'invalid_cursor'],
   async handler({ event, runtime, principal, params, query }) {
     assertOwnUser(principal, params.usr)
-    const page = await keysetRequest({ event, principal, filters: { user: params.usr }, sort: '-created_at', limit: query.limit, cursor: query.cursor, secret: runtime.config.secret })
+    const page = await keysetRequest({
+      event,
+      principal,
+      filters: { user: params.usr },
+      sort: '-created_at',
+      limit: query.limit,
+      cursor: query.cursor,
+      secret: runtime.config.secret,
+    })
     return asList(await listKeys(runtime.database, params.usr, page))
   },
 })

@@ -6,7 +6,8 @@ import { refuseOAuthPrincipal } from '../../../../../domain/oauth/guard'
 
 export default defineApiRoute({
   summary: 'Issue a personal API key',
-  description: 'The secret (svc_sk_live_…) appears only in this response. A personal key with credentials:manage may issue keys for its own user only, with scopes it holds; extra account_ids need the master key.',
+  description:
+    'The secret (svc_sk_live_…) appears only in this response. A personal key with credentials:manage may issue keys for its own user only, with scopes it holds; extra account_ids need the master key.',
   tags: ['Users and credentials'],
   scope: 'users:manage',
   anyScope: ['credentials:manage'],

@@ -5,7 +5,8 @@ import { replayDelivery } from '../../../../../domain/webhooks/deliveries'
 
 export default defineApiRoute({
   summary: 'Replay a delivery',
-  description: 'Sends the same event (same event id, same body) again as a new delivery with replayed_from set, due now, with its own retries. 201.',
+  description:
+    'Sends the same event (same event id, same body) again as a new delivery with replayed_from set, due now, with its own retries. 201.',
   tags: ['Webhooks'],
   scope: 'webhooks:manage',
   dataRoute: true,

@@ -4,7 +4,8 @@ import { deleteEndpoint, webhookAccount } from '../../../../../domain/webhooks/e
 
 export default defineApiRoute({
   summary: 'Delete a webhook endpoint',
-  description: 'Additive to the contract. The endpoint stops receiving at once and reads as 404 afterwards; its deliveries stay listed. 204.',
+  description:
+    'Additive to the contract. The endpoint stops receiving at once and reads as 404 afterwards; its deliveries stay listed. 204.',
   tags: ['Webhooks'],
   scope: 'webhooks:manage',
   dataRoute: true,

@@ -4,7 +4,7 @@ import { getEndpoint, webhookAccount } from '../../../../../domain/webhooks/endp
 
 export default defineApiRoute({
   summary: 'Get a webhook endpoint',
-  description: 'The endpoint without its secret. Another account\'s endpoint is 404 not_found.',
+  description: "The endpoint without its secret. Another account's endpoint is 404 not_found.",
   tags: ['Webhooks'],
   scope: 'webhooks:manage',
   dataRoute: true,

@@ -4,7 +4,8 @@ import { patchEndpoint, webhookAccount } from '../../../../../domain/webhooks/en
 
 export default defineApiRoute({
   summary: 'Update a webhook endpoint',
-  description: 'Any of url, events (replaces the list), description (null clears), enabled. A disabled endpoint is sent nothing: events written while it is disabled are not delivered to it. The secret is changed only by rotate-secret.',
+  description:
+    'Any of url, events (replaces the list), description (null clears), enabled. A disabled endpoint is sent nothing: events written while it is disabled are not delivered to it. The secret is changed only by rotate-secret.',
   tags: ['Webhooks'],
   scope: 'webhooks:manage',
   dataRoute: true,

@@ -11,5 +11,6 @@ export default defineApiRoute({
   params: AccountAgentParams,
   response: Agent,
   errors: ['invalid_id', 'agent_not_found'],
-  handler: ({ runtime, principal, account, params }) => getAgent(runtime, agentAccount(principal, account, params.acc), params.agt),
+  handler: ({ runtime, principal, account, params }) =>
+    getAgent(runtime, agentAccount(principal, account, params.acc), params.agt),
 })

@@ -1,5 +1,10 @@
 import { defineApiRoute } from '../../../../../../utils/define-api-route'
-import { AGENT_PATCH_DESCRIPTION, AccountAgentParams, AgentPatch, AgentWriteResult } from '../../../../../../domain/agents/schemas'
+import {
+  AGENT_PATCH_DESCRIPTION,
+  AccountAgentParams,
+  AgentPatch,
+  AgentWriteResult,
+} from '../../../../../../domain/agents/schemas'
 import { agentAccount, patchAgent } from '../../../../../../domain/agents/agents'
 
 export default defineApiRoute({
@@ -13,5 +18,12 @@ export default defineApiRoute({
   patch: true,
   response: AgentWriteResult,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'empty_update'],
-  handler: ({ runtime, principal, account, params, body }) => patchAgent(runtime.database, agentAccount(principal, account, params.acc), params.agt, body, runtime.registries.capabilities),
+  handler: ({ runtime, principal, account, params, body }) =>
+    patchAgent(
+      runtime.database,
+      agentAccount(principal, account, params.acc),
+      params.agt,
+      body,
+      runtime.registries.capabilities,
+    ),
 })

@@ -14,5 +14,6 @@ export default defineApiRoute({
   status: 201,
   response: DeployResult,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'version_label_exists'],
-  handler: ({ runtime, principal, account, params, body }) => createPrompt(runtime.database, agentAccount(principal, account, params.acc), params.agt, body),
+  handler: ({ runtime, principal, account, params, body }) =>
+    createPrompt(runtime.database, agentAccount(principal, account, params.acc), params.agt, body),
 })

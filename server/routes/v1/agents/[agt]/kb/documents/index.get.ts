@@ -6,5 +6,6 @@ import { handleList, listOptions } from '../../../../../../domain/kb/document-ro
 export default defineApiRoute({
   ...listOptions,
   params: AgentParams,
-  handler: async ({ event, runtime, principal, account, params, query }) => asList(await handleList(event, runtime, principal, agentAccount(principal, account), params.agt, query)),
+  handler: async ({ event, runtime, principal, account, params, query }) =>
+    asList(await handleList(event, runtime, principal, agentAccount(principal, account), params.agt, query)),
 })

@@ -6,5 +6,6 @@ import { createOptions, handleCreate } from '../../../../../../domain/kb/documen
 export default defineApiRoute({
   ...createOptions,
   params: AgentParams,
-  handler: ({ runtime, principal, account, params, body, parts }) => handleCreate(runtime, agentAccount(principal, account), params.agt, body, parts),
+  handler: ({ runtime, principal, account, params, body, parts }) =>
+    handleCreate(runtime, agentAccount(principal, account), params.agt, body, parts),
 })

@@ -12,5 +12,6 @@ export default defineApiRoute({
   params: PromptParams,
   response: PromptVersion,
   errors: ['invalid_id', 'agent_not_found', 'not_found'],
-  handler: ({ runtime, principal, account, params }) => getPrompt(runtime.database, agentAccount(principal, account), params.agt, params.pv),
+  handler: ({ runtime, principal, account, params }) =>
+    getPrompt(runtime.database, agentAccount(principal, account), params.agt, params.pv),
 })

@@ -5,7 +5,8 @@ import { restorePrompt } from '../../../../../../domain/agents/prompts'
 
 export default defineApiRoute({
   summary: 'Restore a prompt version',
-  description: 'Deploys a new version with the old body, labelled <old_label>-restored unless label is given, carrying restored_from; bumps agent_version.',
+  description:
+    'Deploys a new version with the old body, labelled <old_label>-restored unless label is given, carrying restored_from; bumps agent_version.',
   tags: ['Prompts'],
   scope: 'agents:write',
   dataRoute: true,
@@ -13,6 +14,14 @@ export default defineApiRoute({
   body: PromptRestore,
   status: 201,
   response: DeployResult,
-  errors: ['invalid_id', 'agent_not_found', 'not_found', 'unsupported_field', 'validation_error', 'version_label_exists'],
-  handler: ({ runtime, principal, account, params, body }) => restorePrompt(runtime.database, agentAccount(principal, account), params.agt, params.pv, body?.label),
+  errors: [
+    'invalid_id',
+    'agent_not_found',
+    'not_found',
+    'unsupported_field',
+    'validation_error',
+    'version_label_exists',
+  ],
+  handler: ({ runtime, principal, account, params, body }) =>
+    restorePrompt(runtime.database, agentAccount(principal, account), params.agt, params.pv, body?.label),
 })

@@ -8,5 +8,6 @@ export default defineApiRoute({
   summary: 'Add a knowledge document (account alias)',
   description: `Alias of POST /agents/{agt}/kb/documents; the agent must belong to {acc}. ${createOptions.description}`,
   params: AccountAgentParams,
-  handler: ({ runtime, principal, account, params, body, parts }) => handleCreate(runtime, agentAccount(principal, account, params.acc), params.agt, body, parts),
+  handler: ({ runtime, principal, account, params, body, parts }) =>
+    handleCreate(runtime, agentAccount(principal, account, params.acc), params.agt, body, parts),
 })
