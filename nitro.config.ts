@@ -51,6 +51,7 @@ const extractWorker = (): Plugin => ({
       format: 'esm',
       target: 'node20',
       packages: 'external',
+      alias: { '~': resolve('server') },
       logLevel: 'silent',
     })
     this.addWatchFile(entry)

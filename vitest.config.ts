@@ -1,6 +1,9 @@
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
+  // `~/` is server/, as in Nitro and tsconfig.
+  resolve: { alias: { '~': fileURLToPath(new URL('./server', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/setup/global.ts'],

@@ -1,6 +1,6 @@
 // A visitor asks to be called or written back: the lead goes to the account's lead_emails.
 import * as v from 'valibot'
-import { defineCapability, emailsOf } from '../server/kit/capability'
+import { defineCapability, emailsOf } from '~/kit/capability'
 
 const NAME = 'capture_lead'
 

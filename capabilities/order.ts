@@ -1,7 +1,7 @@
 // An order taken in conversation is sent to order_emails for a person to confirm; no payment happens here.
 import { randomUUID } from 'node:crypto'
 import * as v from 'valibot'
-import { defineCapability, emailsOf } from '../server/kit/capability'
+import { defineCapability, emailsOf } from '~/kit/capability'
 
 const NAME = 'place_order'
 

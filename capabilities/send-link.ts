@@ -1,7 +1,7 @@
 // Shares a page of the business's own site. Links elsewhere are refused so a visitor cannot make the agent
 // vouch for an arbitrary URL. Not offered on outbound calls: a voice call has no way to deliver a link.
 import * as v from 'valibot'
-import { defineCapability } from '../server/kit/capability'
+import { defineCapability } from '~/kit/capability'
 
 const NAME = 'send_link'
 

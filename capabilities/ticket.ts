@@ -1,7 +1,7 @@
 // A support request the agent cannot resolve itself becomes a ticket sent to ticket_emails.
 import { randomUUID } from 'node:crypto'
 import * as v from 'valibot'
-import { defineCapability, emailsOf } from '../server/kit/capability'
+import { defineCapability, emailsOf } from '~/kit/capability'
 
 const NAME = 'create_ticket'
 

@@ -1,6 +1,6 @@
 // Hands a live call to a person from the transfer_directory. API chat has no phone line, so it is excluded there.
 import * as v from 'valibot'
-import { defineCapability } from '../server/kit/capability'
+import { defineCapability } from '~/kit/capability'
 
 const NAME = 'transfer_call'
 

@@ -1,5 +1,5 @@
 // Greeting and surface prompts from templates: what the local engine writes, and the shape other engines aim for.
-import type { BuildInput, Surface } from '../../server/kit/chat-engine'
+import type { BuildInput, Surface } from '~/kit/chat-engine'
 import { keyFacts } from './_summary'
 
 /** "www.joes-pizza.co.uk" → "Joes Pizza": a readable name when the build found none. */

@@ -7,7 +7,7 @@ import {
   type ChatResponse,
   type ToolCall,
   type ToolSpec,
-} from '../../server/kit/chat-engine'
+} from '~/kit/chat-engine'
 import { bm25, EMAIL, indexBuilder, PHONE, sentenceChunks, sentences, tokens, type LexicalIndex } from './_text'
 import { summarizeText } from './_summary'
 import { greeting, instructions } from './_prompts'

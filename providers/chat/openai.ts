@@ -7,7 +7,7 @@ import {
   type ChatMessage,
   type ChatRequest,
   type ChatResponse,
-} from '../../server/kit/chat-engine'
+} from '~/kit/chat-engine'
 import { businessNameOf } from './_prompts'
 
 const NAME = 'openai'

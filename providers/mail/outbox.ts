@@ -1,8 +1,8 @@
 // The default mailer: sends nothing, stores each message in mail_outbox, where integrators read it back
 // through GET /mail/outbox and tests observe what a capability sent.
 import { ulid } from 'ulid'
-import { defineMailer } from '../../server/kit/mailer'
-import { mailOutbox } from '../../server/db/schema'
+import { defineMailer } from '~/kit/mailer'
+import { mailOutbox } from '~/db/schema'
 
 export default defineMailer({
   name: 'outbox',

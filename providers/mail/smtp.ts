@@ -6,9 +6,9 @@
 import nodemailer, { type Transporter } from 'nodemailer'
 import { eq } from 'drizzle-orm'
 import { ulid } from 'ulid'
-import { loadConfig } from '../../server/config'
-import { mailOutbox } from '../../server/db/schema'
-import { defineMailer } from '../../server/kit/mailer'
+import { loadConfig } from '~/config'
+import { mailOutbox } from '~/db/schema'
+import { defineMailer } from '~/kit/mailer'
 
 const transports = new Map<string, Transporter>()
 

@@ -1,6 +1,6 @@
 // A text-to-speech voice family with one or two voices per locale, for agents that speak languages
 // other than English. Static catalogue: no network.
-import { defineVoiceProvider, type Voice } from '../../server/kit/voice'
+import { defineVoiceProvider, type Voice } from '~/kit/voice'
 
 const NAME = 'neural'
 

@@ -1,6 +1,6 @@
 // Speech-to-speech voices of an OpenAI-compatible realtime model. The catalogue is static: voices are part
 // of the model, so listing them needs no network call.
-import { defineVoiceProvider, type Voice } from '../../server/kit/voice'
+import { defineVoiceProvider, type Voice } from '~/kit/voice'
 
 const NAME = 'realtime'
 

@@ -1,10 +1,10 @@
 // pg-boss on the same database: directly on PostgreSQL, through the `db.executeSql` adapter on PGlite.
 // Jobs live in the database, so a restart (or a crash) resumes them; any number of instances share them.
 import PgBoss from 'pg-boss'
-import type { Database } from '../db/client'
-import type { JobContext, JobDefinition } from '../kit/job'
-import { createRegistry } from '../kit/registry'
-import { createFsBlobStore, type BlobStore } from '../kit/blob-store'
+import type { Database } from '~/db/client'
+import type { JobContext, JobDefinition } from '~/kit/job'
+import { createRegistry } from '~/kit/registry'
+import { createFsBlobStore, type BlobStore } from '~/kit/blob-store'
 
 export interface Queue {
   boss: PgBoss

@@ -1,6 +1,6 @@
 // Runs one agent build. Safe to deliver twice: runBuild claims the build before working on it.
-import { defineJob } from '../kit/job'
-import { runBuild } from '../domain/builds/run'
+import { defineJob } from '~/kit/job'
+import { runBuild } from '~/domain/builds/run'
 
 export default defineJob<{ build_id: string }>({
   name: 'agent.build',

@@ -1,7 +1,7 @@
 // Audit rows are kept 12 months (contract Limits). Deleting by age is idempotent, so a redelivered or
 // overlapping run is harmless; the domain function deletes in bounded batches.
-import { defineJob } from '../kit/job'
-import { deleteExpiredAudit, retentionCutoff } from '../domain/audit/audit'
+import { defineJob } from '~/kit/job'
+import { deleteExpiredAudit, retentionCutoff } from '~/domain/audit/audit'
 
 export default defineJob({
   name: 'audit.retention',

@@ -1,8 +1,8 @@
 // A build is committed before its job is sent; a crash in between would leave it queued for ever.
 // This sweep re-sends builds still queued after a minute (and at every start); a duplicate job is
 // harmless because runBuild claims the build first.
-import { defineJob } from '../kit/job'
-import { BUILD_JOB, strandedBuilds } from '../domain/builds/builds'
+import { defineJob } from '~/kit/job'
+import { BUILD_JOB, strandedBuilds } from '~/domain/builds/builds'
 
 export default defineJob({
   name: 'agent.build-requeue',

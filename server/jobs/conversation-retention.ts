@@ -1,7 +1,7 @@
 // Daily retention sweep (and once at start, to catch up after downtime): soft-deletes conversations past
 // their account's transcript_retention_days. Idempotent: deleted rows are never picked again.
-import { defineJob } from '../kit/job'
-import { sweepRetention } from '../domain/conversations/retention'
+import { defineJob } from '~/kit/job'
+import { sweepRetention } from '~/domain/conversations/retention'
 
 export default defineJob({
   name: 'conversations.retention-sweep',

@@ -1,7 +1,7 @@
 // Rotated keys keep working through their grace period; this sweep revokes them once it has ended.
 // Revoking already-ended keys again is a no-op, so overlapping runs are harmless.
-import { defineJob } from '../kit/job'
-import { revokeEndedGrace } from '../domain/credentials/keys'
+import { defineJob } from '~/kit/job'
+import { revokeEndedGrace } from '~/domain/credentials/keys'
 
 export default defineJob({
   name: 'credentials.grace-sweep',

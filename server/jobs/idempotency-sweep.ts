@@ -1,8 +1,8 @@
 // Idempotency keys live 24 hours (decisions); this hourly sweep forgets older ones. Deleting by age is
 // idempotent, so a repeated or overlapping run is harmless.
 import { lt } from 'drizzle-orm'
-import { defineJob } from '../kit/job'
-import { idempotencyKeys } from '../db/schema'
+import { defineJob } from '~/kit/job'
+import { idempotencyKeys } from '~/db/schema'
 
 export default defineJob({
   name: 'idempotency.sweep',

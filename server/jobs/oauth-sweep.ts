@@ -1,7 +1,7 @@
 // Hourly clean-up of abandoned OAuth registrations and approvals and of expired codes and tokens.
 // Every step is conditional on the rows' state, so overlapping or repeated runs are harmless.
-import { defineJob } from '../kit/job'
-import { sweepOAuth } from '../domain/oauth/sweep'
+import { defineJob } from '~/kit/job'
+import { sweepOAuth } from '~/domain/oauth/sweep'
 
 export default defineJob({
   name: 'oauth.sweep',

@@ -1,8 +1,8 @@
 // Every minute and at every start: a pass of this process's webhook pump (dispatch undispatched
 // events, send due deliveries). The pump already polls; this job is the durable, queue-driven reminder
 // that also covers an event left undispatched by a crash before any pump ran.
-import { defineJob } from '../kit/job'
-import { currentPump, dispatchBatch } from '../domain/webhooks/pump'
+import { defineJob } from '~/kit/job'
+import { currentPump, dispatchBatch } from '~/domain/webhooks/pump'
 
 export default defineJob({
   name: 'webhooks.catch-up',

@@ -1,7 +1,7 @@
 // Daily (and at start, to catch up): deletes dispatched events after 7 days and final deliveries after
 // 30 days (server/domain/webhooks/retention.ts). Deleting by age is idempotent.
-import { defineJob } from '../kit/job'
-import { sweepWebhookHistory } from '../domain/webhooks/retention'
+import { defineJob } from '~/kit/job'
+import { sweepWebhookHistory } from '~/domain/webhooks/retention'
 
 export default defineJob({
   name: 'webhooks.retention',

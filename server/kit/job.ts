@@ -1,7 +1,7 @@
 // A job kind is one file under server/jobs/ exporting defineJob({...}). Handlers must be idempotent:
 // pg-boss delivers at least once (a crash after the work and before the ack runs it again).
-import type { Config } from '../config'
-import type { Database } from '../db/client'
+import type { Config } from '~/config'
+import type { Database } from '~/db/client'
 import type { Registries } from './registries'
 import type { BlobStore } from './blob-store'
 

@@ -1,5 +1,5 @@
 // A mailer sends the e-mails capabilities produce (leads, tickets, orders) and login links.
-import type { Database } from '../db/client'
+import type { Database } from '~/db/client'
 
 export interface MailMessage {
   to: string[]

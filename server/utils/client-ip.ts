@@ -3,8 +3,8 @@
 // could write them and so choose the IP that ip_allowlist, the failed-auth limit and the audit row see.
 import { Socket } from 'node:net'
 import type { H3Event } from 'h3'
-import { loadConfig } from '../config'
-import { ipAllowed } from '../domain/credentials/ip'
+import { loadConfig } from '~/config'
+import { ipAllowed } from '~/domain/credentials/ip'
 
 const unmapped = (ip: string) => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip)
 

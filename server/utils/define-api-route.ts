@@ -18,11 +18,11 @@ import { list, single, type Page } from './envelope'
 import { useRuntime, type Runtime } from './runtime'
 import { DEFAULT_RATE_LIMITS, type RateClass } from './rate-limit'
 import { clientIp } from './client-ip'
-import { authenticate } from '../domain/credentials/authenticate'
-import { ipAllowed } from '../domain/credentials/ip'
-import type { Principal } from '../domain/credentials/principal'
-import type { Scope } from '../domain/credentials/scopes'
-import { resolveAccount, type AccountScope } from '../domain/accounts/resolve'
+import { authenticate } from '~/domain/credentials/authenticate'
+import { ipAllowed } from '~/domain/credentials/ip'
+import type { Principal } from '~/domain/credentials/principal'
+import type { Scope } from '~/domain/credentials/scopes'
+import { resolveAccount, type AccountScope } from '~/domain/accounts/resolve'
 import {
   bodyHash,
   checkKey,
@@ -31,8 +31,8 @@ import {
   release,
   scopedKey,
   type StoredAnswer,
-} from '../domain/idempotency/idempotency'
-import { carriesSecret, openAnswer, sealAnswer } from '../domain/idempotency/sealed'
+} from '~/domain/idempotency/idempotency'
+import { carriesSecret, openAnswer, sealAnswer } from '~/domain/idempotency/sealed'
 
 export interface MultipartPart {
   name?: string

@@ -6,7 +6,7 @@ import type * as v from 'valibot'
 import { ApiError } from './api-error'
 import { useRuntime, type Runtime } from './runtime'
 import type { ApiRouteMeta } from './define-api-route'
-import { OAuthError, OAuthErrors } from '../domain/oauth/errors'
+import { OAuthError, OAuthErrors } from '~/domain/oauth/errors'
 
 export interface OAuthRouteOptions<R> {
   summary: string

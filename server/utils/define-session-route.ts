@@ -29,8 +29,8 @@ import {
   type ApiRouteMeta,
   type ApiRouteOptions,
 } from './define-api-route'
-import type { Principal } from '../domain/credentials/principal'
-import { ipAllowed } from '../domain/credentials/ip'
+import type { Principal } from '~/domain/credentials/principal'
+import { ipAllowed } from '~/domain/credentials/ip'
 import {
   lookupSession,
   presentSession,
@@ -38,7 +38,7 @@ import {
   SESSION_TTL_MS,
   type Session,
   type SessionUser,
-} from '../domain/sessions/sessions'
+} from '~/domain/sessions/sessions'
 import { clientIp } from './client-ip'
 
 export const SESSION_COOKIE = 'svc_session'

@@ -2,7 +2,7 @@
 // last returned row's sort key becomes the signed next_cursor.
 import { and, eq, lt, or, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { H3Event } from 'h3'
-import type { Principal } from '../domain/credentials/principal'
+import type { Principal } from '~/domain/credentials/principal'
 import { decodeCursor, encodeCursor, type CursorBinding } from './cursor'
 import type { Page } from './envelope'
 

@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
-import { buildOpenApi } from '../domain/platform/openapi'
-import { publicOrigin } from '../domain/oauth/metadata'
+import { buildOpenApi } from '~/domain/platform/openapi'
+import { publicOrigin } from '~/domain/oauth/metadata'
 import { routeTable } from './route-table'
 import { useRuntime } from './runtime'
 

@@ -1,14 +1,14 @@
 // The booted process: one memoized `ready` promise (pitfall 2: Nitro does not await async plugins).
 // Middleware 01 awaits it before any route runs; routes then read the runtime synchronously.
-import type { Config } from '../config'
-import type { Database } from '../db/client'
-import type { Queue } from '../jobs/_queue'
-import type { CredentialResolver } from '../domain/credentials/authenticate'
+import type { Config } from '~/config'
+import type { Database } from '~/db/client'
+import type { Queue } from '~/jobs/_queue'
+import type { CredentialResolver } from '~/domain/credentials/authenticate'
 import type { RateLimiter } from './rate-limit'
-import type { Registries } from '../kit/registries'
-import type { AuditWriter } from '../domain/audit/writer'
-import type { BlobStore } from '../kit/blob-store'
-import type { WebhookPump } from '../domain/webhooks/pump'
+import type { Registries } from '~/kit/registries'
+import type { AuditWriter } from '~/domain/audit/writer'
+import type { BlobStore } from '~/kit/blob-store'
+import type { WebhookPump } from '~/domain/webhooks/pump'
 
 export interface Runtime {
   config: Config

@@ -2,7 +2,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
 import { expect, it, vi } from 'vitest'
-import { COMPLETION_KEYS, type Capability, type Notification } from '../../server/kit/capability'
+import { COMPLETION_KEYS, type Capability, type Notification } from '~/kit/capability'
 
 const OUTCOMES = ['lead_captured', 'ticket_created', 'order_placed', 'transferred', 'resolved']
 // Capabilities that e-mail their record must send it to the destinations named in their needs.

@@ -1,7 +1,7 @@
 // The contract every chat engine file meets. The shape runs for every engine; the behaviour (which calls
 // the engine) only for engines that work offline, so the suite never needs a network.
 import { expect, it } from 'vitest'
-import { withKnowledge, type BuildInput, type ChatEngine } from '../../server/kit/chat-engine'
+import { withKnowledge, type BuildInput, type ChatEngine } from '~/kit/chat-engine'
 
 const SOURCES = [
   {

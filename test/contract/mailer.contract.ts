@@ -2,9 +2,9 @@
 // migrated database of its own in the MailContext (the outbox mailer stores there; others may ignore it).
 import { expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
-import type { Database } from '../../server/db/client'
-import { mailOutbox } from '../../server/db/schema'
-import type { Mailer } from '../../server/kit/mailer'
+import type { Database } from '~/db/client'
+import { mailOutbox } from '~/db/schema'
+import type { Mailer } from '~/kit/mailer'
 
 /** A mailer that sends somewhere real gets a receiver: it answers what arrived for a message id. */
 export interface MailReceiver {

@@ -1,6 +1,6 @@
 // The contract every voice provider file meets.
 import { expect, it } from 'vitest'
-import type { VoiceProvider } from '../../server/kit/voice'
+import type { VoiceProvider } from '~/kit/voice'
 
 export function testVoiceProvider(p: VoiceProvider) {
   it('names itself and its realtime model', () => {

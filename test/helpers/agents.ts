@@ -4,7 +4,7 @@
 import { withDatabase } from './db'
 import type { TestServer } from './server'
 import { startServer } from './server'
-import { applyBuildOutputs, createAgentRecord } from '../../server/domain/agents/create'
+import { applyBuildOutputs, createAgentRecord } from '~/domain/agents/create'
 
 export interface SeedSpec {
   accountId: string

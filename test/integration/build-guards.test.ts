@@ -10,13 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { createApi, err } from '../helpers/api'
 import { waitForBuild } from '../helpers/build'
-import { openDatabase } from '../../server/db/client'
+import { openDatabase } from '~/db/client'
 import { startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { until } from '../helpers/wait'
 import { verifies } from '../requirements'
-import { subscriptions, usageRecords } from '../../server/db/schema'
+import { subscriptions, usageRecords } from '~/db/schema'
 
 let server: TestServer
 let site: TestSite
@@ -130,16 +130,14 @@ describe('reindexes quota and billing', () => {
     const db = await openDatabase({ url: undefined, dataDir: server.dataDir })
     try {
       await db.db.update(subscriptions).set({ walletBalance: 0 }).where(eq(subscriptions.accountId, t.accountId))
-      await db.db
-        .insert(usageRecords)
-        .values({
-          accountId: t.accountId,
-          channel: 'api',
-          sessionId: 'api_spent',
-          startedAt: new Date(),
-          tokens: 1,
-          costUsd: 10_000,
-        })
+      await db.db.insert(usageRecords).values({
+        accountId: t.accountId,
+        channel: 'api',
+        sessionId: 'api_spent',
+        startedAt: new Date(),
+        tokens: 1,
+        costUsd: 10_000,
+      })
     } finally {
       await db.close()
     }

@@ -3,10 +3,10 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ApiError } from '../../server/utils/api-error'
-import { CrawlRefused, crawlSite, fetchSinglePage, type CrawledPage } from '../../server/domain/kb/crawler'
-import { extractPage } from '../../server/domain/kb/extract'
-import type { Resolver } from '../../server/domain/kb/url-guard'
+import { ApiError } from '~/utils/api-error'
+import { CrawlRefused, crawlSite, fetchSinglePage, type CrawledPage } from '~/domain/kb/crawler'
+import { extractPage } from '~/domain/kb/extract'
+import type { Resolver } from '~/domain/kb/url-guard'
 import { verifies } from '../requirements'
 
 const page = (title: string, body: string, lang = 'en') =>

@@ -2,7 +2,7 @@
 // grace (the sweep revokes the predecessor), and per-class rate limits with a low read limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inArray } from 'drizzle-orm'
-import { apiKeys } from '../../server/db/schema'
+import { apiKeys } from '~/db/schema'
 import { createApi, err } from '../helpers/api'
 import { withDatabase } from '../helpers/db'
 import { startServer, type TestServer } from '../helpers/server'

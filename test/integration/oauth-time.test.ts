@@ -3,7 +3,7 @@
 // window, and the registration and token-endpoint limits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
-import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthTokens } from '../../server/db/schema'
+import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthTokens } from '~/db/schema'
 import { withDatabase } from '../helpers/db'
 import { createApi, err } from '../helpers/api'
 import { authorizeUrl, Browser, pkce, registerClient, tokenRequest } from '../helpers/oauth'

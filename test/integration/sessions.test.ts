@@ -5,11 +5,11 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDatabase, type Database } from '../../server/db/client'
-import { migrate } from '../../server/db/migrate'
-import { loginLinks, sessions } from '../../server/db/schema'
-import { masterPrincipal } from '../../server/domain/credentials/authenticate'
-import { createUser } from '../../server/domain/users/users'
+import { openDatabase, type Database } from '~/db/client'
+import { migrate } from '~/db/migrate'
+import { loginLinks, sessions } from '~/db/schema'
+import { masterPrincipal } from '~/domain/credentials/authenticate'
+import { createUser } from '~/domain/users/users'
 import {
   createSession,
   NO_CEILING,
@@ -18,7 +18,7 @@ import {
   redeemLoginLink,
   resolveSession,
   SESSION_TTL_MS,
-} from '../../server/domain/sessions/sessions'
+} from '~/domain/sessions/sessions'
 import { uniqueEmail } from '../helpers/api'
 import { verifies } from '../requirements'
 

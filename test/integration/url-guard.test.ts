@@ -9,9 +9,9 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ApiError } from '../../server/utils/api-error'
-import { FetchError, safeFetch } from '../../server/domain/kb/safe-fetch'
-import { assertFetchableUrl, isPublicAddress, resolvePublic, type Resolver } from '../../server/domain/kb/url-guard'
+import { ApiError } from '~/utils/api-error'
+import { FetchError, safeFetch } from '~/domain/kb/safe-fetch'
+import { assertFetchableUrl, isPublicAddress, resolvePublic, type Resolver } from '~/domain/kb/url-guard'
 import { verifies } from '../requirements'
 
 let server: Server

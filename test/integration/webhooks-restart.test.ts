@@ -9,7 +9,7 @@ import { startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
-import { verifyWebhook } from '../../server/domain/webhooks/verify'
+import { verifyWebhook } from '~/domain/webhooks/verify'
 
 const servers: TestServer[] = []
 let rx: Receiver | undefined

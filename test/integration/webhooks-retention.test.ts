@@ -8,7 +8,7 @@ import { withDatabase } from '../helpers/db'
 import { startServer, type TestServer } from '../helpers/server'
 import { createTenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
-import { events, webhookDeliveries } from '../../server/db/schema'
+import { events, webhookDeliveries } from '~/db/schema'
 
 let server: TestServer | undefined
 afterAll(async () => {

@@ -1,7 +1,7 @@
 // The default engine, offline: what the build asks of it (summary, greeting, prompts) and what a turn gets.
 import { describe, expect, it } from 'vitest'
 import local from '../../providers/chat/local'
-import { withKnowledge, type BuildInput } from '../../server/kit/chat-engine'
+import { withKnowledge, type BuildInput } from '~/kit/chat-engine'
 import { verifies } from '../requirements'
 
 const SOURCES = [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { canonical, decodeCursor, encodeCursor, type CursorBinding } from '../../server/utils/cursor'
-import { ApiError } from '../../server/utils/api-error'
+import { canonical, decodeCursor, encodeCursor, type CursorBinding } from '~/utils/cursor'
+import { ApiError } from '~/utils/api-error'
 import { verifies } from '../requirements'
 
 const secret = 's'.repeat(40)

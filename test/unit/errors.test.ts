@@ -1,6 +1,6 @@
 import { createError } from 'h3'
 import { describe, expect, it } from 'vitest'
-import { ApiError, toApiError } from '../../server/utils/api-error'
+import { ApiError, toApiError } from '~/utils/api-error'
 import { verifies } from '../requirements'
 
 describe('error mapping', () => {

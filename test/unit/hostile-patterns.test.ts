@@ -2,15 +2,15 @@
 // replaced answered on ordinary input (checked against that pattern on thousands of random short strings),
 // and stays linear on the input that made the old pattern quadratic (2 MB in well under a second).
 import { describe, expect, it } from 'vitest'
-import { looksLikeEmail, validateIdentity } from '../../server/domain/conversations/chat-schemas'
-import { emailSpans, mask, redactText } from '../../server/domain/conversations/redact'
-import { findConflicts, normaliseRule, normaliseRules, RULE_INPUT_MAX } from '../../server/domain/agents/refinement'
+import { looksLikeEmail, validateIdentity } from '~/domain/conversations/chat-schemas'
+import { emailSpans, mask, redactText } from '~/domain/conversations/redact'
+import { findConflicts, normaliseRule, normaliseRules, RULE_INPUT_MAX } from '~/domain/agents/refinement'
 import { bm25, EMAIL, factCount, indexOf, sentenceChunks, sentences, tokens } from '../../providers/chat/_text'
 import local from '../../providers/chat/local'
-import { csvField } from '../../server/domain/audit/audit'
-import { KNOWLEDGE_HEADING } from '../../server/kit/chat-engine'
-import type { ApiError } from '../../server/utils/api-error'
-import { isMcpPath } from '../../server/domain/mcp/jsonrpc'
+import { csvField } from '~/domain/audit/audit'
+import { KNOWLEDGE_HEADING } from '~/kit/chat-engine'
+import type { ApiError } from '~/utils/api-error'
+import { isMcpPath } from '~/domain/mcp/jsonrpc'
 import { verifies } from '../requirements'
 
 const MB2 = 2_000_000

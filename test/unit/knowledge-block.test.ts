@@ -10,7 +10,7 @@ import {
   planVerbatim,
   SUMMARY_HEADING,
   type VerbatimDoc,
-} from '../../server/domain/kb/verbatim'
+} from '~/domain/kb/verbatim'
 import { verifies } from '../requirements'
 
 let n = 0

@@ -1,8 +1,8 @@
 // Pure pieces of the OAuth server: resource canonicalisation (RFC 8707), loopback redirect matching
 // (RFC 8252 §7.3) and the WWW-Authenticate challenge the MCP endpoint sends.
 import { describe, expect, it } from 'vitest'
-import { bearerChallenge, canonicalResource } from '../../server/domain/oauth/metadata'
-import { redirectUriMatches, withParams } from '../../server/domain/oauth/authorize'
+import { bearerChallenge, canonicalResource } from '~/domain/oauth/metadata'
+import { redirectUriMatches, withParams } from '~/domain/oauth/authorize'
 import { verifies } from '../requirements'
 
 const O = 'https://api.example.com'

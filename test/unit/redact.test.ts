@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  ibanValid,
-  luhnValid,
-  mask,
-  redactText,
-  redactValue,
-  rulesList,
-} from '../../server/domain/conversations/redact'
+import { ibanValid, luhnValid, mask, redactText, redactValue, rulesList } from '~/domain/conversations/redact'
 import { verifies } from '../requirements'
 
 describe('redaction', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { estimateTokens } from '../../server/kit/chat-engine'
+import { estimateTokens } from '~/kit/chat-engine'
 import {
   findConflicts,
   injectRules,
@@ -9,8 +9,8 @@ import {
   rulesCost,
   RULES_HEADING,
   stem,
-} from '../../server/domain/agents/refinement'
-import type { ApiError } from '../../server/utils/api-error'
+} from '~/domain/agents/refinement'
+import type { ApiError } from '~/utils/api-error'
 import { verifies } from '../requirements'
 
 const refused = (fn: () => unknown) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createRegistries } from '../../server/kit/registries'
-import { defineMailer } from '../../server/kit/mailer'
+import { createRegistries } from '~/kit/registries'
+import { defineMailer } from '~/kit/mailer'
 import { verifies } from '../requirements'
 
 describe('plugin registries', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { resolveAccount } from '../../server/domain/accounts/resolve'
-import { masterPrincipal } from '../../server/domain/credentials/authenticate'
-import type { Principal } from '../../server/domain/credentials/principal'
+import { resolveAccount } from '~/domain/accounts/resolve'
+import { masterPrincipal } from '~/domain/credentials/authenticate'
+import type { Principal } from '~/domain/credentials/principal'
 import { verifies } from '../requirements'
 
 // resolveAccount only touches the database to check that a master-named account exists; these cases

@@ -1,7 +1,7 @@
 // Refinement rules and capability checks on PATCH /agents/{agt}, over HTTP on a server of its own with agents
 // seeded through the database (test/helpers/agents.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { estimateTokens } from '../../server/kit/chat-engine'
+import { estimateTokens } from '~/kit/chat-engine'
 import { createApi, err, type Api } from '../helpers/api'
 import { seedAgent } from '../helpers/agents'
 import { startServer, type TestServer } from '../helpers/server'

@@ -1,9 +1,9 @@
 // Agents over HTTP on a server of its own: read (full record, nested blocks, model), the account list,
 // the 43-field patch whitelist and its version rules, tenancy, aliases and the master key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { kbDocuments } from '../../server/db/schema'
-import { nextDocumentId } from '../../server/domain/agents/create'
-import { BEHAVIOURAL_FIELDS, NON_BEHAVIOURAL_FIELDS } from '../../server/domain/agents/schemas'
+import { kbDocuments } from '~/db/schema'
+import { nextDocumentId } from '~/domain/agents/create'
+import { BEHAVIOURAL_FIELDS, NON_BEHAVIOURAL_FIELDS } from '~/domain/agents/schemas'
 import { createApi, err, type Api } from '../helpers/api'
 import { seedAgents } from '../helpers/agents'
 import { withDatabase } from '../helpers/db'
@@ -36,16 +36,14 @@ beforeAll(async () => {
   await withDatabase(server.dataDir, (db) =>
     db.tx(async (tx) => {
       for (const kind of ['file', 'text', 'page', 'page', 'page'] as const) {
-        await tx
-          .insert(kbDocuments)
-          .values({
-            id: await nextDocumentId(tx, kind),
-            agentId: a1,
-            accountId: t.accountId,
-            kind,
-            title: kind,
-            status: 'indexed',
-          })
+        await tx.insert(kbDocuments).values({
+          id: await nextDocumentId(tx, kind),
+          agentId: a1,
+          accountId: t.accountId,
+          kind,
+          title: kind,
+          status: 'indexed',
+        })
       }
     }),
   )

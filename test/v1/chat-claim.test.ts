@@ -11,8 +11,8 @@ import { withDatabase } from '../helpers/db'
 import { startServer, type TestServer } from '../helpers/server'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
-import { conversations, events, messageKeys, quotaUsage, subscriptions, usageRecords } from '../../server/db/schema'
-import { utcDay } from '../../server/domain/limits/quotas'
+import { conversations, events, messageKeys, quotaUsage, subscriptions, usageRecords } from '~/db/schema'
+import { utcDay } from '~/domain/limits/quotas'
 
 const env = { SVC_RATE_LIMITS: 'read=100000,write=100000,chat=100000' }
 let server: TestServer
@@ -72,16 +72,14 @@ describe('turn claim in the database', () => {
     verifies('conversations.billing')
     await restartWith(async (db) => {
       await db.db.update(subscriptions).set({ walletBalance: 0 }).where(eq(subscriptions.accountId, poor.accountId))
-      await db.db
-        .insert(usageRecords)
-        .values({
-          accountId: poor.accountId,
-          channel: 'api',
-          sessionId: 'api_spent',
-          startedAt: new Date(),
-          tokens: 1,
-          costUsd: 49,
-        })
+      await db.db.insert(usageRecords).values({
+        accountId: poor.accountId,
+        channel: 'api',
+        sessionId: 'api_spent',
+        startedAt: new Date(),
+        tokens: 1,
+        costUsd: 49,
+      })
     })
     const api = createApi(server.base, poor.key)
     const r = await api.post('/conversations', { agent_id: poorAgent })

@@ -2,7 +2,7 @@
 // from the database (PGlite allows one process, so the server is stopped for that) and must not hold the
 // secret in any readable form; after a restart the same credential still gets the same secret replayed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { idempotencyKeys } from '../../server/db/schema'
+import { idempotencyKeys } from '~/db/schema'
 import { createApi, type Api, type ApiResponse } from '../helpers/api'
 import { withDatabase } from '../helpers/db'
 import { startServer, type TestServer } from '../helpers/server'

@@ -14,9 +14,9 @@ import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { buildAgent } from '../helpers/build'
-import { agents, kbDocuments, kbSummaries } from '../../server/db/schema'
-import { nextDocumentId } from '../../server/domain/agents/create'
-import { knowledgeFor, requestReindex, runReindex } from '../../server/domain/kb/summary'
+import { agents, kbDocuments, kbSummaries } from '~/db/schema'
+import { nextDocumentId } from '~/domain/agents/create'
+import { knowledgeFor, requestReindex, runReindex } from '~/domain/kb/summary'
 import local from '../../providers/chat/local'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -281,17 +281,15 @@ describe('pending, stale and keep-as-is sizes with seeded documents (own server)
           at: 3,
         })
         // The small agent's summary was written before these documents: stale, version 1.
-        await tx
-          .insert(kbSummaries)
-          .values({
-            agentId: small,
-            accountId: t.accountId,
-            text: 'Old summary about nothing in particular.',
-            version: 1,
-            source: 'build',
-            stale: true,
-            updatedAt: old,
-          })
+        await tx.insert(kbSummaries).values({
+          agentId: small,
+          accountId: t.accountId,
+          text: 'Old summary about nothing in particular.',
+          version: 1,
+          source: 'build',
+          stale: true,
+          updatedAt: old,
+        })
         await tx.update(agents).set({ useLargeModel: true }).where(eq(agents.id, largeTier))
       })
     })

@@ -9,7 +9,7 @@ import { withDatabase } from '../helpers/db'
 import { startServer, type TestServer } from '../helpers/server'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
-import { agentVersions, conversations, turns, usageRecords } from '../../server/db/schema'
+import { agentVersions, conversations, turns, usageRecords } from '~/db/schema'
 
 const env = { SVC_RATE_LIMITS: 'read=100000,write=100000,metrics=100000' }
 const DAY = 86_400_000

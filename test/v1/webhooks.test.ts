@@ -11,7 +11,7 @@ import { startReceiver, type Receiver, type Received } from '../helpers/receiver
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
-import { verifyWebhook } from '../../server/domain/webhooks/verify'
+import { verifyWebhook } from '~/domain/webhooks/verify'
 import { sleep, until } from '../helpers/wait'
 
 describe('webhooks (shared server)', () => {

@@ -1,17 +1,17 @@
 // Accounts (tenants): read, list, patch, limits, balance and usage. A path account that is not on the
 // credential answers 404, as any resource of another account does.
 import { and, desc, eq, gt, gte, inArray, sql } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { rowsOf } from '../../db/client'
-import { accounts, subscriptions, usageRecords, users } from '../../db/schema'
-import { ApiError, Errors } from '../../utils/api-error'
-import { afterPosition, keysetPage, mergeKeys, type KeysetRequest } from '../../utils/keyset'
-import { DEFAULT_RATE_LIMITS } from '../../utils/rate-limit'
-import type { Principal } from '../credentials/principal'
-import { effectiveLimits, nextUtcMidnight, quotaUsed, utcDay } from '../limits/quotas'
+import type { Database } from '~/db/client'
+import { rowsOf } from '~/db/client'
+import { accounts, subscriptions, usageRecords, users } from '~/db/schema'
+import { ApiError, Errors } from '~/utils/api-error'
+import { afterPosition, keysetPage, mergeKeys, type KeysetRequest } from '~/utils/keyset'
+import { DEFAULT_RATE_LIMITS } from '~/utils/rate-limit'
+import type { Principal } from '~/domain/credentials/principal'
+import { effectiveLimits, nextUtcMidnight, quotaUsed, utcDay } from '~/domain/limits/quotas'
 import type { Account, AccountPatch } from './schemas'
 import { GROUP_BY } from './schemas'
-import { voiceSecondsSql } from '../usage/voice'
+import { voiceSecondsSql } from '~/domain/usage/voice'
 
 type AccountRow = typeof accounts.$inferSelect
 

@@ -2,10 +2,10 @@
 // body account_id, then X-Svc-Account, then the credential's home account. Any requested account not on
 // the credential rejects the whole request with 403 forbidden_account.
 import { inArray } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { accounts } from '../../db/schema'
-import { Errors } from '../../utils/api-error'
-import type { Principal } from '../credentials/principal'
+import type { Database } from '~/db/client'
+import { accounts } from '~/db/schema'
+import { Errors } from '~/utils/api-error'
+import type { Principal } from '~/domain/credentials/principal'
 
 export interface AccountScope {
   /** The account the request acts for. */

@@ -2,9 +2,9 @@
 // (contract Lifecycle step 2): the build job calls createAgentRecord, then applyBuildOutputs when its
 // instructions step succeeds. Both take the open transaction.
 import { eq, sql } from 'drizzle-orm'
-import type { Executor, Tx } from '../../db/client'
-import { rowsOf } from '../../db/client'
-import { agents } from '../../db/schema'
+import type { Executor, Tx } from '~/db/client'
+import { rowsOf } from '~/db/client'
+import { agents } from '~/db/schema'
 import { agentVersionOf, freeLabel, insertPromptVersion, recordVersion, type AgentRow } from './agents'
 import { PROMPT_TYPES, type PromptType } from './schemas'
 

@@ -2,13 +2,13 @@
 // the retired active version, the new immutable version, the current label and one agent_version bump),
 // and the deploy markers of GET /agent-versions.
 import { and, desc, eq, gte, inArray, lt, or, type SQL } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { agents, agentVersions, promptVersions } from '../../db/schema'
-import { ApiError, Errors } from '../../utils/api-error'
-import type { KeysetRequest } from '../../utils/keyset'
-import { keysetPage } from '../../utils/keyset'
-import type { Principal } from '../credentials/principal'
-import type { AccountScope } from '../accounts/resolve'
+import type { Database } from '~/db/client'
+import { agents, agentVersions, promptVersions } from '~/db/schema'
+import { ApiError, Errors } from '~/utils/api-error'
+import type { KeysetRequest } from '~/utils/keyset'
+import { keysetPage } from '~/utils/keyset'
+import type { Principal } from '~/domain/credentials/principal'
+import type { AccountScope } from '~/domain/accounts/resolve'
 import {
   agentVersionOf,
   insertPromptVersion,

@@ -2,8 +2,8 @@
 // Pure functions so the patch route, the build and the conversation runtime share one definition of what a
 // rule is, what it costs and where it goes in the prompt. The conflict check is a deterministic heuristic,
 // not a language model: it flags likely contradictions for a person to look at and never drops a rule.
-import { estimateTokens } from '../../kit/chat-engine'
-import { Errors } from '../../utils/api-error'
+import { estimateTokens } from '~/kit/chat-engine'
+import { Errors } from '~/utils/api-error'
 
 export const RULE_MIN = 3
 export const RULE_MAX = 500

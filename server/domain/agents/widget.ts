@@ -3,9 +3,9 @@
 // at once. Widget writes never bump agent_version. Only GET /agents/{agt}/widget shows the token.
 import { randomBytes } from 'node:crypto'
 import { eq } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { agents } from '../../db/schema'
-import { mergeKeys } from '../../utils/keyset'
+import type { Database } from '~/db/client'
+import { agents } from '~/db/schema'
+import { mergeKeys } from '~/utils/keyset'
 import { loadAgent, presentAppearance, type AgentRow } from './agents'
 import type { WidgetPatch } from './schemas'
 

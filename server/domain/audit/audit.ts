@@ -2,12 +2,12 @@
 // (created_at, id), which the audit_created_idx index serves; and the retention sweep.
 import { Readable } from 'node:stream'
 import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { rowsOf } from '../../db/client'
-import { auditLog } from '../../db/schema'
-import { ApiError, Errors } from '../../utils/api-error'
-import type { Page } from '../../utils/envelope'
-import { keysetPage, type KeysetRequest } from '../../utils/keyset'
+import type { Database } from '~/db/client'
+import { rowsOf } from '~/db/client'
+import { auditLog } from '~/db/schema'
+import { ApiError, Errors } from '~/utils/api-error'
+import type { Page } from '~/utils/envelope'
+import { keysetPage, type KeysetRequest } from '~/utils/keyset'
 import type { AuditQuery, AuditRow } from './schemas'
 
 export const DEFAULT_WINDOW_MS = 24 * 3600_000

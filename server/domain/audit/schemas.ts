@@ -1,7 +1,7 @@
 import * as v from 'valibot'
-import { coded } from '../../utils/api-error'
-import { Cursor, Limit, Timestamp } from '../../utils/schemas'
-import { normaliseAccountId } from '../accounts/resolve'
+import { coded } from '~/utils/api-error'
+import { Cursor, Limit, Timestamp } from '~/utils/schemas'
+import { normaliseAccountId } from '~/domain/accounts/resolve'
 
 const CredentialId = v.pipe(
   v.string(coded('invalid_id', 'credential_id must be a key id (key_<n>), a dashboard session id (ses_…) or master.')),

@@ -1,7 +1,7 @@
 // Audit rows are buffered and written in batches after the response has gone out, so auditing never adds
 // a database round trip to a request. A flush runs every 250 ms or at 200 rows, and at shutdown.
-import type { Database } from '../../db/client'
-import { auditLog } from '../../db/schema'
+import type { Database } from '~/db/client'
+import { auditLog } from '~/db/schema'
 
 export type AuditRow = typeof auditLog.$inferInsert
 

@@ -2,18 +2,18 @@
 // and the voice, then one transaction creates the agent and a queued build and takes the quotas; the
 // steps run in the agent.build job (run.ts).
 import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
-import type { Database, Executor } from '../../db/client'
-import { accounts, agentBuilds, agents } from '../../db/schema'
-import type { Registries } from '../../kit/registries'
-import { ApiError, Errors } from '../../utils/api-error'
-import { consumeQuota, effectiveLimits } from '../limits/quotas'
-import { checkBalance } from '../conversations/billing'
-import { createAgentRecord } from '../agents/create'
-import { loadAgent } from '../agents/agents'
-import { assertFetchableUrl, resolvePublic } from '../kb/url-guard'
-import { FetchError, safeFetch } from '../kb/safe-fetch'
+import type { Database, Executor } from '~/db/client'
+import { accounts, agentBuilds, agents } from '~/db/schema'
+import type { Registries } from '~/kit/registries'
+import { ApiError, Errors } from '~/utils/api-error'
+import { consumeQuota, effectiveLimits } from '~/domain/limits/quotas'
+import { checkBalance } from '~/domain/conversations/billing'
+import { createAgentRecord } from '~/domain/agents/create'
+import { loadAgent } from '~/domain/agents/agents'
+import { assertFetchableUrl, resolvePublic } from '~/domain/kb/url-guard'
+import { FetchError, safeFetch } from '~/domain/kb/safe-fetch'
 import { BUILD_STEPS, type Build, type BuildCreate, type BuildStepName } from './schemas'
-import type { BuildStep } from '../../db/schema'
+import type { BuildStep } from '~/db/schema'
 
 type BuildRow = typeof agentBuilds.$inferSelect
 

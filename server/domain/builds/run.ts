@@ -2,14 +2,14 @@
 // kept on the build row. A run claims its build first, so a repeated delivery of the job does nothing and
 // a build whose worker died is taken over after a while.
 import { and, eq, like, ne, or, sql } from 'drizzle-orm'
-import type { Tx } from '../../db/client'
-import { accounts, agentBuilds, agents, kbDocuments, type BuildStep } from '../../db/schema'
-import type { JobContext } from '../../kit/job'
-import type { BuildInput, ChatEngine, Surface } from '../../kit/chat-engine'
-import { applyBuildOutputs, nextDocumentId } from '../agents/create'
-import { crawlSite } from '../kb/crawler'
-import { internalDetail, PUBLIC_MESSAGES, PublicError, publicMessage } from '../kb/public-error'
-import { buildSummary, markSummarized, readSummary, writeSummary } from '../kb/summary'
+import type { Tx } from '~/db/client'
+import { accounts, agentBuilds, agents, kbDocuments, type BuildStep } from '~/db/schema'
+import type { JobContext } from '~/kit/job'
+import type { BuildInput, ChatEngine, Surface } from '~/kit/chat-engine'
+import { applyBuildOutputs, nextDocumentId } from '~/domain/agents/create'
+import { crawlSite } from '~/domain/kb/crawler'
+import { internalDetail, PUBLIC_MESSAGES, PublicError, publicMessage } from '~/domain/kb/public-error'
+import { buildSummary, markSummarized, readSummary, writeSummary } from '~/domain/kb/summary'
 import type { BuildStepName } from './schemas'
 
 type BuildRow = typeof agentBuilds.$inferSelect

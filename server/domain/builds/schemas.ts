@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { AGENT_TYPES } from '../agents/schemas'
+import { AGENT_TYPES } from '~/domain/agents/schemas'
 
 export const BUILD_STEPS = ['crawl', 'summary', 'greeting', 'instructions'] as const
 export type BuildStepName = (typeof BUILD_STEPS)[number]

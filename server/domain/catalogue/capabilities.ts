@@ -1,7 +1,7 @@
 // GET /capabilities and /outbound-capabilities: the registered capabilities with their arguments as JSON Schema.
 import { toJsonSchema } from '@valibot/to-json-schema'
-import type { Capability } from '../../kit/capability'
-import type { Registry } from '../../kit/registry'
+import type { Capability } from '~/kit/capability'
+import type { Registry } from '~/kit/registry'
 
 export function presentCapability(c: Capability) {
   // errorMode ignore: checks such as "e-mail or phone" have no JSON Schema form and stay server-side.

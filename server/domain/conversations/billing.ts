@@ -1,9 +1,9 @@
 // Billing for chat via API: the balance check on create and on every turn, and the per-session usage row.
 import { and, eq, gte, sql } from 'drizzle-orm'
-import type { Executor } from '../../db/client'
-import { accounts, subscriptions, usageRecords } from '../../db/schema'
-import { ApiError } from '../../utils/api-error'
-import { subscriptionStatus } from '../accounts/accounts'
+import type { Executor } from '~/db/client'
+import { accounts, subscriptions, usageRecords } from '~/db/schema'
+import { ApiError } from '~/utils/api-error'
+import { subscriptionStatus } from '~/domain/accounts/accounts'
 
 /** Price of chat tokens (input and output alike), USD per 1000 tokens, before the channel multiplier. */
 export const CHAT_PRICE_PER_1K_TOKENS = 0.002

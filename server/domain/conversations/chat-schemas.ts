@@ -1,12 +1,12 @@
 // Request schemas and the response shapes of the chat routes (POST /conversations, …/messages, …/end,
 // …/identify). They answer the conversation through conversationResource (read.ts), as GET shows it.
 import * as v from 'valibot'
-import { mergeKeys } from '../../utils/keyset'
+import { mergeKeys } from '~/utils/keyset'
 import { presentTurn } from './present'
-import { ApiError } from '../../utils/api-error'
-import { coded } from '../../utils/api-error'
-import { Id } from '../../utils/schemas'
-import type { conversations, turns } from '../../db/schema'
+import { ApiError } from '~/utils/api-error'
+import { coded } from '~/utils/api-error'
+import { Id } from '~/utils/schemas'
+import type { conversations, turns } from '~/db/schema'
 
 export type ConversationRow = typeof conversations.$inferSelect
 export type TurnRow = typeof turns.$inferSelect

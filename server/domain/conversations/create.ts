@@ -3,12 +3,12 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
 import type * as v from 'valibot'
-import type { Tx } from '../../db/client'
-import { conversations, promptVersions, turns } from '../../db/schema'
-import { rowsOf } from '../../db/client'
-import type { Runtime } from '../../utils/runtime'
-import { agentVersionOf, loadAgent, resolveModel, type AgentRow } from '../agents/agents'
-import { emitEvent } from '../events/emit'
+import type { Tx } from '~/db/client'
+import { conversations, promptVersions, turns } from '~/db/schema'
+import { rowsOf } from '~/db/client'
+import type { Runtime } from '~/utils/runtime'
+import { agentVersionOf, loadAgent, resolveModel, type AgentRow } from '~/domain/agents/agents'
+import { emitEvent } from '~/domain/events/emit'
 import { addUsage, checkBalance } from './billing'
 import {
   type CreateConversationBody,

@@ -1,12 +1,12 @@
 // Soft delete (decisions "Soft delete"): nothing is erased; the row gets deleted_at and delete_reason,
 // conversation.deleted fires in the same transaction, and GET /conversations/deleted lists the tombstone.
 import { and, desc, eq, inArray, isNotNull, sql, type SQL } from 'drizzle-orm'
-import type { Database, Tx } from '../../db/client'
-import { conversations } from '../../db/schema'
-import type { Page } from '../../utils/envelope'
-import { Errors } from '../../utils/api-error'
-import { keysetPage, type KeysetRequest } from '../../utils/keyset'
-import { emitEvent } from '../events/emit'
+import type { Database, Tx } from '~/db/client'
+import { conversations } from '~/db/schema'
+import type { Page } from '~/utils/envelope'
+import { Errors } from '~/utils/api-error'
+import { keysetPage, type KeysetRequest } from '~/utils/keyset'
+import { emitEvent } from '~/domain/events/emit'
 import { presentTombstone } from './present'
 import { loadConversation } from './read'
 import type { DeletedQuery } from './schemas'

@@ -2,9 +2,9 @@
 // again answers 200 with no second event; it re-enqueues the summary while that is still pending (the
 // job is idempotent), which also recovers a summary whose enqueue was lost.
 import { eq } from 'drizzle-orm'
-import { conversations } from '../../db/schema'
-import type { Runtime } from '../../utils/runtime'
-import { emitEvent } from '../events/emit'
+import { conversations } from '~/db/schema'
+import type { Runtime } from '~/utils/runtime'
+import { emitEvent } from '~/domain/events/emit'
 import { closeUsage } from './billing'
 import { conversationResource, loadConversation } from './read'
 import { SUMMARIZE_JOB } from './summarize'

@@ -1,8 +1,8 @@
 // POST /conversations/{conv}/identify: server-side visitor identification. Merges identity key by key
 // (null removes a key) with the same validation as create; has_identity and updated_at follow.
 import { eq } from 'drizzle-orm'
-import { conversations } from '../../db/schema'
-import type { Database } from '../../db/client'
+import { conversations } from '~/db/schema'
+import type { Database } from '~/db/client'
 import { hasIdentity, mergeIdentity, validateIdentity } from './chat-schemas'
 import { conversationResource, loadConversation } from './read'
 

@@ -3,12 +3,12 @@
 // phone prompt and its model at import time, and feeds the inbound phone history block (recentCallsFor).
 import { and, desc, eq, gte, isNull, lte, or, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
-import type { Database, Executor } from '../../db/client'
-import { conversations, promptVersions, turns } from '../../db/schema'
-import { ApiError } from '../../utils/api-error'
-import type { Runtime } from '../../utils/runtime'
-import { agentVersionOf, loadAgent, resolveModel } from '../agents/agents'
-import { emitEvent } from '../events/emit'
+import type { Database, Executor } from '~/db/client'
+import { conversations, promptVersions, turns } from '~/db/schema'
+import { ApiError } from '~/utils/api-error'
+import type { Runtime } from '~/utils/runtime'
+import { agentVersionOf, loadAgent, resolveModel } from '~/domain/agents/agents'
+import { emitEvent } from '~/domain/events/emit'
 import { conversationResource } from './read'
 import type { ImportBody } from './schemas'
 

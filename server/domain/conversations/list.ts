@@ -3,13 +3,13 @@
 // and the route splices the strings into the envelope; the JS mapping path stays for the bench
 // (SVC_BENCH_LIST_JSON=js) and as the reference the tests compare against.
 import { and, asc, desc, eq, gte, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { rowsOf } from '../../db/client'
-import { conversations } from '../../db/schema'
-import { ApiError, Errors } from '../../utils/api-error'
-import type { KeysetRequest } from '../../utils/keyset'
-import { encodeCursor } from '../../utils/cursor'
-import type { Principal } from '../credentials/principal'
+import type { Database } from '~/db/client'
+import { rowsOf } from '~/db/client'
+import { conversations } from '~/db/schema'
+import { ApiError, Errors } from '~/utils/api-error'
+import type { KeysetRequest } from '~/utils/keyset'
+import { encodeCursor } from '~/utils/cursor'
+import type { Principal } from '~/domain/credentials/principal'
 import { listItemJson, presentListItem, type ConversationRow } from './present'
 import { LIST_INCLUDES, type ListQuery, type Sort } from './schemas'
 

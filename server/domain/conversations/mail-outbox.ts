@@ -2,10 +2,10 @@
 import { and, desc, eq } from 'drizzle-orm'
 import type { H3Event } from 'h3'
 import * as v from 'valibot'
-import { mailOutbox } from '../../db/schema'
-import { afterPosition, keysetPage, keysetRequest } from '../../utils/keyset'
-import type { Runtime } from '../../utils/runtime'
-import type { Principal } from '../credentials/principal'
+import { mailOutbox } from '~/db/schema'
+import { afterPosition, keysetPage, keysetRequest } from '~/utils/keyset'
+import type { Runtime } from '~/utils/runtime'
+import type { Principal } from '~/domain/credentials/principal'
 
 export const OutboxItem = v.object({
   message_id: v.string(),

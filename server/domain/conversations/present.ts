@@ -3,7 +3,7 @@
 // The list object also exists as SQL (listItemJson) so PostgreSQL can build the page JSON itself; the two
 // must stay field-for-field identical (test/v1/conversations-read.test.ts compares them through the API).
 import { sql, type SQL } from 'drizzle-orm'
-import { conversations, type turns } from '../../db/schema'
+import { conversations, type turns } from '~/db/schema'
 import { redactText, redactValue, rulesList, type RedactionRule } from './redact'
 
 export type ConversationRow = typeof conversations.$inferSelect

@@ -3,9 +3,9 @@
 // tombstone and a conversation.deleted event each. Batched: each batch is one short transaction that
 // claims its rows with FOR UPDATE SKIP LOCKED, so overlapping runs never double-delete.
 import { and, isNotNull, isNull, sql } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { rowsOf } from '../../db/client'
-import { accounts, conversations } from '../../db/schema'
+import type { Database } from '~/db/client'
+import { rowsOf } from '~/db/client'
+import { accounts, conversations } from '~/db/schema'
 import { softDeleteRow } from './delete'
 
 export async function sweepRetention(

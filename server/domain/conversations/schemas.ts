@@ -1,9 +1,9 @@
 // Conversation enums (decisions "Names the contract leaves open") and the query/body schemas of the
 // reading, import and delete routes.
 import * as v from 'valibot'
-import { coded } from '../../utils/api-error'
-import { AccountId, Cursor, Id, Limit, QueryBoolean, Timestamp } from '../../utils/schemas'
-import { AGENT_TYPES } from '../agents/schemas'
+import { coded } from '~/utils/api-error'
+import { AccountId, Cursor, Id, Limit, QueryBoolean, Timestamp } from '~/utils/schemas'
+import { AGENT_TYPES } from '~/domain/agents/schemas'
 
 export const CONVERSATION_STATUSES = ['in_progress', 'completed', 'abandoned', 'failed'] as const
 export const CHANNELS = [

@@ -3,10 +3,10 @@
 // configured engine condenses from the transcript. Idempotent: the write is conditional on
 // summary_status still being pending, and summary.ready is emitted only by the write that won.
 import { and, asc, eq, ne } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { conversations, turns } from '../../db/schema'
-import type { ChatEngine } from '../../kit/chat-engine'
-import { emitEvent } from '../events/emit'
+import type { Database } from '~/db/client'
+import { conversations, turns } from '~/db/schema'
+import type { ChatEngine } from '~/kit/chat-engine'
+import { emitEvent } from '~/domain/events/emit'
 import type { ConversationRow, TurnRow } from './chat-schemas'
 import { conversationResource } from './read'
 

@@ -1,16 +1,16 @@
 // Personal API keys: minting, listing, rotation and revocation, plus the resolver that turns a bearer
 // secret back into a principal. Only the SHA-256 of a secret is stored.
 import { and, desc, eq, inArray, lte, sql } from 'drizzle-orm'
-import type { Database, Executor } from '../../db/client'
-import { accounts, apiKeys, users } from '../../db/schema'
-import { ApiError, Errors } from '../../utils/api-error'
-import { afterPosition, keysetPage, type KeysetRequest } from '../../utils/keyset'
+import type { Database, Executor } from '~/db/client'
+import { accounts, apiKeys, users } from '~/db/schema'
+import { ApiError, Errors } from '~/utils/api-error'
+import { afterPosition, keysetPage, type KeysetRequest } from '~/utils/keyset'
 import type { Principal } from './principal'
 import type { CredentialResolver } from './authenticate'
 import { allowlistWithin } from './ip'
 import { MASTER_ONLY, SCOPES, type Scope } from './scopes'
 import type { ApiKey, KeyCreate, KeyUpdate } from './schemas'
-import { isWellFormedToken, mintToken, sha256Hex } from '../../utils/opaque-token'
+import { isWellFormedToken, mintToken, sha256Hex } from '~/utils/opaque-token'
 
 export const KEY_PREFIX = 'svc_sk_live_'
 const DAY = 86_400_000

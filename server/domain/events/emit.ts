@@ -3,8 +3,8 @@
 // {id: "evt_…", type, created_at, api_version: "v1", account_id, data}. A delivery job (issue 7) fans
 // the undispatched rows out to webhook endpoints.
 import { ulid } from 'ulid'
-import type { Executor } from '../../db/client'
-import { events } from '../../db/schema'
+import type { Executor } from '~/db/client'
+import { events } from '~/db/schema'
 
 export type EventType =
   | 'conversation.started'
@@ -37,14 +37,12 @@ export async function emitEvent(
     account_id: e.accountId,
     data: e.data,
   }
-  await tx
-    .insert(events)
-    .values({
-      id: payload.id,
-      accountId: e.accountId,
-      type: e.type,
-      payload: payload as unknown as Record<string, unknown>,
-      createdAt: at,
-    })
+  await tx.insert(events).values({
+    id: payload.id,
+    accountId: e.accountId,
+    type: e.type,
+    payload: payload as unknown as Record<string, unknown>,
+    createdAt: at,
+  })
   return payload
 }

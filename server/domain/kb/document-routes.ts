@@ -1,10 +1,10 @@
 // The option sets of the knowledge-document routes, shared by the flat form and the account alias.
 import * as v from 'valibot'
 import type { H3Event } from 'h3'
-import type { Principal } from '../credentials/principal'
-import type { MultipartPart } from '../../utils/define-api-route'
-import type { Runtime } from '../../utils/runtime'
-import { keysetRequest } from '../../utils/keyset'
+import type { Principal } from '~/domain/credentials/principal'
+import type { MultipartPart } from '~/utils/define-api-route'
+import type { Runtime } from '~/utils/runtime'
+import { keysetRequest } from '~/utils/keyset'
 import { createDocument, listDocuments } from './documents'
 import {
   DocumentAccepted,

@@ -1,6 +1,6 @@
 // GET /agents/{agt}/kb/status and the summary as GET/PATCH kb/summary show it (contract "Knowledge status").
-import type { Executor } from '../../db/client'
-import type { AgentRow } from '../agents/agents'
+import type { Executor } from '~/db/client'
+import type { AgentRow } from '~/domain/agents/agents'
 import { pendingSources, readSummary, reindexInFlight, verbatimPlanOf } from './summary'
 
 import type { CrawlProgress } from './crawl-progress'

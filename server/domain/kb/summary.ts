@@ -1,9 +1,9 @@
 // The knowledge summary store: one text per agent that every surface reads. The build's summary step
 // and reindex write it through the chat engine; a manual replace is overwritten by the next rebuild.
 import { and, asc, count, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
-import type { Database, Executor } from '../../db/client'
-import { agents, kbDocuments, kbSummaries } from '../../db/schema'
-import type { ChatEngine } from '../../kit/chat-engine'
+import type { Database, Executor } from '~/db/client'
+import { agents, kbDocuments, kbSummaries } from '~/db/schema'
+import type { ChatEngine } from '~/kit/chat-engine'
 import { assembleKnowledgeBlock, droppedIds, planVerbatim, type KnowledgeSurface, type VerbatimPlan } from './verbatim'
 import { internalDetail, PUBLIC_MESSAGES, publicMessage } from './public-error'
 
@@ -143,18 +143,16 @@ export async function writeSummary(
       })
       .where(eq(kbSummaries.agentId, agent.id))
   } else {
-    await ex
-      .insert(kbSummaries)
-      .values({
-        agentId: agent.id,
-        accountId: agent.accountId,
-        text,
-        version: 1,
-        source,
-        stale: false,
-        lastJob: job,
-        updatedAt: now,
-      })
+    await ex.insert(kbSummaries).values({
+      agentId: agent.id,
+      accountId: agent.accountId,
+      text,
+      version: 1,
+      source,
+      stale: false,
+      lastJob: job,
+      updatedAt: now,
+    })
   }
 }
 

@@ -2,10 +2,10 @@
 // per-user overrides from PATCH /users/{usr} limits. Consuming is one atomic upsert: two instances can
 // never both take the last unit.
 import { and, eq, sql } from 'drizzle-orm'
-import type { Executor } from '../../db/client'
-import { rowsOf } from '../../db/client'
-import { quotaUsage, users } from '../../db/schema'
-import { ApiError } from '../../utils/api-error'
+import type { Executor } from '~/db/client'
+import { rowsOf } from '~/db/client'
+import { quotaUsage, users } from '~/db/schema'
+import { ApiError } from '~/utils/api-error'
 
 export const QUOTA_KINDS = [
   'agent_creates',

@@ -3,8 +3,8 @@
 // registerTool cannot take (it wants zod); the tool definitions themselves are built once (tools.ts).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
-import { VERSION } from '../platform/health'
-import type { Principal } from '../credentials/principal'
+import { VERSION } from '~/domain/platform/health'
+import type { Principal } from '~/domain/credentials/principal'
 import { SERVER_INSTRUCTIONS } from './catalogue'
 import { callTool, type CallerContext } from './dispatch'
 import type { Tool } from './tools'

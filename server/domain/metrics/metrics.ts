@@ -3,12 +3,12 @@
 // conversations.started_at, leave soft-deleted conversations out and never look past the accounts the
 // request resolved to. Aggregation happens in SQL (percentile_cont for latencies).
 import { sql, type SQL } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { rowsOf } from '../../db/client'
-import { ApiError, Errors } from '../../utils/api-error'
-import type { AccountScope } from '../accounts/resolve'
+import type { Database } from '~/db/client'
+import { rowsOf } from '~/db/client'
+import { ApiError, Errors } from '~/utils/api-error'
+import type { AccountScope } from '~/domain/accounts/resolve'
 import { OUTCOMES, type MetricGroup } from './schemas'
-import { voiceSecondsSql } from '../usage/voice'
+import { voiceSecondsSql } from '~/domain/usage/voice'
 
 export const DEFAULT_WINDOW_DAYS = 30
 export const MAX_WINDOW_DAYS = 366

@@ -3,15 +3,15 @@
 // and a single-use code. Pending requests are stateless: a signed, user-bound, 10-minute blob.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { and, eq, isNull, sql } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { apiKeys, oauthCodes, oauthGrants, oauthTokens } from '../../db/schema'
-import { createKey } from '../credentials/keys'
-import { SCOPES, type Scope } from '../credentials/scopes'
-import { sessionPrincipal, type SessionUser } from '../sessions/sessions'
+import type { Database } from '~/db/client'
+import { apiKeys, oauthCodes, oauthGrants, oauthTokens } from '~/db/schema'
+import { createKey } from '~/domain/credentials/keys'
+import { SCOPES, type Scope } from '~/domain/credentials/scopes'
+import { sessionPrincipal, type SessionUser } from '~/domain/sessions/sessions'
 import { findClient, isLoopback, type ClientRow } from './clients'
 import { CONNECTION_SCOPES, DEFAULT_CONNECTION_SCOPES } from './guard'
 import { canonicalResource } from './metadata'
-import { mintToken, sha256Hex } from '../../utils/opaque-token'
+import { mintToken, sha256Hex } from '~/utils/opaque-token'
 
 export const CODE_TTL_MS = 5 * 60_000
 const PENDING_TTL_MS = 10 * 60_000

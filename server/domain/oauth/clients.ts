@@ -4,11 +4,11 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { eq } from 'drizzle-orm'
 import { getHeader, type H3Event } from 'h3'
 import type * as v from 'valibot'
-import type { Database } from '../../db/client'
-import { oauthClients } from '../../db/schema'
+import type { Database } from '~/db/client'
+import { oauthClients } from '~/db/schema'
 import { OAuthErrors } from './errors'
 import type { RegisterBody } from './schemas'
-import { mintToken, sha256Hex } from '../../utils/opaque-token'
+import { mintToken, sha256Hex } from '~/utils/opaque-token'
 
 export type ClientRow = typeof oauthClients.$inferSelect
 

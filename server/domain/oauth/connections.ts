@@ -1,9 +1,9 @@
 // The dashboard's view of OAuth connections: one per grant of the logged-in user.
 import { and, desc, eq, isNull } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { apiKeys, oauthClients, oauthGrants } from '../../db/schema'
-import { Errors } from '../../utils/api-error'
-import { afterPosition, keysetPage, type KeysetRequest } from '../../utils/keyset'
+import type { Database } from '~/db/client'
+import { apiKeys, oauthClients, oauthGrants } from '~/db/schema'
+import { Errors } from '~/utils/api-error'
+import { afterPosition, keysetPage, type KeysetRequest } from '~/utils/keyset'
 import { revokeGrant } from './authorize'
 
 type Row = { grant: typeof oauthGrants.$inferSelect; clientName: string | null; redirectUris: string[] }

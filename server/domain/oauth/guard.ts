@@ -1,10 +1,10 @@
 // What an OAuth connection may hold and do (decisions, Security rules "OAuth default scopes"). An
 // assistant connection is a delegated, long-lived credential held by a third party: it must never be
 // able to mint, rotate or revoke credentials, nor open a dashboard session, whatever its scopes say.
-import { ApiError } from '../../utils/api-error'
-import type { Principal } from '../credentials/principal'
-import type { Scope } from '../credentials/scopes'
-import { GRANTABLE_SCOPES } from '../sessions/sessions'
+import { ApiError } from '~/utils/api-error'
+import type { Principal } from '~/domain/credentials/principal'
+import type { Scope } from '~/domain/credentials/scopes'
+import { GRANTABLE_SCOPES } from '~/domain/sessions/sessions'
 
 /** Never granted to a connection: they would let it mint keys or log in as the user. */
 export const NEVER_FOR_CONNECTIONS: readonly Scope[] = ['credentials:manage', 'partners:manage']

@@ -2,7 +2,7 @@
 // string (never through URL.href, which would append a slash to a bare origin): strict clients compare
 // the PRM's authorization_servers[0], the metadata issuer and the `iss` response parameter byte for byte.
 import type { H3Event } from 'h3'
-import type { Config } from '../../config'
+import type { Config } from '~/config'
 import { CONNECTION_SCOPES } from './guard'
 
 /**

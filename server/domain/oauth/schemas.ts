@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { GRANTABLE_SCOPES } from '../sessions/sessions'
+import { GRANTABLE_SCOPES } from '~/domain/sessions/sessions'
 
 // Registration bodies carry many fields we do not use (application_type, contacts, jwks, software_*):
 // RFC 7591 §2 says ignore them, hence a loose object; the handler validates what it keeps.

@@ -1,8 +1,8 @@
 // Housekeeping of the OAuth tables: registrations nobody ever used, approvals whose code was never
 // redeemed (their key was minted but its secret never shown), and token and code rows long past use.
 import { and, isNull, lt, sql } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { oauthClients, oauthCodes, oauthGrants, oauthTokens } from '../../db/schema'
+import type { Database } from '~/db/client'
+import { oauthClients, oauthCodes, oauthGrants, oauthTokens } from '~/db/schema'
 import { revokeGrant } from './authorize'
 
 const DAY = 86_400_000

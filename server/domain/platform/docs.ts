@@ -2,8 +2,8 @@
 // overview), one HTML page with inline styles (no CDN, no script), and a zip of both plus the spec.
 import { strToU8, zipSync } from 'fflate'
 import { stringify } from 'yaml'
-import { WEBHOOKS_GUIDE } from '../webhooks/guide'
-import { escapeHtml as esc } from '../../utils/html'
+import { WEBHOOKS_GUIDE } from '~/domain/webhooks/guide'
+import { escapeHtml as esc } from '~/utils/html'
 
 /** The HTML page needs nothing but its own <style> block: no script, no frame, no form, no base. */
 export const DOCS_CSP =

@@ -2,9 +2,9 @@
 // class and error codes, so the document cannot drift from what the code validates.
 import type * as v from 'valibot'
 import { toJsonSchema } from '@valibot/to-json-schema'
-import type { RouteEntry } from '../../utils/route-table'
+import type { RouteEntry } from '~/utils/route-table'
 import { VERSION } from './health'
-import { OAUTH_ERROR_STATUS } from '../oauth/errors'
+import { OAUTH_ERROR_STATUS } from '~/domain/oauth/errors'
 
 const GENERIC_ERRORS: Record<string, [number, string]> = {
   missing_credentials: [401, 'No bearer credential'],

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { Cursor, Id, Limit } from '../../utils/schemas'
-import { KeyCreate } from '../credentials/schemas'
+import { Cursor, Id, Limit } from '~/utils/schemas'
+import { KeyCreate } from '~/domain/credentials/schemas'
 
 const Ts = v.pipe(v.string(), v.isoTimestamp())
 

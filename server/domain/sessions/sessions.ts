@@ -2,14 +2,14 @@
 // only their SHA-256 is stored, so a database read never yields a usable token.
 import { randomBytes } from 'node:crypto'
 import { and, eq, gt, isNull, sql } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { accounts, loginLinks, sessions, users } from '../../db/schema'
-import { ApiError, Errors } from '../../utils/api-error'
-import { hashPassword, needsRehash, verifyPassword } from '../../utils/password'
-import type { Principal } from '../credentials/principal'
-import { isSuspended } from '../credentials/keys'
-import { MASTER_ONLY, SCOPES, type Scope } from '../credentials/scopes'
-import { isWellFormedToken, mintToken, sha256Hex } from '../../utils/opaque-token'
+import type { Database } from '~/db/client'
+import { accounts, loginLinks, sessions, users } from '~/db/schema'
+import { ApiError, Errors } from '~/utils/api-error'
+import { hashPassword, needsRehash, verifyPassword } from '~/utils/password'
+import type { Principal } from '~/domain/credentials/principal'
+import { isSuspended } from '~/domain/credentials/keys'
+import { MASTER_ONLY, SCOPES, type Scope } from '~/domain/credentials/scopes'
+import { isWellFormedToken, mintToken, sha256Hex } from '~/utils/opaque-token'
 
 export const SESSION_PREFIX = 'svc_ses_'
 export const LOGIN_LINK_PREFIX = 'svc_lnk_'
@@ -60,16 +60,14 @@ export async function createSession(
   const token = mintToken(SESSION_PREFIX)
   const tokenHash = sha256Hex(token)
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS)
-  await database.db
-    .insert(sessions)
-    .values({
-      tokenHash,
-      userId: user.id,
-      createdAt: now,
-      expiresAt,
-      scopes: ceiling.scopes,
-      ipAllowlist: ceiling.ipAllowlist,
-    })
+  await database.db.insert(sessions).values({
+    tokenHash,
+    userId: user.id,
+    createdAt: now,
+    expiresAt,
+    scopes: ceiling.scopes,
+    ipAllowlist: ceiling.ipAllowlist,
+  })
   return { sessionId: sessionIdOf(tokenHash), userId: user.id, accountId: user.accountId, token, expiresAt }
 }
 
@@ -226,16 +224,14 @@ export async function createLoginLink(
 ) {
   const token = mintToken(LOGIN_LINK_PREFIX)
   const expiresAt = new Date(now.getTime() + LOGIN_LINK_TTL_MS)
-  await database.db
-    .insert(loginLinks)
-    .values({
-      tokenHash: sha256Hex(token),
-      userId,
-      createdAt: now,
-      expiresAt,
-      scopes: ceiling.scopes,
-      ipAllowlist: ceiling.ipAllowlist,
-    })
+  await database.db.insert(loginLinks).values({
+    tokenHash: sha256Hex(token),
+    userId,
+    createdAt: now,
+    expiresAt,
+    scopes: ceiling.scopes,
+    ipAllowlist: ceiling.ipAllowlist,
+  })
   return { url: `${publicUrl}/api/auth/login-link?token=${token}`, token, expires_at: expiresAt.toISOString() }
 }
 

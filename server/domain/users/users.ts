@@ -1,14 +1,14 @@
 // Tenants: one transaction creates the user, its account (same number) and its subscription.
 import { randomBytes } from 'node:crypto'
 import { and, desc, eq, gt, sql } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { rowsOf } from '../../db/client'
-import { accounts, subscriptions, users } from '../../db/schema'
-import { ApiError, Errors } from '../../utils/api-error'
-import { isUniqueViolation } from '../../utils/db-errors'
-import { hashPassword } from '../../utils/password'
-import type { KeysetRequest } from '../../utils/keyset'
-import { afterPosition, keysetPage, mergeKeys } from '../../utils/keyset'
+import type { Database } from '~/db/client'
+import { rowsOf } from '~/db/client'
+import { accounts, subscriptions, users } from '~/db/schema'
+import { ApiError, Errors } from '~/utils/api-error'
+import { isUniqueViolation } from '~/utils/db-errors'
+import { hashPassword } from '~/utils/password'
+import type { KeysetRequest } from '~/utils/keyset'
+import { afterPosition, keysetPage, mergeKeys } from '~/utils/keyset'
 import type { User, UserCreate, UserPatch } from './schemas'
 
 const TRIAL_DAYS = 30
@@ -74,15 +74,13 @@ export async function createUser(database: Database, input: UserCreate): Promise
           updatedAt: now,
         })
         .returning()
-      await tx
-        .insert(subscriptions)
-        .values({
-          accountId: account.id,
-          plan: input.plan,
-          planLimit: PLAN_PRICE[input.plan] ?? 0,
-          createdAt: now,
-          updatedAt: now,
-        })
+      await tx.insert(subscriptions).values({
+        accountId: account.id,
+        plan: input.plan,
+        planLimit: PLAN_PRICE[input.plan] ?? 0,
+        createdAt: now,
+        updatedAt: now,
+      })
       return present(user, account)
     })
   } catch (err) {

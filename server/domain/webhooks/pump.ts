@@ -10,9 +10,9 @@
 import { randomUUID } from 'node:crypto'
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
-import type { Config } from '../../config'
-import { rowsOf, type Database } from '../../db/client'
-import { events, webhookDeliveries, webhookEndpoints } from '../../db/schema'
+import type { Config } from '~/config'
+import { rowsOf, type Database } from '~/db/client'
+import { events, webhookDeliveries, webhookEndpoints } from '~/db/schema'
 import { activeSecrets, type EndpointRow } from './endpoints'
 import { DELIVERY_TIMEOUT_MS, postSigned } from './send'
 

@@ -4,8 +4,8 @@
 // replayable for 30 days. Pending and retrying deliveries are never touched. Deleted in bounded batches
 // so a large backlog never holds one long transaction.
 import { sql } from 'drizzle-orm'
-import type { Database } from '../../db/client'
-import { rowsOf } from '../../db/client'
+import type { Database } from '~/db/client'
+import { rowsOf } from '~/db/client'
 
 export const EVENT_RETENTION_DAYS = 7
 export const DELIVERY_RETENTION_DAYS = 30

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { definePageRoute } from '../../utils/define-oauth-route'
+import { definePageRoute } from '~/utils/define-oauth-route'
 import {
   authorizeReturnPath,
   optionalSession,
@@ -7,9 +7,9 @@ import {
   renderConsent,
   renderLogin,
   sendErrorPage,
-} from '../../utils/oauth-pages'
-import { validateAuthorizeRequest } from '../../domain/oauth/authorize'
-import { publicOrigin } from '../../domain/oauth/metadata'
+} from '~/utils/oauth-pages'
+import { validateAuthorizeRequest } from '~/domain/oauth/authorize'
+import { publicOrigin } from '~/domain/oauth/metadata'
 
 const Query = v.object({
   response_type: v.literal('code'),

@@ -1,9 +1,9 @@
 import * as v from 'valibot'
-import { definePageRoute } from '../../utils/define-oauth-route'
-import { optionalSession, readPageForm, redirectTo, renderConsent, sendErrorPage } from '../../utils/oauth-pages'
-import { approve, denyLocation, verifyPending } from '../../domain/oauth/authorize'
-import { findClient } from '../../domain/oauth/clients'
-import { publicOrigin } from '../../domain/oauth/metadata'
+import { definePageRoute } from '~/utils/define-oauth-route'
+import { optionalSession, readPageForm, redirectTo, renderConsent, sendErrorPage } from '~/utils/oauth-pages'
+import { approve, denyLocation, verifyPending } from '~/domain/oauth/authorize'
+import { findClient } from '~/domain/oauth/clients'
+import { publicOrigin } from '~/domain/oauth/metadata'
 
 const Form = v.object({
   request_id: v.pipe(v.string(), v.description('The signed pending request from the consent form')),

@@ -1,11 +1,11 @@
 import { getHeader, readRawBody } from 'h3'
 import * as v from 'valibot'
-import { defineOAuthRoute } from '../../utils/define-oauth-route'
-import { clientIp } from '../../utils/client-ip'
-import { registerClient } from '../../domain/oauth/clients'
-import { OAuthErrors } from '../../domain/oauth/errors'
-import { RegisterBody, RegisteredClient } from '../../domain/oauth/schemas'
-import { checkOAuthRate } from '../../domain/oauth/limits'
+import { defineOAuthRoute } from '~/utils/define-oauth-route'
+import { clientIp } from '~/utils/client-ip'
+import { registerClient } from '~/domain/oauth/clients'
+import { OAuthErrors } from '~/domain/oauth/errors'
+import { RegisterBody, RegisteredClient } from '~/domain/oauth/schemas'
+import { checkOAuthRate } from '~/domain/oauth/limits'
 
 export default defineOAuthRoute({
   summary: 'Register an OAuth client (RFC 7591)',

@@ -1,9 +1,9 @@
-import { defineOAuthRoute, readForm } from '../../utils/define-oauth-route'
-import { authenticateClient } from '../../domain/oauth/clients'
-import { OAuthErrors } from '../../domain/oauth/errors'
-import { checkOAuthRate } from '../../domain/oauth/limits'
-import { RevokeForm } from '../../domain/oauth/schemas'
-import { revokeToken } from '../../domain/oauth/tokens'
+import { defineOAuthRoute, readForm } from '~/utils/define-oauth-route'
+import { authenticateClient } from '~/domain/oauth/clients'
+import { OAuthErrors } from '~/domain/oauth/errors'
+import { checkOAuthRate } from '~/domain/oauth/limits'
+import { RevokeForm } from '~/domain/oauth/schemas'
+import { revokeToken } from '~/domain/oauth/tokens'
 
 export default defineOAuthRoute({
   summary: 'Revoke an OAuth token (RFC 7009)',

@@ -1,10 +1,10 @@
-import { defineOAuthRoute, readForm } from '../../utils/define-oauth-route'
-import { authenticateClient } from '../../domain/oauth/clients'
-import { OAuthErrors } from '../../domain/oauth/errors'
-import { checkOAuthRate } from '../../domain/oauth/limits'
-import { publicOrigin } from '../../domain/oauth/metadata'
-import { TokenAnswer, TokenForm } from '../../domain/oauth/schemas'
-import { exchangeCode, lifetimesOf, refreshTokens } from '../../domain/oauth/tokens'
+import { defineOAuthRoute, readForm } from '~/utils/define-oauth-route'
+import { authenticateClient } from '~/domain/oauth/clients'
+import { OAuthErrors } from '~/domain/oauth/errors'
+import { checkOAuthRate } from '~/domain/oauth/limits'
+import { publicOrigin } from '~/domain/oauth/metadata'
+import { TokenAnswer, TokenForm } from '~/domain/oauth/schemas'
+import { exchangeCode, lifetimesOf, refreshTokens } from '~/domain/oauth/tokens'
 
 export default defineOAuthRoute({
   summary: 'OAuth token endpoint',

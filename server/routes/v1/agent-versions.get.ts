@@ -1,9 +1,9 @@
 import * as v from 'valibot'
 import { getHeader } from 'h3'
-import { asList, defineApiRoute } from '../../utils/define-api-route'
-import { keysetRequest } from '../../utils/keyset'
-import { AgentVersionMarker, AgentVersionsQuery } from '../../domain/agents/schemas'
-import { listAgentVersions, markerAccounts } from '../../domain/agents/prompts'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { keysetRequest } from '~/utils/keyset'
+import { AgentVersionMarker, AgentVersionsQuery } from '~/domain/agents/schemas'
+import { listAgentVersions, markerAccounts } from '~/domain/agents/prompts'
 
 export default defineApiRoute({
   summary: 'List deploy markers',

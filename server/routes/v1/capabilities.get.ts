@@ -1,8 +1,8 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '../../utils/define-api-route'
-import { CapabilityItem } from '../../domain/catalogue/schemas'
-import { listCapabilities } from '../../domain/catalogue/capabilities'
-import { wholePage } from '../../domain/catalogue/page'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { CapabilityItem } from '~/domain/catalogue/schemas'
+import { listCapabilities } from '~/domain/catalogue/capabilities'
+import { wholePage } from '~/domain/catalogue/page'
 
 export default defineApiRoute({
   summary: 'List capabilities',

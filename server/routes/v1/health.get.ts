@@ -1,7 +1,7 @@
 import { setResponseStatus } from 'h3'
-import { defineApiRoute } from '../../utils/define-api-route'
-import { single } from '../../utils/envelope'
-import { checkHealth, Health } from '../../domain/platform/health'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { single } from '~/utils/envelope'
+import { checkHealth, Health } from '~/domain/platform/health'
 
 export default defineApiRoute({
   summary: 'Service health',

@@ -1,8 +1,8 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '../../utils/define-api-route'
-import { VoiceItem, VoiceQuery } from '../../domain/catalogue/schemas'
-import { listVoices } from '../../domain/catalogue/voices'
-import { wholePage } from '../../domain/catalogue/page'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { VoiceItem, VoiceQuery } from '~/domain/catalogue/schemas'
+import { listVoices } from '~/domain/catalogue/voices'
+import { wholePage } from '~/domain/catalogue/page'
 
 export default defineApiRoute({
   summary: 'List voices',

@@ -1,10 +1,10 @@
 import * as v from 'valibot'
-import { asList } from '../../../utils/define-api-route'
-import { defineSessionRoute } from '../../../utils/define-session-route'
-import { keysetRequest } from '../../../utils/keyset'
-import { ApiKey } from '../../../domain/credentials/schemas'
-import { listKeys } from '../../../domain/credentials/keys'
-import { DashboardKeyListQuery } from '../../../domain/sessions/schemas'
+import { asList } from '~/utils/define-api-route'
+import { defineSessionRoute } from '~/utils/define-session-route'
+import { keysetRequest } from '~/utils/keyset'
+import { ApiKey } from '~/domain/credentials/schemas'
+import { listKeys } from '~/domain/credentials/keys'
+import { DashboardKeyListQuery } from '~/domain/sessions/schemas'
 
 export default defineSessionRoute({
   summary: 'List my API keys',

@@ -1,7 +1,7 @@
-import { defineSessionRoute } from '../../../utils/define-session-route'
-import { ApiKey } from '../../../domain/credentials/schemas'
-import { createKey } from '../../../domain/credentials/keys'
-import { DashboardKeyCreate } from '../../../domain/sessions/schemas'
+import { defineSessionRoute } from '~/utils/define-session-route'
+import { ApiKey } from '~/domain/credentials/schemas'
+import { createKey } from '~/domain/credentials/keys'
+import { DashboardKeyCreate } from '~/domain/sessions/schemas'
 
 export default defineSessionRoute({
   summary: 'Create a personal API key',

@@ -1,9 +1,9 @@
 import { getHeader } from 'h3'
-import { defineApiRoute } from '../../../utils/define-api-route'
-import { audited, signIn } from '../../../utils/define-session-route'
-import { ApiError, Errors } from '../../../utils/api-error'
-import { redeemLoginLink } from '../../../domain/sessions/sessions'
-import { LoginLinkBody, SessionAnswer } from '../../../domain/sessions/schemas'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { audited, signIn } from '~/utils/define-session-route'
+import { ApiError, Errors } from '~/utils/api-error'
+import { redeemLoginLink } from '~/domain/sessions/sessions'
+import { LoginLinkBody, SessionAnswer } from '~/domain/sessions/schemas'
 
 export default audited(
   defineApiRoute({

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../utils/define-api-route'
-import { audited, signIn } from '../../../utils/define-session-route'
-import { login } from '../../../domain/sessions/sessions'
-import { LoginBody, SessionAnswer } from '../../../domain/sessions/schemas'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { audited, signIn } from '~/utils/define-session-route'
+import { login } from '~/domain/sessions/sessions'
+import { LoginBody, SessionAnswer } from '~/domain/sessions/schemas'
 
 export default audited(
   defineApiRoute({

@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../utils/define-api-route'
-import { audited, clearSessionCookie, sessionToken, type AuditedSession } from '../../../utils/define-session-route'
-import { revokeSession } from '../../../domain/sessions/sessions'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { audited, clearSessionCookie, sessionToken, type AuditedSession } from '~/utils/define-session-route'
+import { revokeSession } from '~/domain/sessions/sessions'
 
 export default audited(
   defineApiRoute({

@@ -1,8 +1,8 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '../../../utils/define-api-route'
-import { keysetRequest } from '../../../utils/keyset'
-import { Account, AccountListQuery } from '../../../domain/accounts/schemas'
-import { listAccounts } from '../../../domain/accounts/accounts'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { keysetRequest } from '~/utils/keyset'
+import { Account, AccountListQuery } from '~/domain/accounts/schemas'
+import { listAccounts } from '~/domain/accounts/accounts'
 
 export default defineApiRoute({
   summary: 'List accounts',

@@ -1,12 +1,12 @@
 import { pipeline } from 'node:stream/promises'
 import { setResponseHeader, setResponseStatus } from 'h3'
 import * as v from 'valibot'
-import { defineApiRoute } from '../../../utils/define-api-route'
-import { list } from '../../../utils/envelope'
-import { Errors } from '../../../utils/api-error'
-import { keysetRequest } from '../../../utils/keyset'
-import { AuditQuery, AuditRow } from '../../../domain/audit/schemas'
-import { auditCsvFilename, auditWindow, filtersOf, listAudit, openAuditCsv } from '../../../domain/audit/audit'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { list } from '~/utils/envelope'
+import { Errors } from '~/utils/api-error'
+import { keysetRequest } from '~/utils/keyset'
+import { AuditQuery, AuditRow } from '~/domain/audit/schemas'
+import { auditCsvFilename, auditWindow, filtersOf, listAudit, openAuditCsv } from '~/domain/audit/audit'
 
 export default defineApiRoute({
   summary: 'Read the audit log',

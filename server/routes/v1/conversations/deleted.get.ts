@@ -1,8 +1,8 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '../../../utils/define-api-route'
-import { keysetRequest } from '../../../utils/keyset'
-import { DeletedQuery, Tombstone } from '../../../domain/conversations/schemas'
-import { listDeleted } from '../../../domain/conversations/delete'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { keysetRequest } from '~/utils/keyset'
+import { DeletedQuery, Tombstone } from '~/domain/conversations/schemas'
+import { listDeleted } from '~/domain/conversations/delete'
 
 // A static segment: the router matches it before /conversations/{conv}.
 export default defineApiRoute({

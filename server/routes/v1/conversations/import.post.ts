@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../utils/define-api-route'
-import { agentAccount } from '../../../domain/agents/agents'
-import { ConversationOut, ImportBody } from '../../../domain/conversations/schemas'
-import { importConversation } from '../../../domain/conversations/import'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount } from '~/domain/agents/agents'
+import { ConversationOut, ImportBody } from '~/domain/conversations/schemas'
+import { importConversation } from '~/domain/conversations/import'
 
 export default defineApiRoute({
   summary: 'Import a call from an external voice stack',

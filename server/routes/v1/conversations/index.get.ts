@@ -1,9 +1,9 @@
 import { getQuery, setResponseHeader } from 'h3'
 import * as v from 'valibot'
-import { defineApiRoute } from '../../../utils/define-api-route'
-import { meta } from '../../../utils/envelope'
-import { keysetRequest } from '../../../utils/keyset'
-import { ConversationOut, LIST_REPEATABLE, ListQuery } from '../../../domain/conversations/schemas'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { meta } from '~/utils/envelope'
+import { keysetRequest } from '~/utils/keyset'
+import { ConversationOut, LIST_REPEATABLE, ListQuery } from '~/domain/conversations/schemas'
 import {
   LIST_DEFAULT_INCLUDE,
   LIST_INCLUDES,
@@ -13,7 +13,7 @@ import {
   listConversationsJson,
   needsBackfill,
   parseInclude,
-} from '../../../domain/conversations/list'
+} from '~/domain/conversations/list'
 
 // Bench-only switch (bench/conversations.mjs): map rows in JavaScript instead of letting PostgreSQL build the JSON.
 const MAP_IN_JS = process.env.SVC_BENCH_LIST_JSON === 'js'

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../utils/define-api-route'
-import { agentAccount } from '../../../domain/agents/agents'
-import { ChatConversationOut, CreateConversationBody } from '../../../domain/conversations/chat-schemas'
-import { createConversation } from '../../../domain/conversations/create'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount } from '~/domain/agents/agents'
+import { ChatConversationOut, CreateConversationBody } from '~/domain/conversations/chat-schemas'
+import { createConversation } from '~/domain/conversations/create'
 
 export default defineApiRoute({
   summary: 'Start a conversation (chat via API)',

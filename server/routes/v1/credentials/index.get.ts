@@ -1,8 +1,8 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '../../../utils/define-api-route'
-import { keysetRequest } from '../../../utils/keyset'
-import { ApiKey, CredentialListQuery } from '../../../domain/credentials/schemas'
-import { assertOwnUser, listKeys } from '../../../domain/credentials/keys'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { keysetRequest } from '~/utils/keyset'
+import { ApiKey, CredentialListQuery } from '~/domain/credentials/schemas'
+import { assertOwnUser, listKeys } from '~/domain/credentials/keys'
 
 export default defineApiRoute({
   summary: 'List API keys',

@@ -1,8 +1,8 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '../../../utils/define-api-route'
-import { Cursor, Limit } from '../../../utils/schemas'
-import { agentAccount } from '../../../domain/agents/agents'
-import { listOutbox, OutboxItem } from '../../../domain/conversations/mail-outbox'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { Cursor, Limit } from '~/utils/schemas'
+import { agentAccount } from '~/domain/agents/agents'
+import { listOutbox, OutboxItem } from '~/domain/conversations/mail-outbox'
 
 export default defineApiRoute({
   summary: 'List e-mails sent for the account',

@@ -1,11 +1,7 @@
-import { defineApiRoute } from '../../../utils/define-api-route'
-import { single } from '../../../utils/envelope'
-import {
-  ConversationMetricsQuery,
-  ConversationMetricsReport,
-  METRICS_REPEATABLE,
-} from '../../../domain/metrics/schemas'
-import { conversationMetrics, metricsAccounts } from '../../../domain/metrics/metrics'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { single } from '~/utils/envelope'
+import { ConversationMetricsQuery, ConversationMetricsReport, METRICS_REPEATABLE } from '~/domain/metrics/schemas'
+import { conversationMetrics, metricsAccounts } from '~/domain/metrics/metrics'
 
 export default defineApiRoute({
   summary: 'Conversation metrics by agent, agent version or day',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../utils/define-api-route'
-import { single } from '../../../utils/envelope'
-import { METRICS_REPEATABLE, MetricsOverview, MetricsOverviewQuery } from '../../../domain/metrics/schemas'
-import { metricsAccounts, metricsOverview } from '../../../domain/metrics/metrics'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { single } from '~/utils/envelope'
+import { METRICS_REPEATABLE, MetricsOverview, MetricsOverviewQuery } from '~/domain/metrics/schemas'
+import { metricsAccounts, metricsOverview } from '~/domain/metrics/metrics'
 
 export default defineApiRoute({
   summary: 'Account metrics overview',

@@ -1,7 +1,7 @@
-import { asList, defineApiRoute } from '../../../utils/define-api-route'
-import { keysetRequest } from '../../../utils/keyset'
-import { User, UserListQuery } from '../../../domain/users/schemas'
-import { listUsers } from '../../../domain/users/users'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { keysetRequest } from '~/utils/keyset'
+import { User, UserListQuery } from '~/domain/users/schemas'
+import { listUsers } from '~/domain/users/users'
 import * as v from 'valibot'
 
 export default defineApiRoute({

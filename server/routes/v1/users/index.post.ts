@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../utils/define-api-route'
-import { User, UserCreate } from '../../../domain/users/schemas'
-import { createUser } from '../../../domain/users/users'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { User, UserCreate } from '~/domain/users/schemas'
+import { createUser } from '~/domain/users/users'
 
 export default defineApiRoute({
   summary: 'Create a tenant user',

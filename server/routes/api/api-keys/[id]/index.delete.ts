@@ -1,6 +1,6 @@
-import { defineSessionRoute } from '../../../../utils/define-session-route'
-import { revokeKey } from '../../../../domain/credentials/keys'
-import { DashboardKeyParams } from '../../../../domain/sessions/schemas'
+import { defineSessionRoute } from '~/utils/define-session-route'
+import { revokeKey } from '~/domain/credentials/keys'
+import { DashboardKeyParams } from '~/domain/sessions/schemas'
 
 export default defineSessionRoute({
   summary: 'Revoke one of my API keys',

@@ -1,7 +1,7 @@
-import { defineSessionRoute } from '../../../../utils/define-session-route'
-import { ApiKey, KeyUpdate } from '../../../../domain/credentials/schemas'
-import { updateKey } from '../../../../domain/credentials/keys'
-import { DashboardKeyParams } from '../../../../domain/sessions/schemas'
+import { defineSessionRoute } from '~/utils/define-session-route'
+import { ApiKey, KeyUpdate } from '~/domain/credentials/schemas'
+import { updateKey } from '~/domain/credentials/keys'
+import { DashboardKeyParams } from '~/domain/sessions/schemas'
 
 export default defineSessionRoute({
   summary: 'Edit one of my API keys',

@@ -1,7 +1,7 @@
-import { defineSessionRoute } from '../../../../utils/define-session-route'
-import { ApiKey } from '../../../../domain/credentials/schemas'
-import { rotateKey } from '../../../../domain/credentials/keys'
-import { DashboardKeyParams } from '../../../../domain/sessions/schemas'
+import { defineSessionRoute } from '~/utils/define-session-route'
+import { ApiKey } from '~/domain/credentials/schemas'
+import { rotateKey } from '~/domain/credentials/keys'
+import { DashboardKeyParams } from '~/domain/sessions/schemas'
 
 export default defineSessionRoute({
   summary: 'Rotate one of my API keys',

@@ -1,6 +1,6 @@
-import { defineSessionRoute } from '../../../../utils/define-session-route'
-import { disconnect } from '../../../../domain/oauth/connections'
-import { ConnectionParams } from '../../../../domain/oauth/schemas'
+import { defineSessionRoute } from '~/utils/define-session-route'
+import { disconnect } from '~/domain/oauth/connections'
+import { ConnectionParams } from '~/domain/oauth/schemas'
 
 export default defineSessionRoute({
   summary: 'Disconnect an OAuth connection',

@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { AccountParams, Balance } from '../../../../domain/accounts/schemas'
-import { accountBalance } from '../../../../domain/accounts/accounts'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AccountParams, Balance } from '~/domain/accounts/schemas'
+import { accountBalance } from '~/domain/accounts/accounts'
 
 export default defineApiRoute({
   summary: 'Account balance',

@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { Account, AccountParams } from '../../../../domain/accounts/schemas'
-import { getAccount } from '../../../../domain/accounts/accounts'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { Account, AccountParams } from '~/domain/accounts/schemas'
+import { getAccount } from '~/domain/accounts/accounts'
 
 export default defineApiRoute({
   summary: 'Read an account',

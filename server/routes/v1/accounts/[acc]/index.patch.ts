@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { Account, AccountParams, AccountPatch } from '../../../../domain/accounts/schemas'
-import { patchAccount } from '../../../../domain/accounts/accounts'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { Account, AccountParams, AccountPatch } from '~/domain/accounts/schemas'
+import { patchAccount } from '~/domain/accounts/accounts'
 
 export default defineApiRoute({
   summary: 'Update an account',

@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { AccountLimits, AccountParams } from '../../../../domain/accounts/schemas'
-import { accountLimits } from '../../../../domain/accounts/accounts'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AccountLimits, AccountParams } from '~/domain/accounts/schemas'
+import { accountLimits } from '~/domain/accounts/accounts'
 
 export default defineApiRoute({
   summary: 'Account limits, quotas and rate limits',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { single } from '../../../../utils/envelope'
-import { AccountParams, UsageQuery, UsageReport } from '../../../../domain/accounts/schemas'
-import { accountUsage } from '../../../../domain/accounts/accounts'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { single } from '~/utils/envelope'
+import { AccountParams, UsageQuery, UsageReport } from '~/domain/accounts/schemas'
+import { accountUsage } from '~/domain/accounts/accounts'
 
 export default defineApiRoute({
   summary: 'Billed usage report',

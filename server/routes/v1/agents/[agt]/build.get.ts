@@ -1,8 +1,8 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { agentAccount } from '../../../../domain/agents/agents'
-import { AgentParams } from '../../../../domain/agents/schemas'
-import { Build } from '../../../../domain/builds/schemas'
-import { getLatestBuild } from '../../../../domain/builds/builds'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount } from '~/domain/agents/agents'
+import { AgentParams } from '~/domain/agents/schemas'
+import { Build } from '~/domain/builds/schemas'
+import { getLatestBuild } from '~/domain/builds/builds'
 
 export default defineApiRoute({
   summary: "The agent's latest build",

@@ -1,8 +1,8 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { agentAccount } from '../../../../domain/agents/agents'
-import { AgentParams } from '../../../../domain/agents/schemas'
-import { Build, BuildRerun } from '../../../../domain/builds/schemas'
-import { BUILD_JOB, rerunBuild } from '../../../../domain/builds/builds'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount } from '~/domain/agents/agents'
+import { AgentParams } from '~/domain/agents/schemas'
+import { Build, BuildRerun } from '~/domain/builds/schemas'
+import { BUILD_JOB, rerunBuild } from '~/domain/builds/builds'
 
 export default defineApiRoute({
   summary: 'Re-run the build from a step',

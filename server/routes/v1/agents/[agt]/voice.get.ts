@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { AgentParams, VoiceConfig } from '../../../../domain/agents/schemas'
-import { agentAccount } from '../../../../domain/agents/agents'
-import { getVoice } from '../../../../domain/agents/voice'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AgentParams, VoiceConfig } from '~/domain/agents/schemas'
+import { agentAccount } from '~/domain/agents/agents'
+import { getVoice } from '~/domain/agents/voice'
 
 export default defineApiRoute({
   summary: 'Read the voice configuration',

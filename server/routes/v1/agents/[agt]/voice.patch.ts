@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { AgentParams, VoicePatch, VoiceResult } from '../../../../domain/agents/schemas'
-import { agentAccount } from '../../../../domain/agents/agents'
-import { patchVoice } from '../../../../domain/agents/voice'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AgentParams, VoicePatch, VoiceResult } from '~/domain/agents/schemas'
+import { agentAccount } from '~/domain/agents/agents'
+import { patchVoice } from '~/domain/agents/voice'
 
 export default defineApiRoute({
   summary: 'Update the voice configuration',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { agentAccount } from '../../../../domain/agents/agents'
-import { ChatConversationOut, ConversationParams, EndBody } from '../../../../domain/conversations/chat-schemas'
-import { endConversation } from '../../../../domain/conversations/end'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount } from '~/domain/agents/agents'
+import { ChatConversationOut, ConversationParams, EndBody } from '~/domain/conversations/chat-schemas'
+import { endConversation } from '~/domain/conversations/end'
 
 export default defineApiRoute({
   summary: 'End a conversation',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { agentAccount } from '../../../../domain/agents/agents'
-import { ChatConversationOut, ConversationParams, IdentifyBody } from '../../../../domain/conversations/chat-schemas'
-import { identifyConversation } from '../../../../domain/conversations/identify'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount } from '~/domain/agents/agents'
+import { ChatConversationOut, ConversationParams, IdentifyBody } from '~/domain/conversations/chat-schemas'
+import { identifyConversation } from '~/domain/conversations/identify'
 
 export default defineApiRoute({
   summary: 'Identify the visitor',

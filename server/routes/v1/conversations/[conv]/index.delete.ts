@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { AccountOnlyQuery, ConversationParams } from '../../../../domain/conversations/schemas'
-import { deleteConversation } from '../../../../domain/conversations/delete'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AccountOnlyQuery, ConversationParams } from '~/domain/conversations/schemas'
+import { deleteConversation } from '~/domain/conversations/delete'
 
 export default defineApiRoute({
   summary: 'Delete a conversation (soft)',

@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { ConversationOut, ConversationParams, DetailQuery } from '../../../../domain/conversations/schemas'
-import { getConversation } from '../../../../domain/conversations/read'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { ConversationOut, ConversationParams, DetailQuery } from '~/domain/conversations/schemas'
+import { getConversation } from '~/domain/conversations/read'
 
 export default defineApiRoute({
   summary: 'Read a conversation',

@@ -1,8 +1,8 @@
 import { setResponseHeader } from 'h3'
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { agentAccount } from '../../../../domain/agents/agents'
-import { ConversationParams, MessageBody, MessageOut } from '../../../../domain/conversations/chat-schemas'
-import { postMessage } from '../../../../domain/conversations/messages'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount } from '~/domain/agents/agents'
+import { ConversationParams, MessageBody, MessageOut } from '~/domain/conversations/chat-schemas'
+import { postMessage } from '~/domain/conversations/messages'
 
 export default defineApiRoute({
   summary: 'Send a chat message',

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { AccountOnlyQuery, ConversationParams } from '../../../../domain/conversations/schemas'
-import { getRecording } from '../../../../domain/conversations/read'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AccountOnlyQuery, ConversationParams } from '~/domain/conversations/schemas'
+import { getRecording } from '~/domain/conversations/read'
 
 export default defineApiRoute({
   summary: 'Read the recording of a conversation',

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { AccountOnlyQuery, ConversationParams } from '../../../../domain/conversations/schemas'
-import { getConversationSummary } from '../../../../domain/conversations/read'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AccountOnlyQuery, ConversationParams } from '~/domain/conversations/schemas'
+import { getConversationSummary } from '~/domain/conversations/read'
 
 export default defineApiRoute({
   summary: 'Read the summary of a conversation',

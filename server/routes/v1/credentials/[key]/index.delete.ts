@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { KeyParams } from '../../../../domain/credentials/schemas'
-import { revokeKey } from '../../../../domain/credentials/keys'
-import { refuseOAuthPrincipal } from '../../../../domain/oauth/guard'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { KeyParams } from '~/domain/credentials/schemas'
+import { revokeKey } from '~/domain/credentials/keys'
+import { refuseOAuthPrincipal } from '~/domain/oauth/guard'
 
 export default defineApiRoute({
   summary: 'Revoke an API key',

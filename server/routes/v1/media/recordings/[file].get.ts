@@ -1,7 +1,7 @@
 import * as v from 'valibot'
-import { ApiError, Errors } from '../../../../utils/api-error'
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { verifyRecordingToken } from '../../../../domain/conversations/read'
+import { ApiError, Errors } from '~/utils/api-error'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { verifyRecordingToken } from '~/domain/conversations/read'
 
 // Signed recording audio. The token in the URL is the credential (players cannot send headers). There is
 // no audio store yet, so a valid token still answers 404 not_found; an invalid or expired one is 403.

@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { User, UserParams } from '../../../../domain/users/schemas'
-import { getUser } from '../../../../domain/users/users'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { User, UserParams } from '~/domain/users/schemas'
+import { getUser } from '~/domain/users/users'
 
 export default defineApiRoute({
   summary: 'Read a tenant user',

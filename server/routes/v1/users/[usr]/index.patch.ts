@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { User, UserParams, UserPatch } from '../../../../domain/users/schemas'
-import { patchUser } from '../../../../domain/users/users'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { User, UserParams, UserPatch } from '~/domain/users/schemas'
+import { patchUser } from '~/domain/users/users'
 
 export default defineApiRoute({
   summary: 'Update a tenant user',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { UserParams } from '../../../../domain/users/schemas'
-import { LoginLink } from '../../../../domain/sessions/schemas'
-import { issueLoginLink } from '../../../../domain/sessions/sessions'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { UserParams } from '~/domain/users/schemas'
+import { LoginLink } from '~/domain/sessions/schemas'
+import { issueLoginLink } from '~/domain/sessions/sessions'
 
 export default defineApiRoute({
   summary: 'Issue a one-time dashboard login link',

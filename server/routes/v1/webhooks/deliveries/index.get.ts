@@ -1,8 +1,8 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '../../../../utils/define-api-route'
-import { Delivery, DeliveryListQuery } from '../../../../domain/webhooks/schemas'
-import { webhookAccount } from '../../../../domain/webhooks/endpoints'
-import { listDeliveries } from '../../../../domain/webhooks/deliveries'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { Delivery, DeliveryListQuery } from '~/domain/webhooks/schemas'
+import { webhookAccount } from '~/domain/webhooks/endpoints'
+import { listDeliveries } from '~/domain/webhooks/deliveries'
 
 export default defineApiRoute({
   summary: 'List webhook deliveries',

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '../../../../utils/define-api-route'
-import { Endpoint, EndpointListQuery } from '../../../../domain/webhooks/schemas'
-import { listEndpoints, webhookAccount } from '../../../../domain/webhooks/endpoints'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { Endpoint, EndpointListQuery } from '~/domain/webhooks/schemas'
+import { listEndpoints, webhookAccount } from '~/domain/webhooks/endpoints'
 
 export default defineApiRoute({
   summary: 'List webhook endpoints',

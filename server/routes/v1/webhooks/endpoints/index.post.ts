@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../utils/define-api-route'
-import { CreateEndpointBody, EndpointWithSecret } from '../../../../domain/webhooks/schemas'
-import { createEndpoint, webhookAccount } from '../../../../domain/webhooks/endpoints'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { CreateEndpointBody, EndpointWithSecret } from '~/domain/webhooks/schemas'
+import { createEndpoint, webhookAccount } from '~/domain/webhooks/endpoints'
 
 export default defineApiRoute({
   summary: 'Create a webhook endpoint',

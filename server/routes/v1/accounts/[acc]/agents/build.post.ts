@@ -1,8 +1,8 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { agentAccount } from '../../../../../domain/agents/agents'
-import { AccountParams } from '../../../../../domain/agents/schemas'
-import { BuildAccepted, BuildCreate } from '../../../../../domain/builds/schemas'
-import { BUILD_JOB, startBuild } from '../../../../../domain/builds/builds'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount } from '~/domain/agents/agents'
+import { AccountParams } from '~/domain/agents/schemas'
+import { BuildAccepted, BuildCreate } from '~/domain/builds/schemas'
+import { BUILD_JOB, startBuild } from '~/domain/builds/builds'
 
 export default defineApiRoute({
   summary: 'Build an agent from a website',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { Errors } from '../../../../../utils/api-error'
-import { AccountParams, AgentList } from '../../../../../domain/agents/schemas'
-import { agentAccount, listAgents } from '../../../../../domain/agents/agents'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { Errors } from '~/utils/api-error'
+import { AccountParams, AgentList } from '~/domain/agents/schemas'
+import { agentAccount, listAgents } from '~/domain/agents/agents'
 
 export default defineApiRoute({
   summary: 'List the agents of an account',

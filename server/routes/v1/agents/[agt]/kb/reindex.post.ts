@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import * as v from 'valibot'
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { agentAccount, loadAgent } from '../../../../../domain/agents/agents'
-import { AgentParams } from '../../../../../domain/agents/schemas'
-import { REINDEX_JOB, requestReindex, setJobIfCurrent } from '../../../../../domain/kb/summary'
-import { checkBalance } from '../../../../../domain/conversations/billing'
-import { consumeQuota } from '../../../../../domain/limits/quotas'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount, loadAgent } from '~/domain/agents/agents'
+import { AgentParams } from '~/domain/agents/schemas'
+import { REINDEX_JOB, requestReindex, setJobIfCurrent } from '~/domain/kb/summary'
+import { checkBalance } from '~/domain/conversations/billing'
+import { consumeQuota } from '~/domain/limits/quotas'
 
 export default defineApiRoute({
   summary: 'Rebuild the knowledge summary',

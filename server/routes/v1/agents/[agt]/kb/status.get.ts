@@ -1,9 +1,9 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { agentAccount, loadAgent } from '../../../../../domain/agents/agents'
-import { AgentParams } from '../../../../../domain/agents/schemas'
-import { KbStatus } from '../../../../../domain/kb/schemas-summary'
-import { kbStatus } from '../../../../../domain/kb/status'
-import { crawlProgress } from '../../../../../domain/kb/crawl-progress'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount, loadAgent } from '~/domain/agents/agents'
+import { AgentParams } from '~/domain/agents/schemas'
+import { KbStatus } from '~/domain/kb/schemas-summary'
+import { kbStatus } from '~/domain/kb/status'
+import { crawlProgress } from '~/domain/kb/crawl-progress'
 
 export default defineApiRoute({
   summary: 'Knowledge status',

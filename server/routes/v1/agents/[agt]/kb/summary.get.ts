@@ -1,8 +1,8 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { agentAccount, loadAgent } from '../../../../../domain/agents/agents'
-import { AgentParams } from '../../../../../domain/agents/schemas'
-import { KbSummary } from '../../../../../domain/kb/schemas-summary'
-import { presentSummary } from '../../../../../domain/kb/status'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount, loadAgent } from '~/domain/agents/agents'
+import { AgentParams } from '~/domain/agents/schemas'
+import { KbSummary } from '~/domain/kb/schemas-summary'
+import { presentSummary } from '~/domain/kb/status'
 
 export default defineApiRoute({
   summary: "The agent's knowledge summary",

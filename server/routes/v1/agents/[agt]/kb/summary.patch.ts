@@ -1,9 +1,9 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { agentAccount, loadAgent } from '../../../../../domain/agents/agents'
-import { AgentParams } from '../../../../../domain/agents/schemas'
-import { KbSummary, KbSummaryReplace } from '../../../../../domain/kb/schemas-summary'
-import { presentSummary } from '../../../../../domain/kb/status'
-import { writeSummary } from '../../../../../domain/kb/summary'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount, loadAgent } from '~/domain/agents/agents'
+import { AgentParams } from '~/domain/agents/schemas'
+import { KbSummary, KbSummaryReplace } from '~/domain/kb/schemas-summary'
+import { presentSummary } from '~/domain/kb/status'
+import { writeSummary } from '~/domain/kb/summary'
 
 export default defineApiRoute({
   summary: 'Replace the knowledge summary',

@@ -1,8 +1,8 @@
-import { asList, defineApiRoute } from '../../../../../utils/define-api-route'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
 import * as v from 'valibot'
-import { AgentParams, PromptListQuery, PromptVersion } from '../../../../../domain/agents/schemas'
-import { agentAccount } from '../../../../../domain/agents/agents'
-import { listPrompts } from '../../../../../domain/agents/prompts'
+import { AgentParams, PromptListQuery, PromptVersion } from '~/domain/agents/schemas'
+import { agentAccount } from '~/domain/agents/agents'
+import { listPrompts } from '~/domain/agents/prompts'
 
 export default defineApiRoute({
   summary: 'List prompt versions',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { AgentParams, Widget, WidgetPatch } from '../../../../../domain/agents/schemas'
-import { agentAccount } from '../../../../../domain/agents/agents'
-import { patchWidget } from '../../../../../domain/agents/widget'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AgentParams, Widget, WidgetPatch } from '~/domain/agents/schemas'
+import { agentAccount } from '~/domain/agents/agents'
+import { patchWidget } from '~/domain/agents/widget'
 
 export default defineApiRoute({
   summary: 'Update the widget',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { AgentParams, Widget } from '../../../../../domain/agents/schemas'
-import { agentAccount } from '../../../../../domain/agents/agents'
-import { regenerateWidgetToken } from '../../../../../domain/agents/widget'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AgentParams, Widget } from '~/domain/agents/schemas'
+import { agentAccount } from '~/domain/agents/agents'
+import { regenerateWidgetToken } from '~/domain/agents/widget'
 
 export default defineApiRoute({
   summary: 'Regenerate the widget token',

@@ -1,9 +1,9 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '../../../../../utils/define-api-route'
-import { keysetRequest } from '../../../../../utils/keyset'
-import { UserParams } from '../../../../../domain/users/schemas'
-import { ApiKey, KeyListQuery } from '../../../../../domain/credentials/schemas'
-import { assertOwnUser, listKeys } from '../../../../../domain/credentials/keys'
+import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { keysetRequest } from '~/utils/keyset'
+import { UserParams } from '~/domain/users/schemas'
+import { ApiKey, KeyListQuery } from '~/domain/credentials/schemas'
+import { assertOwnUser, listKeys } from '~/domain/credentials/keys'
 
 export default defineApiRoute({
   summary: "List a user's API keys",

@@ -1,8 +1,8 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { UserParams } from '../../../../../domain/users/schemas'
-import { ApiKey, KeyCreate } from '../../../../../domain/credentials/schemas'
-import { createKey } from '../../../../../domain/credentials/keys'
-import { refuseOAuthPrincipal } from '../../../../../domain/oauth/guard'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { UserParams } from '~/domain/users/schemas'
+import { ApiKey, KeyCreate } from '~/domain/credentials/schemas'
+import { createKey } from '~/domain/credentials/keys'
+import { refuseOAuthPrincipal } from '~/domain/oauth/guard'
 
 export default defineApiRoute({
   summary: 'Issue a personal API key',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { DeliveryDetail, DeliveryParams } from '../../../../../domain/webhooks/schemas'
-import { webhookAccount } from '../../../../../domain/webhooks/endpoints'
-import { getDelivery } from '../../../../../domain/webhooks/deliveries'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { DeliveryDetail, DeliveryParams } from '~/domain/webhooks/schemas'
+import { webhookAccount } from '~/domain/webhooks/endpoints'
+import { getDelivery } from '~/domain/webhooks/deliveries'
 
 export default defineApiRoute({
   summary: 'Get a webhook delivery',

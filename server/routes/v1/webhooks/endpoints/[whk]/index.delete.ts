@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { EndpointParams } from '../../../../../domain/webhooks/schemas'
-import { deleteEndpoint, webhookAccount } from '../../../../../domain/webhooks/endpoints'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { EndpointParams } from '~/domain/webhooks/schemas'
+import { deleteEndpoint, webhookAccount } from '~/domain/webhooks/endpoints'
 
 export default defineApiRoute({
   summary: 'Delete a webhook endpoint',

@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { Endpoint, EndpointParams } from '../../../../../domain/webhooks/schemas'
-import { getEndpoint, webhookAccount } from '../../../../../domain/webhooks/endpoints'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { Endpoint, EndpointParams } from '~/domain/webhooks/schemas'
+import { getEndpoint, webhookAccount } from '~/domain/webhooks/endpoints'
 
 export default defineApiRoute({
   summary: 'Get a webhook endpoint',

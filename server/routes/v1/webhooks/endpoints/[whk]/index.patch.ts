@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { Endpoint, EndpointParams, PatchEndpointBody } from '../../../../../domain/webhooks/schemas'
-import { patchEndpoint, webhookAccount } from '../../../../../domain/webhooks/endpoints'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { Endpoint, EndpointParams, PatchEndpointBody } from '~/domain/webhooks/schemas'
+import { patchEndpoint, webhookAccount } from '~/domain/webhooks/endpoints'
 
 export default defineApiRoute({
   summary: 'Update a webhook endpoint',

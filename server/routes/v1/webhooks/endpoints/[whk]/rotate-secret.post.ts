@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { EndpointParams, EndpointWithSecret } from '../../../../../domain/webhooks/schemas'
-import { rotateSecret, webhookAccount } from '../../../../../domain/webhooks/endpoints'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { EndpointParams, EndpointWithSecret } from '~/domain/webhooks/schemas'
+import { rotateSecret, webhookAccount } from '~/domain/webhooks/endpoints'
 
 export default defineApiRoute({
   summary: 'Rotate the signing secret',

@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../../utils/define-api-route'
-import { EndpointParams, TestResult } from '../../../../../domain/webhooks/schemas'
-import { testEndpoint, webhookAccount } from '../../../../../domain/webhooks/endpoints'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { EndpointParams, TestResult } from '~/domain/webhooks/schemas'
+import { testEndpoint, webhookAccount } from '~/domain/webhooks/endpoints'
 
 export default defineApiRoute({
   summary: 'Send a test ping',

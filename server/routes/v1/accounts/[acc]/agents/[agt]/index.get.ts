@@ -1,6 +1,6 @@
-import { defineApiRoute } from '../../../../../../utils/define-api-route'
-import { AccountAgentParams, Agent } from '../../../../../../domain/agents/schemas'
-import { agentAccount, getAgent } from '../../../../../../domain/agents/agents'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AccountAgentParams, Agent } from '~/domain/agents/schemas'
+import { agentAccount, getAgent } from '~/domain/agents/agents'
 
 export default defineApiRoute({
   summary: 'Read an agent (account alias)',

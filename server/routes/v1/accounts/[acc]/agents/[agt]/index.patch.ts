@@ -1,11 +1,6 @@
-import { defineApiRoute } from '../../../../../../utils/define-api-route'
-import {
-  AGENT_PATCH_DESCRIPTION,
-  AccountAgentParams,
-  AgentPatch,
-  AgentWriteResult,
-} from '../../../../../../domain/agents/schemas'
-import { agentAccount, patchAgent } from '../../../../../../domain/agents/agents'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AGENT_PATCH_DESCRIPTION, AccountAgentParams, AgentPatch, AgentWriteResult } from '~/domain/agents/schemas'
+import { agentAccount, patchAgent } from '~/domain/agents/agents'
 
 export default defineApiRoute({
   summary: 'Update an agent (account alias)',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../../../utils/define-api-route'
-import { AccountAgentParams, DeployResult, PromptCreate } from '../../../../../../domain/agents/schemas'
-import { agentAccount } from '../../../../../../domain/agents/agents'
-import { createPrompt } from '../../../../../../domain/agents/prompts'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { AccountAgentParams, DeployResult, PromptCreate } from '~/domain/agents/schemas'
+import { agentAccount } from '~/domain/agents/agents'
+import { createPrompt } from '~/domain/agents/prompts'
 
 export default defineApiRoute({
   summary: 'Deploy a prompt version (account alias)',

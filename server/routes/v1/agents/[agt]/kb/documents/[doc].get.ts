@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../../../utils/define-api-route'
-import { agentAccount } from '../../../../../../domain/agents/agents'
-import { DocumentParams, KbDocument } from '../../../../../../domain/kb/document-schemas'
-import { getDocument } from '../../../../../../domain/kb/documents'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount } from '~/domain/agents/agents'
+import { DocumentParams, KbDocument } from '~/domain/kb/document-schemas'
+import { getDocument } from '~/domain/kb/documents'
 
 export default defineApiRoute({
   summary: 'One knowledge document',

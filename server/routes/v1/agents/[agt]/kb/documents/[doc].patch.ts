@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../../../utils/define-api-route'
-import { agentAccount } from '../../../../../../domain/agents/agents'
-import { DocumentParams, DocumentPatch, KbDocument } from '../../../../../../domain/kb/document-schemas'
-import { patchDocument } from '../../../../../../domain/kb/documents'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount } from '~/domain/agents/agents'
+import { DocumentParams, DocumentPatch, KbDocument } from '~/domain/kb/document-schemas'
+import { patchDocument } from '~/domain/kb/documents'
 
 export default defineApiRoute({
   summary: 'Set keep-as-is flags of a knowledge document',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../../../utils/define-api-route'
-import { PromptParams, PromptVersion } from '../../../../../../domain/agents/schemas'
-import { agentAccount } from '../../../../../../domain/agents/agents'
-import { getPrompt } from '../../../../../../domain/agents/prompts'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { PromptParams, PromptVersion } from '~/domain/agents/schemas'
+import { agentAccount } from '~/domain/agents/agents'
+import { getPrompt } from '~/domain/agents/prompts'
 
 export default defineApiRoute({
   summary: 'Read a prompt version',

@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../../../utils/define-api-route'
-import { DeployResult, PromptParams, PromptRestore } from '../../../../../../domain/agents/schemas'
-import { agentAccount } from '../../../../../../domain/agents/agents'
-import { restorePrompt } from '../../../../../../domain/agents/prompts'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { DeployResult, PromptParams, PromptRestore } from '~/domain/agents/schemas'
+import { agentAccount } from '~/domain/agents/agents'
+import { restorePrompt } from '~/domain/agents/prompts'
 
 export default defineApiRoute({
   summary: 'Restore a prompt version',

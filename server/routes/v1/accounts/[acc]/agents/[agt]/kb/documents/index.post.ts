@@ -1,7 +1,7 @@
-import { defineApiRoute } from '../../../../../../../../utils/define-api-route'
-import { agentAccount } from '../../../../../../../../domain/agents/agents'
-import { AccountAgentParams } from '../../../../../../../../domain/agents/schemas'
-import { createOptions, handleCreate } from '../../../../../../../../domain/kb/document-routes'
+import { defineApiRoute } from '~/utils/define-api-route'
+import { agentAccount } from '~/domain/agents/agents'
+import { AccountAgentParams } from '~/domain/agents/schemas'
+import { createOptions, handleCreate } from '~/domain/kb/document-routes'
 
 export default defineApiRoute({
   ...createOptions,
