@@ -3,12 +3,12 @@
 // because Nitro's error path skips the response hooks.
 import type { NitroErrorHandler } from 'nitropack/types'
 import { getRequestURL, send, setResponseHeader, setResponseStatus, type H3Error } from 'h3'
-import { toApiError } from '~/utils/api-error'
-import { allowedMethods } from '~/utils/route-table'
-import { errorBody } from '~/utils/envelope'
-import { mintRequestId } from '~/utils/request-id'
-import { setSecurityHeaders } from '~/utils/security-headers'
-import { isMcpPath } from '~/domain/mcp/jsonrpc'
+import { toApiError } from '~/lib/errors'
+import { allowedMethods } from '~/http/route-table'
+import { errorBody } from '~/http/envelope'
+import { mintRequestId } from '~/http/request-id'
+import { setSecurityHeaders } from '~/http/security-headers'
+import { isMcpPath } from '~/http/mcp/jsonrpc'
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request',

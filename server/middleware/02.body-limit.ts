@@ -13,7 +13,7 @@
 // bounded (64 MB or 30 s after the answer); past that the connection is cut.
 import { defineEventHandler, getHeader, type H3Event } from 'h3'
 import type { IncomingMessage } from 'node:http'
-import { Errors } from '~/utils/api-error'
+import { Errors } from '~/lib/errors'
 
 export const JSON_LIMIT = 2 * 1024 * 1024
 export const UPLOAD_LIMIT = 10 * 1024 * 1024

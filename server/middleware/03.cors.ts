@@ -5,10 +5,10 @@
 // transport security: DNS-rebinding protection). Runs after 01 (request id, boot) and 02 (body cap):
 // OPTIONS carries no body, so 02 never touches a preflight.
 import { defineEventHandler, getHeader, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
-import { ApiError } from '~/utils/api-error'
-import { useRuntime } from '~/utils/runtime'
+import { ApiError } from '~/lib/errors'
+import { useRuntime } from '~/kit/runtime'
 import { publicOrigin } from '~/domain/oauth/metadata'
-import { isMcpPath } from '~/domain/mcp/jsonrpc'
+import { isMcpPath } from '~/http/mcp/jsonrpc'
 
 const ALLOW_HEADERS =
   'authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id, mcp-method, mcp-name'

@@ -2,7 +2,7 @@
 // here, before the router would render the REST envelope and before the SDK transport, which in
 // stateless mode would open a stream for GET. CORS preflights are answered earlier (03.cors).
 import { defineEventHandler, setResponseHeader } from 'h3'
-import { isMcpPath, jsonRpcError } from '~/domain/mcp/jsonrpc'
+import { isMcpPath, jsonRpcError } from '~/http/mcp/jsonrpc'
 
 export default defineEventHandler((event) => {
   if (event.method === 'POST' || !isMcpPath(event.path)) return

@@ -1,4 +1,4 @@
 // The MCP connector on the origin root, its canonical URL (decisions "MCP and OAuth paths").
-import { mcpRoute } from '~/domain/mcp/handler'
+import { mcpRoute } from '~/http/mcp/handler'
 
 export default mcpRoute('/mcp')

@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ApiError } from '~/utils/api-error'
+import { ApiError } from '~/lib/errors'
 import { CrawlRefused, crawlSite, fetchSinglePage, type CrawledPage } from '~/domain/kb/crawler'
 import { extractPage } from '~/domain/kb/extract'
 import type { Resolver } from '~/domain/kb/url-guard'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { canonical, decodeCursor, encodeCursor, type CursorBinding } from '~/utils/cursor'
-import { ApiError } from '~/utils/api-error'
+import { canonical, decodeCursor, encodeCursor, type CursorBinding } from '~/lib/cursor'
+import { ApiError } from '~/lib/errors'
 import { verifies } from '../requirements'
 
 const secret = 's'.repeat(40)

@@ -1,6 +1,6 @@
 import { createError } from 'h3'
 import { describe, expect, it } from 'vitest'
-import { ApiError, toApiError } from '~/utils/api-error'
+import { ApiError, toApiError } from '~/lib/errors'
 import { verifies } from '../requirements'
 
 describe('error mapping', () => {

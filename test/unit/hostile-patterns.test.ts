@@ -9,8 +9,8 @@ import { bm25, EMAIL, factCount, indexOf, sentenceChunks, sentences, tokens } fr
 import local from '../../providers/chat/local'
 import { csvField } from '~/domain/audit/audit'
 import { KNOWLEDGE_HEADING } from '~/kit/chat-engine'
-import type { ApiError } from '~/utils/api-error'
-import { isMcpPath } from '~/domain/mcp/jsonrpc'
+import type { ApiError } from '~/lib/errors'
+import { isMcpPath } from '~/http/mcp/jsonrpc'
 import { verifies } from '../requirements'
 
 const MB2 = 2_000_000

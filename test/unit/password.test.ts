@@ -2,7 +2,7 @@
 // rehashing, stored parameters are bounded, and hashing runs off the event loop.
 import { randomBytes, scryptSync } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { hashPassword, needsRehash, verifyPassword } from '~/utils/password'
+import { hashPassword, needsRehash, verifyPassword } from '~/lib/password'
 import { verifies } from '../requirements'
 
 const legacy = (pw: string, N: number) => {

@@ -10,7 +10,7 @@ import {
   RULES_HEADING,
   stem,
 } from '~/domain/agents/refinement'
-import type { ApiError } from '~/utils/api-error'
+import type { ApiError } from '~/lib/errors'
 import { verifies } from '../requirements'
 
 const refused = (fn: () => unknown) => {

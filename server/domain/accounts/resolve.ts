@@ -4,7 +4,7 @@
 import { inArray } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { accounts } from '~/db/schema'
-import { Errors } from '~/utils/api-error'
+import { Errors } from '~/lib/errors'
 import type { Principal } from '~/domain/credentials/principal'
 
 export interface AccountScope {

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { coded } from '~/utils/api-error'
-import { AccountId, Cursor, Limit, Timestamp } from '~/utils/schemas'
+import { coded } from '~/lib/errors'
+import { AccountId, Cursor, Limit, Timestamp } from '~/lib/schemas'
 
 const AccountIdParam = AccountId
 export const AccountParams = v.object({ acc: AccountIdParam })

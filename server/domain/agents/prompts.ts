@@ -4,9 +4,9 @@
 import { and, desc, eq, gte, inArray, lt, or, type SQL } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { agents, agentVersions, promptVersions } from '~/db/schema'
-import { ApiError, Errors } from '~/utils/api-error'
-import type { KeysetRequest } from '~/utils/keyset'
-import { keysetPage } from '~/utils/keyset'
+import { ApiError, Errors } from '~/lib/errors'
+import type { KeysetRequest } from '~/lib/keyset'
+import { keysetPage } from '~/lib/keyset'
 import type { Principal } from '~/domain/credentials/principal'
 import type { AccountScope } from '~/domain/accounts/resolve'
 import {

@@ -3,7 +3,7 @@
 // rule is, what it costs and where it goes in the prompt. The conflict check is a deterministic heuristic,
 // not a language model: it flags likely contradictions for a person to look at and never drops a rule.
 import { estimateTokens } from '~/kit/chat-engine'
-import { Errors } from '~/utils/api-error'
+import { Errors } from '~/lib/errors'
 
 export const RULE_MIN = 3
 export const RULE_MAX = 500

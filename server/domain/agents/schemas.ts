@@ -1,8 +1,8 @@
 // Agents, prompt versions, widget and voice: request and response schemas (decisions "Agent patch
 // whitelist (43)", "PromptType", "Prompt version labels").
 import * as v from 'valibot'
-import { coded } from '~/utils/api-error'
-import { AccountId, Cursor, Id, Limit, Timestamp } from '~/utils/schemas'
+import { coded } from '~/lib/errors'
+import { AccountId, Cursor, Id, Limit, Timestamp } from '~/lib/schemas'
 
 export const AGENT_TYPES = ['chat', 'phone', 'dashboard', 'phone_outbound'] as const
 export const PROMPT_TYPES = ['phone', 'chat', 'voice_chat'] as const

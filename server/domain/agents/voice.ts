@@ -1,7 +1,7 @@
 // Voice configuration: provider and realtime model come from the agent's ai_provider; voice_id,
 // voice_locale, speaking_rate, barge_in and style are mirrored onto the agent record (style is the
 // agent's voice_style). A voice patch that changes any value bumps agent_version once.
-import type { Runtime } from '~/utils/runtime'
+import type { Runtime } from '~/kit/runtime'
 import { agentVersionOf, applyAgentChanges, loadAgent, presentVoice } from './agents'
 import type { VoicePatch } from './schemas'
 

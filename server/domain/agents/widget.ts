@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { eq } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { agents } from '~/db/schema'
-import { mergeKeys } from '~/utils/keyset'
+import { mergeKeys } from '~/lib/keyset'
 import { loadAgent, presentAppearance, type AgentRow } from './agents'
 import type { WidgetPatch } from './schemas'
 

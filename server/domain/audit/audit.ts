@@ -5,9 +5,9 @@ import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { rowsOf } from '~/db/client'
 import { auditLog } from '~/db/schema'
-import { ApiError, Errors } from '~/utils/api-error'
-import type { Page } from '~/utils/envelope'
-import { keysetPage, type KeysetRequest } from '~/utils/keyset'
+import { ApiError, Errors } from '~/lib/errors'
+import type { Page } from '~/lib/keyset'
+import { keysetPage, type KeysetRequest } from '~/lib/keyset'
 import type { AuditQuery, AuditRow } from './schemas'
 
 export const DEFAULT_WINDOW_MS = 24 * 3600_000

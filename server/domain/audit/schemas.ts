@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { coded } from '~/utils/api-error'
-import { Cursor, Limit, Timestamp } from '~/utils/schemas'
+import { coded } from '~/lib/errors'
+import { Cursor, Limit, Timestamp } from '~/lib/schemas'
 import { normaliseAccountId } from '~/domain/accounts/resolve'
 
 const CredentialId = v.pipe(

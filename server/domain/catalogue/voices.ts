@@ -1,7 +1,7 @@
 // GET /voices: every voice of every registered voice provider, as the API serves them.
 import type { Registry } from '~/kit/registry'
 import type { VoiceProvider } from '~/kit/voice'
-import { Errors } from '~/utils/api-error'
+import { Errors } from '~/lib/errors'
 
 export async function listVoices(registry: Registry<VoiceProvider>, filters: { provider?: string; locale?: string }) {
   const providers = registry.list().sort((a, b) => a.name.localeCompare(b.name))

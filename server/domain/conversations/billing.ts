@@ -2,7 +2,7 @@
 import { and, eq, gte, sql } from 'drizzle-orm'
 import type { Executor } from '~/db/client'
 import { accounts, subscriptions, usageRecords } from '~/db/schema'
-import { ApiError } from '~/utils/api-error'
+import { ApiError } from '~/lib/errors'
 import { subscriptionStatus } from '~/domain/accounts/accounts'
 
 /** Price of chat tokens (input and output alike), USD per 1000 tokens, before the channel multiplier. */

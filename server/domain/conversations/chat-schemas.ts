@@ -1,11 +1,11 @@
 // Request schemas and the response shapes of the chat routes (POST /conversations, …/messages, …/end,
 // …/identify). They answer the conversation through conversationResource (read.ts), as GET shows it.
 import * as v from 'valibot'
-import { mergeKeys } from '~/utils/keyset'
+import { mergeKeys } from '~/lib/keyset'
 import { presentTurn } from './present'
-import { ApiError } from '~/utils/api-error'
-import { coded } from '~/utils/api-error'
-import { Id } from '~/utils/schemas'
+import { ApiError } from '~/lib/errors'
+import { coded } from '~/lib/errors'
+import { Id } from '~/lib/schemas'
 import type { conversations, turns } from '~/db/schema'
 
 export type ConversationRow = typeof conversations.$inferSelect

@@ -3,7 +3,7 @@
 // job is idempotent), which also recovers a summary whose enqueue was lost.
 import { eq } from 'drizzle-orm'
 import { conversations } from '~/db/schema'
-import type { Runtime } from '~/utils/runtime'
+import type { Runtime } from '~/kit/runtime'
 import { emitEvent } from '~/domain/events/emit'
 import { closeUsage } from './billing'
 import { conversationResource, loadConversation } from './read'

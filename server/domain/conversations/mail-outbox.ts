@@ -3,8 +3,9 @@ import { and, desc, eq } from 'drizzle-orm'
 import type { H3Event } from 'h3'
 import * as v from 'valibot'
 import { mailOutbox } from '~/db/schema'
-import { afterPosition, keysetPage, keysetRequest } from '~/utils/keyset'
-import type { Runtime } from '~/utils/runtime'
+import { afterPosition, keysetPage } from '~/lib/keyset'
+import { keysetRequest } from '~/http/keyset'
+import type { Runtime } from '~/kit/runtime'
 import type { Principal } from '~/domain/credentials/principal'
 
 export const OutboxItem = v.object({

@@ -1,8 +1,8 @@
 // Conversation enums (decisions "Names the contract leaves open") and the query/body schemas of the
 // reading, import and delete routes.
 import * as v from 'valibot'
-import { coded } from '~/utils/api-error'
-import { AccountId, Cursor, Id, Limit, QueryBoolean, Timestamp } from '~/utils/schemas'
+import { coded } from '~/lib/errors'
+import { AccountId, Cursor, Id, Limit, QueryBoolean, Timestamp } from '~/lib/schemas'
 import { AGENT_TYPES } from '~/domain/agents/schemas'
 
 export const CONVERSATION_STATUSES = ['in_progress', 'completed', 'abandoned', 'failed'] as const

@@ -1,6 +1,6 @@
 // Bearer authentication. The master key is compared in constant time and never touches the database.
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { Errors } from '~/utils/api-error'
+import { Errors } from '~/lib/errors'
 import type { Principal } from './principal'
 import { MASTER_SCOPES } from './scopes'
 

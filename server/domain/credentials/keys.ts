@@ -3,14 +3,14 @@
 import { and, desc, eq, inArray, lte, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { accounts, apiKeys, users } from '~/db/schema'
-import { ApiError, Errors } from '~/utils/api-error'
-import { afterPosition, keysetPage, type KeysetRequest } from '~/utils/keyset'
+import { ApiError, Errors } from '~/lib/errors'
+import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
 import type { Principal } from './principal'
 import type { CredentialResolver } from './authenticate'
 import { allowlistWithin } from './ip'
 import { MASTER_ONLY, SCOPES, type Scope } from './scopes'
 import type { ApiKey, KeyCreate, KeyUpdate } from './schemas'
-import { isWellFormedToken, mintToken, sha256Hex } from '~/utils/opaque-token'
+import { isWellFormedToken, mintToken, sha256Hex } from '~/lib/opaque-token'
 
 export const KEY_PREFIX = 'svc_sk_live_'
 const DAY = 86_400_000

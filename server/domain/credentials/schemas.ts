@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { coded } from '~/utils/api-error'
-import { Cursor, Id, Limit } from '~/utils/schemas'
+import { coded } from '~/lib/errors'
+import { Cursor, Id, Limit } from '~/lib/schemas'
 import { isValidAllowEntry } from './ip'
 
 const ScopeList = v.pipe(

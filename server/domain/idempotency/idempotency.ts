@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import { and, eq, lt, or } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { idempotencyKeys } from '~/db/schema'
-import { ApiError } from '~/utils/api-error'
+import { ApiError } from '~/lib/errors'
 
 const TTL_MS = 24 * 3600_000
 /** A claim still "running" after this long belongs to a process that died; the next request takes over. */

@@ -4,7 +4,7 @@
 // be decrypted by anyone without the server secret, nor replayed for another credential or copied to
 // another row.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { ApiError } from '~/utils/api-error'
+import { ApiError } from '~/lib/errors'
 import type { Claim, StoredAnswer } from './idempotency'
 
 // A safety net beside the routes' secretResponse option: an answer that holds anything shaped like one of

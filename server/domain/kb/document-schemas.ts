@@ -1,7 +1,7 @@
 // Knowledge documents on the wire (contract "Knowledge document", decisions "Knowledge create").
 import * as v from 'valibot'
-import { coded } from '~/utils/api-error'
-import { Cursor, Limit } from '~/utils/schemas'
+import { coded } from '~/lib/errors'
+import { Cursor, Limit } from '~/lib/schemas'
 
 export const DOCUMENT_KINDS = ['file', 'text', 'page'] as const
 export const DOCUMENT_STATUSES = ['processing', 'indexed', 'failed'] as const

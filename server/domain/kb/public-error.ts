@@ -2,7 +2,7 @@
 // failure. Status texts are read by tenants, so an internal message (a gateway URL, SQL, an address that
 // refused a connection, a stack) must never reach them: only errors written for users pass, the rest
 // become one of a few fixed sentences, and the caller logs the detail server-side (`internalDetail`).
-import { ApiError } from '~/utils/api-error'
+import { ApiError } from '~/lib/errors'
 import { CrawlRefused } from './crawler'
 import { FetchError } from './safe-fetch'
 

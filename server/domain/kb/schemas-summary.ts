@@ -1,6 +1,6 @@
 // Schemas of the knowledge summary and status routes (validation and the OpenAPI document).
 import * as v from 'valibot'
-import { coded } from '~/utils/api-error'
+import { coded } from '~/lib/errors'
 
 /** Manual replace cap: the summary is a prompt section, not a document store. */
 export const SUMMARY_REPLACE_MAX_CHARS = 200_000

@@ -5,7 +5,7 @@
 // address that is connected to (see safeFetch), so a second DNS answer cannot slip past the check.
 import { BlockList, isIP } from 'node:net'
 import { lookup as dnsLookup } from 'node:dns/promises'
-import { ApiError } from '~/utils/api-error'
+import { ApiError } from '~/lib/errors'
 
 export interface ResolvedAddress {
   address: string

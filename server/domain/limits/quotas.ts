@@ -5,7 +5,7 @@ import { and, eq, sql } from 'drizzle-orm'
 import type { Executor } from '~/db/client'
 import { rowsOf } from '~/db/client'
 import { quotaUsage, users } from '~/db/schema'
-import { ApiError } from '~/utils/api-error'
+import { ApiError } from '~/lib/errors'
 
 export const QUOTA_KINDS = [
   'agent_creates',

@@ -5,7 +5,7 @@
 import { sql, type SQL } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { rowsOf } from '~/db/client'
-import { ApiError, Errors } from '~/utils/api-error'
+import { ApiError, Errors } from '~/lib/errors'
 import type { AccountScope } from '~/domain/accounts/resolve'
 import { OUTCOMES, type MetricGroup } from './schemas'
 import { voiceSecondsSql } from '~/domain/usage/voice'

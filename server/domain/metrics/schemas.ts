@@ -1,7 +1,7 @@
 // Query and response schemas of GET /metrics/conversations and GET /metrics (issue 6).
 import * as v from 'valibot'
-import { coded } from '~/utils/api-error'
-import { AccountId, Id, Timestamp } from '~/utils/schemas'
+import { coded } from '~/lib/errors'
+import { AccountId, Id, Timestamp } from '~/lib/schemas'
 
 /** decisions "Outcome values": every key of `outcomes` is always present. */
 export const OUTCOMES = [

@@ -11,7 +11,7 @@ import { sessionPrincipal, type SessionUser } from '~/domain/sessions/sessions'
 import { findClient, isLoopback, type ClientRow } from './clients'
 import { CONNECTION_SCOPES, DEFAULT_CONNECTION_SCOPES } from './guard'
 import { canonicalResource } from './metadata'
-import { mintToken, sha256Hex } from '~/utils/opaque-token'
+import { mintToken, sha256Hex } from '~/lib/opaque-token'
 
 export const CODE_TTL_MS = 5 * 60_000
 const PENDING_TTL_MS = 10 * 60_000

@@ -8,7 +8,7 @@ import type { Database } from '~/db/client'
 import { oauthClients } from '~/db/schema'
 import { OAuthErrors } from './errors'
 import type { RegisterBody } from './schemas'
-import { mintToken, sha256Hex } from '~/utils/opaque-token'
+import { mintToken, sha256Hex } from '~/lib/opaque-token'
 
 export type ClientRow = typeof oauthClients.$inferSelect
 

@@ -2,8 +2,8 @@
 import { and, desc, eq, isNull } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { apiKeys, oauthClients, oauthGrants } from '~/db/schema'
-import { Errors } from '~/utils/api-error'
-import { afterPosition, keysetPage, type KeysetRequest } from '~/utils/keyset'
+import { Errors } from '~/lib/errors'
+import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
 import { revokeGrant } from './authorize'
 
 type Row = { grant: typeof oauthGrants.$inferSelect; clientName: string | null; redirectUris: string[] }

@@ -1,7 +1,7 @@
 // What an OAuth connection may hold and do (decisions, Security rules "OAuth default scopes"). An
 // assistant connection is a delegated, long-lived credential held by a third party: it must never be
 // able to mint, rotate or revoke credentials, nor open a dashboard session, whatever its scopes say.
-import { ApiError } from '~/utils/api-error'
+import { ApiError } from '~/lib/errors'
 import type { Principal } from '~/domain/credentials/principal'
 import type { Scope } from '~/domain/credentials/scopes'
 import { GRANTABLE_SCOPES } from '~/domain/sessions/sessions'

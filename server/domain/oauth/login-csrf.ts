@@ -5,7 +5,7 @@
 // (the return_to URL) with an expiry. A cross-site POST carries no cookie; an attacker's own valid
 // field is bound to the attacker's nonce, not the victim's.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
-import { mintToken } from '~/utils/opaque-token'
+import { mintToken } from '~/lib/opaque-token'
 
 export const LOGIN_COOKIE = 'svc_oauth_login'
 export const LOGIN_FORM_TTL_MS = 30 * 60_000

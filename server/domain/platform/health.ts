@@ -1,7 +1,7 @@
 // Health reads the database live on every call; the other components follow what they depend on:
 // transcripts on the database, summaries and webhooks on the job queue, media on the blob store.
 import * as v from 'valibot'
-import type { Runtime } from '~/utils/runtime'
+import type { Runtime } from '~/kit/runtime'
 
 export const VERSION = '1.0.0'
 

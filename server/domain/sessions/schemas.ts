@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { Cursor, Id, Limit } from '~/utils/schemas'
+import { Cursor, Id, Limit } from '~/lib/schemas'
 import { KeyCreate } from '~/domain/credentials/schemas'
 
 const Ts = v.pipe(v.string(), v.isoTimestamp())

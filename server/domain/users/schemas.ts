@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { coded } from '~/utils/api-error'
-import { Cursor, Id, Limit, Timestamp } from '~/utils/schemas'
+import { coded } from '~/lib/errors'
+import { Cursor, Id, Limit, Timestamp } from '~/lib/schemas'
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'))
 const ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC'])

@@ -1,8 +1,8 @@
 // Shapes of the webhook routes (contract "Webhook endpoint", "Webhooks", "Events"; decisions "Events",
 // "Retries"). The event names are the contract's seven plus decisions' eighth, conversation.deleted.
 import * as v from 'valibot'
-import { coded } from '~/utils/api-error'
-import { Cursor, Id, Limit, Timestamp } from '~/utils/schemas'
+import { coded } from '~/lib/errors'
+import { Cursor, Id, Limit, Timestamp } from '~/lib/schemas'
 
 export const EVENT_TYPES = [
   'conversation.started',

@@ -2,7 +2,7 @@
 // derived from SVC_SECRET and the account id as associated data, so a ciphertext copied to another
 // tenant's row does not decrypt.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { mintToken } from '~/utils/opaque-token'
+import { mintToken } from '~/lib/opaque-token'
 
 export const newSigningSecret = () => mintToken('whsec_')
 

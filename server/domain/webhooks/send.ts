@@ -1,7 +1,7 @@
 // One signed POST to a receiver, through the crawler's safe fetch: the URL and every resolved address
 // pass the url guard at send time and the connection goes to the checked address, so a DNS answer
 // that changes after the endpoint was saved (rebinding) cannot reach a private host.
-import { ApiError } from '~/utils/api-error'
+import { ApiError } from '~/lib/errors'
 import { FetchError, safeFetch } from '~/domain/kb/safe-fetch'
 import { signPayload } from './verify'
 

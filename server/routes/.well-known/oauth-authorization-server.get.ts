@@ -1,5 +1,5 @@
 import { authorizationServerMetadata, publicOrigin } from '~/domain/oauth/metadata'
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 
 export default defineApiRoute({
   summary: 'OAuth authorization server metadata (RFC 8414)',

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { definePageRoute } from '~/utils/define-oauth-route'
+import { definePageRoute } from '~/http/define-oauth-route'
 import {
   authorizeReturnPath,
   optionalSession,
@@ -7,7 +7,7 @@ import {
   renderConsent,
   renderLogin,
   sendErrorPage,
-} from '~/utils/oauth-pages'
+} from '~/http/oauth-pages'
 import { validateAuthorizeRequest } from '~/domain/oauth/authorize'
 import { publicOrigin } from '~/domain/oauth/metadata'
 

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { definePageRoute } from '~/utils/define-oauth-route'
-import { optionalSession, readPageForm, redirectTo, renderConsent, sendErrorPage } from '~/utils/oauth-pages'
+import { definePageRoute } from '~/http/define-oauth-route'
+import { optionalSession, readPageForm, redirectTo, renderConsent, sendErrorPage } from '~/http/oauth-pages'
 import { approve, denyLocation, verifyPending } from '~/domain/oauth/authorize'
 import { findClient } from '~/domain/oauth/clients'
 import { publicOrigin } from '~/domain/oauth/metadata'

@@ -1,9 +1,9 @@
 import * as v from 'valibot'
 import { sendRedirect } from 'h3'
-import { definePageRoute } from '~/utils/define-oauth-route'
-import { signIn } from '~/utils/define-session-route'
-import { ApiError } from '~/utils/api-error'
-import { loginFormValid, readPageForm, renderLogin, safeReturnPath, sendErrorPage } from '~/utils/oauth-pages'
+import { definePageRoute } from '~/http/define-oauth-route'
+import { signIn } from '~/http/define-session-route'
+import { ApiError } from '~/lib/errors'
+import { loginFormValid, readPageForm, renderLogin, safeReturnPath, sendErrorPage } from '~/http/oauth-pages'
 import { login } from '~/domain/sessions/sessions'
 
 const Form = v.object({

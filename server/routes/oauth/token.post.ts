@@ -1,4 +1,4 @@
-import { defineOAuthRoute, readForm } from '~/utils/define-oauth-route'
+import { defineOAuthRoute, readForm } from '~/http/define-oauth-route'
 import { authenticateClient } from '~/domain/oauth/clients'
 import { OAuthErrors } from '~/domain/oauth/errors'
 import { checkOAuthRate } from '~/domain/oauth/limits'

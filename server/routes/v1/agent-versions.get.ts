@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { getHeader } from 'h3'
-import { asList, defineApiRoute } from '~/utils/define-api-route'
-import { keysetRequest } from '~/utils/keyset'
+import { asList, defineApiRoute } from '~/http/define-api-route'
+import { keysetRequest } from '~/http/keyset'
 import { AgentVersionMarker, AgentVersionsQuery } from '~/domain/agents/schemas'
 import { listAgentVersions, markerAccounts } from '~/domain/agents/prompts'
 

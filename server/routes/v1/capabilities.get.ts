@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { asList, defineApiRoute } from '~/http/define-api-route'
 import { CapabilityItem } from '~/domain/catalogue/schemas'
 import { listCapabilities } from '~/domain/catalogue/capabilities'
 import { wholePage } from '~/domain/catalogue/page'

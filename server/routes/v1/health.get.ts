@@ -1,6 +1,6 @@
 import { setResponseStatus } from 'h3'
-import { defineApiRoute } from '~/utils/define-api-route'
-import { single } from '~/utils/envelope'
+import { defineApiRoute } from '~/http/define-api-route'
+import { single } from '~/http/envelope'
 import { checkHealth, Health } from '~/domain/platform/health'
 
 export default defineApiRoute({

@@ -1,4 +1,4 @@
 // The MCP connector under the base URL: the same handler as /mcp, with its own resource metadata URL.
-import { mcpRoute } from '~/domain/mcp/handler'
+import { mcpRoute } from '~/http/mcp/handler'
 
 export default mcpRoute('/v1/mcp')

@@ -1,5 +1,5 @@
-import { defineApiRoute } from '~/utils/define-api-route'
-import { openApiDocument } from '~/utils/openapi-doc'
+import { defineApiRoute } from '~/http/define-api-route'
+import { openApiDocument } from '~/http/openapi-doc'
 
 export default defineApiRoute({
   summary: 'OpenAPI 3.1 document (JSON)',

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { asList, defineApiRoute } from '~/http/define-api-route'
 import { VoiceItem, VoiceQuery } from '~/domain/catalogue/schemas'
 import { listVoices } from '~/domain/catalogue/voices'
 import { wholePage } from '~/domain/catalogue/page'

@@ -1,4 +1,4 @@
-import { defineSessionRoute } from '~/utils/define-session-route'
+import { defineSessionRoute } from '~/http/define-session-route'
 import { ApiKey } from '~/domain/credentials/schemas'
 import { createKey } from '~/domain/credentials/keys'
 import { DashboardKeyCreate } from '~/domain/sessions/schemas'

@@ -1,9 +1,9 @@
 import { setResponseHeaders } from 'h3'
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { invalidLink, LOGIN_LINK_PREFIX } from '~/domain/sessions/sessions'
 import { LoginLinkQuery } from '~/domain/sessions/schemas'
-import { CONFIRM_PAGE_HEADERS, confirmPage } from '~/domain/sessions/link-page'
-import { isWellFormedToken } from '~/utils/opaque-token'
+import { CONFIRM_PAGE_HEADERS, confirmPage } from '~/http/pages/login-link'
+import { isWellFormedToken } from '~/lib/opaque-token'
 
 export default defineApiRoute({
   summary: 'Open a login link in a browser',

@@ -1,7 +1,7 @@
 import { getHeader } from 'h3'
-import { defineApiRoute } from '~/utils/define-api-route'
-import { audited, signIn } from '~/utils/define-session-route'
-import { ApiError, Errors } from '~/utils/api-error'
+import { defineApiRoute } from '~/http/define-api-route'
+import { audited, signIn } from '~/http/define-session-route'
+import { ApiError, Errors } from '~/lib/errors'
 import { redeemLoginLink } from '~/domain/sessions/sessions'
 import { LoginLinkBody, SessionAnswer } from '~/domain/sessions/schemas'
 

@@ -1,5 +1,5 @@
-import { defineApiRoute } from '~/utils/define-api-route'
-import { audited, signIn } from '~/utils/define-session-route'
+import { defineApiRoute } from '~/http/define-api-route'
+import { audited, signIn } from '~/http/define-session-route'
 import { login } from '~/domain/sessions/sessions'
 import { LoginBody, SessionAnswer } from '~/domain/sessions/schemas'
 

@@ -1,5 +1,5 @@
-import { defineApiRoute } from '~/utils/define-api-route'
-import { audited, clearSessionCookie, sessionToken, type AuditedSession } from '~/utils/define-session-route'
+import { defineApiRoute } from '~/http/define-api-route'
+import { audited, clearSessionCookie, sessionToken, type AuditedSession } from '~/http/define-session-route'
 import { revokeSession } from '~/domain/sessions/sessions'
 
 export default audited(

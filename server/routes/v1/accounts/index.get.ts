@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '~/utils/define-api-route'
-import { keysetRequest } from '~/utils/keyset'
+import { asList, defineApiRoute } from '~/http/define-api-route'
+import { keysetRequest } from '~/http/keyset'
 import { Account, AccountListQuery } from '~/domain/accounts/schemas'
 import { listAccounts } from '~/domain/accounts/accounts'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { agentAccount } from '~/domain/agents/agents'
 import { ConversationOut, ImportBody } from '~/domain/conversations/schemas'
 import { importConversation } from '~/domain/conversations/import'

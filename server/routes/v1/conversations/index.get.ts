@@ -1,8 +1,8 @@
 import { getQuery, setResponseHeader } from 'h3'
 import * as v from 'valibot'
-import { defineApiRoute } from '~/utils/define-api-route'
-import { meta } from '~/utils/envelope'
-import { keysetRequest } from '~/utils/keyset'
+import { defineApiRoute } from '~/http/define-api-route'
+import { meta } from '~/http/envelope'
+import { keysetRequest } from '~/http/keyset'
 import { ConversationOut, LIST_REPEATABLE, ListQuery } from '~/domain/conversations/schemas'
 import {
   LIST_DEFAULT_INCLUDE,

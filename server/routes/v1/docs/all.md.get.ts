@@ -1,7 +1,7 @@
 import { setResponseHeader } from 'h3'
-import { defineApiRoute } from '~/utils/define-api-route'
-import { openApiDocument } from '~/utils/openapi-doc'
-import { allMarkdown } from '~/domain/platform/docs'
+import { defineApiRoute } from '~/http/define-api-route'
+import { openApiDocument } from '~/http/openapi-doc'
+import { allMarkdown } from '~/http/docs'
 
 export default defineApiRoute({
   summary: 'Whole reference as one Markdown file',

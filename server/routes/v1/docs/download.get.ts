@@ -1,7 +1,7 @@
 import { setResponseHeader } from 'h3'
-import { defineApiRoute } from '~/utils/define-api-route'
-import { openApiDocument } from '~/utils/openapi-doc'
-import { docsArchive } from '~/domain/platform/docs'
+import { defineApiRoute } from '~/http/define-api-route'
+import { openApiDocument } from '~/http/openapi-doc'
+import { docsArchive } from '~/http/docs'
 
 export default defineApiRoute({
   summary: 'Reference bundle (zip)',

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '~/utils/define-api-route'
-import { Cursor, Limit } from '~/utils/schemas'
+import { asList, defineApiRoute } from '~/http/define-api-route'
+import { Cursor, Limit } from '~/lib/schemas'
 import { agentAccount } from '~/domain/agents/agents'
 import { listOutbox, OutboxItem } from '~/domain/conversations/mail-outbox'
 

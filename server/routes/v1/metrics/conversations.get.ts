@@ -1,5 +1,5 @@
-import { defineApiRoute } from '~/utils/define-api-route'
-import { single } from '~/utils/envelope'
+import { defineApiRoute } from '~/http/define-api-route'
+import { single } from '~/http/envelope'
 import { ConversationMetricsQuery, ConversationMetricsReport, METRICS_REPEATABLE } from '~/domain/metrics/schemas'
 import { conversationMetrics, metricsAccounts } from '~/domain/metrics/metrics'
 

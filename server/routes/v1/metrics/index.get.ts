@@ -1,5 +1,5 @@
-import { defineApiRoute } from '~/utils/define-api-route'
-import { single } from '~/utils/envelope'
+import { defineApiRoute } from '~/http/define-api-route'
+import { single } from '~/http/envelope'
 import { METRICS_REPEATABLE, MetricsOverview, MetricsOverviewQuery } from '~/domain/metrics/schemas'
 import { metricsAccounts, metricsOverview } from '~/domain/metrics/metrics'
 

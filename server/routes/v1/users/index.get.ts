@@ -1,5 +1,5 @@
-import { asList, defineApiRoute } from '~/utils/define-api-route'
-import { keysetRequest } from '~/utils/keyset'
+import { asList, defineApiRoute } from '~/http/define-api-route'
+import { keysetRequest } from '~/http/keyset'
 import { User, UserListQuery } from '~/domain/users/schemas'
 import { listUsers } from '~/domain/users/users'
 import * as v from 'valibot'

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { User, UserCreate } from '~/domain/users/schemas'
 import { createUser } from '~/domain/users/users'
 

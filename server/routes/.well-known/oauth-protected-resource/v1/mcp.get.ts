@@ -1,5 +1,5 @@
 import { protectedResourceMetadata, publicOrigin } from '~/domain/oauth/metadata'
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 
 export default defineApiRoute({
   summary: 'Protected resource metadata of /v1/mcp (RFC 9728)',

@@ -1,4 +1,4 @@
-import { defineSessionRoute } from '~/utils/define-session-route'
+import { defineSessionRoute } from '~/http/define-session-route'
 import { revokeKey } from '~/domain/credentials/keys'
 import { DashboardKeyParams } from '~/domain/sessions/schemas'
 

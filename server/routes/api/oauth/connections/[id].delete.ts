@@ -1,4 +1,4 @@
-import { defineSessionRoute } from '~/utils/define-session-route'
+import { defineSessionRoute } from '~/http/define-session-route'
 import { disconnect } from '~/domain/oauth/connections'
 import { ConnectionParams } from '~/domain/oauth/schemas'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { AccountParams, Balance } from '~/domain/accounts/schemas'
 import { accountBalance } from '~/domain/accounts/accounts'
 

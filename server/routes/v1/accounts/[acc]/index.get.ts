@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { Account, AccountParams } from '~/domain/accounts/schemas'
 import { getAccount } from '~/domain/accounts/accounts'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { Account, AccountParams, AccountPatch } from '~/domain/accounts/schemas'
 import { patchAccount } from '~/domain/accounts/accounts'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { AccountLimits, AccountParams } from '~/domain/accounts/schemas'
 import { accountLimits } from '~/domain/accounts/accounts'
 

@@ -1,5 +1,5 @@
-import { defineApiRoute } from '~/utils/define-api-route'
-import { single } from '~/utils/envelope'
+import { defineApiRoute } from '~/http/define-api-route'
+import { single } from '~/http/envelope'
 import { AccountParams, UsageQuery, UsageReport } from '~/domain/accounts/schemas'
 import { accountUsage } from '~/domain/accounts/accounts'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { agentAccount } from '~/domain/agents/agents'
 import { AgentParams } from '~/domain/agents/schemas'
 import { Build, BuildRerun } from '~/domain/builds/schemas'

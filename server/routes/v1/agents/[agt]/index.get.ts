@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { Agent, AgentParams } from '~/domain/agents/schemas'
 import { agentAccount, getAgent } from '~/domain/agents/agents'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { AGENT_PATCH_DESCRIPTION, AgentParams, AgentPatch, AgentWriteResult } from '~/domain/agents/schemas'
 import { agentAccount, patchAgent } from '~/domain/agents/agents'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { agentAccount } from '~/domain/agents/agents'
 import { ChatConversationOut, ConversationParams, IdentifyBody } from '~/domain/conversations/chat-schemas'
 import { identifyConversation } from '~/domain/conversations/identify'

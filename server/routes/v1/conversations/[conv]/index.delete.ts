@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { AccountOnlyQuery, ConversationParams } from '~/domain/conversations/schemas'
 import { deleteConversation } from '~/domain/conversations/delete'
 

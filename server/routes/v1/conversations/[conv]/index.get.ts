@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { ConversationOut, ConversationParams, DetailQuery } from '~/domain/conversations/schemas'
 import { getConversation } from '~/domain/conversations/read'
 

@@ -1,5 +1,5 @@
 import { setResponseHeader } from 'h3'
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { agentAccount } from '~/domain/agents/agents'
 import { ConversationParams, MessageBody, MessageOut } from '~/domain/conversations/chat-schemas'
 import { postMessage } from '~/domain/conversations/messages'

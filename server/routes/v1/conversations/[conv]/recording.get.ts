@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { AccountOnlyQuery, ConversationParams } from '~/domain/conversations/schemas'
 import { getRecording } from '~/domain/conversations/read'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { KeyParams } from '~/domain/credentials/schemas'
 import { revokeKey } from '~/domain/credentials/keys'
 import { refuseOAuthPrincipal } from '~/domain/oauth/guard'

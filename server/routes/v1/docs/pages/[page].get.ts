@@ -1,9 +1,9 @@
 import { setResponseHeader } from 'h3'
 import * as v from 'valibot'
-import { defineApiRoute } from '~/utils/define-api-route'
-import { openApiDocument } from '~/utils/openapi-doc'
-import { markdownPages } from '~/domain/platform/docs'
-import { Errors } from '~/utils/api-error'
+import { defineApiRoute } from '~/http/define-api-route'
+import { openApiDocument } from '~/http/openapi-doc'
+import { markdownPages } from '~/http/docs'
+import { Errors } from '~/lib/errors'
 
 export default defineApiRoute({
   summary: 'One reference page as Markdown',

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
-import { defineApiRoute } from '~/utils/define-api-route'
-import { openApiDocument } from '~/utils/openapi-doc'
-import { markdownPages } from '~/domain/platform/docs'
+import { defineApiRoute } from '~/http/define-api-route'
+import { openApiDocument } from '~/http/openapi-doc'
+import { markdownPages } from '~/http/docs'
 
 export default defineApiRoute({
   summary: 'Index of reference pages',

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { ApiError, Errors } from '~/utils/api-error'
-import { defineApiRoute } from '~/utils/define-api-route'
+import { ApiError, Errors } from '~/lib/errors'
+import { defineApiRoute } from '~/http/define-api-route'
 import { verifyRecordingToken } from '~/domain/conversations/read'
 
 // Signed recording audio. The token in the URL is the credential (players cannot send headers). There is

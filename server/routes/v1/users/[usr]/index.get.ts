@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { User, UserParams } from '~/domain/users/schemas'
 import { getUser } from '~/domain/users/users'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { User, UserParams, UserPatch } from '~/domain/users/schemas'
 import { patchUser } from '~/domain/users/users'
 

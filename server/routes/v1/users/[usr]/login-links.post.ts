@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { UserParams } from '~/domain/users/schemas'
 import { LoginLink } from '~/domain/sessions/schemas'
 import { issueLoginLink } from '~/domain/sessions/sessions'

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { asList, defineApiRoute } from '~/http/define-api-route'
 import { Endpoint, EndpointListQuery } from '~/domain/webhooks/schemas'
 import { listEndpoints, webhookAccount } from '~/domain/webhooks/endpoints'
 

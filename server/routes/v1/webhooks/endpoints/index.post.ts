@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { CreateEndpointBody, EndpointWithSecret } from '~/domain/webhooks/schemas'
 import { createEndpoint, webhookAccount } from '~/domain/webhooks/endpoints'
 

@@ -1,5 +1,5 @@
-import { defineApiRoute } from '~/utils/define-api-route'
-import { Errors } from '~/utils/api-error'
+import { defineApiRoute } from '~/http/define-api-route'
+import { Errors } from '~/lib/errors'
 import { AccountParams, AgentList } from '~/domain/agents/schemas'
 import { agentAccount, listAgents } from '~/domain/agents/agents'
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import * as v from 'valibot'
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { agentAccount, loadAgent } from '~/domain/agents/agents'
 import { AgentParams } from '~/domain/agents/schemas'
 import { REINDEX_JOB, requestReindex, setJobIfCurrent } from '~/domain/kb/summary'

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { agentAccount, loadAgent } from '~/domain/agents/agents'
 import { AgentParams } from '~/domain/agents/schemas'
 import { KbSummary, KbSummaryReplace } from '~/domain/kb/schemas-summary'

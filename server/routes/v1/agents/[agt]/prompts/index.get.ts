@@ -1,4 +1,4 @@
-import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { asList, defineApiRoute } from '~/http/define-api-route'
 import * as v from 'valibot'
 import { AgentParams, PromptListQuery, PromptVersion } from '~/domain/agents/schemas'
 import { agentAccount } from '~/domain/agents/agents'

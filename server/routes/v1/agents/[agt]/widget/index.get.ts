@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { AgentParams, Widget } from '~/domain/agents/schemas'
 import { agentAccount } from '~/domain/agents/agents'
 import { getWidget } from '~/domain/agents/widget'

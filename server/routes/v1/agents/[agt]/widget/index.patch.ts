@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { AgentParams, Widget, WidgetPatch } from '~/domain/agents/schemas'
 import { agentAccount } from '~/domain/agents/agents'
 import { patchWidget } from '~/domain/agents/widget'

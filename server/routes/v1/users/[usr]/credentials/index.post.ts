@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { UserParams } from '~/domain/users/schemas'
 import { ApiKey, KeyCreate } from '~/domain/credentials/schemas'
 import { createKey } from '~/domain/credentials/keys'

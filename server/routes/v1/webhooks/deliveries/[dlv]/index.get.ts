@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { DeliveryDetail, DeliveryParams } from '~/domain/webhooks/schemas'
 import { webhookAccount } from '~/domain/webhooks/endpoints'
 import { getDelivery } from '~/domain/webhooks/deliveries'

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { EndpointParams } from '~/domain/webhooks/schemas'
 import { deleteEndpoint, webhookAccount } from '~/domain/webhooks/endpoints'
 

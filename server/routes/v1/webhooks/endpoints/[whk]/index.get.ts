@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { Endpoint, EndpointParams } from '~/domain/webhooks/schemas'
 import { getEndpoint, webhookAccount } from '~/domain/webhooks/endpoints'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { Endpoint, EndpointParams, PatchEndpointBody } from '~/domain/webhooks/schemas'
 import { patchEndpoint, webhookAccount } from '~/domain/webhooks/endpoints'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { EndpointParams, EndpointWithSecret } from '~/domain/webhooks/schemas'
 import { rotateSecret, webhookAccount } from '~/domain/webhooks/endpoints'
 

@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { EndpointParams, TestResult } from '~/domain/webhooks/schemas'
 import { testEndpoint, webhookAccount } from '~/domain/webhooks/endpoints'
 

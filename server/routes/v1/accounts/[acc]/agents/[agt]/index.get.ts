@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { AccountAgentParams, Agent } from '~/domain/agents/schemas'
 import { agentAccount, getAgent } from '~/domain/agents/agents'
 

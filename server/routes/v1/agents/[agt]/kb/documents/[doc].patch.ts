@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { agentAccount } from '~/domain/agents/agents'
 import { DocumentParams, DocumentPatch, KbDocument } from '~/domain/kb/document-schemas'
 import { patchDocument } from '~/domain/kb/documents'

@@ -1,7 +1,7 @@
-import { asList, defineApiRoute } from '~/utils/define-api-route'
+import { asList, defineApiRoute } from '~/http/define-api-route'
 import { agentAccount } from '~/domain/agents/agents'
 import { AgentParams } from '~/domain/agents/schemas'
-import { handleList, listOptions } from '~/domain/kb/document-routes'
+import { handleList, listOptions } from '~/http/kb-document-routes'
 
 export default defineApiRoute({
   ...listOptions,

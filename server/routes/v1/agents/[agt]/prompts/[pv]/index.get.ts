@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { PromptParams, PromptVersion } from '~/domain/agents/schemas'
 import { agentAccount } from '~/domain/agents/agents'
 import { getPrompt } from '~/domain/agents/prompts'

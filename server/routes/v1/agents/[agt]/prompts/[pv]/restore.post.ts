@@ -1,4 +1,4 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { DeployResult, PromptParams, PromptRestore } from '~/domain/agents/schemas'
 import { agentAccount } from '~/domain/agents/agents'
 import { restorePrompt } from '~/domain/agents/prompts'

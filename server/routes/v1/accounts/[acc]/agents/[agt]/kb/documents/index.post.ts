@@ -1,7 +1,7 @@
-import { defineApiRoute } from '~/utils/define-api-route'
+import { defineApiRoute } from '~/http/define-api-route'
 import { agentAccount } from '~/domain/agents/agents'
 import { AccountAgentParams } from '~/domain/agents/schemas'
-import { createOptions, handleCreate } from '~/domain/kb/document-routes'
+import { createOptions, handleCreate } from '~/http/kb-document-routes'
 
 export default defineApiRoute({
   ...createOptions,

@@ -3,7 +3,7 @@
 import { strToU8, zipSync } from 'fflate'
 import { stringify } from 'yaml'
 import { WEBHOOKS_GUIDE } from '~/domain/webhooks/guide'
-import { escapeHtml as esc } from '~/utils/html'
+import { escapeHtml as esc } from '~/lib/html'
 
 /** The HTML page needs nothing but its own <style> block: no script, no frame, no form, no base. */
 export const DOCS_CSP =

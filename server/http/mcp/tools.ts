@@ -2,9 +2,9 @@
 // (a feature on another branch) is left out, and each tool's input JSON Schema is built from the
 // route's params, query and body valibot schemas, merged into one object.
 import type * as v from 'valibot'
-import { jsonSchema } from '~/domain/platform/openapi'
-import { routeTable, type RouteEntry } from '~/utils/route-table'
-import type { ApiRouteMeta } from '~/utils/define-api-route'
+import { jsonSchema } from '~/http/openapi'
+import { routeTable, type RouteEntry } from '~/http/route-table'
+import type { ApiRouteMeta } from '~/http/define-api-route'
 import type { Scope } from '~/domain/credentials/scopes'
 import { PARAM_NAMES, TOOL_SPECS, type ToolAnnotations, type ToolSpec } from './catalogue'
 

@@ -1,7 +1,7 @@
 // Shared valibot building blocks. Keep them declarative (pitfall 12): to-json-schema turns them into
 // the OpenAPI document, and custom codes travel in the message as `code|text` (see api-error.ts).
 import * as v from 'valibot'
-import { coded } from './api-error'
+import { coded } from './errors'
 
 // Strict ISO-8601 with a time and a zone: 2026-11-22T10:00:00Z, …T10:00:00.123+02:00.
 const ISO =

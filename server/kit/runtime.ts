@@ -5,9 +5,9 @@ import type { Database } from '~/db/client'
 import type { Queue } from '~/jobs/_queue'
 import type { CredentialResolver } from '~/domain/credentials/authenticate'
 import type { RateLimiter } from './rate-limit'
-import type { Registries } from '~/kit/registries'
+import type { Registries } from './registries'
 import type { AuditWriter } from '~/domain/audit/writer'
-import type { BlobStore } from '~/kit/blob-store'
+import type { BlobStore } from './blob-store'
 import type { WebhookPump } from '~/domain/webhooks/pump'
 
 export interface Runtime {

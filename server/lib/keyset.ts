@@ -1,36 +1,22 @@
 // Keyset pagination: fetch limit + 1 rows past the decoded position; the extra row says has_more, and the
 // last returned row's sort key becomes the signed next_cursor.
 import { and, eq, lt, or, type AnyColumn, type SQL } from 'drizzle-orm'
-import type { H3Event } from 'h3'
-import type { Principal } from '~/domain/credentials/principal'
-import { decodeCursor, encodeCursor, type CursorBinding } from './cursor'
-import type { Page } from './envelope'
+import { encodeCursor, type CursorBinding } from './cursor'
+
+/** One page of a list, before the envelope. */
+export interface Page<T> {
+  data: T[]
+  limit: number
+  hasMore: boolean
+  nextCursor: string | null
+  meta?: Record<string, unknown>
+}
 
 export interface KeysetRequest {
   binding: CursorBinding
   secret: string
   /** Decoded position of the last row of the previous page, or null on the first page. */
   after: unknown[] | null
-}
-
-export async function keysetRequest(opts: {
-  event: H3Event
-  principal: Principal
-  filters: Record<string, unknown>
-  sort: string
-  limit: number
-  cursor: string | undefined
-  secret: string
-}): Promise<KeysetRequest> {
-  const binding: CursorBinding = {
-    route: `${opts.event.method} ${opts.event.path.split('?')[0].replace(/^\/api\/v1\//, '/v1/')}`,
-    filters: opts.filters,
-    sort: opts.sort,
-    limit: opts.limit,
-    credentialId: opts.principal.credentialId,
-  }
-  const after = opts.cursor ? await decodeCursor(opts.cursor, binding, opts.secret) : null
-  return { binding, secret: opts.secret, after }
 }
 
 export async function keysetPage<R, T>(

@@ -14,9 +14,9 @@ import {
   type H3Event,
 } from 'h3'
 import type * as v from 'valibot'
-import { ApiError, Errors } from './api-error'
+import { ApiError, Errors } from '~/lib/errors'
 import { list, single } from './envelope'
-import { useRuntime, type Runtime } from './runtime'
+import { useRuntime, type Runtime } from '~/kit/runtime'
 import {
   applyRateLimit,
   countAuthFailure,

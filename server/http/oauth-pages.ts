@@ -12,14 +12,14 @@ import {
   type H3Event,
 } from 'h3'
 import { eq } from 'drizzle-orm'
-import type { Runtime } from './runtime'
+import type { Runtime } from '~/kit/runtime'
 import { sessionToken } from './define-session-route'
 import { users } from '~/db/schema'
 import { resolveSession, type SessionUser } from '~/domain/sessions/sessions'
 import { signPending, type AuthRequest } from '~/domain/oauth/authorize'
 import type { ClientRow } from '~/domain/oauth/clients'
 import { LOGIN_COOKIE, LOGIN_FORM_TTL_MS, loginNonce, signLoginForm, verifyLoginForm } from '~/domain/oauth/login-csrf'
-import { consentPage, errorPage, loginPage, PAGE_HEADERS } from '~/domain/oauth/pages'
+import { consentPage, errorPage, loginPage, PAGE_HEADERS } from '~/http/pages/oauth'
 import type { Scope } from '~/domain/credentials/scopes'
 
 /** A dashboard session and the token it came with (the consent form is bound to that token). */

@@ -1,5 +1,6 @@
 // The contract's three envelopes. meta.environment is "production" on every response, errors included.
 import type { H3Event } from 'h3'
+import type { Page } from '~/lib/keyset'
 
 export const ENVIRONMENT = 'production'
 
@@ -11,14 +12,6 @@ export function meta(event: H3Event, extra: Record<string, unknown> = {}) {
 
 export function single<T extends object>(event: H3Event, object: T, extraMeta: Record<string, unknown> = {}) {
   return { ...object, meta: meta(event, extraMeta) }
-}
-
-export interface Page<T> {
-  data: T[]
-  limit: number
-  hasMore: boolean
-  nextCursor: string | null
-  meta?: Record<string, unknown>
 }
 
 export function list<T>(event: H3Event, page: Page<T>) {

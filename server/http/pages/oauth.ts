@@ -1,7 +1,7 @@
 // Server-rendered pages of the authorization endpoint: login, consent and errors. No script; every
 // interpolated value is escaped. They are never framed (clickjacking on the approve button).
 import type { Scope } from '~/domain/credentials/scopes'
-import { escapeHtml as esc } from '~/utils/html'
+import { escapeHtml as esc } from '~/lib/html'
 
 export const PAGE_HEADERS = {
   'Content-Type': 'text/html; charset=utf-8',

@@ -3,7 +3,7 @@
 // makes the binding hash differ, and the cursor answers 400 invalid_cursor.
 import { createHash } from 'node:crypto'
 import { CompactSign, compactVerify } from 'jose'
-import { Errors } from './api-error'
+import { Errors } from './errors'
 
 export interface CursorBinding {
   /** Route identity, e.g. "GET /v1/users". */

@@ -2,7 +2,7 @@
 // so opening the link must not spend it: the page only asks the person to confirm, and its form POSTs
 // the token to POST /api/auth/login-link, which redeems it. No script; never framed (a framed confirm
 // button could be clicked for someone); no Referer, so the token in the URL reaches no other site.
-import { escapeHtml as esc } from '~/utils/html'
+import { escapeHtml as esc } from '~/lib/html'
 
 export const CONFIRM_PAGE_HEADERS = {
   'Content-Type': 'text/html; charset=utf-8',

@@ -2,17 +2,17 @@
 import * as v from 'valibot'
 import type { H3Event } from 'h3'
 import type { Principal } from '~/domain/credentials/principal'
-import type { MultipartPart } from '~/utils/define-api-route'
-import type { Runtime } from '~/utils/runtime'
-import { keysetRequest } from '~/utils/keyset'
-import { createDocument, listDocuments } from './documents'
+import type { MultipartPart } from './define-api-route'
+import type { Runtime } from '~/kit/runtime'
+import { keysetRequest } from './keyset'
+import { createDocument, listDocuments } from '~/domain/kb/documents'
 import {
   DocumentAccepted,
   DocumentCreateJson,
   DocumentCreateMultipart,
   DocumentListQuery,
   KbDocument,
-} from './document-schemas'
+} from '~/domain/kb/document-schemas'
 
 export const createOptions = {
   summary: 'Add a knowledge document',

@@ -1,8 +1,8 @@
 import type { H3Event } from 'h3'
-import { buildOpenApi } from '~/domain/platform/openapi'
+import { buildOpenApi } from './openapi'
 import { publicOrigin } from '~/domain/oauth/metadata'
 import { routeTable } from './route-table'
-import { useRuntime } from './runtime'
+import { useRuntime } from '~/kit/runtime'
 
 let cached: Promise<ReturnType<typeof buildOpenApi>> | undefined
 

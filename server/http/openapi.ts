@@ -2,8 +2,8 @@
 // class and error codes, so the document cannot drift from what the code validates.
 import type * as v from 'valibot'
 import { toJsonSchema } from '@valibot/to-json-schema'
-import type { RouteEntry } from '~/utils/route-table'
-import { VERSION } from './health'
+import type { RouteEntry } from './route-table'
+import { VERSION } from '~/domain/platform/health'
 import { OAUTH_ERROR_STATUS } from '~/domain/oauth/errors'
 
 const GENERIC_ERRORS: Record<string, [number, string]> = {
@@ -25,7 +25,7 @@ const GENERIC_ERRORS: Record<string, [number, string]> = {
   internal_error: [500, 'Unexpected failure; quote the request id'],
 }
 
-/** A valibot schema as JSON Schema 2020-12 (also the MCP tool inputs, server/domain/mcp/tools.ts). */
+/** A valibot schema as JSON Schema 2020-12 (also the MCP tool inputs, server/http/mcp/tools.ts). */
 export const jsonSchema = (s: v.GenericSchema) => {
   const out = toJsonSchema(s, { errorMode: 'ignore', target: 'draft-2020-12' }) as Record<string, unknown>
   delete out.$schema
