@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join, resolve } from 'node:path'
 import * as v from 'valibot'
-import { isValidAllowEntry } from '~/domain/credentials/ip'
+import { isValidAllowEntry } from '~/lib/ip'
 
 const Env = v.object({
   PORT: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3000'),

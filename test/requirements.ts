@@ -110,6 +110,11 @@ export const requirements = {
     source: 'issue 2 Plugin registries',
     behavior: 'Each plugin registry rejects a duplicate name at boot with a clear message.',
   },
+  'plugins.boot-providers': {
+    source: 'issue 13 Providers checked at boot',
+    behavior:
+      'The configured chat engine and mailer are resolved at boot: an unknown SVC_CHAT_ENGINE or SVC_MAIL stops the process with a message naming the setting and the known names.',
+  },
   'plugins.contract': {
     source: 'architecture rule 6; issue 4 Capabilities',
     behavior:

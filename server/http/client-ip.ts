@@ -4,7 +4,7 @@
 import { Socket } from 'node:net'
 import type { H3Event } from 'h3'
 import { loadConfig } from '~/config'
-import { ipAllowed } from '~/domain/credentials/ip'
+import { ipAllowed } from '~/lib/ip'
 
 const unmapped = (ip: string) => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip)
 

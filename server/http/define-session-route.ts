@@ -30,7 +30,7 @@ import {
   type ApiRouteOptions,
 } from './define-api-route'
 import type { Principal } from '~/domain/credentials/principal'
-import { ipAllowed } from '~/domain/credentials/ip'
+import { ipAllowed } from '~/lib/ip'
 import {
   lookupSession,
   presentSession,

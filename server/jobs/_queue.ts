@@ -2,16 +2,11 @@
 // Jobs live in the database, so a restart (or a crash) resumes them; any number of instances share them.
 import PgBoss from 'pg-boss'
 import type { Database } from '~/db/client'
-import type { JobContext, JobDefinition } from '~/kit/job'
+import type { JobContext, JobDefinition, Queue } from '~/kit/job'
+import { resolveProviders, type Providers } from '~/kit/providers'
+export type { Queue } from '~/kit/job'
 import { createRegistry } from '~/kit/registry'
 import { createFsBlobStore, type BlobStore } from '~/kit/blob-store'
-
-export interface Queue {
-  boss: PgBoss
-  send: JobContext['send']
-  state(): Promise<'ok' | 'degraded'>
-  stop(): Promise<void>
-}
 
 export async function startQueue(opts: {
   database: Database
@@ -19,6 +14,8 @@ export async function startQueue(opts: {
   jobs: JobDefinition[]
   pollSeconds: number
   registries: JobContext['registries']
+  /** Resolved at boot; a process that starts only the queue (tests) resolves them on first use. */
+  providers?: Providers
   config: JobContext['config']
   /** Defaults to the filesystem store under config.dataDir. */
   blobs?: BlobStore
@@ -47,6 +44,10 @@ export async function startQueue(opts: {
     send,
     log,
     registries: opts.registries,
+    get providers() {
+      opts.providers ??= resolveProviders(opts.registries, opts.config)
+      return opts.providers
+    },
     config: opts.config,
     blobs: opts.blobs ?? createFsBlobStore(opts.config.blobDir),
   }

@@ -9,7 +9,7 @@ export default defineJob<{ conversation_id: string }>({
   retryDelaySeconds: 5,
   concurrency: 2,
   async run(data, ctx) {
-    const engine = ctx.registries.chat.require(ctx.config.chatEngine)
+    const engine = ctx.providers.chat
     await summarizeConversation(ctx.database, engine, data.conversation_id)
   },
 })

@@ -8,7 +8,7 @@ export default defineJob<{ agent_id: string; request_id: string }>({
   retryLimit: 2,
   concurrency: 2,
   async run(data, ctx) {
-    const engine = ctx.registries.chat.require(ctx.config.chatEngine)
+    const engine = ctx.providers.chat
     await runReindex(ctx.database, engine, data.agent_id, data.request_id, ctx.log)
   },
 })

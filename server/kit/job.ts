@@ -3,7 +3,9 @@
 import type { Config } from '~/config'
 import type { Database } from '~/db/client'
 import type { Registries } from './registries'
+import type PgBoss from 'pg-boss'
 import type { BlobStore } from './blob-store'
+import type { Providers } from './providers'
 
 export interface JobContext {
   database: Database
@@ -16,6 +18,8 @@ export interface JobContext {
   log(message: string, extra?: Record<string, unknown>): void
   /** Plugin registries and configuration, for jobs that call providers (builds, summaries, deliveries). */
   registries: Registries
+  /** The configured chat engine, mailer and telephony provider. */
+  providers: Providers
   config: Config
   /** Original uploads (knowledge-base files). */
   blobs: BlobStore
@@ -35,3 +39,11 @@ export interface JobDefinition<D extends object = any> {
 }
 
 export const defineJob = <D extends object>(job: JobDefinition<D>) => job
+
+/** The job queue of this process (pg-boss on the same database; jobs/_queue.ts). */
+export interface Queue {
+  boss: PgBoss
+  send: JobContext['send']
+  state(): Promise<'ok' | 'degraded'>
+  stop(): Promise<void>
+}

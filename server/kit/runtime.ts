@@ -2,19 +2,30 @@
 // Middleware 01 awaits it before any route runs; routes then read the runtime synchronously.
 import type { Config } from '~/config'
 import type { Database } from '~/db/client'
-import type { Queue } from '~/jobs/_queue'
 import type { CredentialResolver } from '~/domain/credentials/authenticate'
 import type { RateLimiter } from './rate-limit'
 import type { Registries } from './registries'
-import type { AuditWriter } from '~/domain/audit/writer'
+import type { AuditWriter } from './audit-writer'
 import type { BlobStore } from './blob-store'
-import type { WebhookPump } from '~/domain/webhooks/pump'
+import type { Providers } from './providers'
+import type { Queue } from './job'
+
+/** Webhook dispatch and delivery in this process (implemented by domain/webhooks/pump.ts). */
+export interface WebhookPump {
+  /** Run a pass now (coalesced with one already running). */
+  kick(): void
+  state(): 'ok' | 'degraded'
+  inFlight(): number
+  stop(): Promise<void>
+}
 
 export interface Runtime {
   config: Config
   database: Database
   queue: Queue
   registries: Registries
+  /** The configured chat engine, mailer and telephony provider, resolved at boot. */
+  providers: Providers
   rateLimiter: RateLimiter
   /** Failed unauthenticated attempts, per client IP. */
   authFailureLimiter: RateLimiter

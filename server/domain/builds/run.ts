@@ -182,7 +182,7 @@ export async function runBuild(ctx: JobContext, buildId: string): Promise<void> 
   if (!build) return
   const [agent] = await ctx.database.db.select().from(agents).where(eq(agents.id, build.agentId))
   if (!agent) return save(ctx.database.db, build.id, { status: 'failed', finishedAt: new Date() })
-  const engine = ctx.registries.chat.require(ctx.config.chatEngine)
+  const engine = ctx.providers.chat
   const steps: BuildStep[] = build.steps.map((s) => ({ ...s }))
   const outputs: Record<string, unknown> = { ...build.outputs }
   for (const step of steps) {

@@ -101,7 +101,7 @@ async function runTool(
   const parsed = v.safeParse(cap.parameters, call.arguments)
   if (!parsed.success) return { ok: false, message: `Invalid arguments for ${cap.name}: ${parsed.issues[0].message}` }
   const settings = Object.fromEntries(cap.needs.map((k) => [k, agent.capabilitySettings?.[k]]))
-  const mailer = runtime.registries.mail.require(runtime.config.mail)
+  const mailer = runtime.providers.mail
   return cap.run(
     {
       accountId: conv.accountId,
@@ -222,7 +222,7 @@ async function runTurn(
   const { database } = runtime
   const agent = conv.agentId ? await loadAgent(database.db, conv.accountId, conv.agentId) : null
   if (!agent) throw Errors.notFound('Agent')
-  const engine = runtime.registries.chat.require(runtime.config.chatEngine)
+  const engine = runtime.providers.chat
   const previous = await database.db
     .select()
     .from(turns)

@@ -15,6 +15,7 @@ import { rowsOf, type Database } from '~/db/client'
 import { events, webhookDeliveries, webhookEndpoints } from '~/db/schema'
 import { activeSecrets, type EndpointRow } from './endpoints'
 import { DELIVERY_TIMEOUT_MS, postSigned } from './send'
+import type { WebhookPump } from '~/kit/runtime'
 
 const DISPATCH_BATCH = 200
 /** Deliveries in flight per process: a dead receiver holds one slot for at most the 10 s timeout. */
@@ -248,14 +249,6 @@ async function release(database: Database, d: Claimed) {
     .update(webhookDeliveries)
     .set({ lockedUntil: null, claimToken: null })
     .where(and(eq(webhookDeliveries.id, d.id), eq(webhookDeliveries.claimToken, d.claim_token)))
-}
-
-export interface WebhookPump {
-  /** Run a pass now (coalesced with one already running). */
-  kick(): void
-  state(): 'ok' | 'degraded'
-  inFlight(): number
-  stop(): Promise<void>
 }
 
 let current: WebhookPump | undefined

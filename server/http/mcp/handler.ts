@@ -10,7 +10,7 @@ import { authenticateRequest, warnOfExpiry, type ApiRouteMeta } from '~/http/def
 import { ApiError, toApiError } from '~/lib/errors'
 import { clientIp } from '~/http/client-ip'
 import { useRuntime } from '~/kit/runtime'
-import { ipAllowed } from '~/domain/credentials/ip'
+import { ipAllowed } from '~/lib/ip'
 import { bearerChallenge, publicOrigin } from '~/domain/oauth/metadata'
 import type { Principal } from '~/domain/credentials/principal'
 import { jsonRpcError } from './jsonrpc'

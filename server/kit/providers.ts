@@ -1,0 +1,40 @@
+// The providers this process is configured to use, resolved once at boot from the registries: a mistyped
+// SVC_CHAT_ENGINE or SVC_MAIL stops the boot with a message naming the setting and the known names,
+// instead of answering 500 on the first chat message or mail.
+import type { Config } from '~/config'
+import type { ChatEngine } from './chat-engine'
+import type { Mailer } from './mailer'
+import type { Registries } from './registries'
+import type { Registry, Named } from './registry'
+import type { Telephony } from './telephony'
+
+export interface Providers {
+  chat: ChatEngine
+  mail: Mailer
+  /** null while no telephony provider is installed at all (the run surfaces bring the first ones). */
+  telephony: Telephony | null
+}
+
+export class ProviderConfigError extends Error {}
+
+function pick<T extends Named>(registry: Registry<T>, setting: string, name: string): T {
+  const found = registry.get(name)
+  if (found) return found
+  const known = registry
+    .list()
+    .map((p) => p.name)
+    .join(', ')
+  throw new ProviderConfigError(
+    `[config] ${setting}="${name}" names no ${registry.kind} (known: ${known || 'none installed'})`,
+  )
+}
+
+export function resolveProviders(registries: Registries, config: Config): Providers {
+  return {
+    chat: pick(registries.chat, 'SVC_CHAT_ENGINE', config.chatEngine),
+    mail: pick(registries.mail, 'SVC_MAIL', config.mail),
+    telephony: registries.telephony.list().length
+      ? pick(registries.telephony, 'SVC_TELEPHONY', config.telephony)
+      : null,
+  }
+}

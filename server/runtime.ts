@@ -1,0 +1,115 @@
+// The composition root: builds the process's Runtime from the kit ports at boot. Everything that can be
+// checked before serving is checked here, synchronously where possible: configuration, duplicate plugin
+// names, and the configured providers (an unknown SVC_CHAT_ENGINE or SVC_MAIL stops the boot).
+// Only server/plugins/10.boot.ts imports this file; the rest of the code reads the result through
+// useRuntime() (~/kit/runtime).
+import type { Config } from '~/config'
+import { loadConfig } from '~/config'
+import { openDatabase } from '~/db/client'
+import { migrate, type Migration } from '~/db/migrate'
+import { personalKeyResolver, requireActiveTenant } from '~/domain/credentials/keys'
+import { configureQuotas } from '~/domain/limits/quotas'
+import { oauthAccessTokenResolver } from '~/domain/oauth/tokens'
+import { startWebhookPump } from '~/domain/webhooks/pump'
+import { startQueue } from '~/jobs/_queue'
+import { createAuditWriter } from '~/kit/audit-writer'
+import { createFsBlobStore } from '~/kit/blob-store'
+import type { Capability } from '~/kit/capability'
+import type { ChatEngine } from '~/kit/chat-engine'
+import type { JobDefinition } from '~/kit/job'
+import type { Mailer } from '~/kit/mailer'
+import { resolveProviders, type Providers } from '~/kit/providers'
+import { createRateLimiter } from '~/kit/rate-limit'
+import { createRegistries, type Registries } from '~/kit/registries'
+import type { Runtime } from '~/kit/runtime'
+import type { Telephony } from '~/kit/telephony'
+import type { VoiceProvider } from '~/kit/voice'
+
+/** What the build generates from the folders (virtual manifests in nitro.config.ts). */
+export interface Installed {
+  migrations: Migration[]
+  jobs: JobDefinition[]
+  capabilities: Capability[]
+  chat: ChatEngine[]
+  voice: VoiceProvider[]
+  telephony: Telephony[]
+  mail: Mailer[]
+}
+
+export interface Prepared {
+  config: Config
+  registries: Registries
+  providers: Providers
+}
+
+/** The synchronous part: throws on bad configuration, a duplicate plugin name or an unknown provider. */
+export function prepareRuntime(installed: Installed): Prepared {
+  const config = loadConfig()
+  configureQuotas(config.quotas)
+  const registries = createRegistries()
+  registries.capabilities.registerAll(installed.capabilities)
+  registries.chat.registerAll(installed.chat)
+  registries.voice.registerAll(installed.voice)
+  registries.telephony.registerAll(installed.telephony)
+  registries.mail.registerAll(installed.mail)
+  return { config, registries, providers: resolveProviders(registries, config) }
+}
+
+/** The asynchronous part: database, migrations, queue, limiters, audit writer and webhook pump. */
+export async function buildRuntime(
+  { config, registries, providers }: Prepared,
+  installed: Installed,
+): Promise<Runtime> {
+  if (config.masterKeyFile)
+    console.log(
+      `[boot] master key: ${config.masterKeyFile} (generated for development; set SVC_MASTER_KEY in production)`,
+    )
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir })
+  const applied = await migrate(database, installed.migrations)
+  if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
+  const blobs = createFsBlobStore(config.blobDir)
+  const queue = await startQueue({
+    database,
+    databaseUrl: config.databaseUrl,
+    jobs: installed.jobs,
+    pollSeconds: config.jobPollSeconds,
+    registries,
+    providers,
+    config,
+    blobs,
+  })
+  let redis: unknown
+  if (config.redisUrl) {
+    const { default: Redis } = await import('ioredis')
+    redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+  }
+  const runtime: Runtime = {
+    config,
+    database,
+    queue,
+    registries,
+    providers,
+    rateLimiter: createRateLimiter({ redis, prefix: 'rl' }),
+    authFailureLimiter: createRateLimiter({ redis, prefix: 'rl-auth' }),
+    credentialResolvers: [
+      personalKeyResolver(database),
+      requireActiveTenant(database, oauthAccessTokenResolver(database)),
+    ],
+    audit: createAuditWriter(database),
+    blobs,
+    webhooks: startWebhookPump({ database, config, intervalMs: config.jobPollSeconds * 1000 }),
+    startedAt: new Date(),
+  }
+  console.log(
+    `[boot] ready on ${database.kind === 'pglite' ? `embedded PGlite (${config.dataDir})` : 'PostgreSQL'}: ${config.publicUrl}/v1`,
+  )
+  return runtime
+}
+
+/** Shutdown in reverse order of dependence; each part is stopped even when another fails. */
+export async function stopRuntime(runtime: Runtime | undefined) {
+  await runtime?.webhooks.stop().catch(() => {})
+  await runtime?.audit.stop().catch(() => {})
+  await runtime?.queue.stop().catch(() => {})
+  await runtime?.database.close().catch(() => {})
+}

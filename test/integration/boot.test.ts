@@ -1,0 +1,30 @@
+// Providers are resolved at boot: a mistyped name stops the process before it serves, instead of a 500 on
+// the first chat message or mail.
+import { describe, expect, it } from 'vitest'
+import { startServer } from '../helpers/server'
+import { verifies } from '../requirements'
+
+describe('providers checked at boot', () => {
+  it('an unknown SVC_CHAT_ENGINE stops the boot, naming the setting and the installed engines', async () => {
+    verifies('plugins.boot-providers')
+    const started = startServer({ env: { SVC_CHAT_ENGINE: 'opnai' } })
+    await expect(started).rejects.toThrow(/server exited \(1\)/)
+    await expect(started).rejects.toThrow(/SVC_CHAT_ENGINE="opnai" names no chat engine \(known: local, openai\)/)
+  })
+
+  it('an unknown SVC_MAIL stops the boot the same way', async () => {
+    verifies('plugins.boot-providers')
+    await expect(startServer({ env: { SVC_MAIL: 'sendgird' } })).rejects.toThrow(
+      /SVC_MAIL="sendgird" names no mailer \(known: outbox, smtp\)/,
+    )
+  })
+
+  it('a known engine boots and answers (the control)', async () => {
+    const server = await startServer({ env: { SVC_CHAT_ENGINE: 'local', SVC_MAIL: 'outbox' } })
+    try {
+      expect((await fetch(`${server.base}/health`)).status).toBe(200)
+    } finally {
+      await server.stop()
+    }
+  })
+})
