@@ -3,8 +3,8 @@
 // names, and the configured providers (an unknown SVC_CHAT_ENGINE or SVC_MAIL stops the boot).
 // Only server/plugins/10.boot.ts imports this file; the rest of the code reads the result through
 // useRuntime() (~/kit/runtime).
-import type { Config } from '~/config'
-import { loadConfig } from '~/config'
+import type { Config } from './config'
+import { loadConfig } from './config'
 import { openDatabase } from '~/db/client'
 import { migrate, type Migration } from '~/db/migrate'
 import { personalKeyResolver, requireActiveTenant } from '~/domain/credentials/keys'

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
 import { Cursor, Id, Limit } from '~/lib/schemas'
-import { isValidAllowEntry } from '../../lib/ip'
+import { isValidAllowEntry } from '~/lib/ip'
 
 const ScopeList = v.pipe(
   v.array(
