@@ -7,9 +7,7 @@ import type { Config } from './config'
 import { loadConfig } from './config'
 import { openDatabase } from '~/db/client'
 import { migrate, type Migration } from '~/db/migrate'
-import { personalKeyResolver, requireActiveTenant } from '~/domain/credentials/keys'
 import { configureQuotas } from '~/domain/limits/quotas'
-import { oauthAccessTokenResolver } from '~/domain/oauth/tokens'
 import { startWebhookPump } from '~/domain/webhooks/pump'
 import { startQueue } from '~/jobs/_queue'
 import { createAuditWriter } from '~/kit/audit-writer'
@@ -91,10 +89,6 @@ export async function buildRuntime(
     providers,
     rateLimiter: createRateLimiter({ redis, prefix: 'rl' }),
     authFailureLimiter: createRateLimiter({ redis, prefix: 'rl-auth' }),
-    credentialResolvers: [
-      personalKeyResolver(database),
-      requireActiveTenant(database, oauthAccessTokenResolver(database)),
-    ],
     audit: createAuditWriter(database),
     blobs,
     webhooks: startWebhookPump({ database, config, intervalMs: config.jobPollSeconds * 1000 }),

@@ -5,8 +5,8 @@ import { defineEventHandler, getHeader, readRawBody, setResponseHeader, setRespo
 import type * as v from 'valibot'
 import { ApiError } from '~/lib/errors'
 import { useRuntime, type Runtime } from '~/kit/runtime'
-import type { ApiRouteMeta } from './define-api-route'
-import { OAuthError, OAuthErrors } from '~/domain/oauth/errors'
+import type { ApiRouteMeta } from './route-meta'
+import { OAuthError, OAuthErrors, type OAuthErrorCode } from '~/domain/oauth/errors'
 
 export interface OAuthRouteOptions<R> {
   summary: string
@@ -16,7 +16,7 @@ export interface OAuthRouteOptions<R> {
   body?: v.GenericSchema
   response?: v.GenericSchema
   status?: number
-  errors: string[]
+  errors: OAuthErrorCode[]
   handler: (ctx: { event: H3Event; runtime: Runtime }) => R | Promise<R>
 }
 

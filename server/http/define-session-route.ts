@@ -14,23 +14,7 @@ import {
   type H3Event,
 } from 'h3'
 import type * as v from 'valibot'
-import { ApiError, Errors } from '~/lib/errors'
-import { list, single } from './envelope'
-import { useRuntime, type Runtime } from '~/kit/runtime'
-import {
-  applyRateLimit,
-  countAuthFailure,
-  isList,
-  parseBody,
-  parseQuery,
-  parseWith,
-  rateClassOf,
-  refuseIfFailureLimited,
-  type ApiRouteMeta,
-  type ApiRouteOptions,
-} from './define-api-route'
 import type { Principal } from '~/domain/credentials/principal'
-import { ipAllowed } from '~/lib/ip'
 import {
   lookupSession,
   presentSession,
@@ -39,12 +23,23 @@ import {
   type Session,
   type SessionUser,
 } from '~/domain/sessions/sessions'
-import { clientIp } from './client-ip'
+import { useRuntime, type Runtime } from '~/kit/runtime'
+import { ApiError, Errors, apiError } from '~/lib/errors'
+import { envelopeOf } from './define-api-route'
+import { list, single } from './envelope'
+import { bindKeyset } from './keyset'
+import { auditOnFinish, type AuditedAs } from './pipeline/audit'
+import {
+  applyRateLimit,
+  countAuthFailure,
+  rateClassOf,
+  refuseIfFailureLimited,
+  requireAllowedIp,
+} from './pipeline/guards'
+import { parseBody, parseQuery, parseWith } from './pipeline/parse'
+import type { ApiRouteMeta, ApiRouteOptions, BindKeyset, ObjSchema, Out } from './route-meta'
 
 export const SESSION_COOKIE = 'svc_session'
-
-type ObjSchema = v.ObjectSchema<any, any> | v.StrictObjectSchema<any, any> | v.LooseObjectSchema<any, any>
-type Out<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined
 
 export interface SessionRouteContext<P, Q, B> {
   event: H3Event
@@ -55,6 +50,7 @@ export interface SessionRouteContext<P, Q, B> {
   /** Synthetic personal principal of the logged-in user (see sessionPrincipal). */
   principal: Principal
   runtime: Runtime
+  keyset: BindKeyset
 }
 
 type SessionRouteOptions<PS, QS, BS, R> = Omit<
@@ -82,17 +78,18 @@ export function defineSessionRoute<
       accountId: session.accountId,
     } satisfies AuditedSession
     // A session opened by a login link is confined to the issuing credential's addresses.
-    if (!ipAllowed(clientIp(event), session.ipAllowlist))
-      throw new ApiError(403, 'ip_not_allowed', 'This session does not accept requests from your IP address.')
+    requireAllowedIp(event, session.ipAllowlist, 'session')
     await applyRateLimit(event, runtime, principal, rateClassOf(opts, event))
     const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
     const query = parseQuery(event, meta)
     const body = await parseBody(event, meta)
-    const result = await opts.handler({ event, params, query, body, session, principal, runtime } as any)
-    if (opts.status) setResponseStatus(event, opts.status)
-    if (opts.status === 204) return null
-    if (isList(result)) return list(event, result)
-    return single(event, (result ?? {}) as object)
+    const keyset = bindKeyset(event, principal, runtime.config.secret)
+    const result = await opts.handler({ event, params, query, body, session, principal, runtime, keyset } as any)
+    const answer = envelopeOf(opts.status ?? 200, result, false, 200)
+    setResponseStatus(event, answer.status)
+    if (answer.kind === 'empty') return null
+    if (answer.kind === 'list') return list(event, answer.payload as any)
+    return single(event, answer.payload as object)
   })
   return Object.assign(handler, { __api: meta })
 }
@@ -104,8 +101,7 @@ export function sessionToken(event: H3Event): string | undefined {
     const m = /^Session[ ]+(\S+)\s*$/i.exec(header)
     // Bearer (an API key, the master key or an OAuth token) or any other scheme: not a dashboard credential.
     if (!m)
-      throw new ApiError(
-        401,
+      throw apiError(
         'invalid_credentials',
         'Dashboard routes need a session (cookie svc_session or Authorization: Session <token> from POST /api/auth/login); API keys are not accepted here.',
       )
@@ -116,12 +112,11 @@ export function sessionToken(event: H3Event): string | undefined {
 
 async function authenticateSession(event: H3Event, runtime: Runtime): Promise<SessionUser> {
   const token = sessionToken(event)
-  if (!token)
-    throw new ApiError(401, 'missing_credentials', 'Log in first: POST /api/auth/login sets the svc_session cookie.')
+  if (!token) throw apiError('missing_credentials', 'Log in first: POST /api/auth/login sets the svc_session cookie.')
   const found = await lookupSession(runtime.database, token)
   if (!found) {
     await countAuthFailure(event, runtime)
-    throw new ApiError(401, 'invalid_credentials', 'The session is unknown, expired or logged out; log in again.')
+    throw apiError('invalid_credentials', 'The session is unknown, expired or logged out; log in again.')
   }
   if (found.suspended) throw Errors.accountSuspended()
   return found.session
@@ -139,25 +134,14 @@ export interface AuditedSession {
  * or null when no session was established (a failed login).
  */
 export function auditDashboard(event: H3Event, runtime: Runtime) {
-  const started = Date.now()
-  const path = (event.node.req.originalUrl ?? event.node.req.url ?? event.path).split('?')[0]
-  event.node.res.once('finish', () => {
+  auditOnFinish(event, runtime, (): AuditedAs => {
     const who = event.context.dashboardSession as AuditedSession | undefined
-    runtime.audit.record({
-      requestId: event.context.requestId,
+    return {
       credentialType: who ? 'session' : null,
       credentialId: who?.sessionId ?? null,
       accountIds: who?.accountId ? [who.accountId] : [],
       crossAccount: false,
-      method: event.method,
-      path,
-      statusCode: event.node.res.statusCode,
-      errorCode: (event.context.errorCode as string | undefined) ?? null,
-      ip: clientIp(event),
-      userAgent: (event.node.req.headers['user-agent'] as string | undefined)?.slice(0, 512) ?? null,
-      durationMs: Date.now() - started,
-      createdAt: new Date(started),
-    })
+    }
   })
 }
 

@@ -1,10 +1,8 @@
 // The option sets of the knowledge-document routes, shared by the flat form and the account alias.
 import * as v from 'valibot'
-import type { H3Event } from 'h3'
-import type { Principal } from '~/domain/credentials/principal'
-import type { MultipartPart } from './define-api-route'
+import type { BindKeyset, MultipartPart } from './route-meta'
 import type { Runtime } from '~/kit/runtime'
-import { keysetRequest } from './keyset'
+import type { ErrorCode } from '~/lib/errors'
 import { createDocument, listDocuments } from '~/domain/kb/documents'
 import {
   DocumentAccepted,
@@ -26,7 +24,13 @@ export const createOptions = {
   multipartBody: DocumentCreateMultipart,
   status: 202,
   response: DocumentAccepted,
-  errors: ['invalid_id', 'agent_not_found', 'invalid_url', 'plan_limit_reached', 'quota_exceeded'],
+  errors: [
+    'invalid_id',
+    'agent_not_found',
+    'invalid_url',
+    'plan_limit_reached',
+    'quota_exceeded',
+  ] satisfies ErrorCode[],
 }
 
 export const listOptions = {
@@ -38,7 +42,7 @@ export const listOptions = {
   dataRoute: true,
   query: DocumentListQuery,
   response: v.object({ data: v.array(KbDocument) }),
-  errors: ['invalid_id', 'agent_not_found', 'invalid_limit', 'invalid_cursor'],
+  errors: ['invalid_id', 'agent_not_found', 'invalid_limit', 'invalid_cursor'] satisfies ErrorCode[],
 }
 
 export function handleCreate(
@@ -62,22 +66,13 @@ export function handleCreate(
 }
 
 export async function handleList(
-  event: H3Event,
   runtime: Runtime,
-  principal: Principal,
+  keyset: BindKeyset,
   accountId: string,
   agentId: string,
   query: v.InferOutput<typeof DocumentListQuery>,
 ) {
   const filters = { kind: query.kind ?? null, status: query.status ?? null }
-  const page = await keysetRequest({
-    event,
-    principal,
-    filters,
-    sort: '-created_at,-kind,-id',
-    limit: query.limit,
-    cursor: query.cursor,
-    secret: runtime.config.secret,
-  })
+  const page = await keyset({ filters, sort: '-created_at,-kind,-id', limit: query.limit, cursor: query.cursor })
   return listDocuments(runtime.database, accountId, agentId, { kind: query.kind, status: query.status }, page)
 }

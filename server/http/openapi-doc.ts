@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
 import { buildOpenApi } from './openapi'
-import { publicOrigin } from '~/domain/oauth/metadata'
+import { publicOrigin } from '~/http/public-origin'
 import { routeTable } from './route-table'
 import { useRuntime } from '~/kit/runtime'
 

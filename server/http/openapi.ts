@@ -4,26 +4,8 @@ import type * as v from 'valibot'
 import { toJsonSchema } from '@valibot/to-json-schema'
 import type { RouteEntry } from './route-table'
 import { VERSION } from '~/domain/platform/health'
-import { OAUTH_ERROR_STATUS } from '~/domain/oauth/errors'
-
-const GENERIC_ERRORS: Record<string, [number, string]> = {
-  missing_credentials: [401, 'No bearer credential'],
-  invalid_credentials: [401, 'Unknown, malformed or revoked credential'],
-  expired_token: [401, 'Credential past expiry'],
-  insufficient_scope: [403, 'The credential lacks the route scope'],
-  forbidden_account: [403, 'The account is not on the credential'],
-  ip_not_allowed: [403, 'Source IP outside the key ip_allowlist'],
-  account_suspended: [403, 'The credential belongs to a suspended user or account'],
-  rate_limited: [429, 'Rate class or per-IP limit reached; see Retry-After'],
-  validation_error: [400, 'A value failed validation; error.field names it'],
-  unsupported_field: [400, 'Unknown body key; error.field names it'],
-  unsupported_filter: [400, 'Unknown query parameter, enum value, include or sort'],
-  invalid_json: [400, 'Malformed JSON body'],
-  empty_update: [400, 'Patch with no fields'],
-  unsupported_media_type: [415, 'Body is not application/json'],
-  payload_too_large: [413, 'JSON body above 2 MB or upload above 10 MB'],
-  internal_error: [500, 'Unexpected failure; quote the request id'],
-}
+import { ERROR_CODES, isErrorCode, statusOf } from '~/lib/errors'
+import { OAUTH_ERROR_STATUS, type OAuthErrorCode } from '~/domain/oauth/errors'
 
 /** A valibot schema as JSON Schema 2020-12 (also the MCP tool inputs, server/http/mcp/tools.ts). */
 export const jsonSchema = (s: v.GenericSchema) => {
@@ -132,7 +114,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         ]
     const byStatus = new Map<number, string[]>()
     for (const code of new Set(errorCodes)) {
-      const status = GENERIC_ERRORS[code]?.[0] ?? statusFromCode(code)
+      const status = isErrorCode(code) ? statusOf(code) : 400
       byStatus.set(status, [...(byStatus.get(status) ?? []), code])
     }
     const success = String(meta.status ?? 200)
@@ -152,7 +134,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
     }
     if (meta.errorFormat === 'oauth') byStatus.clear()
     for (const code of meta.errorFormat === 'oauth' ? [...(meta.errors ?? []), 'server_error'] : []) {
-      const status = OAUTH_ERROR_STATUS[code] ?? 400
+      const status = OAUTH_ERROR_STATUS[code as OAuthErrorCode] ?? 400
       byStatus.set(status, [...(byStatus.get(status) ?? []), code])
     }
     for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
@@ -169,7 +151,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         continue
       }
       responses[String(status)] = {
-        description: codes.map((c) => `\`${c}\`${GENERIC_ERRORS[c] ? `: ${GENERIC_ERRORS[c][1]}` : ''}`).join('; '),
+        description: codes.map((c) => `\`${c}\`${isErrorCode(c) ? `: ${ERROR_CODES[c][1]}` : ''}`).join('; '),
         content: {
           'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: errorExample(codes[0]) },
         },
@@ -286,21 +268,11 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
   }
 }
 
-function statusFromCode(code: string): number {
-  if (/not_found$/.test(code)) return 404
-  if (/exists$|in_progress$|reused$|in_use$/.test(code)) return 409
-  if (code === 'payment_required') return 402
-  if (code === 'plan_limit_reached') return 403
-  if (code === 'conversation_deleted') return 410
-  if (code === 'quota_exceeded') return 429
-  return 400
-}
-
 function errorExample(code: string) {
   return {
     error: {
       code,
-      message: GENERIC_ERRORS[code]?.[1] ?? code.replace(/_/g, ' '),
+      message: isErrorCode(code) ? ERROR_CODES[code][1] : code.replace(/_/g, ' '),
       field: null,
       request_id: 'req_example',
     },

@@ -2,7 +2,7 @@
 // 2.13.x for this reason). Lazy route modules are imported once to read what defineApiRoute attached.
 // @ts-expect-error internal virtual module without types
 import { handlers } from '#nitro-internal-virtual/server-handlers'
-import type { ApiRouteMeta } from './define-api-route'
+import type { ApiRouteMeta } from './route-meta'
 
 interface NitroHandler {
   route: string

@@ -1,7 +1,7 @@
 // Indexes one knowledge document (upload, inline text or one page). Safe to deliver twice: only a
 // document still processing is worked on, and the final update is conditional on that status.
 import { defineJob } from '~/kit/job'
-import { ingestDocument } from '~/domain/kb/documents'
+import { ingestDocument } from '~/domain/kb/ingest'
 
 export default defineJob<{ doc_id: string }>({
   name: 'kb.ingest',

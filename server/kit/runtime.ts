@@ -2,7 +2,6 @@
 // Middleware 01 awaits it before any route runs; routes then read the runtime synchronously.
 import type { Config } from '~/config'
 import type { Database } from '~/db/client'
-import type { CredentialResolver } from '~/domain/credentials/authenticate'
 import type { RateLimiter } from './rate-limit'
 import type { Registries } from './registries'
 import type { AuditWriter } from './audit-writer'
@@ -29,7 +28,6 @@ export interface Runtime {
   rateLimiter: RateLimiter
   /** Failed unauthenticated attempts, per client IP. */
   authFailureLimiter: RateLimiter
-  credentialResolvers: CredentialResolver[]
   audit: AuditWriter
   /** Original uploads (unstorage; filesystem by default). */
   blobs: BlobStore

@@ -1,8 +1,72 @@
 // Errors are values with a stable code; one handler (server/error.ts) renders them as the envelope.
+
+/**
+ * Every code the API answers, with its HTTP status and a one-line summary: the one source of truth for
+ * the status of a code (ApiError checks it), the OpenAPI responses and the docs. A new code goes here
+ * first; routes name theirs in `errors: ErrorCode[]`.
+ */
+export const ERROR_CODES = {
+  // Requests and validation
+  validation_error: [400, 'A value failed validation; error.field names it'],
+  unsupported_field: [400, 'Unknown body key; error.field names it'],
+  unsupported_filter: [400, 'Unknown query parameter, enum value, include or sort'],
+  invalid_json: [400, 'Malformed JSON body'],
+  empty_update: [400, 'Patch with no fields'],
+  missing_param: [400, 'A required query parameter is missing'],
+  invalid_id: [400, 'A malformed id'],
+  invalid_date: [400, 'Not an ISO-8601 UTC timestamp'],
+  invalid_date_range: [400, 'from is not before to, or the window is too long'],
+  invalid_limit: [400, 'limit outside 1..100'],
+  invalid_cursor: [400, 'A malformed cursor, or one issued for another query'],
+  invalid_email: [400, 'Not an e-mail address'],
+  invalid_phone: [400, 'Not an E.164 phone number'],
+  invalid_type: [400, 'A value of the wrong type'],
+  invalid_url: [400, 'Not a public http(s) URL'],
+  invalid_scope: [400, 'An unknown, master-only or not-held scope'],
+  bad_request: [400, 'The request was not understood'],
+  unsupported_media_type: [415, 'Body is not application/json'],
+  payload_too_large: [413, 'JSON body above 2 MB or upload above 10 MB'],
+  method_not_allowed: [405, 'The method is not allowed on this path; see Allow'],
+  request_timeout: [408, 'The request took too long to arrive'],
+  // Credentials and access
+  missing_credentials: [401, 'No bearer credential'],
+  invalid_credentials: [401, 'Unknown, malformed or revoked credential'],
+  expired_token: [401, 'Credential past expiry'],
+  insufficient_scope: [403, 'The credential lacks the route scope'],
+  forbidden_account: [403, 'The account is not on the credential'],
+  ip_not_allowed: [403, 'Source IP outside the key ip_allowlist'],
+  account_suspended: [403, 'The credential belongs to a suspended user or account'],
+  forbidden: [403, 'The request may not be made from here'],
+  forbidden_origin: [403, 'This Origin may not call the endpoint'],
+  invalid_token: [403, 'A signed URL that is invalid or expired'],
+  // Limits and billing
+  rate_limited: [429, 'Rate class or per-IP limit reached; see Retry-After'],
+  quota_exceeded: [429, 'A daily quota is used up; see Retry-After'],
+  payment_required: [402, 'The balance does not cover the request'],
+  plan_limit_reached: [403, "The plan's cap is reached"],
+  // State
+  not_found: [404, 'No such resource in your accounts'],
+  agent_not_found: [404, 'No such agent in your accounts'],
+  email_exists: [409, 'The e-mail is taken'],
+  version_label_exists: [409, 'The version label is taken'],
+  build_in_progress: [409, 'A build of this agent is running'],
+  turn_in_progress: [409, 'Another message of this conversation is being answered'],
+  conversation_ended: [409, 'The conversation has ended'],
+  conversation_deleted: [410, 'The conversation was deleted'],
+  idempotency_key_reused: [409, 'The Idempotency-Key was used with another body'],
+  idempotency_key_in_use: [409, 'A request with this Idempotency-Key is still running'],
+  internal_error: [500, 'Unexpected failure; quote the request id'],
+} as const satisfies Record<string, readonly [number, string]>
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+export const statusOf = (code: ErrorCode): number => ERROR_CODES[code][0]
+export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_CODES, code)
+
 export class ApiError extends Error {
   constructor(
     public readonly status: number,
-    public readonly code: string,
+    public readonly code: ErrorCode,
     message: string,
     public readonly field: string | null = null,
     public readonly headers: Record<string, string> = {},
@@ -11,6 +75,14 @@ export class ApiError extends Error {
     this.name = 'ApiError'
   }
 }
+
+/** An error of the catalogue: its status comes from ERROR_CODES. */
+export const apiError = (
+  code: ErrorCode,
+  message: string,
+  field: string | null = null,
+  headers?: Record<string, string>,
+) => new ApiError(statusOf(code), code, message, field, headers)
 
 /** The catalogue of generic errors; domain areas add their own beside their code. */
 export const Errors = {
@@ -33,6 +105,8 @@ export const Errors = {
     new ApiError(400, 'unsupported_filter', `Unknown query parameter "${field}".`, field),
   emptyUpdate: () => new ApiError(400, 'empty_update', 'The update names no fields.'),
   validation: (field: string | null, message: string) => new ApiError(400, 'validation_error', message, field),
+  invalidDateRange: (message = 'from must be earlier than to.', field = 'from') =>
+    new ApiError(400, 'invalid_date_range', message, field),
   invalidCursor: () =>
     new ApiError(400, 'invalid_cursor', 'The cursor is malformed or was issued for another query.', 'cursor'),
   missingCredentials: () => new ApiError(401, 'missing_credentials', 'Send Authorization: Bearer <API key>.'),
@@ -60,14 +134,14 @@ export const Errors = {
  * Schema messages may carry a catalogue code as `code|human message`, so a valibot check can answer
  * `invalid_date` or `invalid_email` instead of the generic `validation_error`.
  */
-export const coded = (code: string, message: string) => `${code}|${message}`
+export const coded = (code: ErrorCode, message: string) => `${code}|${message}`
 
-export function splitCoded(message: string): { code: string; message: string } {
+export function splitCoded(message: string): { code: ErrorCode; message: string } {
   const m = /^([a-z_]+)\|(.*)$/s.exec(message)
-  return m ? { code: m[1], message: m[2] } : { code: 'validation_error', message }
+  return m && isErrorCode(m[1]) ? { code: m[1], message: m[2] } : { code: 'validation_error', message }
 }
 
-const GENERIC: Record<number, string> = {
+const GENERIC: Record<number, ErrorCode> = {
   400: 'validation_error',
   401: 'invalid_credentials',
   403: 'forbidden',

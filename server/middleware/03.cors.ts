@@ -5,9 +5,9 @@
 // transport security: DNS-rebinding protection). Runs after 01 (request id, boot) and 02 (body cap):
 // OPTIONS carries no body, so 02 never touches a preflight.
 import { defineEventHandler, getHeader, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
-import { ApiError } from '~/lib/errors'
+import { apiError } from '~/lib/errors'
 import { useRuntime } from '~/kit/runtime'
-import { publicOrigin } from '~/domain/oauth/metadata'
+import { publicOrigin } from '~/http/public-origin'
 import { isMcpPath } from '~/http/mcp/jsonrpc'
 
 const ALLOW_HEADERS =
@@ -42,7 +42,7 @@ export default defineEventHandler((event) => {
   if (!area) return
   const origin = getHeader(event, 'origin')
   if (area === 'mcp' && origin && !mcpOriginAllowed(event, origin)) {
-    throw new ApiError(403, 'forbidden_origin', 'This Origin may not call the MCP endpoint.')
+    throw apiError('forbidden_origin', 'This Origin may not call the MCP endpoint.')
   }
   // Bearer tokens, never cookies: a wildcard is safe on the open documents and OAuth endpoints; /mcp
   // echoes the admitted origin.

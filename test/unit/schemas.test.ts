@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { isStrictTimestamp, Timestamp } from '~/lib/schemas'
-import { issueToError } from '~/http/define-api-route'
+import { issueToError } from '~/http/pipeline/parse'
 import { verifies } from '../requirements'
 
 describe('strict timestamps', () => {

@@ -4,7 +4,7 @@ import { and, desc, eq, gt, gte, inArray, sql } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { rowsOf } from '~/db/client'
 import { accounts, subscriptions, usageRecords, users } from '~/db/schema'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors, apiError } from '~/lib/errors'
 import { afterPosition, keysetPage, mergeKeys, type KeysetRequest } from '~/lib/keyset'
 import { DEFAULT_RATE_LIMITS } from '~/kit/rate-limit'
 import type { Principal } from '~/domain/credentials/principal'
@@ -12,6 +12,7 @@ import { effectiveLimits, nextUtcMidnight, quotaUsed, utcDay } from '~/domain/li
 import type { Account, AccountPatch } from './schemas'
 import { GROUP_BY } from './schemas'
 import { voiceSecondsSql } from '~/domain/usage/voice'
+import { parseWindow } from '~/lib/window'
 
 type AccountRow = typeof accounts.$inferSelect
 
@@ -169,7 +170,7 @@ export function parseGroupBy(text: string): (typeof GROUP_BY)[number][] {
   const parts = text.split(',').map((s) => s.trim())
   for (const p of parts)
     if (!(GROUP_BY as readonly string[]).includes(p))
-      throw new ApiError(400, 'unsupported_filter', `group_by accepts ${GROUP_BY.join(', ')}.`, 'group_by')
+      throw apiError('unsupported_filter', `group_by accepts ${GROUP_BY.join(', ')}.`, 'group_by')
   if (parts.length > 3) throw Errors.validation('group_by', 'group_by takes one to three dimensions.')
   if (new Set(parts).size !== parts.length)
     throw Errors.validation('group_by', 'Each group_by dimension may appear once.')
@@ -185,11 +186,9 @@ export async function accountUsage(
   q: { from?: string; to?: string; group_by: string },
 ) {
   if (!canSee(principal, id)) throw Errors.notFound('Account')
-  if (!q.from) throw new ApiError(400, 'missing_param', 'from is required (ISO-8601 date-time).', 'from')
-  if (!q.to) throw new ApiError(400, 'missing_param', 'to is required (ISO-8601 date-time).', 'to')
-  const from = new Date(q.from)
-  const to = new Date(q.to)
-  if (from >= to) throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
+  if (!q.from) throw apiError('missing_param', 'from is required (ISO-8601 date-time).', 'from')
+  if (!q.to) throw apiError('missing_param', 'to is required (ISO-8601 date-time).', 'to')
+  const { from, to } = parseWindow(q.from, q.to, { defaultMs: 0 })
   const groups = parseGroupBy(q.group_by)
   const dims: Record<string, ReturnType<typeof sql>> = {
     agent: sql`agent_id`,

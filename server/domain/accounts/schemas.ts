@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { PLANS } from '~/domain/limits/plans'
 import { coded } from '~/lib/errors'
 import { AccountId, Cursor, Limit, Timestamp } from '~/lib/schemas'
 
@@ -32,7 +33,7 @@ export const Account = v.object({
   account_id: v.string(),
   name: v.string(),
   status: v.picklist(['active', 'suspended']),
-  plan: v.picklist(['trial', 'starter']),
+  plan: v.picklist(PLANS),
   plan_expires_at: v.nullable(Ts),
   external_ids: v.record(v.string(), v.string()),
   default_redaction: v.boolean(),

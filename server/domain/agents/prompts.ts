@@ -4,7 +4,7 @@
 import { and, desc, eq, gte, inArray, lt, or, type SQL } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { agents, agentVersions, promptVersions } from '~/db/schema'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors } from '~/lib/errors'
 import type { KeysetRequest } from '~/lib/keyset'
 import { keysetPage } from '~/lib/keyset'
 import type { Principal } from '~/domain/credentials/principal'
@@ -20,6 +20,7 @@ import {
   type PromptVersionRow,
 } from './agents'
 import { PROMPT_FIELD, type PromptCreate, type PromptType } from './schemas'
+import { requireOrder } from '~/lib/window'
 
 const promptNotFound = () => Errors.notFound('Prompt version')
 
@@ -154,8 +155,7 @@ export async function listAgentVersions(
   q: { agent_id?: string; from?: string; to?: string },
   page: KeysetRequest,
 ) {
-  if (q.from && q.to && new Date(q.from) >= new Date(q.to))
-    throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
+  requireOrder(q.from ? new Date(q.from) : null, q.to ? new Date(q.to) : null)
   const conds: SQL[] = [inArray(agentVersions.accountId, accountIds)]
   if (q.agent_id) conds.push(eq(agentVersions.agentId, q.agent_id))
   if (q.from) conds.push(gte(agentVersions.deployedAt, new Date(q.from)))

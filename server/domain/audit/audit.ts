@@ -5,10 +5,11 @@ import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { rowsOf } from '~/db/client'
 import { auditLog } from '~/db/schema'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors } from '~/lib/errors'
 import type { Page } from '~/lib/keyset'
 import { keysetPage, type KeysetRequest } from '~/lib/keyset'
 import type { AuditQuery, AuditRow } from './schemas'
+import { parseWindow } from '~/lib/window'
 
 export const DEFAULT_WINDOW_MS = 24 * 3600_000
 export const CSV_MAX_ROWS = 50_000
@@ -45,10 +46,7 @@ type Row = typeof auditLog.$inferSelect
 
 /** The [from, to) window: to defaults to now, from to 24 hours before to; from must precede to. */
 export function auditWindow(query: Pick<AuditQuery, 'from' | 'to'>, now = new Date()): { from: Date; to: Date } {
-  const to = query.to ? new Date(query.to) : now
-  const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_WINDOW_MS)
-  if (from.getTime() >= to.getTime())
-    throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
+  const { from, to } = parseWindow(query.from, query.to, { defaultMs: DEFAULT_WINDOW_MS, now })
   return { from, to }
 }
 

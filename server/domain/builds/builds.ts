@@ -5,7 +5,7 @@ import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { accounts, agentBuilds, agents } from '~/db/schema'
 import type { Registries } from '~/kit/registries'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors, apiError } from '~/lib/errors'
 import { consumeQuota, effectiveLimits } from '~/domain/limits/quotas'
 import { checkBalance } from '~/domain/conversations/billing'
 import { createAgentRecord } from '~/domain/agents/create'
@@ -98,8 +98,7 @@ async function admitBuild(tx: Executor, accountId: string) {
     .from(agentBuilds)
     .where(and(eq(agentBuilds.accountId, accountId), inArray(agentBuilds.status, ['queued', 'running'])))
   if (Number(n) >= maxConcurrentBuilds) {
-    throw new ApiError(
-      429,
+    throw apiError(
       'quota_exceeded',
       `max_concurrent_builds (${maxConcurrentBuilds}) builds are already queued or running; retry when one finishes.`,
       null,
@@ -173,7 +172,7 @@ export async function rerunBuild(
     await loadAgent(tx, accountId, agentId, true)
     const last = await latestBuild(tx, accountId, agentId)
     if (last && (last.status === 'queued' || last.status === 'running')) {
-      throw new ApiError(409, 'build_in_progress', `Build ${last.id} is ${last.status}; wait for it to finish.`)
+      throw apiError('build_in_progress', `Build ${last.id} is ${last.status}; wait for it to finish.`)
     }
     await admitBuild(tx, accountId)
     const [{ n }] = await tx.select({ n: count() }).from(agentBuilds).where(eq(agentBuilds.agentId, agentId))

@@ -11,12 +11,12 @@ import { crawlSite } from '~/domain/kb/crawler'
 import { internalDetail, PUBLIC_MESSAGES, PublicError, publicMessage } from '~/domain/kb/public-error'
 import { buildSummary, markSummarized, readSummary, writeSummary } from '~/domain/kb/summary'
 import type { BuildStepName } from './schemas'
+import { planTerms } from '~/domain/limits/plans'
 
 type BuildRow = typeof agentBuilds.$inferSelect
 type AgentRow = typeof agents.$inferSelect
 
 /** Crawl pages per agent by plan (decisions "Plan caps"). */
-export const CRAWL_PAGE_CAP: Record<string, number> = { trial: 50, starter: 1000 }
 const CRAWL_DEPTH = 3
 /** A running build whose worker has been silent this long is taken over by the next delivery. */
 const STALE_RUN_MS = 15 * 60_000
@@ -49,7 +49,7 @@ const STEPS: Record<BuildStepName, (s: StepContext) => Promise<void>> = {
       await ctx.database.db.delete(kbDocuments).where(ownPages)
       const { kept } = await crawlSite(agent.websiteUrl ?? '', {
         allowPrivateHosts: ctx.config.allowPrivateHosts,
-        maxPages: CRAWL_PAGE_CAP[account?.plan ?? 'trial'] ?? CRAWL_PAGE_CAP.trial,
+        maxPages: planTerms(account?.plan).crawlPagesPerAgent,
         maxDepth: CRAWL_DEPTH,
         deadlineMs: ctx.config.crawlDeadlineMs,
         field: 'website_url',

@@ -2,7 +2,7 @@
 import { and, eq, gte, sql } from 'drizzle-orm'
 import type { Executor } from '~/db/client'
 import { accounts, subscriptions, usageRecords } from '~/db/schema'
-import { ApiError } from '~/lib/errors'
+import { apiError } from '~/lib/errors'
 import { subscriptionStatus } from '~/domain/accounts/accounts'
 
 /** Price of chat tokens (input and output alike), USD per 1000 tokens, before the channel multiplier. */
@@ -12,7 +12,7 @@ export const CHANNEL_MULTIPLIER: Record<string, number> = { api: 1, widget: 1 }
 /** A positive balance check is cached per account for this long (contract: up to 10 minutes). */
 export const BALANCE_CACHE_MS = 10 * 60_000
 
-const paymentRequired = (message: string) => new ApiError(402, 'payment_required', message)
+const paymentRequired = (message: string) => apiError('payment_required', message)
 
 // Process-local: only positive answers are cached, so a block is never remembered and a top-up that
 // unblocks is seen on the next request; a suspension may take up to the cache time to bite.

@@ -3,7 +3,7 @@
 import * as v from 'valibot'
 import { mergeKeys } from '~/lib/keyset'
 import { presentTurn } from './present'
-import { ApiError } from '~/lib/errors'
+import { apiError } from '~/lib/errors'
 import { coded } from '~/lib/errors'
 import { Id } from '~/lib/schemas'
 import type { conversations, turns } from '~/db/schema'
@@ -69,19 +69,14 @@ export function validateIdentity(identity: Record<string, unknown>): Record<stri
       out[key] = null
       continue
     }
-    if (typeof value !== 'string') throw new ApiError(400, 'invalid_type', `identity.${key} must be a string.`, field)
+    if (typeof value !== 'string') throw apiError('invalid_type', `identity.${key} must be a string.`, field)
     // The length first: no pattern ever sees an unbounded value.
     if (value.length > IDENTITY_VALUE_MAX)
-      throw new ApiError(400, 'validation_error', `identity.${key} is at most ${IDENTITY_VALUE_MAX} characters.`, field)
+      throw apiError('validation_error', `identity.${key} is at most ${IDENTITY_VALUE_MAX} characters.`, field)
     if (key === 'email' && !looksLikeEmail(value))
-      throw new ApiError(400, 'invalid_email', 'identity.email is not a valid e-mail address.', field)
+      throw apiError('invalid_email', 'identity.email is not a valid e-mail address.', field)
     if (key === 'phone_e164' && !E164.test(value))
-      throw new ApiError(
-        400,
-        'invalid_phone',
-        'identity.phone_e164 must be an E.164 number such as +14155550123.',
-        field,
-      )
+      throw apiError('invalid_phone', 'identity.phone_e164 must be an E.164 number such as +14155550123.', field)
     out[key] = value
   }
   return out

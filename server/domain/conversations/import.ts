@@ -5,7 +5,7 @@ import { and, desc, eq, gte, isNull, lte, or, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
 import type { Database, Executor } from '~/db/client'
 import { conversations, promptVersions, turns } from '~/db/schema'
-import { ApiError } from '~/lib/errors'
+import { Errors } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
 import { agentVersionOf, loadAgent, resolveModel } from '~/domain/agents/agents'
 import { emitEvent } from '~/domain/events/emit'
@@ -41,7 +41,7 @@ export async function importConversation(
     ? new Date(body.ended_at)
     : new Date(startedAt.getTime() + (body.duration_s ?? 0) * 1000)
   if (endedAt.getTime() < startedAt.getTime())
-    throw new ApiError(400, 'invalid_date_range', 'ended_at must not be earlier than started_at.', 'ended_at')
+    throw Errors.invalidDateRange('ended_at must not be earlier than started_at.', 'ended_at')
   const identity = Object.fromEntries(
     Object.entries(body.identity ?? {}).filter(([, x]) => x !== null && x !== undefined),
   ) as Record<string, unknown>

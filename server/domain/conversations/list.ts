@@ -6,12 +6,13 @@ import { and, asc, desc, eq, gte, inArray, isNull, lt, or, sql, type SQL } from 
 import type { Database } from '~/db/client'
 import { rowsOf } from '~/db/client'
 import { conversations } from '~/db/schema'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors, apiError } from '~/lib/errors'
 import type { KeysetRequest } from '~/lib/keyset'
 import { encodeCursor } from '~/lib/cursor'
 import type { Principal } from '~/domain/credentials/principal'
 import { listItemJson, presentListItem, type ConversationRow } from './present'
 import { LIST_INCLUDES, type ListQuery, type Sort } from './schemas'
+import { requireOrder } from '~/lib/window'
 
 export const DEFAULT_WINDOW_MS = 30 * 86_400_000
 export const BACKFILL_LIMIT = 200
@@ -29,8 +30,7 @@ export function parseInclude(
     .filter(Boolean)
   for (const n of names) {
     if (!allowed.includes(n))
-      throw new ApiError(
-        400,
+      throw apiError(
         'unsupported_filter',
         n === 'transcript'
           ? 'transcript is detail-only: read GET /conversations/{conv}.'
@@ -47,8 +47,7 @@ const hasScope = (p: Principal, s: string) => p.type === 'master' || p.scopes.ha
 export function checkSummariesOnly(principal: Principal, include: ReadonlySet<string>) {
   if (hasScope(principal, 'conversations:read')) return
   if ([...include].some((i) => i !== 'summary') || include.size === 0) {
-    throw new ApiError(
-      403,
+    throw apiError(
       'insufficient_scope',
       'A key with only summaries:read may list conversations with include=summary only.',
       'include',
@@ -68,8 +67,7 @@ export function listWindow(q: Pick<ListQuery, 'from' | 'to' | 'updated_since'>, 
     return { from: new Date(now.getTime() - DEFAULT_WINDOW_MS), to: now, defaulted: true }
   const from = q.from ? new Date(q.from) : null
   const to = q.to ? new Date(q.to) : null
-  if (from && to && from.getTime() >= to.getTime())
-    throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
+  requireOrder(from, to)
   return { from, to, defaulted: false }
 }
 
@@ -103,8 +101,7 @@ export function checkBackfill(
 ) {
   const reason = backfillReason(q, now)
   if (reason && !hasScope(principal, 'conversations:backfill')) {
-    throw new ApiError(
-      403,
+    throw apiError(
       'insufficient_scope',
       'A from older than 30 days, a to without from or a limit above 200 needs the scope conversations:backfill.',
       reason,

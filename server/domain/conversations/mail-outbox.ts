@@ -1,12 +1,9 @@
 // GET /mail/outbox: the account's sent e-mails, newest first, keyset on (created_at, id).
 import { and, desc, eq } from 'drizzle-orm'
-import type { H3Event } from 'h3'
 import * as v from 'valibot'
 import { mailOutbox } from '~/db/schema'
-import { afterPosition, keysetPage } from '~/lib/keyset'
-import { keysetRequest } from '~/http/keyset'
+import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
 import type { Runtime } from '~/kit/runtime'
-import type { Principal } from '~/domain/credentials/principal'
 
 export const OutboxItem = v.object({
   message_id: v.string(),
@@ -34,27 +31,13 @@ const present = (r: Row) => ({
   created_at: r.createdAt.toISOString(),
 })
 
-export async function listOutbox(
-  event: H3Event,
-  runtime: Runtime,
-  principal: Principal,
-  accountId: string,
-  query: { limit: number; cursor?: string },
-) {
-  const req = await keysetRequest({
-    event,
-    principal,
-    filters: { account_id: accountId },
-    sort: '-created_at,-id',
-    limit: query.limit,
-    cursor: query.cursor,
-    secret: runtime.config.secret,
-  })
+/** Newest first; `req` is bound to filters { account_id } and sort -created_at,-id. */
+export async function listOutbox(runtime: Runtime, accountId: string, req: KeysetRequest) {
   const rows = await runtime.database.db
     .select()
     .from(mailOutbox)
     .where(and(eq(mailOutbox.accountId, accountId), afterPosition(req, mailOutbox.createdAt, mailOutbox.id)))
     .orderBy(desc(mailOutbox.createdAt), desc(mailOutbox.id))
-    .limit(query.limit + 1)
+    .limit(req.binding.limit + 1)
   return keysetPage(req, rows, (r) => [r.createdAt.toISOString(), r.id], present)
 }

@@ -11,7 +11,7 @@ import type { Database } from '~/db/client'
 import { conversations, messageKeys, turns } from '~/db/schema'
 import type { Capability, CapabilityResult } from '~/kit/capability'
 import { withKnowledge, type ChatMessage, type ToolCall, type ToolSpec } from '~/kit/chat-engine'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors, apiError } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
 import { loadAgent, type AgentRow } from '~/domain/agents/agents'
 import { injectRules } from '~/domain/agents/refinement'
@@ -28,9 +28,8 @@ export const TURN_LOCK_MS = 60_000
 export const MESSAGE_KEY_TTL_MS = 24 * 3600_000
 
 export const turnInProgress = () =>
-  new ApiError(409, 'turn_in_progress', 'A turn of this conversation is still running; retry when it has answered.')
-export const conversationEnded = () =>
-  new ApiError(409, 'conversation_ended', 'The conversation has ended; start a new one.')
+  apiError('turn_in_progress', 'A turn of this conversation is still running; retry when it has answered.')
+export const conversationEnded = () => apiError('conversation_ended', 'The conversation has ended; start a new one.')
 
 /**
  * Forgets message idempotency keys older than MESSAGE_KEY_TTL_MS (postMessage already ignores them; this
@@ -146,8 +145,7 @@ export async function postMessage(
       .where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key)))
     if (known && known.createdAt.getTime() > Date.now() - MESSAGE_KEY_TTL_MS) {
       if (known.textHash !== textHash)
-        throw new ApiError(
-          409,
+        throw apiError(
           'idempotency_key_reused',
           'This idempotency_key was used on this conversation with a different text.',
           'idempotency_key',
@@ -213,16 +211,26 @@ export async function postMessage(
   }
 }
 
+/** One chat turn: assemble what the engine sees, complete it (with one round of tool calls), persist. */
 async function runTurn(
   runtime: Runtime,
   conv: ConversationRow,
   text: string,
   key: string | undefined,
 ): Promise<Record<string, unknown>> {
+  const turn = await assembleTurn(runtime, conv, text)
+  const completed = await completeWithTools(runtime, conv, turn)
+  return persistTurn(runtime, conv, text, key, turn, completed)
+}
+
+type Assembled = Awaited<ReturnType<typeof assembleTurn>>
+type Completed = Awaited<ReturnType<typeof completeWithTools>>
+
+/** The agent, the history and the new message, the system prompt with rules and knowledge, the tools. */
+async function assembleTurn(runtime: Runtime, conv: ConversationRow, text: string) {
   const { database } = runtime
   const agent = conv.agentId ? await loadAgent(database.db, conv.accountId, conv.agentId) : null
   if (!agent) throw Errors.notFound('Agent')
-  const engine = runtime.providers.chat
   const previous = await database.db
     .select()
     .from(turns)
@@ -241,6 +249,13 @@ async function runTurn(
     maxTokens: agent.maxResponseTokens ?? undefined,
     largeModel: agent.useLargeModel,
   }
+  return { agent, tools, messages, request, visitorAt }
+}
+
+/** The engine's answer; when it asks for tools, they run and the engine answers again with their results. */
+async function completeWithTools(runtime: Runtime, conv: ConversationRow, turn: Assembled) {
+  const { agent, tools, messages, request } = turn
+  const engine = runtime.providers.chat
   const started = performance.now()
   let reply = await engine.complete({ ...request, messages })
   let input = reply.usage.input
@@ -269,6 +284,19 @@ async function runTurn(
     reply = { ...followUp, unanswered: false }
   }
   const latencyMs = Math.round(performance.now() - started)
+  return { reply, input, output, toolRuns, latencyMs }
+}
+
+/** The visitor's message, the tool turns and the answer in one transaction, with usage and the turn key. */
+async function persistTurn(
+  runtime: Runtime,
+  conv: ConversationRow,
+  text: string,
+  key: string | undefined,
+  { agent, visitorAt }: Assembled,
+  { reply, input, output, toolRuns, latencyMs }: Completed,
+) {
+  const { database } = runtime
   const language = detectLanguage(
     text,
     conv.language ?? (typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null),

@@ -5,14 +5,14 @@ import { SignJWT, jwtVerify } from 'jose'
 import { createHash } from 'node:crypto'
 import type { Executor } from '~/db/client'
 import { accounts, conversations, turns } from '~/db/schema'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors, apiError } from '~/lib/errors'
 import type { Principal } from '~/domain/credentials/principal'
 import { parseInclude } from './list'
 import { presentDetail, presentSummary, type ConversationRow, type TurnRow } from './present'
 import { DETAIL_INCLUDES, type DetailQuery } from './schemas'
 
 export const conversationDeleted = () =>
-  new ApiError(410, 'conversation_deleted', 'This conversation was deleted; see GET /conversations/deleted.')
+  apiError('conversation_deleted', 'This conversation was deleted; see GET /conversations/deleted.')
 
 /** The live conversation of one of `accountIds`; 404 for unknown or another account's, 410 when soft-deleted. */
 export async function loadConversation(
@@ -39,11 +39,7 @@ export async function getConversation(
   q: DetailQuery,
 ) {
   if (principal.type !== 'master' && !principal.scopes.has('conversations:read')) {
-    throw new ApiError(
-      403,
-      'insufficient_scope',
-      'A key with only summaries:read reads GET /conversations/{conv}/summary.',
-    )
+    throw apiError('insufficient_scope', 'A key with only summaries:read reads GET /conversations/{conv}/summary.')
   }
   const include = parseInclude(q.include, DETAIL_INCLUDES, DETAIL_INCLUDES)
   const row = await loadConversation(ex, accountIds, id)

@@ -3,7 +3,7 @@
 import { and, desc, eq, inArray, lte, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { accounts, apiKeys, users } from '~/db/schema'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors, apiError } from '~/lib/errors'
 import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
 import type { Principal } from './principal'
 import type { CredentialResolver } from './authenticate'
@@ -44,19 +44,13 @@ export function present(row: KeyRow, extra: { secret?: string; grace_expires_at?
 
 /** Unknown and master-only scopes are 400 invalid_scope; so is a scope the issuing key does not hold itself. */
 export function checkScopes(requested: string[], issuer: Principal | null): Scope[] {
-  if (!requested.length) throw new ApiError(400, 'invalid_scope', 'Grant at least one scope.', 'scopes')
+  if (!requested.length) throw apiError('invalid_scope', 'Grant at least one scope.', 'scopes')
   for (const s of requested) {
-    if (!(SCOPES as readonly string[]).includes(s))
-      throw new ApiError(400, 'invalid_scope', `Unknown scope "${s}".`, 'scopes')
+    if (!(SCOPES as readonly string[]).includes(s)) throw apiError('invalid_scope', `Unknown scope "${s}".`, 'scopes')
     if (MASTER_ONLY.includes(s as Scope))
-      throw new ApiError(
-        400,
-        'invalid_scope',
-        `The scope "${s}" belongs to the master key and cannot be granted.`,
-        'scopes',
-      )
+      throw apiError('invalid_scope', `The scope "${s}" belongs to the master key and cannot be granted.`, 'scopes')
     if (issuer && issuer.type !== 'master' && !issuer.scopes.has(s as Scope)) {
-      throw new ApiError(400, 'invalid_scope', `A key cannot grant the scope "${s}", which it does not hold.`, 'scopes')
+      throw apiError('invalid_scope', `A key cannot grant the scope "${s}", which it does not hold.`, 'scopes')
     }
   }
   return [...new Set(requested)] as Scope[]
@@ -215,12 +209,7 @@ function widenable(wanted: Scope[], current: string[], principal: Principal): Sc
   if (principal.type === 'master') return wanted
   const extra = wanted.find((s) => !current.includes(s) && !principal.scopes.has(s))
   if (extra)
-    throw new ApiError(
-      400,
-      'invalid_scope',
-      `This session cannot add the scope "${extra}", which it does not hold.`,
-      'scopes',
-    )
+    throw apiError('invalid_scope', `This session cannot add the scope "${extra}", which it does not hold.`, 'scopes')
   return wanted
 }
 

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import { and, eq, lt, or } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { idempotencyKeys } from '~/db/schema'
-import { ApiError } from '~/lib/errors'
+import { apiError } from '~/lib/errors'
 
 const TTL_MS = 24 * 3600_000
 /** A claim still "running" after this long belongs to a process that died; the next request takes over. */
@@ -49,7 +49,7 @@ export const bodyHash = (raw: Buffer | undefined) =>
 
 export function checkKey(key: string) {
   if (!/^[\x21-\x7e]{1,255}$/.test(key))
-    throw new ApiError(400, 'validation_error', 'Idempotency-Key is 1 to 255 printable characters.', 'Idempotency-Key')
+    throw apiError('validation_error', 'Idempotency-Key is 1 to 255 printable characters.', 'Idempotency-Key')
 }
 
 /** Claims the key for this request, or answers what an earlier request with it produced. */
@@ -89,23 +89,20 @@ export async function claim(
     const [row] = await database.db.select().from(idempotencyKeys).where(where)
     if (!row) continue
     if (row.bodyHash !== hash)
-      throw new ApiError(
-        409,
+      throw apiError(
         'idempotency_key_reused',
         'This Idempotency-Key was used with a different request body.',
         'Idempotency-Key',
       )
     if (row.state === 'running')
-      throw new ApiError(
-        409,
+      throw apiError(
         'idempotency_key_in_use',
         'A request with this Idempotency-Key is still running; retry shortly.',
         'Idempotency-Key',
       )
     return { replay: row.response as StoredAnswer }
   }
-  throw new ApiError(
-    409,
+  throw apiError(
     'idempotency_key_in_use',
     'A request with this Idempotency-Key is still running; retry shortly.',
     'Idempotency-Key',

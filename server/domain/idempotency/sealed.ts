@@ -4,7 +4,7 @@
 // be decrypted by anyone without the server secret, nor replayed for another credential or copied to
 // another row.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { ApiError } from '~/lib/errors'
+import { apiError } from '~/lib/errors'
 import type { Claim, StoredAnswer } from './idempotency'
 
 // A safety net beside the routes' secretResponse option: an answer that holds anything shaped like one of
@@ -44,8 +44,7 @@ export function openAnswer(serverSecret: string, k: Claim['key'], stored: Stored
     const plain = Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8')
     return { status: stored.status, kind: stored.kind, payload: JSON.parse(plain) }
   } catch {
-    throw new ApiError(
-      409,
+    throw apiError(
       'idempotency_key_reused',
       'The answer stored for this Idempotency-Key can no longer be replayed; send the request with a new key.',
       'Idempotency-Key',

@@ -14,7 +14,7 @@ import {
   tidy,
   verifyZipSizes,
 } from './document-limits'
-import type { UploadFormat } from './documents'
+import type { UploadFormat } from './upload-format'
 
 export interface Extracted {
   text: string

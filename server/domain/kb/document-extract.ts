@@ -13,7 +13,7 @@ import {
   checkZipDirectory,
   readZipDirectory,
 } from './document-limits'
-import type { UploadFormat } from './documents'
+import type { UploadFormat } from './upload-format'
 
 /** Workers at once per process: each may take its heap limit, so they are few. */
 const MAX_WORKERS = 2

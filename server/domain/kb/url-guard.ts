@@ -5,7 +5,7 @@
 // address that is connected to (see safeFetch), so a second DNS answer cannot slip past the check.
 import { BlockList, isIP } from 'node:net'
 import { lookup as dnsLookup } from 'node:dns/promises'
-import { ApiError } from '~/lib/errors'
+import { apiError } from '~/lib/errors'
 
 export interface ResolvedAddress {
   address: string
@@ -21,7 +21,7 @@ export interface GuardOptions {
   resolver?: Resolver
 }
 
-const invalid = (message: string, field = 'url') => new ApiError(400, 'invalid_url', message, field)
+const invalid = (message: string, field = 'url') => apiError('invalid_url', message, field)
 
 // Names that are internal by definition, refused before DNS so a local resolver cannot map them anywhere.
 const BLOCKED_NAMES = new Set([

@@ -5,7 +5,7 @@ import { and, eq, sql } from 'drizzle-orm'
 import type { Executor } from '~/db/client'
 import { rowsOf } from '~/db/client'
 import { quotaUsage, users } from '~/db/schema'
-import { ApiError } from '~/lib/errors'
+import { apiError } from '~/lib/errors'
 
 export const QUOTA_KINDS = [
   'agent_creates',
@@ -95,8 +95,7 @@ export async function consumeQuota(
   )
   if (!rows.length) {
     const resetsAt = nextUtcMidnight(now)
-    throw new ApiError(
-      429,
+    throw apiError(
       'quota_exceeded',
       `The daily ${kind} quota (${limit}) is used up; it resets at ${resetsAt.toISOString()}.`,
       null,

@@ -5,10 +5,11 @@
 import { sql, type SQL } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { rowsOf } from '~/db/client'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors } from '~/lib/errors'
 import type { AccountScope } from '~/domain/accounts/resolve'
 import { OUTCOMES, type MetricGroup } from './schemas'
 import { voiceSecondsSql } from '~/domain/usage/voice'
+import { parseWindow } from '~/lib/window'
 
 export const DEFAULT_WINDOW_DAYS = 30
 export const MAX_WINDOW_DAYS = 366
@@ -29,13 +30,8 @@ export interface MetricsWindow {
 /** from and to are both optional: neither gives the last 30 days up to now (applied_default_range);
  *  only from runs to now; only to starts 30 days earlier. The window is [from, to), at most 366 days. */
 export function resolveWindow(q: { from?: string; to?: string }, now = new Date()): MetricsWindow {
-  const to = q.to ? new Date(q.to) : now
-  const from = q.from ? new Date(q.from) : new Date(to.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS)
-  if (from >= to) throw new ApiError(400, 'invalid_date_range', 'from must be earlier than to.', 'from')
-  if (to.getTime() - from.getTime() > MAX_WINDOW_DAYS * DAY_MS) {
-    throw new ApiError(400, 'invalid_date_range', `The window may span at most ${MAX_WINDOW_DAYS} days.`, 'from')
-  }
-  return { from, to, appliedDefault: !q.from && !q.to }
+  const w = parseWindow(q.from, q.to, { defaultMs: DEFAULT_WINDOW_DAYS * DAY_MS, maxDays: MAX_WINDOW_DAYS, now })
+  return { from: w.from, to: w.to, appliedDefault: w.defaulted }
 }
 
 /** The accounts a metrics read covers: the resolved account_id values, else the X-Svc-Account or home account. */

@@ -2,7 +2,6 @@
 // endpoints. A secret is issued only for client_secret_post / client_secret_basic, stored as SHA-256.
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { eq } from 'drizzle-orm'
-import { getHeader, type H3Event } from 'h3'
 import type * as v from 'valibot'
 import type { Database } from '~/db/client'
 import { oauthClients } from '~/db/schema'
@@ -103,8 +102,7 @@ export async function findClient(database: Database, clientId: string): Promise<
   return row && !row.deletedAt ? row : null
 }
 
-function basicCredentials(event: H3Event): { id: string; secret: string } | null {
-  const header = getHeader(event, 'authorization')
+function basicCredentials(header: string | undefined): { id: string; secret: string } | null {
   if (!header) return null
   const m = /^Basic[ ]+([A-Za-z0-9+/=]+)\s*$/i.exec(header)
   if (!m) throw OAuthErrors.invalidClient('Use HTTP Basic client authentication or client_id in the body.', true)
@@ -129,10 +127,11 @@ function basicCredentials(event: H3Event): { id: string; secret: string } | null
  */
 export async function authenticateClient(
   database: Database,
-  event: H3Event,
+  /** The request's Authorization header (HTTP Basic), if any. */
+  authorization: string | undefined,
   form: Record<string, string>,
 ): Promise<ClientRow> {
-  const basic = basicCredentials(event)
+  const basic = basicCredentials(authorization)
   if (basic && form.client_secret !== undefined)
     throw OAuthErrors.invalidRequest('Use one client authentication method, not two.')
   if (basic && form.client_id !== undefined && form.client_id !== basic.id)

@@ -30,5 +30,23 @@ export const OAuthErrors = {
     }),
 }
 
-/** Statuses of the codes, for the OpenAPI document. */
-export const OAUTH_ERROR_STATUS: Record<string, number> = { invalid_client: 401, rate_limited: 429, server_error: 500 }
+/** The RFC 6749 / 7591 codes our OAuth endpoints answer. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'invalid_target'
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
+  | 'rate_limited'
+  | 'server_error'
+
+/** Statuses of the codes that are not 400, for the OpenAPI document. */
+export const OAUTH_ERROR_STATUS: Partial<Record<OAuthErrorCode, number>> = {
+  invalid_client: 401,
+  rate_limited: 429,
+  server_error: 500,
+}

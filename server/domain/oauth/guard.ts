@@ -1,7 +1,7 @@
 // What an OAuth connection may hold and do (decisions, Security rules "OAuth default scopes"). An
 // assistant connection is a delegated, long-lived credential held by a third party: it must never be
 // able to mint, rotate or revoke credentials, nor open a dashboard session, whatever its scopes say.
-import { ApiError } from '~/lib/errors'
+import { apiError } from '~/lib/errors'
 import type { Principal } from '~/domain/credentials/principal'
 import type { Scope } from '~/domain/credentials/scopes'
 import { GRANTABLE_SCOPES } from '~/domain/sessions/sessions'
@@ -32,10 +32,6 @@ export const connectionScopes = (scopes: Iterable<Scope>): Scope[] =>
  */
 export function refuseOAuthPrincipal(principal: Principal, what = 'manage API keys or login links'): void {
   if (principal.type === 'oauth') {
-    throw new ApiError(
-      403,
-      'insufficient_scope',
-      `An OAuth connection cannot ${what}; use a personal key or the dashboard.`,
-    )
+    throw apiError('insufficient_scope', `An OAuth connection cannot ${what}; use a personal key or the dashboard.`)
   }
 }

@@ -1,20 +1,7 @@
 // The issuer string and the two discovery documents. Every URL is built by concatenating onto one origin
 // string (never through URL.href, which would append a slash to a bare origin): strict clients compare
 // the PRM's authorization_servers[0], the metadata issuer and the `iss` response parameter byte for byte.
-import type { H3Event } from 'h3'
-import type { Config } from '~/config'
 import { CONNECTION_SCOPES } from './guard'
-
-/**
- * The public origin without a trailing slash: SVC_PUBLIC_URL, else http://HOST:PORT where a PORT of 0
- * (an ephemeral port, as in the tests) is completed from the socket the request arrived on.
- */
-export function publicOrigin(event: H3Event, config: Config): string {
-  if (config.publicUrlExplicit || config.port !== 0) return config.publicUrl
-  const port = event.node.req.socket.localPort
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host
-  return `http://${host}:${port}`
-}
 
 /** The MCP endpoints this server is the resource server for; /mcp is canonical. */
 export const RESOURCE_PATHS = ['/mcp', '/v1/mcp'] as const

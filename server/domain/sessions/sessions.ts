@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { and, eq, gt, isNull, sql } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { accounts, loginLinks, sessions, users } from '~/db/schema'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors, apiError } from '~/lib/errors'
 import { hashPassword, needsRehash, verifyPassword } from '~/lib/password'
 import type { Principal } from '~/domain/credentials/principal'
 import { isSuspended } from '~/domain/credentials/keys'
@@ -47,9 +47,8 @@ export interface SessionUser extends Ceiling {
 export const sessionIdOf = (tokenHash: string) => `ses_${tokenHash.slice(0, 16)}`
 
 /** One message for a wrong e-mail and a wrong password, so answers do not reveal which accounts exist. */
-export const invalidLogin = () => new ApiError(401, 'invalid_credentials', 'The e-mail or password is wrong.')
-export const invalidLink = () =>
-  new ApiError(401, 'invalid_credentials', 'The login link is unknown, expired or already used.')
+export const invalidLogin = () => apiError('invalid_credentials', 'The e-mail or password is wrong.')
+export const invalidLink = () => apiError('invalid_credentials', 'The login link is unknown, expired or already used.')
 
 export async function createSession(
   database: Database,
@@ -175,8 +174,7 @@ const linkRefused = (message: string) => Errors.forbiddenAccount(message)
  */
 export async function authorizeLoginLink(database: Database, principal: Principal, userId: string): Promise<Ceiling> {
   if (principal.type === 'oauth') {
-    throw new ApiError(
-      403,
+    throw apiError(
       'insufficient_scope',
       'An OAuth connection cannot issue login links; use the master key or a partner key.',
     )

@@ -1,11 +1,10 @@
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
 import { Cursor, Id, Limit, Timestamp } from '~/lib/schemas'
+import { PLANS } from '~/domain/limits/plans'
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'))
 const ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC'])
-
-export const PLANS = ['trial', 'starter'] as const
 
 const Email = v.pipe(
   v.string(coded('invalid_email', 'email must be a string.')),

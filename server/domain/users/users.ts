@@ -4,15 +4,13 @@ import { and, desc, eq, gt, sql } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { rowsOf } from '~/db/client'
 import { accounts, subscriptions, users } from '~/db/schema'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors, apiError } from '~/lib/errors'
 import { isUniqueViolation } from '~/lib/db-errors'
 import { hashPassword } from '~/lib/password'
 import type { KeysetRequest } from '~/lib/keyset'
 import { afterPosition, keysetPage, mergeKeys } from '~/lib/keyset'
 import type { User, UserCreate, UserPatch } from './schemas'
-
-const TRIAL_DAYS = 30
-const PLAN_PRICE: Record<string, number> = { trial: 0, starter: 49 }
+import { planTerms, TRIAL_DAYS } from '~/domain/limits/plans'
 
 type UserRow = typeof users.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
@@ -77,15 +75,14 @@ export async function createUser(database: Database, input: UserCreate): Promise
       await tx.insert(subscriptions).values({
         accountId: account.id,
         plan: input.plan,
-        planLimit: PLAN_PRICE[input.plan] ?? 0,
+        planLimit: planTerms(input.plan).price,
         createdAt: now,
         updatedAt: now,
       })
       return present(user, account)
     })
   } catch (err) {
-    if (isUniqueViolation(err))
-      throw new ApiError(409, 'email_exists', 'A user with this email already exists.', 'email')
+    if (isUniqueViolation(err)) throw apiError('email_exists', 'A user with this email already exists.', 'email')
     throw err
   }
 }

@@ -1,14 +1,11 @@
 // Reading and replaying deliveries. Keyset on (created_at, id), newest first, with the signed cursor
 // bound to the filters and the credential.
 import { and, desc, eq, gte, type SQL } from 'drizzle-orm'
-import type { H3Event } from 'h3'
 import { ulid } from 'ulid'
 import { webhookDeliveries } from '~/db/schema'
 import { Errors } from '~/lib/errors'
-import { afterPosition, keysetPage } from '~/lib/keyset'
-import { keysetRequest } from '~/http/keyset'
+import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
 import type { Runtime } from '~/kit/runtime'
-import type { Principal } from '~/domain/credentials/principal'
 import { loadEndpoint } from './endpoints'
 import type { DeliveryListQuery } from './schemas'
 import { currentPump } from './pump'
@@ -36,23 +33,13 @@ export function presentDelivery(r: Row) {
   }
 }
 
+/** Newest first; `req` is bound to the query's filters plus account_id and sort -created_at,-id. */
 export async function listDeliveries(
-  event: H3Event,
   runtime: Runtime,
-  principal: Principal,
   accountId: string,
-  query: DeliveryListQuery,
+  filters: Omit<DeliveryListQuery, 'limit' | 'cursor'>,
+  req: KeysetRequest,
 ) {
-  const { limit, cursor, ...filters } = query
-  const req = await keysetRequest({
-    event,
-    principal,
-    filters: { ...filters, account_id: accountId },
-    sort: '-created_at,-id',
-    limit,
-    cursor,
-    secret: runtime.config.secret,
-  })
   const where: (SQL | undefined)[] = [
     eq(webhookDeliveries.accountId, accountId),
     afterPosition(req, webhookDeliveries.createdAt, webhookDeliveries.id),
@@ -67,7 +54,7 @@ export async function listDeliveries(
     .from(webhookDeliveries)
     .where(and(...where))
     .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
-    .limit(limit + 1)
+    .limit(req.binding.limit + 1)
   return keysetPage(req, rows, (r) => [r.createdAt.toISOString(), r.id], presentDelivery)
 }
 

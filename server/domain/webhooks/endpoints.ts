@@ -2,15 +2,12 @@
 // (soft) and the synchronous test ping. Every query is scoped by account; another account's endpoint
 // is 404 not_found.
 import { and, count, desc, eq, isNull } from 'drizzle-orm'
-import type { H3Event } from 'h3'
 import { ulid } from 'ulid'
 import type { Executor } from '~/db/client'
 import { accounts, webhookDeliveries, webhookEndpoints } from '~/db/schema'
-import { ApiError, Errors } from '~/lib/errors'
-import { afterPosition, keysetPage } from '~/lib/keyset'
-import { keysetRequest } from '~/http/keyset'
+import { Errors, apiError } from '~/lib/errors'
+import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
 import type { Runtime } from '~/kit/runtime'
-import type { Principal } from '~/domain/credentials/principal'
 import { assertFetchableUrl, normalizeHost, resolvePublic } from '~/domain/kb/url-guard'
 import { consumeQuota, effectiveLimits } from '~/domain/limits/quotas'
 import type { CreateEndpointBody, PatchEndpointBody } from './schemas'
@@ -49,8 +46,7 @@ export function presentEndpoint(r: EndpointRow) {
 export async function checkEndpointUrl(raw: string, allowPrivateHosts: readonly string[]): Promise<string> {
   const url = assertFetchableUrl(raw, { allowPrivateHosts })
   const allowed = allowPrivateHosts.some((h) => normalizeHost(h) === normalizeHost(url.hostname))
-  if (url.protocol !== 'https:' && !allowed)
-    throw new ApiError(400, 'invalid_url', 'Webhook URLs must use https.', 'url')
+  if (url.protocol !== 'https:' && !allowed) throw apiError('invalid_url', 'Webhook URLs must use https.', 'url')
   await resolvePublic(url.hostname, { allowPrivateHosts })
   return url.href
 }
@@ -91,8 +87,7 @@ export async function createEndpoint(runtime: Runtime, accountId: string, body: 
       .from(webhookEndpoints)
       .where(and(eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt)))
     if (Number(n) >= MAX_ENDPOINTS_PER_ACCOUNT) {
-      throw new ApiError(
-        403,
+      throw apiError(
         'plan_limit_reached',
         `This account has reached its cap of ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one before creating another.`,
       )
@@ -113,22 +108,8 @@ export async function createEndpoint(runtime: Runtime, accountId: string, body: 
   return { ...presentEndpoint(row), secret }
 }
 
-export async function listEndpoints(
-  event: H3Event,
-  runtime: Runtime,
-  principal: Principal,
-  accountId: string,
-  query: { limit: number; cursor?: string },
-) {
-  const req = await keysetRequest({
-    event,
-    principal,
-    filters: { account_id: accountId },
-    sort: '-created_at,-id',
-    limit: query.limit,
-    cursor: query.cursor,
-    secret: runtime.config.secret,
-  })
+/** Newest first; `req` is bound to filters { account_id } and sort -created_at,-id. */
+export async function listEndpoints(runtime: Runtime, accountId: string, req: KeysetRequest) {
   const rows = await runtime.database.db
     .select()
     .from(webhookEndpoints)
@@ -140,7 +121,7 @@ export async function listEndpoints(
       ),
     )
     .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
-    .limit(query.limit + 1)
+    .limit(req.binding.limit + 1)
   return keysetPage(req, rows, (r) => [r.createdAt.toISOString(), r.id], presentEndpoint)
 }
 

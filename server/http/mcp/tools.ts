@@ -4,7 +4,7 @@
 import type * as v from 'valibot'
 import { jsonSchema } from '~/http/openapi'
 import { routeTable, type RouteEntry } from '~/http/route-table'
-import type { ApiRouteMeta } from '~/http/define-api-route'
+import type { ApiRouteMeta } from '~/http/route-meta'
 import type { Scope } from '~/domain/credentials/scopes'
 import { PARAM_NAMES, TOOL_SPECS, type ToolAnnotations, type ToolSpec } from './catalogue'
 

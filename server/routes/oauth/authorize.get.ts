@@ -9,7 +9,7 @@ import {
   sendErrorPage,
 } from '~/http/oauth-pages'
 import { validateAuthorizeRequest } from '~/domain/oauth/authorize'
-import { publicOrigin } from '~/domain/oauth/metadata'
+import { publicOrigin } from '~/http/public-origin'
 
 const Query = v.object({
   response_type: v.literal('code'),

@@ -3,7 +3,7 @@ import { definePageRoute } from '~/http/define-oauth-route'
 import { optionalSession, readPageForm, redirectTo, renderConsent, sendErrorPage } from '~/http/oauth-pages'
 import { approve, denyLocation, verifyPending } from '~/domain/oauth/authorize'
 import { findClient } from '~/domain/oauth/clients'
-import { publicOrigin } from '~/domain/oauth/metadata'
+import { publicOrigin } from '~/http/public-origin'
 
 const Form = v.object({
   request_id: v.pipe(v.string(), v.description('The signed pending request from the consent form')),

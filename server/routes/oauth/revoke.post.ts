@@ -1,3 +1,4 @@
+import { getHeader } from 'h3'
 import { defineOAuthRoute, readForm } from '~/http/define-oauth-route'
 import { authenticateClient } from '~/domain/oauth/clients'
 import { OAuthErrors } from '~/domain/oauth/errors'
@@ -14,7 +15,7 @@ export default defineOAuthRoute({
   errors: ['invalid_request', 'invalid_client', 'unauthorized_client', 'rate_limited'],
   async handler({ event, runtime }) {
     const form = await readForm(event)
-    const client = await authenticateClient(runtime.database, event, form)
+    const client = await authenticateClient(runtime.database, getHeader(event, 'authorization'), form)
     await checkOAuthRate(runtime, 'revoke', client.id)
     if (!form.token) throw OAuthErrors.invalidRequest('token is required.')
     await revokeToken(runtime.database, client, form.token)

@@ -1,8 +1,9 @@
+import { getHeader } from 'h3'
 import { defineOAuthRoute, readForm } from '~/http/define-oauth-route'
 import { authenticateClient } from '~/domain/oauth/clients'
 import { OAuthErrors } from '~/domain/oauth/errors'
 import { checkOAuthRate } from '~/domain/oauth/limits'
-import { publicOrigin } from '~/domain/oauth/metadata'
+import { publicOrigin } from '~/http/public-origin'
 import { TokenAnswer, TokenForm } from '~/domain/oauth/schemas'
 import { exchangeCode, lifetimesOf, refreshTokens } from '~/domain/oauth/tokens'
 
@@ -25,7 +26,7 @@ export default defineOAuthRoute({
   ],
   async handler({ event, runtime }) {
     const form = await readForm(event)
-    const client = await authenticateClient(runtime.database, event, form)
+    const client = await authenticateClient(runtime.database, getHeader(event, 'authorization'), form)
     const grantType = form.grant_type
     if (!grantType) throw OAuthErrors.invalidRequest('grant_type is required.')
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token')

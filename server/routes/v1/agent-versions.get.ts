@@ -1,7 +1,6 @@
 import * as v from 'valibot'
 import { getHeader } from 'h3'
 import { asList, defineApiRoute } from '~/http/define-api-route'
-import { keysetRequest } from '~/http/keyset'
 import { AgentVersionMarker, AgentVersionsQuery } from '~/domain/agents/schemas'
 import { listAgentVersions, markerAccounts } from '~/domain/agents/prompts'
 
@@ -24,17 +23,14 @@ export default defineApiRoute({
     'unsupported_filter',
     'validation_error',
   ],
-  async handler({ event, runtime, principal, account, query }) {
+  async handler({ event, runtime, principal, keyset, account, query }) {
     const { cursor, limit, account_id, ...filters } = query
     const accountIds = markerAccounts(principal, account, account_id, !!getHeader(event, 'x-svc-account'))
-    const page = await keysetRequest({
-      event,
-      principal,
+    const page = await keyset({
       filters: { ...filters, account_id: accountIds },
       sort: '-deployed_at',
       limit,
       cursor,
-      secret: runtime.config.secret,
     })
     return asList(await listAgentVersions(runtime.database, accountIds, filters, page))
   },

@@ -1,4 +1,5 @@
-import { protectedResourceMetadata, publicOrigin } from '~/domain/oauth/metadata'
+import { protectedResourceMetadata } from '~/domain/oauth/metadata'
+import { publicOrigin } from '~/http/public-origin'
 import { defineApiRoute } from '~/http/define-api-route'
 
 export default defineApiRoute({

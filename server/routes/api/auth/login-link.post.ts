@@ -1,7 +1,7 @@
 import { getHeader } from 'h3'
 import { defineApiRoute } from '~/http/define-api-route'
 import { audited, signIn } from '~/http/define-session-route'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors, apiError } from '~/lib/errors'
 import { redeemLoginLink } from '~/domain/sessions/sessions'
 import { LoginLinkBody, SessionAnswer } from '~/domain/sessions/schemas'
 
@@ -23,7 +23,7 @@ export default audited(
         // The confirm page's form. A form posted from another site would sign the browser in to someone
         // else's dashboard (login CSRF): browsers say where a form came from.
         if (getHeader(event, 'sec-fetch-site') === 'cross-site')
-          throw new ApiError(403, 'forbidden', 'The login form must be submitted from this site.')
+          throw apiError('forbidden', 'The login form must be submitted from this site.')
         const field = parts.find((p) => p.name === 'token' && p.filename === undefined)
         if (!field || field.data.length > 128) throw Errors.validation('token', 'token is required.')
         token = field.data.toString('utf8')

@@ -1,6 +1,5 @@
 import * as v from 'valibot'
 import { asList, defineApiRoute } from '~/http/define-api-route'
-import { keysetRequest } from '~/http/keyset'
 import { Account, AccountListQuery } from '~/domain/accounts/schemas'
 import { listAccounts } from '~/domain/accounts/accounts'
 
@@ -14,16 +13,13 @@ export default defineApiRoute({
   repeatable: ['account_id'],
   response: v.object({ data: v.array(Account) }),
   errors: ['invalid_date', 'invalid_limit', 'invalid_cursor', 'invalid_id'],
-  async handler({ event, runtime, principal, query }) {
+  async handler({ event, runtime, principal, keyset, query }) {
     const { cursor, limit, ...filters } = query
-    const page = await keysetRequest({
-      event,
-      principal,
+    const page = await keyset({
       filters,
       sort: '-created_at',
       limit,
       cursor,
-      secret: runtime.config.secret,
     })
     return asList(await listAccounts(runtime.database, principal, filters, page))
   },

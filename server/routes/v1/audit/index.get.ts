@@ -4,7 +4,6 @@ import * as v from 'valibot'
 import { defineApiRoute } from '~/http/define-api-route'
 import { list } from '~/http/envelope'
 import { Errors } from '~/lib/errors'
-import { keysetRequest } from '~/http/keyset'
 import { AuditQuery, AuditRow } from '~/domain/audit/schemas'
 import { auditCsvFilename, auditWindow, filtersOf, listAudit, openAuditCsv } from '~/domain/audit/audit'
 
@@ -22,7 +21,7 @@ export default defineApiRoute({
   raw: true,
   response: v.object({ data: v.array(AuditRow) }),
   errors: ['invalid_date', 'invalid_date_range', 'invalid_id', 'invalid_limit', 'invalid_cursor'],
-  async handler({ event, runtime, principal, query }) {
+  async handler({ event, runtime, principal, keyset, query }) {
     const { cursor, limit, ...filters } = query
     if (query.format === 'csv') {
       if (cursor !== undefined) throw Errors.unsupportedFilter('cursor')
@@ -40,14 +39,11 @@ export default defineApiRoute({
       })
       return
     }
-    const page = await keysetRequest({
-      event,
-      principal,
+    const page = await keyset({
       filters,
       sort: '-created_at',
       limit: limit ?? 50,
       cursor,
-      secret: runtime.config.secret,
     })
     return list(event, await listAudit(runtime.database, query, page))
   },

@@ -1,6 +1,5 @@
 import * as v from 'valibot'
 import { asList, defineApiRoute } from '~/http/define-api-route'
-import { keysetRequest } from '~/http/keyset'
 import { DeletedQuery, Tombstone } from '~/domain/conversations/schemas'
 import { listDeleted } from '~/domain/conversations/delete'
 
@@ -16,16 +15,13 @@ export default defineApiRoute({
   repeatable: ['account_id'],
   response: v.object({ data: v.array(Tombstone) }),
   errors: ['invalid_date', 'invalid_cursor', 'invalid_limit', 'invalid_id'],
-  async handler({ event, runtime, principal, account, query }) {
+  async handler({ event, runtime, principal, keyset, account, query }) {
     const { cursor, limit, ...filters } = query
-    const page = await keysetRequest({
-      event,
-      principal,
+    const page = await keyset({
       filters: { ...filters, account_ids: account.ids },
       sort: '-deleted_at',
       limit,
       cursor,
-      secret: runtime.config.secret,
     })
     return asList(await listDeleted(runtime.database, account.ids, query, page))
   },

@@ -2,7 +2,6 @@ import { getQuery, setResponseHeader } from 'h3'
 import * as v from 'valibot'
 import { defineApiRoute } from '~/http/define-api-route'
 import { meta } from '~/http/envelope'
-import { keysetRequest } from '~/http/keyset'
 import { ConversationOut, LIST_REPEATABLE, ListQuery } from '~/domain/conversations/schemas'
 import {
   LIST_DEFAULT_INCLUDE,
@@ -35,19 +34,16 @@ export default defineApiRoute({
   raw: true,
   response: v.object({ data: v.array(ConversationOut) }),
   errors: ['invalid_date', 'invalid_date_range', 'invalid_cursor', 'invalid_limit', 'unsupported_filter', 'invalid_id'],
-  async handler({ event, runtime, principal, account, query }) {
+  async handler({ event, runtime, principal, keyset, account, query }) {
     const include = parseInclude(query.include, LIST_INCLUDES, LIST_DEFAULT_INCLUDE)
     checkSummariesOnly(principal, include)
     checkBackfill(principal, query)
     const { cursor, limit, sort, ...filters } = query
-    const page = await keysetRequest({
-      event,
-      principal,
+    const page = await keyset({
       filters: { ...filters, account_ids: account.ids },
       sort,
       limit,
       cursor,
-      secret: runtime.config.secret,
     })
     const list = MAP_IN_JS ? listConversationsJs : listConversationsJson
     const p = await list(runtime.database, account.ids, query, include, page)

@@ -1,6 +1,5 @@
 import * as v from 'valibot'
 import { asList, defineApiRoute } from '~/http/define-api-route'
-import { keysetRequest } from '~/http/keyset'
 import { ApiKey, CredentialListQuery } from '~/domain/credentials/schemas'
 import { assertOwnUser, listKeys } from '~/domain/credentials/keys'
 
@@ -13,18 +12,15 @@ export default defineApiRoute({
   query: CredentialListQuery,
   response: v.object({ data: v.array(ApiKey) }),
   errors: ['invalid_id', 'invalid_limit', 'invalid_cursor'],
-  async handler({ event, runtime, principal, query }) {
+  async handler({ event, runtime, principal, keyset, query }) {
     const named = query.user_id?.replace(/^acc_/, 'usr_')
     if (named) assertOwnUser(principal, named)
     const userId = named ?? (principal.type === 'master' ? null : principal.userId)
-    const page = await keysetRequest({
-      event,
-      principal,
+    const page = await keyset({
       filters: { user_id: userId },
       sort: '-created_at',
       limit: query.limit,
       cursor: query.cursor,
-      secret: runtime.config.secret,
     })
     return asList(await listKeys(runtime.database, userId, page))
   },

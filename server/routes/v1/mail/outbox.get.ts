@@ -19,6 +19,14 @@ export default defineApiRoute({
   repeatable: ['account_id'],
   response: v.object({ data: v.array(OutboxItem) }),
   errors: ['invalid_limit', 'invalid_cursor'],
-  handler: async ({ event, runtime, principal, account, query }) =>
-    asList(await listOutbox(event, runtime, principal, agentAccount(principal, account), query)),
+  handler: async ({ runtime, principal, account, query, keyset }) => {
+    const accountId = agentAccount(principal, account)
+    const page = await keyset({
+      filters: { account_id: accountId },
+      sort: '-created_at,-id',
+      limit: query.limit,
+      cursor: query.cursor,
+    })
+    return asList(await listOutbox(runtime, accountId, page))
+  },
 })

@@ -1,5 +1,4 @@
 import { asList, defineApiRoute } from '~/http/define-api-route'
-import { keysetRequest } from '~/http/keyset'
 import { User, UserListQuery } from '~/domain/users/schemas'
 import { listUsers } from '~/domain/users/users'
 import * as v from 'valibot'
@@ -12,16 +11,13 @@ export default defineApiRoute({
   query: UserListQuery,
   response: v.object({ data: v.array(User) }),
   errors: ['invalid_date', 'invalid_limit', 'invalid_cursor'],
-  async handler({ event, runtime, principal, query }) {
+  async handler({ event, runtime, principal, keyset, query }) {
     const { cursor, limit, ...filters } = query
-    const page = await keysetRequest({
-      event,
-      principal,
+    const page = await keyset({
       filters,
       sort: '-created_at',
       limit,
       cursor,
-      secret: runtime.config.secret,
     })
     return asList(await listUsers(runtime.database, filters, page))
   },

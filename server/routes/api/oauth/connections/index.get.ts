@@ -1,7 +1,6 @@
 import * as v from 'valibot'
 import { asList } from '~/http/define-api-route'
 import { defineSessionRoute } from '~/http/define-session-route'
-import { keysetRequest } from '~/http/keyset'
 import { listConnections } from '~/domain/oauth/connections'
 import { Connection } from '~/domain/oauth/schemas'
 import { DashboardKeyListQuery } from '~/domain/sessions/schemas'
@@ -14,15 +13,12 @@ export default defineSessionRoute({
   query: DashboardKeyListQuery,
   response: v.object({ data: v.array(Connection) }),
   errors: ['invalid_limit', 'invalid_cursor'],
-  async handler({ event, runtime, principal, session, query }) {
-    const page = await keysetRequest({
-      event,
-      principal,
+  async handler({ event, runtime, principal, keyset, session, query }) {
+    const page = await keyset({
       filters: { user_id: session.userId },
       sort: '-created_at',
       limit: query.limit,
       cursor: query.cursor,
-      secret: runtime.config.secret,
     })
     return asList(await listConnections(runtime.database, session.userId, page))
   },

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors, apiError } from '~/lib/errors'
 import { defineApiRoute } from '~/http/define-api-route'
 import { verifyRecordingToken } from '~/domain/conversations/read'
 
@@ -18,8 +18,7 @@ export default defineApiRoute({
     const token = query.token
     const sid = params.file.replace(/\.mp3$/, '')
     const claims = typeof token === 'string' ? await verifyRecordingToken(token, sid, runtime.config.secret) : null
-    if (!claims)
-      throw new ApiError(403, 'invalid_token', 'The recording URL is invalid or has expired; request a new one.')
+    if (!claims) throw apiError('invalid_token', 'The recording URL is invalid or has expired; request a new one.')
     throw Errors.notFound('Recording audio')
   },
 })

@@ -16,6 +16,15 @@ export default defineApiRoute({
   query: DeliveryListQuery,
   response: v.object({ data: v.array(Delivery) }),
   errors: ['invalid_id', 'invalid_date', 'invalid_limit', 'invalid_cursor', 'unsupported_filter'],
-  handler: async ({ event, runtime, principal, account, query }) =>
-    asList(await listDeliveries(event, runtime, principal, webhookAccount(account), query)),
+  handler: async ({ runtime, account, query, keyset }) => {
+    const accountId = webhookAccount(account)
+    const { limit, cursor, ...filters } = query
+    const page = await keyset({
+      filters: { ...filters, account_id: accountId },
+      sort: '-created_at,-id',
+      limit,
+      cursor,
+    })
+    return asList(await listDeliveries(runtime, accountId, filters, page))
+  },
 })

@@ -12,6 +12,14 @@ export default defineApiRoute({
   query: EndpointListQuery,
   response: v.object({ data: v.array(Endpoint) }),
   errors: ['invalid_limit', 'invalid_cursor'],
-  handler: async ({ event, runtime, principal, account, query }) =>
-    asList(await listEndpoints(event, runtime, principal, webhookAccount(account), query)),
+  handler: async ({ runtime, account, query, keyset }) => {
+    const accountId = webhookAccount(account)
+    const page = await keyset({
+      filters: { account_id: accountId },
+      sort: '-created_at,-id',
+      limit: query.limit,
+      cursor: query.cursor,
+    })
+    return asList(await listEndpoints(runtime, accountId, page))
+  },
 })

@@ -1,6 +1,5 @@
 import * as v from 'valibot'
 import { asList, defineApiRoute } from '~/http/define-api-route'
-import { keysetRequest } from '~/http/keyset'
 import { UserParams } from '~/domain/users/schemas'
 import { ApiKey, KeyListQuery } from '~/domain/credentials/schemas'
 import { assertOwnUser, listKeys } from '~/domain/credentials/keys'
@@ -15,16 +14,13 @@ export default defineApiRoute({
   query: KeyListQuery,
   response: v.object({ data: v.array(ApiKey) }),
   errors: ['invalid_id', 'invalid_limit', 'invalid_cursor'],
-  async handler({ event, runtime, principal, params, query }) {
+  async handler({ event, runtime, principal, keyset, params, query }) {
     assertOwnUser(principal, params.usr)
-    const page = await keysetRequest({
-      event,
-      principal,
+    const page = await keyset({
       filters: { user: params.usr },
       sort: '-created_at',
       limit: query.limit,
       cursor: query.cursor,
-      secret: runtime.config.secret,
     })
     return asList(await listKeys(runtime.database, params.usr, page))
   },

@@ -6,6 +6,6 @@ import { handleList, listOptions } from '~/http/kb-document-routes'
 export default defineApiRoute({
   ...listOptions,
   params: AgentParams,
-  handler: async ({ event, runtime, principal, account, params, query }) =>
-    asList(await handleList(event, runtime, principal, agentAccount(principal, account), params.agt, query)),
+  handler: async ({ runtime, principal, keyset, account, params, query }) =>
+    asList(await handleList(runtime, keyset, agentAccount(principal, account), params.agt, query)),
 })

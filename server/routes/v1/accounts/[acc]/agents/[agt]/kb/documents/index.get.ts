@@ -8,8 +8,6 @@ export default defineApiRoute({
   summary: 'List knowledge documents (account alias)',
   description: `Alias of GET /agents/{agt}/kb/documents; the agent must belong to {acc}. ${listOptions.description}`,
   params: AccountAgentParams,
-  handler: async ({ event, runtime, principal, account, params, query }) =>
-    asList(
-      await handleList(event, runtime, principal, agentAccount(principal, account, params.acc), params.agt, query),
-    ),
+  handler: async ({ runtime, principal, keyset, account, params, query }) =>
+    asList(await handleList(runtime, keyset, agentAccount(principal, account, params.acc), params.agt, query)),
 })

@@ -1,0 +1,38 @@
+// An agent's row, how it is loaded (scoped by account, optionally locked) and named.
+import { and, eq } from 'drizzle-orm'
+import type { Executor } from '~/db/client'
+import { agents, type promptVersions } from '~/db/schema'
+import { apiError } from '~/lib/errors'
+import type { Principal } from '~/domain/credentials/principal'
+import type { AccountScope } from '~/domain/accounts/resolve'
+
+export type AgentRow = typeof agents.$inferSelect
+export type PromptVersionRow = typeof promptVersions.$inferSelect
+
+export const agentNotFound = () => apiError('agent_not_found', 'Agent not found.')
+
+export const agentVersionOf = (row: Pick<AgentRow, 'id' | 'versionN'>) => `${row.id.replace('_', '')}-v${row.versionN}`
+
+/** The account an agent request acts for: the resolved account, or on the nested alias the path account,
+ *  which must be one the request may act for. Anything else answers 404 agent_not_found. */
+export function agentAccount(principal: Principal, account: AccountScope, pathAccount?: string): string {
+  if (pathAccount === undefined) {
+    if (!account.id) throw agentNotFound()
+    return account.id
+  }
+  const covered =
+    principal.type === 'master' ? account.id === pathAccount : (principal.accountIds ?? []).includes(pathAccount)
+  if (!covered) throw agentNotFound()
+  return pathAccount
+}
+
+/** The agent of that account, optionally locked for update; another account's agent is agent_not_found. */
+export async function loadAgent(ex: Executor, accountId: string, agentId: string, lock = false): Promise<AgentRow> {
+  const q = ex
+    .select()
+    .from(agents)
+    .where(and(eq(agents.id, agentId), eq(agents.accountId, accountId)))
+  const [row] = lock ? await q.for('update') : await q
+  if (!row) throw agentNotFound()
+  return row
+}

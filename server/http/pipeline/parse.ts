@@ -1,0 +1,114 @@
+// Step: parsing. Params, query and body through the route's valibot schemas, and the issues turned into
+// the contract's errors (unsupported_field, empty_update, validation_error + field, unsupported_filter,
+// invalid_json, 415).
+import { getHeader, getQuery, readMultipartFormData, readRawBody, type H3Event } from 'h3'
+import * as v from 'valibot'
+import { ApiError, Errors, splitCoded, apiError } from '~/lib/errors'
+import type { ApiRouteMeta, MultipartPart, ObjSchema, Out } from '../route-meta'
+
+const PAYLOAD_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** Turns the first valibot issue into the contract's error: unknown key first, then the first bad value. */
+export function issueToError(issues: readonly v.BaseIssue<unknown>[], where: 'body' | 'query' | 'params'): ApiError {
+  const unknown = issues.find((i) => (i.type === 'strict_object' || i.type === 'object') && i.expected === 'never')
+  if (unknown) {
+    const key = v.getDotPath(unknown) ?? String(unknown.received).replace(/^"|"$/g, '')
+    return where === 'query' ? Errors.unsupportedFilter(key) : Errors.unsupportedField(key)
+  }
+  const issue = issues[0]
+  const field = v.getDotPath(issue)
+  if (
+    issue.received === 'undefined' &&
+    (issue.type === 'strict_object' || issue.type === 'object' || issue.kind === 'schema')
+  ) {
+    const { code } = splitCoded(issue.message)
+    if (code === 'validation_error') return Errors.validation(field, `${field ?? 'value'} is required.`)
+  }
+  const { code, message } = splitCoded(issue.message)
+  // Contract error table: an enum value outside its list is unsupported_filter, named by the parameter
+  // itself (channel, not channel.0). A schema that means otherwise codes its message (QueryBoolean).
+  if (where === 'query' && (code === 'unsupported_filter' || (!isCoded(issue.message) && isEnumIssue(issue)))) {
+    const param = issue.path?.[0]?.key
+    const name = typeof param === 'string' ? param : field
+    return apiError(
+      'unsupported_filter',
+      code === 'unsupported_filter' || message.startsWith(`${name} `) ? message : `${name}: ${message}`,
+      name,
+    )
+  }
+  if (code !== 'validation_error') return apiError(code, message, field)
+  // valibot's own messages ("Invalid type: Expected string but received 1") are fine for humans.
+  return Errors.validation(field, field ? `${field}: ${message}` : message)
+}
+
+const isCoded = (message: string) => /^[a-z_]+\|/.test(message)
+const ENUM_ISSUES = new Set(['picklist', 'enum', 'literal'])
+const isEnumIssue = (issue: v.BaseIssue<unknown>): boolean =>
+  ENUM_ISSUES.has(issue.type) || (issue.type === 'union' && !!issue.issues?.length && issue.issues.every(isEnumIssue))
+
+export function parseWith<S extends v.GenericSchema | undefined>(
+  schema: S,
+  input: unknown,
+  where: 'params' | 'query' | 'body',
+): Out<S> {
+  if (!schema) return undefined as Out<S>
+  const r = v.safeParse(schema, input)
+  if (!r.success) throw issueToError(r.issues, where)
+  return r.output as Out<S>
+}
+
+export function parseQuery(event: H3Event, opts: ApiRouteMeta) {
+  const raw = getQuery(event) as Record<string, string | string[]>
+  const schema = opts.query as ObjSchema | undefined
+  const known = schema ? Object.keys(schema.entries) : []
+  const repeatable = new Set(opts.repeatable ?? [])
+  const input: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(raw)) {
+    if (!known.includes(key)) throw Errors.unsupportedFilter(key)
+    if (repeatable.has(key)) input[key] = Array.isArray(value) ? value : [value]
+    else if (Array.isArray(value)) throw Errors.validation(key, `${key} may be given only once.`)
+    else input[key] = value
+  }
+  return parseWith(schema, input, 'query')
+}
+
+export const isMultipart = (event: H3Event) =>
+  (getHeader(event, 'content-type') ?? '').toLowerCase().startsWith('multipart/form-data')
+
+export async function readParts(event: H3Event): Promise<MultipartPart[]> {
+  // The body is read here, after authentication (middleware 02): its 413 passes through as is.
+  const parts = await readMultipartFormData(event).catch((e) => {
+    if (e instanceof ApiError) throw e
+  })
+  if (!parts) throw Errors.validation(null, 'The multipart/form-data body could not be parsed.')
+  return parts.map((p) => ({ name: p.name, filename: p.filename, type: p.type, data: p.data }))
+}
+
+export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unknown> {
+  if (!PAYLOAD_METHODS.has(event.method)) return undefined
+  const raw = await readRawBody(event, false)
+  const text = raw && raw.length ? raw.toString('utf8') : ''
+  let body: unknown
+  if (text.trim() === '') {
+    if (opts.patch) throw Errors.emptyUpdate()
+    body = opts.body ? {} : undefined
+  } else {
+    const type = (getHeader(event, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
+    // No Content-Type is not JSON either: a body is only read as JSON when the client says it is one.
+    if (type !== 'application/json' && !type.endsWith('+json')) throw Errors.unsupportedMediaType('application/json')
+    try {
+      body = JSON.parse(text)
+    } catch {
+      throw Errors.invalidJson()
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      throw Errors.validation(null, 'The request body must be a JSON object.')
+    const keys = Object.keys(body)
+    if (!opts.body) {
+      if (keys.length) throw Errors.unsupportedField(keys[0])
+      return undefined
+    }
+    if (opts.patch && keys.length === 0) throw Errors.emptyUpdate()
+  }
+  return parseWith(opts.body as v.GenericSchema | undefined, body, 'body')
+}
