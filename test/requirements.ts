@@ -1,9 +1,14 @@
 // The requirements manifest: one entry per contract rule (../shared/spec/contract.md and decisions.md).
 // Tests cite what they prove with verifies('<id>'); test/coverage.test.ts and the end of `npm test`
 // report which rules no test cites yet. Pure data: keep the ids stable once cited.
+import { recordCitations } from './citations'
+
 export interface Requirement {
   source: string
   behavior: string
+  /** A rule about one engine only (the embedded database cannot be unreachable while the process runs);
+   *  every other rule must be proven by a test that runs on both. */
+  engines?: readonly ('pglite' | 'postgres')[]
 }
 
 export const requirements = {
@@ -88,6 +93,7 @@ export const requirements = {
   'health.down': {
     source: 'contract Platform',
     behavior: 'GET /health answers 503 with the Health body when the database is unreachable.',
+    engines: ['postgres'],
   },
   'health.public': { source: 'contract Platform', behavior: 'Platform routes need no credential and are unmetered.' },
   'openapi.document': {
@@ -776,4 +782,5 @@ export type RequirementId = keyof typeof requirements
 /** Declares which contract rules a test proves; an unknown id fails the test at once. */
 export function verifies(...ids: RequirementId[]): void {
   for (const id of ids) if (!(id in requirements)) throw new Error(`unknown requirement id: ${id}`)
+  recordCitations(ids)
 }

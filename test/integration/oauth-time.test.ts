@@ -10,6 +10,7 @@ import { authorizeUrl, Browser, pkce, registerClient, tokenRequest } from '../he
 import { startServer, type TestServer } from '../helpers/server'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
+import { sleep } from '../helpers/wait'
 
 let server: TestServer
 let t: Tenant
@@ -19,7 +20,6 @@ const env = {
   SVC_OAUTH_REFRESH_GRACE_SECONDS: '1',
   SVC_RATE_LIMITS: 'register=3,token=6,read=1000,write=1000',
 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 beforeAll(async () => {
   server = await startServer({ env })

@@ -10,6 +10,7 @@ import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { verifyWebhook } from '~/domain/webhooks/verify'
+import { until } from '../helpers/wait'
 
 const servers: TestServer[] = []
 let rx: Receiver | undefined
@@ -58,12 +59,14 @@ describe('webhooks across a crash', () => {
     expect(verifyWebhook({ secret: ep.body.secret, body: again.body, headers: again.headers })).toBe(true)
 
     const api2 = createApi(second.base, t.key)
-    let d: any
-    for (let i = 0; i < 50; i++) {
-      d = (await api2.get(`/webhooks/deliveries?endpoint_id=${ep.body.endpoint_id}`)).body.data[0]
-      if (d?.status === 'succeeded') break
-      await new Promise((r) => setTimeout(r, 200))
-    }
+    const d = await until(
+      'the delivery to succeed after the restart',
+      async () => {
+        const got = (await api2.get(`/webhooks/deliveries?endpoint_id=${ep.body.endpoint_id}`)).body.data[0]
+        return got?.status === 'succeeded' && got
+      },
+      10_000,
+    )
     // The attempt cut short by the crash left no record; the one after the restart did.
     expect(d).toMatchObject({
       delivery_id: held.headers['x-svc-delivery'],

@@ -9,6 +9,7 @@ import { startServer, type TestServer } from '../helpers/server'
 import { createTenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { events, webhookDeliveries } from '~/db/schema'
+import { until } from '../helpers/wait'
 
 let server: TestServer | undefined
 afterAll(async () => {
@@ -66,14 +67,17 @@ it('deletes dispatched events after 7 days and final deliveries after 30, keepin
   // The job runs at every start; poll through the API until the old final deliveries are gone.
   server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey })
   const api = createApi(server.base, t.key)
-  let ids: string[] = []
-  for (let i = 0; i < 40; i++) {
-    const list = await api.get('/webhooks/deliveries?limit=100')
-    expect(list.status).toBe(200)
-    ids = list.body.data.map((d: any) => d.delivery_id)
-    if (!ids.includes('dlv_ret_old_ok')) break
-    await new Promise((r) => setTimeout(r, 250))
-  }
+  const ids: string[] = await until(
+    'the retention sweep',
+    async () => {
+      const list = await api.get('/webhooks/deliveries?limit=100')
+      expect(list.status).toBe(200)
+      const got: string[] = list.body.data.map((d: any) => d.delivery_id)
+      return !got.includes('dlv_ret_old_ok') && got
+    },
+    10_000,
+    250,
+  )
   expect(ids.filter((id) => id.startsWith('dlv_ret_')).sort()).toEqual(['dlv_ret_old_retrying', 'dlv_ret_recent_ok'])
   await server.stop('SIGTERM')
   const left = await withDatabase(server.dataDir, (db) =>

@@ -4,6 +4,8 @@ import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { startServer, type TestServer } from '../helpers/server'
+import { executedCitations } from '../citations'
+import { requirements, type Requirement } from '../requirements'
 import { coverageReport } from '../requirements-coverage'
 
 declare module 'vitest' {
@@ -38,5 +40,19 @@ export async function setup(project: TestProject) {
   return async () => {
     await server?.stop()
     console.log('\n' + coverageReport())
+    // Under `npm test` (the whole suite), every rule must have been cited by a test that ran on this
+    // engine: a citation in a skipped or other-engine-only test does not count (test/citations.ts).
+    if (process.env.SVC_COVERAGE_GATE) {
+      const ran = executedCitations()
+      const here = process.env.DATABASE_URL ? 'postgres' : 'pglite'
+      const rules: [string, Requirement][] = Object.entries(requirements)
+      const missing = rules.filter(([id, r]) => (r.engines ?? [here]).includes(here) && !ran.has(id)).map(([id]) => id)
+      const engine = here === 'postgres' ? 'PostgreSQL' : 'PGlite'
+      if (missing.length) {
+        // A throw here is only logged by vitest ("error during close"); the exit code carries the verdict.
+        console.error(`\nRequirements not proven by a test that ran on ${engine}: ${missing.join(', ')}`)
+        process.exitCode = 1
+      } else console.log(`Every rule was proven by a test that ran on ${engine}.`)
+    }
   }
 }

@@ -4,6 +4,7 @@
 import { describe, expect, inject, it } from 'vitest'
 import { createApi, err, uniqueEmail, type ApiResponse } from '../helpers/api'
 import { verifies } from '../requirements'
+import { sleep } from '../helpers/wait'
 
 const base = inject('base')
 const origin = inject('origin')
@@ -31,7 +32,6 @@ const CSV_HEADER =
 let seq = 0
 const rid = (tag: string) => `aud-${tag}-${process.pid}-${Date.now().toString(36)}-${++seq}`
 const iso = (ms: number) => new Date(ms).toISOString()
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const q = (params: Record<string, string | number | undefined>) =>
   '?' +
   Object.entries(params)

@@ -12,10 +12,10 @@ import { startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
+import { sleep } from '../helpers/wait'
 
 const NEAR_LIMIT = 1_900_000
 const BOUND_MS = 1000
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 let server: TestServer
 let master: Api

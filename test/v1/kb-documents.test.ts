@@ -10,6 +10,7 @@ import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { buildAgent } from '../helpers/build'
 import { pumpedPost } from '../helpers/pumped-post'
+import { until } from '../helpers/wait'
 
 const base = inject('base')
 const master = createApi(base, inject('masterKey'))
@@ -37,17 +38,17 @@ const KB_PAGES = {
   '/visit': { body: html('Visit | Orchard Farm', '<p>The farm stand opens at 9am from September to November.</p>') },
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 async function waitForDoc(api: Api, agt: string, doc: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const r = await api.get(`/agents/${agt}/kb/documents/${doc}`)
-    expect(r.status).toBe(200)
-    if (r.body.status !== 'processing') return r.body
-    if (Date.now() > deadline) throw new Error(`document ${doc} still processing`)
-    await sleep(150)
-  }
+  return until(
+    `document ${doc} to leave processing`,
+    async () => {
+      const r = await api.get(`/agents/${agt}/kb/documents/${doc}`)
+      expect(r.status).toBe(200)
+      return r.body.status !== 'processing' && r.body
+    },
+    timeoutMs,
+    150,
+  )
 }
 
 async function upload(
@@ -227,14 +228,15 @@ describe('creating documents', () => {
     })
     expect(r.status).toBe(202)
     expect(r.body).toMatchObject({ doc_id: null, crawl_id: expect.stringMatching(/^crl_\d+$/), status: 'processing' })
-    const deadline = Date.now() + 20_000
-    let pages: any[] = []
-    while (Date.now() < deadline) {
-      const l = await t.api.get(`/agents/${agentId}/kb/documents?kind=page&limit=100`)
-      pages = l.body.data.filter((d: any) => d.crawl_id === r.body.crawl_id)
-      if (pages.length >= 4) break
-      await sleep(200)
-    }
+    const pages: any[] = await until(
+      'the four crawled pages',
+      async () => {
+        const l = await t.api.get(`/agents/${agentId}/kb/documents?kind=page&limit=100`)
+        const got = l.body.data.filter((d: any) => d.crawl_id === r.body.crawl_id)
+        return got.length >= 4 && got
+      },
+      20_000,
+    )
     expect(pages.map((p) => new URL(p.url).pathname).sort()).toEqual(['/', '/cider', '/cider/awards', '/visit'])
     for (const p of pages)
       expect(p).toMatchObject({

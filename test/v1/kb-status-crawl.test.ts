@@ -5,6 +5,7 @@ import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { buildAgent } from '../helpers/build'
+import { until } from '../helpers/wait'
 
 const master = createApi(inject('base'), inject('masterKey'))
 let t: Tenant
@@ -43,12 +44,10 @@ describe('kb/status crawl', () => {
       if (seen.status !== 'running') await new Promise((res) => setTimeout(res, 100))
     }
     expect(seen).toMatchObject({ status: 'running', crawl_id: r.body.crawl_id })
-    let crawl: any
-    for (let i = 0; i < 100; i++) {
-      crawl = (await t.api.get(`/agents/${agentId}/kb/status`)).body.crawl
-      if (crawl.status === 'idle') break
-      await new Promise((res) => setTimeout(res, 200))
-    }
+    const crawl = await until('the crawl to end', async () => {
+      const c = (await t.api.get(`/agents/${agentId}/kb/status`)).body.crawl
+      return c.status === 'idle' && c
+    })
     expect(crawl.status).toBe('idle')
     const pages = (await t.api.get(`/agents/${agentId}/kb/documents?kind=page&limit=100`)).body.data
     expect(pages.filter((d: any) => d.url?.startsWith(slow.origin))).toHaveLength(3)

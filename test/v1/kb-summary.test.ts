@@ -18,20 +18,20 @@ import { agents, kbDocuments, kbSummaries } from '~/db/schema'
 import { nextDocumentId } from '~/domain/agents/create'
 import { knowledgeFor, requestReindex, runReindex } from '~/domain/kb/summary'
 import local from '../../providers/chat/local'
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+import { sleep, until } from '../helpers/wait'
 
 /** Polls kb/status until the reindex it asked for has finished; answers the status. */
 async function waitForReindex(api: Api, agentId: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const r = await api.get(`/agents/${agentId}/kb/status`)
-    expect(r.status).toBe(200)
-    const job = r.body.summary.last_job
-    if (job?.job === 'reindex' && ['succeeded', 'failed'].includes(job.status)) return r.body
-    if (Date.now() > deadline) throw new Error(`reindex not finished: ${JSON.stringify(r.body.summary)}`)
-    await sleep(200)
-  }
+  return until(
+    'the reindex to finish',
+    async () => {
+      const r = await api.get(`/agents/${agentId}/kb/status`)
+      expect(r.status).toBe(200)
+      const job = r.body.summary.last_job
+      return job?.job === 'reindex' && ['succeeded', 'failed'].includes(job.status) && r.body
+    },
+    timeoutMs,
+  )
 }
 
 describe('summary and reindex on a built agent (shared server)', () => {

@@ -11,11 +11,11 @@ import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, ALL_PERSONAL_SCOPES, type Tenant } from '../helpers/tenant'
 import { runInspector } from '../helpers/inspector'
 import { verifies } from '../requirements'
+import { sleep } from '../helpers/wait'
 
 const base = inject('base')
 const origin = inject('origin')
 const master = createApi(base, inject('masterKey'))
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 let clients = 0
 /** Each client its own X-Forwarded-For, as createApi does, so failed-auth counting stays per test. */
