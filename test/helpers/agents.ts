@@ -2,6 +2,7 @@
 // applyBuildOutputs). On PGlite the server must be stopped first; the build tests can replace this with
 // POST /accounts/{acc}/agents/build once it exists.
 import { withDatabase } from './db'
+import { createApi, type Api } from './api'
 import type { TestServer } from './server'
 import { startServer } from './server'
 import { applyBuildOutputs, createAgentRecord } from '~/domain/agents/create'
@@ -59,4 +60,38 @@ export async function seedAgent(
   const ids = await seedAgents(server.dataDir, specs)
   const next = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
   return { server: next, ids }
+}
+
+export interface SeededServer<T> {
+  server: TestServer
+  /** The master key on the restarted server. */
+  master: Api
+  /** What `prepare` answered, made before the restart (tenants, extra keys). */
+  prepared: T
+  /** The seeded agents' ids, in the order of the specs. */
+  agentIds: string[]
+  /** A client of the restarted server with this secret (clients made before the restart point at the old port). */
+  as(secret: string): Api
+}
+
+/**
+ * A server of the test file's own with tenants and agents: starts it, lets `prepare` create tenants and
+ * keys over HTTP, stops it to write the agents `agents(prepared)` lists into its database, and starts it
+ * again on the same data directory and master key.
+ */
+export async function startSeededServer<T>(opts: {
+  env?: Record<string, string>
+  prepare: (master: Api) => Promise<T>
+  agents: (prepared: T) => SeedSpec[]
+}): Promise<SeededServer<T>> {
+  const first = await startServer({ env: opts.env })
+  const prepared = await opts.prepare(createApi(first.base, first.masterKey))
+  const { server, ids } = await seedAgent(first, opts.agents(prepared), opts.env)
+  return {
+    server,
+    master: createApi(server.base, server.masterKey),
+    prepared,
+    agentIds: ids,
+    as: (secret) => createApi(server.base, secret),
+  }
 }

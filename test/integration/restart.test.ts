@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createApi, uniqueEmail } from '../helpers/api'
 import { startServer, type TestServer } from '../helpers/server'
 import { verifies } from '../requirements'
+import { until } from '../helpers/wait'
 
 const servers: TestServer[] = []
 afterAll(async () => {
@@ -65,11 +66,14 @@ describe.runIf(!!process.env.DATABASE_URL)('health with the database down (Postg
     expect(down.body).toMatchObject({ status: 'down', version: '1.0.0', components: { db: 'down' } })
     expect(down.body.meta.environment).toBe('production')
     accepting = true
-    let back = 0
-    for (let i = 0; i < 50 && back !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 200))
-      back = (await anon.get('/health')).status
-    }
+    const back = await until(
+      'health to answer 200 again',
+      async () => {
+        const status = (await anon.get('/health')).status
+        return status === 200 && status
+      },
+      10_000,
+    )
     expect(back).toBe(200)
     relay.close()
   })

@@ -2,9 +2,9 @@
 // seeded through the database (test/helpers/agents.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { estimateTokens } from '~/kit/chat-engine'
-import { createApi, err, type Api } from '../helpers/api'
-import { seedAgent } from '../helpers/agents'
-import { startServer, type TestServer } from '../helpers/server'
+import { err, type Api } from '../helpers/api'
+import { startSeededServer } from '../helpers/agents'
+import type { TestServer } from '../helpers/server'
 import { createTenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 
@@ -14,20 +14,18 @@ let api: Api
 let rulesAgent: string, promptAgent: string, capsAgent: string
 
 beforeAll(async () => {
-  server = await startServer({ env })
-  const t = await createTenant(createApi(server.base, server.masterKey))
-  const seeded = await seedAgent(
-    server,
-    [
+  const seeded = await startSeededServer({
+    env,
+    prepare: (m) => createTenant(m),
+    agents: (t) => [
       { accountId: t.accountId, name: 'Rules' },
       { accountId: t.accountId, name: 'Prompt' },
       { accountId: t.accountId, name: 'Caps' },
     ],
-    env,
-  )
+  })
   server = seeded.server
-  ;[rulesAgent, promptAgent, capsAgent] = seeded.ids
-  api = createApi(server.base, t.key)
+  ;[rulesAgent, promptAgent, capsAgent] = seeded.agentIds
+  api = seeded.as(seeded.prepared.key)
 })
 afterAll(async () => {
   await server?.stop('SIGKILL')

@@ -13,6 +13,7 @@ import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { conversations, events, messageKeys, quotaUsage, subscriptions, usageRecords } from '~/db/schema'
 import { utcDay } from '~/domain/limits/quotas'
+import { until } from '../helpers/wait'
 
 const env = { SVC_RATE_LIMITS: 'read=100000,write=100000,chat=100000' }
 let server: TestServer
@@ -118,11 +119,11 @@ describe('turn claim in the database', () => {
     const second = await api.post(`/conversations/${convId}/end`)
     expect(second.status).toBe(200)
     expect(second.body.ended_at).toBe(first.body.ended_at)
-    const deadline = Date.now() + 20_000
-    while ((await api.post(`/conversations/${convId}/end`)).body.summary_status !== 'ready') {
-      if (Date.now() > deadline) throw new Error('summary not ready')
-      await new Promise((r) => setTimeout(r, 200))
-    }
+    await until(
+      'the summary',
+      async () => (await api.post(`/conversations/${convId}/end`)).body.summary_status === 'ready',
+      20_000,
+    )
     const get = (await api.get(`/conversations/${convId}`)).body
     const { meta: _meta, ...resource } = get
     await restartWith(async (db) => {

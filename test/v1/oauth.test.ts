@@ -16,6 +16,7 @@ import {
 } from '../helpers/oauth'
 import { pumpedPost } from '../helpers/pumped-post'
 import { verifies } from '../requirements'
+import { until } from '../helpers/wait'
 
 const origin = inject('origin')
 const base = inject('base')
@@ -223,11 +224,14 @@ describe('the whole flow with oauth4webapi', () => {
     const conns = await tenantSessionApi(tenant).get('/api/oauth/connections')
     const keyId = conns.body.data.find((c: any) => c.client_id === clientId).key_id as string
     expect((await bearer(tokens.access_token).get(`/accounts/${tenant.accountId}`)).status).toBe(200)
-    let rows: any[] = []
-    for (let i = 0; i < 50 && !rows.length; i++) {
-      await new Promise((r) => setTimeout(r, 200))
-      rows = (await master.get(`/audit?credential_id=${keyId}`)).body.data ?? []
-    }
+    const rows: any[] = await until(
+      'the audit row of the OAuth request',
+      async () => {
+        const data = (await master.get(`/audit?credential_id=${keyId}`)).body.data ?? []
+        return data.length > 0 && data
+      },
+      10_000,
+    )
     expect(rows[0]).toMatchObject({ credential_type: 'oauth', credential_id: keyId, status_code: 200 })
   })
 })

@@ -1,9 +1,9 @@
 // Prompt versions over HTTP on a server of its own: list, read, deploy, restore, labels, the singular
 // account alias, and the deploy markers of GET /agent-versions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApi, err, type Api } from '../helpers/api'
-import { seedAgent } from '../helpers/agents'
-import { startServer, type TestServer } from '../helpers/server'
+import { err, type Api } from '../helpers/api'
+import { startSeededServer } from '../helpers/agents'
+import type { TestServer } from '../helpers/server'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 
@@ -18,23 +18,31 @@ let master: Api
 let a1: string, a2: string, b1: string
 
 beforeAll(async () => {
-  server = await startServer({ env })
-  const m = createApi(server.base, server.masterKey)
-  t = await createTenant(m)
-  other = await createTenant(m)
-  const ro = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] })
-  const mk = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'], account_ids: [other.accountId] })
-  const seeded = await seedAgent(
-    server,
-    [{ accountId: t.accountId, name: 'One' }, { accountId: t.accountId, name: 'Two' }, { accountId: other.accountId }],
+  const seeded = await startSeededServer({
     env,
-  )
+    prepare: async (m) => {
+      const t = await createTenant(m)
+      const other = await createTenant(m)
+      const ro = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] })
+      const mk = await m.post(`/users/${t.userId}/credentials`, {
+        scopes: ['agents:read'],
+        account_ids: [other.accountId],
+      })
+      return { t, other, readOnlyKey: ro.body.secret as string, multiKey: mk.body.secret as string }
+    },
+    agents: ({ t, other }) => [
+      { accountId: t.accountId, name: 'One' },
+      { accountId: t.accountId, name: 'Two' },
+      { accountId: other.accountId },
+    ],
+  })
   server = seeded.server
-  ;[a1, a2, b1] = seeded.ids
-  api = createApi(server.base, t.key)
-  readOnly = createApi(server.base, ro.body.secret)
-  multi = createApi(server.base, mk.body.secret)
-  master = createApi(server.base, server.masterKey)
+  ;({ t, other } = seeded.prepared)
+  ;[a1, a2, b1] = seeded.agentIds
+  api = seeded.as(t.key)
+  readOnly = seeded.as(seeded.prepared.readOnlyKey)
+  multi = seeded.as(seeded.prepared.multiKey)
+  master = seeded.master
 })
 afterAll(async () => {
   await server?.stop('SIGKILL')

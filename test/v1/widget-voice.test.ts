@@ -2,9 +2,9 @@
 // non-empty allowed_domains, shown only by GET widget, replaced by regenerate-token), appearance, and
 // the voice configuration (bumps agent_version, mirrored onto the agent).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApi, err, type Api } from '../helpers/api'
-import { seedAgent } from '../helpers/agents'
-import { startServer, type TestServer } from '../helpers/server'
+import { err, type Api } from '../helpers/api'
+import { startSeededServer } from '../helpers/agents'
+import type { TestServer } from '../helpers/server'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 
@@ -17,25 +17,26 @@ let master: Api
 let a1: string, a2: string, b1: string
 
 beforeAll(async () => {
-  server = await startServer({ env })
-  const m = createApi(server.base, server.masterKey)
-  t = await createTenant(m)
-  const other = await createTenant(m)
-  const ro = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] })
-  const seeded = await seedAgent(
-    server,
-    [
+  const seeded = await startSeededServer({
+    env,
+    prepare: async (m) => {
+      const t = await createTenant(m)
+      const other = await createTenant(m)
+      const ro = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] })
+      return { t, other, readOnlyKey: ro.body.secret as string }
+    },
+    agents: ({ t, other }) => [
       { accountId: t.accountId },
       { accountId: t.accountId, voiceId: 'echo', language: 'fr-FR' },
       { accountId: other.accountId },
     ],
-    env,
-  )
+  })
   server = seeded.server
-  ;[a1, a2, b1] = seeded.ids
-  api = createApi(server.base, t.key)
-  readOnly = createApi(server.base, ro.body.secret)
-  master = createApi(server.base, server.masterKey)
+  t = seeded.prepared.t
+  ;[a1, a2, b1] = seeded.agentIds
+  api = seeded.as(t.key)
+  readOnly = seeded.as(seeded.prepared.readOnlyKey)
+  master = seeded.master
 })
 afterAll(async () => {
   await server?.stop('SIGKILL')
