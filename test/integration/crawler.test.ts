@@ -1,12 +1,11 @@
 // The crawler against a small site served from this file: breadth-first on one site, robots.txt,
 // page and depth caps, clean text, and the URL guard in front of it all.
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ApiError } from '~/lib/errors'
 import { CrawlRefused, crawlSite, fetchSinglePage, type CrawledPage } from '~/domain/kb/crawler'
 import { extractPage } from '~/domain/kb/extract'
 import type { Resolver } from '~/domain/kb/url-guard'
+import { serveSite, type TestSite } from '../helpers/site'
 import { verifies } from '../requirements'
 
 const page = (title: string, body: string, lang = 'en') =>
@@ -61,31 +60,24 @@ const SITE: Record<string, { type?: string; status?: number; body: string }> = {
   '/plain': { type: 'text/plain; charset=utf-8', body: 'Opening hours\n\nMonday to Friday, 9 to 5.' },
 }
 
-let server: Server
+let site: TestSite
 let port: number
 let base: string
-let requested: string[] = []
+let requested: string[]
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0]
-    requested.push(path)
-    const entry = SITE[path]
-    if (!entry) return res.writeHead(404, { 'content-type': 'text/html' }).end('<p>not found</p>')
-    res.writeHead(entry.status ?? 200, { 'content-type': entry.type ?? 'text/html; charset=utf-8' }).end(entry.body)
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  port = (server.address() as AddressInfo).port
-  base = `http://127.0.0.1:${port}`
+  site = await serveSite(SITE)
+  requested = site.hits
+  base = site.origin
+  port = Number(new URL(base).port)
 })
 
 afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise((r) => server.close(r))
+  await site.close()
 })
 
 beforeEach(() => {
-  requested = []
+  requested.length = 0
 })
 
 const allowLocal = { allowPrivateHosts: ['127.0.0.1'] }
@@ -165,7 +157,7 @@ describe('crawlSite', () => {
     expect(paths(capped.pages).sort()).toEqual(['/', '/about', '/products'])
     expect(pagesRequested().length).toBeLessThanOrEqual(3)
 
-    requested = []
+    requested.length = 0
     const shallow = await crawlSite(`${base}/`, { ...allowLocal, maxPages: 50, maxDepth: 1 })
     expect(paths(shallow.pages).sort()).toEqual(['/', '/about', '/products'])
     expect(pagesRequested().sort()).toEqual(['/', '/about', '/products'])
