@@ -5,6 +5,7 @@ import { describe, expect, inject, it } from 'vitest'
 import { createApi, err, uniqueEmail, type ApiResponse } from '../helpers/api'
 import { verifies } from '../requirements'
 import { sleep } from '../helpers/wait'
+import { parseCsv } from '../helpers/csv'
 
 const base = inject('base')
 const origin = inject('origin')
@@ -66,39 +67,6 @@ async function waitForRows(
     if (found.size === ids.length || Date.now() > deadline) return found
     await sleep(150)
   }
-}
-
-/** RFC 4180 reader (quoted fields, doubled quotes, CRLF records). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = []
-  let row: string[] = []
-  let field = ''
-  let quoted = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"'
-        i++
-      } else if (c === '"') quoted = false
-      else field += c
-    } else if (c === '"' && field === '') quoted = true
-    else if (c === ',') {
-      row.push(field)
-      field = ''
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field)
-      rows.push(row)
-      row = []
-      field = ''
-      i++
-    } else field += c
-  }
-  if (field !== '' || row.length) {
-    row.push(field)
-    rows.push(row)
-  }
-  return rows
 }
 
 async function newAccount(): Promise<{ user: string; account: string }> {

@@ -13,6 +13,7 @@ import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { sleep } from '../helpers/wait'
+import { parseCsv } from '../helpers/csv'
 
 const NEAR_LIMIT = 1_900_000
 const BOUND_MS = 1000
@@ -302,39 +303,6 @@ describe('hostile input outside the four named paths', () => {
     expect(d.body.status).toBe('indexed')
   })
 })
-
-/** RFC 4180 reader (quoted fields, doubled quotes, CRLF records). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = []
-  let row: string[] = []
-  let field = ''
-  let quoted = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"'
-        i++
-      } else if (c === '"') quoted = false
-      else field += c
-    } else if (c === '"' && field === '') quoted = true
-    else if (c === ',') {
-      row.push(field)
-      field = ''
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field)
-      rows.push(row)
-      row = []
-      field = ''
-      i++
-    } else field += c
-  }
-  if (field !== '' || row.length) {
-    row.push(field)
-    rows.push(row)
-  }
-  return rows
-}
 
 describe('audit CSV export', () => {
   it('prefixes a single quote to cells that begin with =, +, -, @ (formula injection)', async () => {
