@@ -1,114 +1,425 @@
 #!/usr/bin/env node
-// `npm run bench`: in one run, a bare node:http hello-world and GET /v1/health of the built server
-// (embedded PGlite, fresh data dir), each loaded by autocannon after a warm-up; prints req/s, p50, p99
-// and the ratio. Loopback only; bounded by time. Servers run in their own processes, pinned to CPU 1
-// with taskset when it exists, while autocannon runs here on CPU 0 (perf-baselines.md's set-up).
-// Then bench/messages.mjs and bench/conversations.mjs (BENCH_SUITES=core runs only the above).
+// `npm run bench`: one instrument, one run, one client (autocannon) for every row, one markdown table.
+//
+// Rows (each: a BENCH_WARMUP_SECONDS warm-up, then BENCH_SECONDS measured; ratio = req/s of the row over
+// req/s of its reference row "of"):
+//   1. bare node:http hello-world                 50 connections; the reference of rows 2–4
+//   2. GET /v1/health                             50 connections; goal ratio ≥ 0.40
+//   3. GET /v1/accounts/{acc} (personal key)      50 connections; goal ratio ≥ 0.05 (PGlite), ≥ 0.08 (PostgreSQL)
+//   4. GET /v1/conversations?limit=50             50 connections, first page over BENCH_ROWS seeded
+//                                                 conversations; goal ratio ≥ 0.05 and p99 ≤ 60 ms
+//   5. GET /v1/conversations/{conv}               10 connections, each cycling over its own conversations;
+//                                                 the reference of row 6
+//   6. POST /v1/conversations/{conv}/messages     10 connections, local chat engine, each connection owning
+//                                                 BENCH_CONVERSATIONS / 10 conversations and sending to them
+//                                                 in turn (a conversation takes one turn at a time, 409
+//                                                 otherwise); goal ratio ≥ 0.6, p50 ≤ 15 ms, p99 ≤ 50 ms
+// The bench measures only: a missed goal is printed as met = no, never asserted, and the exit code is 0.
+// non-2xx counts non-2xx answers plus socket errors and timeouts.
+//
+// Set-up: builds once (`nitropack build`) unless BENCH_SKIP_BUILD is set. Servers (the bare one and the
+// built one) run in their own processes pinned to CPU 1 with taskset when it exists, autocannon runs here
+// on CPU 0. The built server gets a master key, the local chat engine, and rate limits and daily quotas
+// lifted through SVC_RATE_LIMITS and SVC_QUOTAS (the limiter still counts every metered request). A user
+// and a personal key are created over HTTP; the agent rows and the seeded conversations (one INSERT …
+// SELECT generate_series, then VACUUM ANALYZE) are written by SQL:
+//   - DATABASE_URL set (an EMPTY PostgreSQL database, migrated by the server): through the `postgres`
+//     package while the server runs;
+//   - otherwise (embedded PGlite, fresh data dir): the server is stopped, the bench opens the PGlite
+//     directory itself, writes, closes it, and starts the server again.
+// The chat agent's knowledge (a summary and a keep-verbatim document) and the chat conversations are
+// created over HTTP after row 4, so that row 4 lists seeded rows only.
+//
+// Env: BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3), BENCH_ROWS (1,000,000 on PostgreSQL, 100,000 on
+// PGlite), BENCH_CONVERSATIONS (500), BENCH_SKIP_BUILD, BENCH_JSON (a path: the table as JSON
+// { engine, node, date, seconds, rows: [{ name, connections, rps, p50, p99, non2xx, ratio, of, goal, met }] }),
+// DATABASE_URL.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
-import { listening, root, startBuiltServer } from './_server.mjs'
+import { entry, listening, root, sleep, startBuiltServer } from './_server.mjs'
 
-const MASTER = 'svc_mk_live_' + 'b'.repeat(48)
-const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
+const databaseUrl = process.env.DATABASE_URL
+const ENGINE = databaseUrl ? 'PostgreSQL' : 'PGlite'
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3)
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
+const ROWS = Number(process.env.BENCH_ROWS ?? (databaseUrl ? 1_000_000 : 100_000))
+const LOAD_CONNECTIONS = 50
+const CHAT_CONNECTIONS = 10
+const CONVERSATIONS = Math.max(CHAT_CONNECTIONS, Number(process.env.BENCH_CONVERSATIONS ?? 500))
+const SEEDED_AGENTS = ['agt_900000001', 'agt_900000002', 'agt_900000003']
+const CHAT_AGENT = 'agt_900000009'
+const QUESTIONS = [
+  'How much does a puncture repair cost?',
+  'When are you open?',
+  'Is there a loyalty discount code?',
+  'Who is your mechanic?',
+  'Do you sell electric bikes?',
+]
 
-function load(url, duration, headers) {
-  return new Promise((res, rej) =>
-    autocannon({ url, connections: CONNECTIONS, duration, headers }, (err, r) => (err ? rej(err) : res(r))),
-  )
-}
-
-async function measure(name, url, headers = {}) {
-  await load(url, WARMUP, headers)
-  const r = await load(url, DURATION, headers)
-  const non2xx = r.non2xx + r.errors
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx }
-}
-
+// ---- pinning: servers on CPU 1, this process (autocannon) on CPU 0 --------------------------------------
 const pin = spawnSync('taskset', ['-c', '1', 'true']).status === 0
 const run = (args, opts) =>
   pin ? spawn('taskset', ['-c', '1', process.execPath, ...args], opts) : spawn(process.execPath, args, opts)
 if (pin) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' })
 
+// ---- build -----------------------------------------------------------------------------------------------
+if (!process.env.BENCH_SKIP_BUILD) {
+  console.log('building (nitropack build)…')
+  const b = spawnSync(process.execPath, [join(root, 'node_modules/nitropack/dist/cli/index.mjs'), 'build'], {
+    cwd: root,
+    encoding: 'utf8',
+  })
+  if (b.status !== 0) {
+    console.error(b.stdout, b.stderr)
+    throw new Error('build failed')
+  }
+}
+if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npx nitropack build\` or unset BENCH_SKIP_BUILD.`)
+
+// ---- servers ---------------------------------------------------------------------------------------------
 async function startBare() {
   const src = `const s=require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'application/json'});r.end('{"hello":"world","ok":true}')});s.listen(0,'127.0.0.1',()=>console.log('Listening on http://127.0.0.1:'+s.address().port))`
   const child = run(['-e', src], { stdio: ['ignore', 'pipe', 'inherit'] })
-  return { origin: await listening(child), stop: () => child.kill('SIGTERM') }
+  const origin = await listening(child)
+  child.stdout.resume()
+  return {
+    origin,
+    stop: async () => {
+      child.removeAllListeners('exit')
+      const exited = new Promise((r) => child.once('exit', r))
+      child.kill('SIGTERM')
+      await Promise.race([exited, sleep(5_000)])
+    },
+  }
 }
 
-async function startSvc() {
-  if (!process.env.BENCH_SKIP_BUILD) {
-    const b = spawnSync(process.execPath, [join(root, 'node_modules/nitropack/dist/cli/index.mjs'), 'build'], {
-      cwd: root,
-      stdio: 'ignore',
-    })
-    if (b.status !== 0) throw new Error('build failed')
-  }
-  // The limiter still runs and counts on every metered request; its ceiling is lifted so that the
-  // bench measures the route, not 429s.
-  return startBuiltServer({
-    dataDir: mkdtempSync(join(tmpdir(), 'svc-bench-')),
-    env: { SVC_MASTER_KEY: MASTER, SVC_RATE_LIMITS: 'read=1000000000' },
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'))
+const masterKey = 'svc_mk_live_' + randomBytes(36).toString('base64url')
+const secret = randomBytes(32).toString('base64url')
+const startSvc = () =>
+  startBuiltServer({
+    dataDir,
+    env: {
+      SVC_MASTER_KEY: masterKey,
+      SVC_SECRET: secret,
+      SVC_CHAT_ENGINE: 'local',
+      SVC_RATE_LIMITS: 'read=1000000000,write=1000000000,chat=1000000000,backfill=1000000000',
+      SVC_QUOTAS: 'chat_messages=1000000000,kb_documents=100000',
+    },
     spawnWith: run,
   })
+
+// ---- HTTP set-up helpers ---------------------------------------------------------------------------------
+async function call(origin, method, path, key, body) {
+  const r = await fetch(`${origin}/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  })
+  const json = await r.json().catch(() => null)
+  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json).slice(0, 300)}`)
+  return json
 }
 
+// ---- SQL: agent rows and the seeded conversations (as bench/conversations.mjs) --------------------------
+const seedSql = (acc, n) => [
+  `INSERT INTO agents (id, account_id, name, agent_type) VALUES ${SEEDED_AGENTS.map((a, i) => `('${a}', '${acc}', 'Bench ${i + 1}', 'phone')`).join(', ')}`,
+  `INSERT INTO agents (id, account_id, name, agent_type, business_name, chat_instructions)
+   VALUES ('${CHAT_AGENT}', '${acc}', 'Bench chat', 'chat', 'Quokka Cycles', 'You answer questions about Quokka Cycles, a bicycle shop.')`,
+  `INSERT INTO conversations (id, account_id, agent_id, agent_type, channel, status, session_id, agent_version, prompt_version, model,
+     started_at, ended_at, updated_at, identity, has_identity, metrics, summary, summary_status, outcome, escalated, language, turn_count)
+   SELECT 'conv_u' || nextval('conversation_seq'), '${acc}', 'agt_90000000' || (g % 3 + 1), 'phone',
+     (ARRAY['phone_inbound','phone_outbound','api','widget'])[g % 4 + 1], 'completed', 'bench_' || g, 'agt1-v1', 'build-1-phone', 'local-retrieval-1',
+     ts, ts + interval '3 minutes', ts + interval '3 minutes',
+     CASE WHEN g % 2 = 0 THEN jsonb_build_object('phone_e164', '+1415555' || lpad((g % 10000)::text, 4, '0')) ELSE '{}'::jsonb END, g % 2 = 0,
+     jsonb_build_object('duration_s', 180),
+     jsonb_build_object('text', 'Caller asked about order ' || g || ' and got an answer about delivery times.', 'outcome', outcome, 'sentiment', 'neutral',
+       'topics', jsonb_build_array('orders', 'delivery'), 'action_items', '[]'::jsonb, 'escalated_to_human', jsonb_build_object('value', g % 17 = 0, 'reason', null),
+       'lead', null, 'language', 'en'),
+     'ready', outcome, g % 17 = 0, (ARRAY['en','en-US','fr','de'])[g % 4 + 1], 6
+   FROM (SELECT g, now() - (g * (90.0 * 86400 / ${n})) * interval '1 second' AS ts,
+                (ARRAY['resolved','unresolved','lead_captured','abandoned','escalated'])[g % 5 + 1] AS outcome
+         FROM generate_series(1, ${n}) g) s`,
+  // VACUUM too: it sets the hint bits and the visibility map of the fresh rows, which the first reads
+  // would otherwise do (dirtying pages) and so penalise whichever measurement runs first.
+  'VACUUM ANALYZE conversations',
+]
+
+async function execSql(statements) {
+  if (databaseUrl) {
+    const { default: postgres } = await import('postgres')
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+    try {
+      for (const s of statements) await sql.unsafe(s)
+    } finally {
+      await sql.end()
+    }
+  } else {
+    const { PGlite } = await import('@electric-sql/pglite')
+    const pg = await PGlite.create(join(dataDir, 'pglite'))
+    try {
+      for (const s of statements) await pg.exec(s)
+    } finally {
+      await pg.close()
+    }
+  }
+}
+
+// ---- measuring -------------------------------------------------------------------------------------------
+function cannon(opts) {
+  return new Promise((res, rej) => autocannon(opts, (err, r) => (err ? rej(err) : res(r))))
+}
+
+/** Warm-up, then the measured run, with the same autocannon options (`make()` builds fresh ones per run). */
+async function measure(name, connections, make) {
+  await cannon({ ...make(), connections, duration: WARMUP })
+  // A request cut off by the end of the warm-up may still be running on the server: let it finish.
+  await sleep(500)
+  const r = await cannon({ ...make(), connections, duration: SECONDS })
+  await sleep(500)
+  const codes = Object.entries(r.statusCodeStats ?? {})
+    .filter(([code]) => !code.startsWith('2'))
+    .map(([code, s]) => `${code}×${s.count}`)
+  if (r.errors) codes.push(`errors×${r.errors}${r.timeouts ? ` (timeouts ${r.timeouts})` : ''}`)
+  return {
+    name,
+    connections,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    total: r.requests.total,
+    non2xx: r.non2xx + r.errors,
+    codes,
+  }
+}
+
+/**
+ * autocannon options where connection c (numbered in setupClient) sends `request(c, i)` as its i-th request;
+ * the cursors persist across runs (warm-up, measured run), so a run never starts on the conversation the
+ * previous run's last (possibly cut-off) request went to.
+ */
+function perConnection(origin, cursors, request) {
+  return () => {
+    let next = 0
+    return {
+      url: origin,
+      setupClient(client) {
+        const c = next++
+        const first = request(c, cursors[c])
+        client.setRequests([
+          {
+            ...first,
+            setupRequest(req) {
+              const r = request(c, cursors[c]++)
+              req.method = r.method
+              req.path = r.path
+              req.headers = { ...req.headers, ...r.headers }
+              if (r.body !== undefined) req.body = r.body
+              return req
+            },
+          },
+        ])
+      },
+    }
+  }
+}
+
+// ---- the run ---------------------------------------------------------------------------------------------
 const bare = await startBare()
-const svc = await startSvc()
+let svc = await startSvc()
 const results = []
+let seedSeconds = 0
+let probeNote = ''
 try {
-  results.push(await measure('bare node:http hello-world', `${bare.origin}/`))
-  // A tenant with a personal key: the metered route authenticates (SHA-256 lookup), checks scope and
-  // rate class, resolves the account, reads it, and queues an audit row.
-  const post = (path, body, key) =>
-    fetch(`${svc.origin}/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    }).then((r) => r.json())
-  const user = await post('/users', { email: `bench-${Date.now()}@example.com` }, MASTER)
-  const key = await post(`/users/${user.user_id}/credentials`, { scopes: ['accounts:read'] }, MASTER)
+  // Tenant: a user and a personal key over HTTP.
+  const user = await call(svc.origin, 'POST', '/users', masterKey, { email: `bench-${Date.now()}@example.com` })
+  const cred = await call(svc.origin, 'POST', `/users/${user.user_id}/credentials`, masterKey, {
+    name: 'bench',
+    scopes: ['accounts:read', 'conversations:read', 'conversations:write', 'kb:read', 'kb:write', 'agents:write'],
+  })
+  if (!cred.secret) throw new Error(`key: ${JSON.stringify(cred)}`)
+  const key = cred.secret
+  const auth = { authorization: `Bearer ${key}` }
+
+  // Agent rows and BENCH_ROWS conversations by SQL.
+  const seedStart = Date.now()
+  if (databaseUrl) await execSql(seedSql(user.account_id, ROWS))
+  else {
+    await svc.stop()
+    await execSql(seedSql(user.account_id, ROWS))
+    svc = await startSvc()
+  }
+  seedSeconds = (Date.now() - seedStart) / 1000
+  const origin = svc.origin
+
+  // Rows 1–4: one URL each, 50 connections.
+  results.push(await measure('bare node:http hello-world', LOAD_CONNECTIONS, () => ({ url: `${bare.origin}/` })))
+  results.push(await measure('GET /v1/health', LOAD_CONNECTIONS, () => ({ url: `${origin}/v1/health` })))
+  results.push(
+    await measure('GET /v1/accounts/{acc}', LOAD_CONNECTIONS, () => ({
+      url: `${origin}/v1/accounts/${user.account_id}`,
+      headers: auth,
+    })),
+  )
+  const listUrl = `${origin}/v1/conversations?limit=50`
+  const probe = await fetch(listUrl, { headers: auth })
+  const page = await probe.json().catch(() => null)
+  if (probe.status !== 200 || page?.data?.length !== 50)
+    throw new Error(`probe ${listUrl}: ${probe.status} ${JSON.stringify(page).slice(0, 300)}`)
+  results.push(
+    await measure('GET /v1/conversations?limit=50', LOAD_CONNECTIONS, () => ({ url: listUrl, headers: auth })),
+  )
+
+  // Chat set-up over HTTP: the agent's knowledge, then the conversations (each with its greeting).
+  await call(origin, 'PATCH', `/agents/${CHAT_AGENT}/kb/summary`, key, {
+    text: 'Quokka Cycles repairs bicycles in Hobart. A puncture repair costs $12. A full service costs $89 and takes two days. Our mechanic Barnaby Wobbleton has fixed bikes since 1994. The shop opens Tuesday to Sunday from 9am.',
+  })
+  const doc = await call(origin, 'POST', `/agents/${CHAT_AGENT}/kb/documents`, key, {
+    title: 'Discounts',
+    text: 'The loyalty discount code is WOMBAT42 and gives ten percent off any service.',
+    keep_verbatim: true,
+  })
+  for (let i = 0; i < 150; i++) {
+    const d = await call(origin, 'GET', `/agents/${CHAT_AGENT}/kb/documents/${doc.doc_id}`, key)
+    if (d.status !== 'processing') break
+    await sleep(200)
+  }
+  const convs = []
+  while (convs.length < CONVERSATIONS) {
+    const batch = Math.min(CHAT_CONNECTIONS, CONVERSATIONS - convs.length)
+    const made = await Promise.all(
+      Array.from({ length: batch }, () =>
+        call(origin, 'POST', '/conversations', key, { agent_id: CHAT_AGENT, send_greeting: true }),
+      ),
+    )
+    for (const c of made) convs.push(c.conversation_id)
+  }
+  const answer = await call(origin, 'POST', `/conversations/${convs[0]}/messages`, key, { text: QUESTIONS[2] })
+  probeNote = `probe answer ${JSON.stringify(answer.turn.text.slice(0, 80))} (unanswered ${answer.turn.unanswered})`
+
+  // Rows 5–6: 10 connections, connection c owns conversations [c·per, (c+1)·per) and cycles over them.
+  const per = Math.floor(CONVERSATIONS / CHAT_CONNECTIONS)
+  const convOf = (c, i) => convs[c * per + (i % per)]
+  const getCursors = new Array(CHAT_CONNECTIONS).fill(0)
   results.push(
     await measure(
-      `GET /v1/health (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}, live db check)`,
-      `${svc.origin}/v1/health`,
+      'GET /v1/conversations/{conv}',
+      CHAT_CONNECTIONS,
+      perConnection(origin, getCursors, (c, i) => ({
+        method: 'GET',
+        path: `/v1/conversations/${convOf(c, i)}`,
+        headers: auth,
+      })),
     ),
   )
+  // Client 0 starts after the probe's conversation.
+  const postCursors = new Array(CHAT_CONNECTIONS).fill(0)
+  postCursors[0] = 1
   results.push(
     await measure(
-      `GET /v1/accounts/{acc} (personal key, metered, audited)`,
-      `${svc.origin}/v1/accounts/${user.account_id}`,
-      { authorization: `Bearer ${key.secret}` },
+      'POST /v1/conversations/{conv}/messages',
+      CHAT_CONNECTIONS,
+      perConnection(origin, postCursors, (c, i) => ({
+        method: 'POST',
+        path: `/v1/conversations/${convOf(c, i)}/messages`,
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: QUESTIONS[(i + c) % QUESTIONS.length] }),
+      })),
     ),
   )
 } finally {
-  svc.stop()
-  bare.stop()
+  await svc.stop()
+  await bare.stop()
+  rmSync(dataDir, { recursive: true, force: true })
 }
 
-console.log(
-  `\nautocannon: ${CONNECTIONS} connections${pin ? ', servers on CPU 1, load on CPU 0' : ''}, ${DURATION} s after a ${WARMUP} s warm-up, node ${process.version}, ${new Date().toISOString()}\n`,
-)
-console.log('| target | req/s | p50 ms | p99 ms | requests | non-2xx/errors |')
-console.log('|---|---|---|---|---|---|')
-for (const r of results)
-  console.log(`| ${r.name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.non2xx} |`)
-console.log(`\nratio health / bare: ${(results[1].rps / results[0].rps).toFixed(3)}`)
-console.log(`ratio GET /v1/accounts/{acc} / bare: ${(results[2].rps / results[0].rps).toFixed(3)}`)
+// ---- ratios, goals, table --------------------------------------------------------------------------------
+const [bareRow, , , , getRow] = results
+const goals = {
+  'GET /v1/health': { of: bareRow, ratio: 0.4 },
+  'GET /v1/accounts/{acc}': { of: bareRow, ratio: databaseUrl ? 0.08 : 0.05 },
+  'GET /v1/conversations?limit=50': { of: bareRow, ratio: 0.05, p99: 60 },
+  'GET /v1/conversations/{conv}': { of: null },
+  'POST /v1/conversations/{conv}/messages': { of: getRow, ratio: 0.6, p50: 15, p99: 50 },
+}
+const round = (x, d) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : null)
+const rows = results.map((r) => {
+  const g = goals[r.name]
+  const ratio = g?.of ? r.rps / g.of.rps : null
+  const parts = []
+  const checks = []
+  if (g?.ratio !== undefined) {
+    parts.push(`ratio ≥ ${g.ratio}`)
+    checks.push(ratio >= g.ratio)
+  }
+  if (g?.p50 !== undefined) {
+    parts.push(`p50 ≤ ${g.p50} ms`)
+    checks.push(r.p50 <= g.p50)
+  }
+  if (g?.p99 !== undefined) {
+    parts.push(`p99 ≤ ${g.p99} ms`)
+    checks.push(r.p99 <= g.p99)
+  }
+  const met = checks.length ? checks.every(Boolean) : null
+  return {
+    name: r.name,
+    engine: r === bareRow ? null : ENGINE,
+    connections: r.connections,
+    rps: round(r.rps, 1),
+    p50: r.p50,
+    p99: r.p99,
+    non2xx: r.non2xx,
+    ratio: round(ratio, 3),
+    of: g?.of ? g.of.name : null,
+    goal: parts.length ? parts.join(', ') : null,
+    met,
+    total: r.total,
+    codes: r.codes,
+  }
+})
 
-// The chat benches on the same build (each prints its own table): POST …/messages overhead, the
-// GET /conversations list over 100,000 (PGlite) or 1,000,000 (PostgreSQL: DATABASE_URL must name an
-// EMPTY database) rows, and webhook deliveries per second with 1, 10 and 100 endpoints.
-// BENCH_SUITES=core skips them.
-const suites = (process.env.BENCH_SUITES ?? 'core,messages,conversations,webhooks').split(',')
-for (const suite of ['messages', 'conversations', 'webhooks']) {
-  if (!suites.includes(suite)) continue
-  console.log(`\n## bench/${suite}.mjs\n`)
-  const r = spawnSync(process.execPath, [join(root, 'bench', `${suite}.mjs`)], { stdio: 'inherit', env: process.env })
-  if (r.status !== 0) console.log(`bench/${suite}.mjs exited ${r.status}`)
+const date = new Date().toISOString()
+const pinning = pin ? 'servers on CPU 1, autocannon on CPU 0 (taskset)' : 'none (no taskset)'
+console.log(`\nengine   ${ENGINE}`)
+console.log(`node     ${process.version}`)
+console.log(`cpu      ${pinning}`)
+console.log(`date     ${date}`)
+console.log(
+  `load     autocannon, ${SECONDS} s per row after a ${WARMUP} s warm-up; ${ROWS} seeded conversations (${seedSeconds.toFixed(1)} s to seed), ${CONVERSATIONS} chat conversations; ${probeNote}\n`,
+)
+const dash = (x) => (x === null || x === undefined ? '—' : x)
+console.log('| row | engine | connections | req/s | p50 ms | p99 ms | non-2xx | ratio | of | goal | met |')
+console.log('|---|---|---|---|---|---|---|---|---|---|---|')
+for (const r of rows)
+  console.log(
+    `| ${r.name} | ${dash(r.engine)} | ${r.connections} | ${r.rps === null ? '—' : r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.ratio === null ? '—' : r.ratio.toFixed(3)} | ${dash(r.of)} | ${dash(r.goal)} | ${r.met === null ? '—' : r.met ? 'yes' : 'no'} |`,
+  )
+for (const r of rows) if (r.codes.length) console.log(`\n${r.name}: ${r.codes.join(', ')} (of ${r.total} requests)`)
+
+if (process.env.BENCH_JSON) {
+  const json = {
+    engine: ENGINE,
+    node: process.version,
+    date,
+    seconds: SECONDS,
+    rows: rows.map(({ name, connections, rps, p50, p99, non2xx, ratio, of, goal, met }) => ({
+      name,
+      connections,
+      rps,
+      p50,
+      p99,
+      non2xx,
+      ratio,
+      of,
+      goal,
+      met,
+    })),
+  }
+  writeFileSync(process.env.BENCH_JSON, JSON.stringify(json, null, 2) + '\n')
+  console.log(`\nJSON written to ${process.env.BENCH_JSON}`)
 }
 process.exit(0)
