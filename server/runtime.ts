@@ -5,7 +5,8 @@
 // useRuntime() (~/kit/runtime).
 import type { Config } from './config'
 import { loadConfig } from './config'
-import { openDatabase } from '~/db/client'
+import { openDatabase, type Database } from '~/db/client'
+import { INVALIDATE_CHANNEL } from '~/db/bus'
 import { migrate, type Migration } from '~/db/migrate'
 import { configureQuotas } from '~/domain/limits/quotas'
 import { startWebhookPump } from '~/domain/webhooks/pump'
@@ -80,6 +81,7 @@ export async function buildRuntime(
   if (config.redisUrl) {
     const { default: Redis } = await import('ioredis')
     redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    bridgeBusToRedis(database, config.redisUrl, redis as InstanceType<typeof Redis>, Redis)
   }
   const runtime: Runtime = {
     config,
@@ -100,10 +102,28 @@ export async function buildRuntime(
   return runtime
 }
 
+/** Invalidations also travel over Redis pub/sub (a subscriber needs its own connection). */
+function bridgeBusToRedis(
+  database: Database,
+  url: string,
+  pub: { publish(c: string, m: string): Promise<unknown> },
+  Redis: any,
+) {
+  const sub = new Redis(url, { maxRetriesPerRequest: null })
+  sub.on('error', () => {})
+  sub.subscribe(INVALIDATE_CHANNEL).catch((err: Error) => console.error(`[bus] Redis SUBSCRIBE failed: ${err.message}`))
+  sub.on('message', (_channel: string, message: string) => database.bus.receive(message))
+  database.bus.addTransport((payload) => pub.publish(INVALIDATE_CHANNEL, payload))
+  redisSubscribers.add(sub)
+}
+const redisSubscribers = new Set<{ disconnect(): void }>()
+
 /** Shutdown in reverse order of dependence; each part is stopped even when another fails. */
 export async function stopRuntime(runtime: Runtime | undefined) {
   await runtime?.webhooks.stop().catch(() => {})
   await runtime?.audit.stop().catch(() => {})
   await runtime?.queue.stop().catch(() => {})
+  for (const sub of redisSubscribers) sub.disconnect()
+  redisSubscribers.clear()
   await runtime?.database.close().catch(() => {})
 }

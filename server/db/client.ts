@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ExtractTablesWithRelations } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
+import { createInvalidationBus, INVALIDATE_CHANNEL, type InvalidationBus } from './bus'
 import * as schema from './schema'
 
 type Schema = typeof schema
@@ -19,8 +20,11 @@ export interface Database {
   tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
   /** Raw SQL for the migrator and for pg-boss's `db.executeSql` adapter. */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>
-  ping(): Promise<void>
+  /** `select 1`, failing after timeoutMs (default 2 s). */
+  ping(timeoutMs?: number): Promise<void>
   close(): Promise<void>
+  /** Cache invalidation for this database's rows, across every instance that uses it (db/bus.ts). */
+  bus: InvalidationBus
 }
 
 export async function openDatabase(opts: { url?: string; dataDir: string }): Promise<Database> {
@@ -32,16 +36,24 @@ async function openPostgres(url: string): Promise<Database> {
   const { drizzle } = await import('drizzle-orm/postgres-js')
   const sql = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 5, idle_timeout: 30 })
   const db = drizzle({ client: sql, schema }) as unknown as Db
+  const bus = createInvalidationBus()
+  // LISTEN on its own connection, which postgres.js re-opens (and re-listens) after a drop; a failure at
+  // boot is logged, not fatal: the caches' TTL still bounds what another instance's change may leave.
+  await sql
+    .listen(INVALIDATE_CHANNEL, (payload) => bus.receive(payload))
+    .catch((err: Error) => console.error(`[bus] LISTEN ${INVALIDATE_CHANNEL} failed: ${err.message}`))
+  bus.addTransport((payload) => sql.notify(INVALIDATE_CHANNEL, payload))
   return {
     kind: 'postgres',
+    bus,
     db,
     tx: (fn) => db.transaction(fn as any) as any,
     async executeSql(text, values) {
       const rows = values?.length ? await sql.unsafe(text, values as any[]) : await sql.unsafe(text)
       return { rows: Array.isArray(rows) ? [...rows] : [] }
     },
-    async ping() {
-      await withTimeout(sql`select 1`, 2000)
+    async ping(timeoutMs = 2000) {
+      await withTimeout(sql`select 1`, timeoutMs)
     },
     close: () => sql.end({ timeout: 5 }),
   }
@@ -55,6 +67,8 @@ async function openPglite(dir: string): Promise<Database> {
   const db = drizzle({ client: pg, schema }) as unknown as Db
   return {
     kind: 'pglite',
+    // One process owns an embedded database: invalidations stay in this process.
+    bus: createInvalidationBus(),
     db,
     tx: (fn) => db.transaction(fn as any) as any,
     async executeSql(text, values) {
@@ -64,8 +78,8 @@ async function openPglite(dir: string): Promise<Database> {
       const results = await pg.exec(text)
       return { rows: results.at(-1)?.rows ?? [] }
     },
-    async ping() {
-      await withTimeout(pg.query('select 1'), 2000)
+    async ping(timeoutMs = 2000) {
+      await withTimeout(pg.query('select 1'), timeoutMs)
     },
     close: () => pg.close(),
   }

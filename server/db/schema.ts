@@ -240,6 +240,9 @@ export const agents = pgTable(
     /** chat, phone, dashboard or phone_outbound. */
     agentType: text('agent_type').notNull().default('chat'),
     versionN: integer('version_n').notNull().default(0),
+    /** Bumped by triggers (migration 0010) on every change of the row and of its knowledge (kb_documents,
+     *  kb_summaries): the chat turn's agent cache is valid while this is unchanged. */
+    revision: bigint('revision', { mode: 'number' }).notNull().default(0),
     /** Label of the most recently deployed prompt version; null until a deploy. */
     promptVersion: text('prompt_version'),
     websiteUrl: text('website_url'),

@@ -13,6 +13,7 @@ import type { Account, AccountPatch } from './schemas'
 import { GROUP_BY } from './schemas'
 import { voiceSecondsSql } from '~/domain/usage/voice'
 import { parseWindow } from '~/lib/window'
+import { TaggedCache } from '~/lib/tagged-cache'
 
 type AccountRow = typeof accounts.$inferSelect
 
@@ -37,9 +38,31 @@ export function canSee(principal: Principal, accountId: string): boolean {
 
 export async function getAccount(database: Database, principal: Principal, id: string): Promise<Account> {
   if (!canSee(principal, id)) throw Errors.notFound('Account')
-  const [row] = await database.db.select().from(accounts).where(eq(accounts.id, id))
+  const row = await accountRow(database, id)
   if (!row) throw Errors.notFound('Account')
   return presentAccount(row)
+}
+
+// The account cache: account id → row, dropped through the invalidation bus by any change of the row
+// (patchAccount and patchUser publish acc:<id>; the accounts-row trigger tells every instance).
+const ACCOUNT_TTL_MS = 30_000
+const accountCaches = new WeakMap<Database, TaggedCache<AccountRow>>()
+
+/** The account row, from the cache or read now; null when there is no such account (never cached). */
+export async function accountRow(database: Database, id: string): Promise<AccountRow | null> {
+  let cache = accountCaches.get(database)
+  if (!cache) {
+    const created = new TaggedCache<AccountRow>({ ttlMs: ACCOUNT_TTL_MS, max: 10_000 })
+    database.bus.subscribe((tags) => created.invalidate(tags))
+    accountCaches.set(database, created)
+    cache = created
+  }
+  const hit = cache.get(id)
+  if (hit) return hit
+  const generation = cache.begin()
+  const [row] = await database.db.select().from(accounts).where(eq(accounts.id, id))
+  if (row) cache.set(id, row, [`acc:${id}`], generation)
+  return row ?? null
 }
 
 export async function listAccounts(
@@ -71,7 +94,7 @@ export async function patchAccount(
   patch: AccountPatch,
 ): Promise<Account> {
   if (!canSee(principal, id)) throw Errors.notFound('Account')
-  return database.tx(async (tx) => {
+  const patched = await database.tx(async (tx) => {
     const [row] = await tx.select().from(accounts).where(eq(accounts.id, id)).for('update')
     if (!row) throw Errors.notFound('Account')
     const [updated] = await tx
@@ -87,6 +110,8 @@ export async function patchAccount(
       .returning()
     return presentAccount(updated)
   })
+  await database.bus.publish([`acc:${id}`])
+  return patched
 }
 
 export async function accountLimits(

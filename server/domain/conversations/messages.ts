@@ -1,23 +1,24 @@
-// POST /conversations/{conv}/messages: one non-streaming turn. Order: the conversation (404, 410
-// conversation_deleted, 409 conversation_ended), the idempotency_key (replay or 409 idempotency_key_reused), the balance check (402),
-// the turn claim (a conditional UPDATE of turn_locked_until, so two instances cannot run turns of one
-// conversation at once: 409 turn_in_progress), the daily chat_messages quota, then the engine, the tools
-// and one transaction that writes the turns, the records, the usage and the stored response.
-import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm'
+// POST /conversations/{conv}/messages: one non-streaming turn. Order: the idempotency_key when one is sent
+// (replay or 409 idempotency_key_reused), the balance check (402; cached), the turn claim (a conditional
+// UPDATE of turn_locked_until, so two instances cannot run turns of one conversation at once: 409
+// turn_in_progress; a refused claim is explained as 404, 410 conversation_deleted or 409
+// conversation_ended), the daily chat_messages quota, then the engine, the tools and one statement that
+// writes the turns, the records, the usage and the stored response. With warm caches a turn makes three
+// round trips: claim, quota, write (issue 14; it made about 14).
+import { and, eq, getTableColumns, isNull, lt, or, sql } from 'drizzle-orm'
 import { toJsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
 import type { MessageBody } from './chat-schemas'
 import type { Database } from '~/db/client'
-import { conversations, messageKeys, turns } from '~/db/schema'
+import { conversations, messageKeys } from '~/db/schema'
 import type { Capability, CapabilityResult } from '~/kit/capability'
-import { withKnowledge, type ChatMessage, type ToolCall, type ToolSpec } from '~/kit/chat-engine'
+import type { ChatMessage, ToolCall, ToolSpec } from '~/kit/chat-engine'
 import { Errors, apiError } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
-import { loadAgent, type AgentRow } from '~/domain/agents/agents'
-import { injectRules } from '~/domain/agents/refinement'
-import { knowledgeFor } from '~/domain/kb/summary'
-import { consumeQuota } from '~/domain/limits/quotas'
-import { addUsage, checkBalance } from './billing'
+import type { AgentRow } from '~/domain/agents/agents'
+import { consumeQuota, refundQuota } from '~/domain/limits/quotas'
+import { chatCost, checkBalance } from './billing'
+import { turnContext } from './turn-context'
 import { loadConversation } from './read'
 import { presentTurn, type ConversationRow, type TurnRow } from './chat-schemas'
 import { sha256Hex } from '~/lib/opaque-token'
@@ -118,15 +119,6 @@ async function runTool(
   )
 }
 
-function historyOf(rows: TurnRow[]): ChatMessage[] {
-  const out: ChatMessage[] = []
-  for (const t of rows) {
-    if (t.turnType === 'tool') continue
-    out.push({ role: t.speaker === 'visitor' ? 'user' : 'assistant', content: t.text })
-  }
-  return out
-}
-
 export async function postMessage(
   runtime: Runtime,
   accountId: string,
@@ -134,11 +126,11 @@ export async function postMessage(
   body: v.InferOutput<typeof MessageBody>,
 ): Promise<MessageAnswer> {
   const { database } = runtime
-  // As its reads: 404 for another account's (its existence is not revealed), 410 once soft-deleted.
-  const conv = await loadConversation(database.db, [accountId], convId)
   const key = body.idempotency_key
   const textHash = sha256Hex(body.text)
   if (key !== undefined) {
+    // As its reads: 404 for another account's (its existence is not revealed), 410 once soft-deleted.
+    const conv = await loadConversation(database.db, [accountId], convId)
     const [known] = await database.db
       .select()
       .from(messageKeys)
@@ -163,30 +155,27 @@ export async function postMessage(
             lt(messageKeys.createdAt, new Date(Date.now() - MESSAGE_KEY_TTL_MS)),
           ),
         )
+    if (conv.status !== 'in_progress') throw conversationEnded()
   }
-  if (conv.status !== 'in_progress') throw conversationEnded()
-  await checkBalance(database.db, accountId)
+  // The balance answer is cached per account (billing.ts); a refusal still says 404/410/409 first when
+  // the conversation itself is the problem, as before the claim existed.
+  await checkBalance(database.db, accountId).catch(async (err) => {
+    await diagnose(database, accountId, convId)
+    throw err
+  })
 
-  // The claim: only one message at a time, across processes, through the row itself.
-  const claimed = await database.db
-    .update(conversations)
-    .set({ turnLockedUntil: sql`now() + ${`${TURN_LOCK_MS} milliseconds`}::interval` })
-    .where(
-      and(
-        eq(conversations.id, conv.id),
-        eq(conversations.status, 'in_progress'),
-        isNull(conversations.deletedAt),
-        or(isNull(conversations.turnLockedUntil), lt(conversations.turnLockedUntil, sql`now()`)),
-      ),
-    )
-    .returning({ id: conversations.id })
-  if (!claimed.length) {
-    const now = await loadConversation(database.db, [accountId], convId)
-    throw now.status !== 'in_progress' ? conversationEnded() : turnInProgress()
+  // The claim: one statement takes the turn (only one message at a time, across processes, through the
+  // row itself) and reads what the turn needs with it: the conversation, its history and the agent's
+  // revision. A refusal is explained by a second read, off the hot path.
+  const claimed = await claimTurn(database, accountId, convId)
+  if (!claimed) {
+    await diagnose(database, accountId, convId)
+    throw turnInProgress()
   }
-  const release = () =>
-    database.db.update(conversations).set({ turnLockedUntil: null }).where(eq(conversations.id, conv.id))
+  const { conv } = claimed
   let keyClaimed = false
+  let quotaTaken = false
+  let written = false
   try {
     if (key !== undefined) {
       const ins = await database.db
@@ -197,8 +186,12 @@ export async function postMessage(
       if (!ins.length) throw turnInProgress()
       keyClaimed = true
     }
-    await consumeQuota(database.db, accountId, 'chat_messages')
-    const response = await runTurn(runtime, conv, body.text, key)
+    await consumeQuota(database.db, accountId, 'chat_messages', 1, new Date(), database)
+    quotaTaken = true
+    const turn = await assembleTurn(runtime, claimed, body.text)
+    const completed = await completeWithTools(runtime, conv, turn)
+    const response = await persistTurn(runtime, conv, body.text, key, turn, completed)
+    written = true
     return { replayed: false, response }
   } catch (err) {
     if (keyClaimed)
@@ -206,45 +199,82 @@ export async function postMessage(
         .delete(messageKeys)
         .where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key!)))
         .catch(() => {})
-    await release().catch(() => {})
+    // A turn that was not written is not counted: the quota unit goes back.
+    if (quotaTaken && !written) await refundQuota(database.db, accountId, 'chat_messages').catch(() => {})
+    await database.db
+      .update(conversations)
+      .set({ turnLockedUntil: null })
+      .where(eq(conversations.id, conv.id))
+      .catch(() => {})
     throw err
   }
 }
 
-/** One chat turn: assemble what the engine sees, complete it (with one round of tool calls), persist. */
-async function runTurn(
-  runtime: Runtime,
-  conv: ConversationRow,
-  text: string,
-  key: string | undefined,
-): Promise<Record<string, unknown>> {
-  const turn = await assembleTurn(runtime, conv, text)
-  const completed = await completeWithTools(runtime, conv, turn)
-  return persistTurn(runtime, conv, text, key, turn, completed)
+/** Why a claim or a balance check was refused, as the client should hear it: 404, 410 or 409 ended. */
+async function diagnose(database: Database, accountId: string, convId: string) {
+  const now = await loadConversation(database.db, [accountId], convId)
+  if (now.status !== 'in_progress') throw conversationEnded()
+}
+
+interface Claimed {
+  conv: ConversationRow
+  /** Earlier turns, tool turns left out, oldest first. */
+  history: ChatMessage[]
+  /** agents.revision, or null when the conversation has no agent. */
+  agentRevision: number | null
+}
+
+async function claimTurn(database: Database, accountId: string, convId: string): Promise<Claimed | null> {
+  const [row] = await database.db
+    .update(conversations)
+    .set({ turnLockedUntil: sql`now() + ${`${TURN_LOCK_MS} milliseconds`}::interval` })
+    .where(
+      and(
+        eq(conversations.id, convId),
+        eq(conversations.accountId, accountId),
+        eq(conversations.status, 'in_progress'),
+        isNull(conversations.deletedAt),
+        or(isNull(conversations.turnLockedUntil), lt(conversations.turnLockedUntil, sql`now()`)),
+      ),
+    )
+    .returning({
+      ...getTableColumns(conversations),
+      history: sql<{ s: string; x: string }[]>`(SELECT coalesce(json_agg(json_build_object('s', t.speaker, 'x', t.text)
+          ORDER BY t.turn_index) FILTER (WHERE t.turn_type <> 'tool'), '[]'::json)
+        FROM turns t WHERE t.conversation_id = ${conversations.id})`,
+      agentRevision: sql<
+        number | null
+      >`(SELECT a.revision FROM agents a WHERE a.id = ${conversations.agentId})`.mapWith((v) =>
+        v === null ? null : Number(v),
+      ),
+    })
+  if (!row) return null
+  const { history, agentRevision, ...conv } = row
+  const list = typeof history === 'string' ? (JSON.parse(history) as typeof history) : history
+  return {
+    conv,
+    agentRevision,
+    history: list.map((t) => ({ role: t.s === 'visitor' ? ('user' as const) : ('assistant' as const), content: t.x })),
+  }
 }
 
 type Assembled = Awaited<ReturnType<typeof assembleTurn>>
 type Completed = Awaited<ReturnType<typeof completeWithTools>>
 
-/** The agent, the history and the new message, the system prompt with rules and knowledge, the tools. */
-async function assembleTurn(runtime: Runtime, conv: ConversationRow, text: string) {
-  const { database } = runtime
-  const agent = conv.agentId ? await loadAgent(database.db, conv.accountId, conv.agentId) : null
-  if (!agent) throw Errors.notFound('Agent')
-  const previous = await database.db
-    .select()
-    .from(turns)
-    .where(eq(turns.conversationId, conv.id))
-    .orderBy(asc(turns.turnIndex))
-  const knowledge = await knowledgeFor(database.db, agent, 'chat')
-  // Refinement rules before the knowledge, so the knowledge stays last where retrieving engines read it.
-  const system = withKnowledge(injectRules(agent.chatInstructions ?? '', agent.refinementRules), knowledge)
-  const tools = chatTools(runtime, agent)
+/** The agent's cached context, the history and the new message, the engine request. */
+async function assembleTurn(runtime: Runtime, claimed: Claimed, text: string) {
+  const { conv } = claimed
+  if (!conv.agentId || claimed.agentRevision === null) throw Errors.notFound('Agent')
+  const context = await turnContext(runtime, conv.accountId, conv.agentId, claimed.agentRevision, {
+    tools: (agent) => chatTools(runtime, agent),
+    spec: toolSpec,
+  })
+  const { agent, tools } = context
   const visitorAt = new Date()
-  const messages: ChatMessage[] = [...historyOf(previous), { role: 'user', content: text }]
+  const messages: ChatMessage[] = [...claimed.history, { role: 'user', content: text }]
   const request = {
-    system,
-    tools: tools.map(toolSpec),
+    system: context.system,
+    tools: context.toolSpecs,
     temperature: agent.temperature,
     maxTokens: agent.maxResponseTokens ?? undefined,
     largeModel: agent.useLargeModel,
@@ -287,7 +317,13 @@ async function completeWithTools(runtime: Runtime, conv: ConversationRow, turn: 
   return { reply, input, output, toolRuns, latencyMs }
 }
 
-/** The visitor's message, the tool turns and the answer in one transaction, with usage and the turn key. */
+/**
+ * The visitor's message, the tool turns and the answer, the conversation's counters and records, the
+ * session's usage and the stored response of an idempotency_key: one statement, so one transaction (the
+ * turn rows, the counter and the usage land together or not at all) and one round trip. The turn indexes
+ * follow turn_count, which the claim read and every writer of turns keeps equal to their number; the
+ * primary key (conversation_id, turn_index) would refuse the write if they ever disagreed.
+ */
 async function persistTurn(
   runtime: Runtime,
   conv: ConversationRow,
@@ -296,108 +332,133 @@ async function persistTurn(
   { agent, visitorAt }: Assembled,
   { reply, input, output, toolRuns, latencyMs }: Completed,
 ) {
-  const { database } = runtime
   const language = detectLanguage(
     text,
     conv.language ?? (typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null),
   )
   const answeredAt = new Date()
-
-  return database.tx(async (tx) => {
-    const [{ next }] = await tx
-      .select({ next: sql<number>`coalesce(max(${turns.turnIndex}) + 1, 0)::int` })
-      .from(turns)
-      .where(eq(turns.conversationId, conv.id))
-    let index = Number(next)
-    const rows: (typeof turns.$inferInsert)[] = [
-      {
-        conversationId: conv.id,
-        turnIndex: index++,
-        speaker: 'visitor',
-        text,
-        timestamp: visitorAt,
-        latencyMs: null,
-        turnType: 'message',
-        detectedLanguage: language,
-        unanswered: false,
-      },
-    ]
-    for (const r of toolRuns) {
-      rows.push({
-        conversationId: conv.id,
-        turnIndex: index++,
-        speaker: 'agent',
-        text: r.result.message,
-        timestamp: r.at,
-        latencyMs: null,
-        turnType: 'tool',
-        detectedIntent: r.call.name,
-        detectedLanguage: language,
-        unanswered: false,
-        tool: {
-          name: r.call.name,
-          arguments: r.call.arguments,
-          result: {
-            ok: r.result.ok,
-            message: r.result.message,
-            record: r.result.record ?? null,
-            outcome: r.result.outcome ?? null,
-          },
-        },
-      })
-    }
+  let index = conv.turnCount
+  const base = { conversationId: conv.id, detectedLanguage: language, humanAgentId: null }
+  const rows: TurnRow[] = [
+    {
+      ...base,
+      turnIndex: index++,
+      speaker: 'visitor',
+      text,
+      timestamp: visitorAt,
+      latencyMs: null,
+      turnType: 'message',
+      detectedIntent: null,
+      unanswered: false,
+      audioOffsetMs: null,
+      audioDurationMs: null,
+      tool: null,
+      tokensIn: 0,
+      tokensOut: 0,
+    },
+  ]
+  for (const r of toolRuns) {
     rows.push({
-      conversationId: conv.id,
+      ...base,
       turnIndex: index++,
       speaker: 'agent',
-      text: reply.text,
-      timestamp: answeredAt,
-      latencyMs,
-      turnType: 'answer',
-      detectedLanguage: language,
-      unanswered: reply.unanswered,
-      tokensIn: input,
-      tokensOut: output,
+      text: r.result.message,
+      timestamp: r.at,
+      latencyMs: null,
+      turnType: 'tool',
+      detectedIntent: r.call.name,
+      unanswered: false,
+      audioOffsetMs: null,
+      audioDurationMs: null,
+      tool: {
+        name: r.call.name,
+        arguments: r.call.arguments,
+        result: {
+          ok: r.result.ok,
+          message: r.result.message,
+          record: r.result.record ?? null,
+          outcome: r.result.outcome ?? null,
+        },
+      },
+      tokensIn: 0,
+      tokensOut: 0,
     })
-    const written = await tx.insert(turns).values(rows).returning()
-    const records = toolRuns
-      .filter((r) => r.result.ok && r.result.record)
-      .map((r) => ({
-        ...r.result.record,
-        capability: r.call.name,
-        outcome: r.result.outcome ?? null,
-        created_at: r.at.toISOString(),
-      }))
-    await tx
-      .update(conversations)
-      .set({
-        turnCount: index,
-        updatedAt: answeredAt,
-        turnLockedUntil: null,
-        language: conv.language ?? language,
-        ...(records.length ? { records: sql`${conversations.records} || ${JSON.stringify(records)}::jsonb` } : {}),
-      })
-      .where(eq(conversations.id, conv.id))
-    await addUsage(tx, {
-      accountId: conv.accountId,
-      agentId: conv.agentId,
-      agentType: conv.agentType,
-      channel: conv.channel,
-      sessionId: conv.sessionId,
-      startedAt: conv.startedAt,
-      tokens: input + output,
-    })
-    const answer = written[written.length - 1]
-    const response = {
-      turn: presentTurn(answer),
-      turns: written.map(presentTurn),
-      usage: { tokens: { input, output, total: input + output }, model: reply.model },
-    }
-    if (key !== undefined)
-      await tx
-        .update(messageKeys)
-        .set({ response })
-        .where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key)))
-    return response
+  }
+  rows.push({
+    ...base,
+    turnIndex: index++,
+    speaker: 'agent',
+    text: reply.text,
+    timestamp: answeredAt,
+    latencyMs,
+    turnType: 'answer',
+    detectedIntent: null,
+    unanswered: reply.unanswered,
+    audioOffsetMs: null,
+    audioDurationMs: null,
+    tool: null,
+    tokensIn: input,
+    tokensOut: output,
   })
+  const records = toolRuns
+    .filter((r) => r.result.ok && r.result.record)
+    .map((r) => ({
+      ...r.result.record,
+      capability: r.call.name,
+      outcome: r.result.outcome ?? null,
+      created_at: r.at.toISOString(),
+    }))
+  const response = {
+    turn: presentTurn(rows[rows.length - 1]),
+    turns: rows.map(presentTurn),
+    usage: { tokens: { input, output, total: input + output }, model: reply.model },
+  }
+  const tokens = input + output
+  const cost = chatCost(tokens, conv.channel)
+  const turnsJson = JSON.stringify(
+    rows.map((t) => ({
+      i: t.turnIndex,
+      speaker: t.speaker,
+      text: t.text,
+      ts: t.timestamp.toISOString(),
+      latency_ms: t.latencyMs,
+      turn_type: t.turnType,
+      detected_intent: t.detectedIntent,
+      detected_language: t.detectedLanguage,
+      unanswered: t.unanswered,
+      tokens_in: t.tokensIn,
+      tokens_out: t.tokensOut,
+      tool: t.tool,
+    })),
+  )
+  await runtime.database.db.execute(sql`
+    WITH ins AS (
+      INSERT INTO turns (conversation_id, turn_index, speaker, text, "timestamp", latency_ms, turn_type,
+        detected_intent, detected_language, unanswered, tokens_in, tokens_out, tool)
+      SELECT ${conv.id}, r.i, r.speaker, r.text, r.ts, r.latency_ms, r.turn_type, r.detected_intent,
+        r.detected_language, r.unanswered, r.tokens_in, r.tokens_out, r.tool
+      FROM jsonb_to_recordset(${turnsJson}::jsonb) AS r(i int, speaker text, text text, ts timestamptz,
+        latency_ms int, turn_type text, detected_intent text, detected_language text, unanswered boolean,
+        tokens_in int, tokens_out int, tool jsonb)
+      RETURNING 1
+    ), conv_row AS (
+      UPDATE conversations SET turn_count = ${index}, updated_at = ${answeredAt.toISOString()}::timestamptz,
+        turn_locked_until = NULL, language = ${conv.language ?? language},
+        records = CASE WHEN ${records.length} > 0 THEN records || ${JSON.stringify(records)}::jsonb ELSE records END
+      WHERE id = ${conv.id}
+      RETURNING 1
+    ), usage_row AS (
+      INSERT INTO usage_records (account_id, agent_id, agent_type, channel, session_id, started_at, tokens, cost_usd)
+      VALUES (${conv.accountId}, ${conv.agentId}, ${conv.agentType}, ${conv.channel}, ${conv.sessionId},
+        ${conv.startedAt.toISOString()}::timestamptz, ${tokens}, ${cost})
+      ON CONFLICT (account_id, session_id) DO UPDATE
+        SET tokens = usage_records.tokens + EXCLUDED.tokens, cost_usd = usage_records.cost_usd + EXCLUDED.cost_usd
+      RETURNING 1
+    ), key_row AS (
+      UPDATE message_keys SET response = ${key === undefined ? null : JSON.stringify(response)}::jsonb
+      WHERE ${key !== undefined} AND conversation_id = ${conv.id} AND key = ${key ?? ''}
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM ins) AS turns`)
+  return response
 }

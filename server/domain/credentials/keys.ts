@@ -163,7 +163,7 @@ async function ownedKey(
 }
 
 export async function rotateKey(database: Database, principal: Principal, keyId: string): Promise<ApiKey> {
-  return database.tx(async (tx) => {
+  const rotated = await database.tx(async (tx) => {
     const old = await ownedKey(tx, principal, keyId, { lock: true })
     if (old.status === 'revoked')
       throw Errors.validation('key', 'A revoked credential cannot be rotated; revocation is final.')
@@ -193,6 +193,9 @@ export async function rotateKey(database: Database, principal: Principal, keyId:
     await tx.update(apiKeys).set({ expiresAt: grace, updatedAt: now }).where(eq(apiKeys.id, old.id))
     return present(successor, { secret, grace_expires_at: grace.toISOString() })
   })
+  // The predecessor's expiry moved to the end of its grace: cached principals must see it.
+  await database.bus.publish([`key:${keyId}`])
+  return rotated
 }
 
 export async function revokeKey(database: Database, principal: Principal, keyId: string): Promise<void> {
@@ -202,6 +205,7 @@ export async function revokeKey(database: Database, principal: Principal, keyId:
     const now = new Date()
     await tx.update(apiKeys).set({ status: 'revoked', revokedAt: now, updatedAt: now }).where(eq(apiKeys.id, row.id))
   })
+  await database.bus.publish([`key:${keyId}`])
 }
 
 /** An edit may keep the key's own scopes or add ones the editing principal holds, never others. */
@@ -223,7 +227,7 @@ export async function updateKey(
 ): Promise<ApiKey> {
   if (patch.scopes === undefined && patch.expires_in_days === undefined)
     throw Errors.validation(null, 'Send scopes, expires_in_days or both.')
-  return database.tx(async (tx) => {
+  const updated = await database.tx(async (tx) => {
     const row = await ownedKey(tx, principal, keyId, { lock: true })
     if (opts.source && row.source !== opts.source) throw Errors.notFound('Credential')
     if (row.status === 'revoked')
@@ -240,6 +244,8 @@ export async function updateKey(
       .returning()
     return present(updated)
   })
+  await database.bus.publish([`key:${keyId}`])
+  return updated
 }
 
 /**
@@ -308,5 +314,6 @@ export async function revokeEndedGrace(database: Database, now = new Date()): Pr
       ),
     )
     .returning({ id: apiKeys.id })
+  await database.bus.publish(rows.map((r) => `key:${r.id}`))
   return rows.length
 }

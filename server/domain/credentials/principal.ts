@@ -12,4 +12,8 @@ export interface Principal {
   homeAccountId: string | null
   ipAllowlist: readonly string[]
   expiresAt: Date | null
+  /** Cache tags beyond key, user and accounts (an OAuth token: its grant and client). */
+  cacheTags?: readonly string[]
+  /** The principal may be cached until then at most (an OAuth access token's expiry). */
+  validUntil?: Date
 }

@@ -2,8 +2,9 @@
 // per-user overrides from PATCH /users/{usr} limits. Consuming is one atomic upsert: two instances can
 // never both take the last unit.
 import { and, eq, sql } from 'drizzle-orm'
-import type { Executor } from '~/db/client'
+import type { Database, Executor } from '~/db/client'
 import { rowsOf } from '~/db/client'
+import { TaggedCache } from '~/lib/tagged-cache'
 import { quotaUsage, users } from '~/db/schema'
 import { apiError } from '~/lib/errors'
 
@@ -57,9 +58,41 @@ export interface EffectiveLimits {
   maxConcurrentCalls: number
 }
 
-export async function effectiveLimits(db: Executor, accountId: string): Promise<EffectiveLimits> {
+/** Refunds `n` units taken by consumeQuota for work that then did not happen (a turn that was not written). */
+export async function refundQuota(db: Executor, accountId: string, kind: QuotaKind, n = 1, now = new Date()) {
+  await db.execute(sql`UPDATE quota_usage SET used = greatest(used - ${n}, 0)
+    WHERE account_id = ${accountId} AND day = ${utcDay(now)} AND kind = ${kind}`)
+}
+
+// The per-user overrides are read on every metered quota check: cached per account, dropped through the
+// invalidation bus when the user or account row changes (a users-row trigger sends acc:<account>).
+const LIMITS_TTL_MS = 30_000
+const limitsCaches = new WeakMap<object, TaggedCache<Record<string, number>>>()
+function limitsCache(database: Database) {
+  let cache = limitsCaches.get(database)
+  if (!cache) {
+    const created = new TaggedCache<Record<string, number>>({ ttlMs: LIMITS_TTL_MS, max: 10_000 })
+    database.bus.subscribe((tags) => created.invalidate(tags))
+    limitsCaches.set(database, created)
+    cache = created
+  }
+  return cache
+}
+
+/** The user's limit overrides; from the cache when `database` is given and the read is outside a transaction. */
+async function limitOverrides(db: Executor, accountId: string, database?: Database): Promise<Record<string, number>> {
+  const cache = database ? limitsCache(database) : null
+  const hit = cache?.get(accountId)
+  if (hit) return hit
+  const generation = cache?.begin() ?? 0
   const [user] = await db.select({ limits: users.limits }).from(users).where(eq(users.accountId, accountId)).limit(1)
-  const o = user?.limits ?? {}
+  const limits = (user?.limits ?? {}) as Record<string, number>
+  cache?.set(accountId, limits, [`acc:${accountId}`], generation)
+  return limits
+}
+
+export async function effectiveLimits(db: Executor, accountId: string, database?: Database): Promise<EffectiveLimits> {
+  const o = await limitOverrides(db, accountId, database)
   const quotas = { ...baseQuotas }
   for (const kind of QUOTA_KINDS) {
     const key = OVERRIDES[kind]
@@ -82,8 +115,9 @@ export async function consumeQuota(
   kind: QuotaKind,
   n = 1,
   now = new Date(),
+  database?: Database,
 ): Promise<number> {
-  const { quotas } = await effectiveLimits(db, accountId)
+  const { quotas } = await effectiveLimits(db, accountId, database)
   const limit = quotas[kind]
   const day = utcDay(now)
   const rows = rowsOf<{ used: number }>(

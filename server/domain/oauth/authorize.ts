@@ -245,6 +245,7 @@ export async function approve(
       .update(apiKeys)
       .set({ status: 'revoked', revokedAt: now, updatedAt: now })
       .where(eq(apiKeys.id, key.key_id))
+    await database.bus.publish([`key:${key.key_id}`])
     throw e
   }
   return withParams(request.redirectUri, { code, state: request.state, iss: origin })
@@ -265,13 +266,13 @@ export const denyLocation = (request: AuthRequest, origin: string) =>
  * after a rotation still takes the successors.
  */
 export async function revokeGrant(database: Database, grantId: string, now = new Date()): Promise<void> {
-  await database.tx(async (tx) => {
+  const keyIds = await database.tx(async (tx) => {
     const [grant] = await tx
       .select({ keyId: oauthGrants.keyId })
       .from(oauthGrants)
       .where(eq(oauthGrants.id, grantId))
       .for('update')
-    if (!grant) return
+    if (!grant) return []
     await tx
       .update(oauthGrants)
       .set({ revokedAt: now })
@@ -286,9 +287,12 @@ export async function revokeGrant(database: Database, grantId: string, now = new
         SELECT r.id FROM api_keys r WHERE r.id = ${grant.keyId}
         UNION SELECT k.id FROM api_keys k JOIN chain c ON k.rotated_from = c.id
       ) SELECT id FROM chain)`
-    await tx
+    const revoked = await tx
       .update(apiKeys)
       .set({ status: 'revoked', revokedAt: now, updatedAt: now })
       .where(and(chain, eq(apiKeys.status, 'active')))
+      .returning({ id: apiKeys.id })
+    return revoked.map((k) => k.id)
   })
+  await database.bus.publish([`grant:${grantId}`, ...keyIds.map((id) => `key:${id}`)])
 }

@@ -215,6 +215,7 @@ export async function revokeToken(
     .update(oauthTokens)
     .set({ revokedAt: now })
     .where(and(eq(oauthTokens.tokenHash, sha256Hex(token)), isNull(oauthTokens.revokedAt)))
+  await database.bus.publish([`tok:${sha256Hex(token)}`])
 }
 
 export interface AccessTokenInfo {
@@ -253,6 +254,8 @@ export async function resolveAccessToken(
   const principal: Principal = {
     ...base,
     scopes: new Set(connectionScopes(base.scopes).filter((s) => row.token.scopes.includes(s))),
+    cacheTags: [`grant:${row.grant.id}`, `client:${row.grant.clientId}`],
+    validUntil: row.token.expiresAt,
   }
   // Last-used is kept coarse (5 minutes) so a busy token does not write on every request.
   database.db

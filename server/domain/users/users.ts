@@ -124,7 +124,7 @@ export async function listUsers(
 
 /** status, external_ids (merged key by key; null clears), limits (merged; null clears), retention. */
 export async function patchUser(database: Database, id: string, patch: UserPatch): Promise<User> {
-  return database.tx(async (tx) => {
+  const patched = await database.tx(async (tx) => {
     const [row] = await tx
       .select()
       .from(users)
@@ -157,4 +157,7 @@ export async function patchUser(database: Database, id: string, patch: UserPatch
       .returning()
     return present(user, account)
   })
+  // Status (suspension) and limits are read from caches: drop them before answering.
+  await database.bus.publish([`user:${id}`, `acc:${patched.account_id}`])
+  return patched
 }

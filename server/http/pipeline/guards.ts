@@ -4,6 +4,7 @@ import { getHeader, setResponseHeader, type H3Event } from 'h3'
 import { authenticate, type CredentialResolver } from '~/domain/credentials/authenticate'
 import { personalKeyResolver, requireActiveTenant } from '~/domain/credentials/keys'
 import type { Principal } from '~/domain/credentials/principal'
+import { cachingResolver } from '~/domain/credentials/principal-cache'
 import type { Scope } from '~/domain/credentials/scopes'
 import { oauthAccessTokenResolver } from '~/domain/oauth/tokens'
 import type { Database } from '~/db/client'
@@ -21,12 +22,17 @@ export function rateClassOf(opts: Pick<ApiRouteMeta, 'rateClass'>, event: H3Even
   return typeof rc === 'string' ? rc : rc.pick(event)
 }
 
-/** The resolvers of bearer tokens other than the master key, built once per database. */
+/** The resolver of bearer tokens other than the master key (behind the principal cache), one per database. */
 const resolvers = new WeakMap<Database, CredentialResolver[]>()
 function resolversFor(database: Database): CredentialResolver[] {
   let list = resolvers.get(database)
   if (!list) {
-    list = [personalKeyResolver(database), requireActiveTenant(database, oauthAccessTokenResolver(database))]
+    list = [
+      cachingResolver(database, [
+        personalKeyResolver(database),
+        requireActiveTenant(database, oauthAccessTokenResolver(database)),
+      ]),
+    ]
     resolvers.set(database, list)
   }
   return list

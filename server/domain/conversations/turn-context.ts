@@ -1,0 +1,60 @@
+// What a chat turn needs from its agent: the row, the system prompt (instructions, refinement rules and
+// the knowledge block) and the tools. Reading it costs three queries and assembling the knowledge block is
+// the turn's largest CPU cost, so it is built once per agent revision and kept here. The revision moves on
+// any change of the agent row or of its knowledge (triggers of migration 0010), and the turn's claim reads
+// it in the same statement, so a stale context is never used and no turn reads the agent again.
+import type { Database } from '~/db/client'
+import type { Capability } from '~/kit/capability'
+import { withKnowledge, type ToolSpec } from '~/kit/chat-engine'
+import type { Runtime } from '~/kit/runtime'
+import { loadAgent, type AgentRow } from '~/domain/agents/agents'
+import { injectRules } from '~/domain/agents/refinement'
+import { knowledgeFor } from '~/domain/kb/summary'
+
+export interface TurnContext {
+  revision: number
+  agent: AgentRow
+  system: string
+  tools: Capability[]
+  toolSpecs: ToolSpec[]
+}
+
+const MAX_AGENTS = 500
+const contexts = new WeakMap<Database, Map<string, TurnContext>>()
+
+/** The agent's context at `revision` (the value the claim read), from the cache or built now. */
+export async function turnContext(
+  runtime: Runtime,
+  accountId: string,
+  agentId: string,
+  revision: number,
+  build: { tools: (agent: AgentRow) => Capability[]; spec: (c: Capability) => ToolSpec },
+): Promise<TurnContext> {
+  let cache = contexts.get(runtime.database)
+  if (!cache) {
+    cache = new Map()
+    contexts.set(runtime.database, cache)
+  }
+  const hit = cache.get(agentId)
+  if (hit && hit.revision === revision && hit.agent.accountId === accountId) {
+    // Map order is the eviction order: a hit moves to the back.
+    cache.delete(agentId)
+    cache.set(agentId, hit)
+    return hit
+  }
+  const agent = await loadAgent(runtime.database.db, accountId, agentId)
+  const knowledge = await knowledgeFor(runtime.database.db, agent, 'chat')
+  // Refinement rules before the knowledge, so the knowledge stays last where retrieving engines read it.
+  const system = withKnowledge(injectRules(agent.chatInstructions ?? '', agent.refinementRules), knowledge)
+  const tools = build.tools(agent)
+  // Stored under the revision the claim read, never a later one: what was read is at least that new, and
+  // a newer revision on the next turn simply rebuilds.
+  const context: TurnContext = { revision, agent, system, tools, toolSpecs: tools.map(build.spec) }
+  cache.delete(agentId)
+  if (cache.size >= MAX_AGENTS) {
+    const oldest = cache.keys().next().value
+    if (oldest !== undefined) cache.delete(oldest)
+  }
+  cache.set(agentId, context)
+  return context
+}

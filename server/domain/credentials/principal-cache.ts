@@ -1,0 +1,55 @@
+// The principal cache: bearer token (by its SHA-256) → the resolved principal, so an authenticated request
+// costs no database round trip. An entry carries the tags of everything it was read from (its key, user,
+// accounts and, for OAuth tokens, grant, client and token), and every change to one of those rows drops it
+// through the database's invalidation bus (db/bus.ts): here before the changing request answers, on other
+// instances within milliseconds. The TTL is only a safety net. Refusals are never cached: an unknown or
+// revoked token, or a suspended tenant, reads the database every time.
+import type { Database } from '~/db/client'
+import { sha256Hex } from '~/lib/opaque-token'
+import { TaggedCache } from '~/lib/tagged-cache'
+import type { CredentialResolver } from './authenticate'
+import type { Principal } from './principal'
+
+export const PRINCIPAL_TTL_MS = 30_000
+const MAX_ENTRIES = 10_000
+
+const caches = new WeakMap<Database, TaggedCache<Principal>>()
+
+export function principalCache(database: Database): TaggedCache<Principal> {
+  let cache = caches.get(database)
+  if (!cache) {
+    const created = new TaggedCache<Principal>({ ttlMs: PRINCIPAL_TTL_MS, max: MAX_ENTRIES })
+    database.bus.subscribe((tags) => created.invalidate(tags))
+    caches.set(database, created)
+    cache = created
+  }
+  return cache
+}
+
+/** The tags a principal's entry is dropped by. */
+export function principalTags(principal: Principal, tokenHash: string): string[] {
+  const tags = [`key:${principal.credentialId}`, `tok:${tokenHash}`, ...(principal.cacheTags ?? [])]
+  if (principal.userId) tags.push(`user:${principal.userId}`)
+  for (const acc of new Set([...(principal.accountIds ?? []), principal.homeAccountId]))
+    if (acc) tags.push(`acc:${acc}`)
+  return tags
+}
+
+/** Tries the resolvers in order behind the cache. */
+export function cachingResolver(database: Database, resolvers: readonly CredentialResolver[]): CredentialResolver {
+  const cache = principalCache(database)
+  return async (token) => {
+    const hash = sha256Hex(token)
+    const hit = cache.get(hash)
+    if (hit) return hit
+    const generation = cache.begin()
+    for (const resolve of resolvers) {
+      const principal = await resolve(token)
+      if (principal) {
+        cache.set(hash, principal, principalTags(principal, hash), generation, principal.validUntil?.getTime())
+        return principal
+      }
+    }
+    return null
+  }
+}
