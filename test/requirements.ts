@@ -95,6 +95,29 @@ export const requirements = {
     behavior: 'GET /health answers 503 with the Health body when the database is unreachable.',
     engines: ['postgres'],
   },
+  'health.probe': {
+    source: 'issue 14 Health',
+    behavior:
+      'GET /health answers from a database probe at most 1 s old (one probe per second however many callers) and reports down within 2 s of the database going away.',
+    engines: ['postgres'],
+  },
+  // Hot paths (issue 14)
+  'cache.principal.same-instance': {
+    source: 'issue 14 Authentication without a lookup per request',
+    behavior:
+      'Keys, users and accounts are cached per instance, and the instance that revokes, rotates or edits a key, or suspends or resumes a tenant, drops its entries before it answers: the very next request sees the change.',
+  },
+  'cache.principal.cross-instance': {
+    source: 'issue 14 Authentication without a lookup per request',
+    behavior:
+      'Another instance on the same PostgreSQL sees a revocation, a key edit or a suspension within milliseconds (LISTEN/NOTIFY, also from row triggers, so even SQL written by hand reaches it).',
+    engines: ['postgres'],
+  },
+  'chat.turn-atomic': {
+    source: 'issue 14 The chat turn',
+    behavior:
+      'A turn that fails after its claim leaves nothing half-written: no visitor turn without its answer, no usage, the chat_messages quota unit given back, and the conversation free for the next message.',
+  },
   'health.public': { source: 'contract Platform', behavior: 'Platform routes need no credential and are unmetered.' },
   'openapi.document': {
     source: 'contract Platform',
@@ -765,6 +788,11 @@ export const requirements = {
       'A test ping is stored as a delivery (event_type ping) under the X-Svc-Delivery id it was sent with: listed, readable, replayable; never fanned out to other endpoints.',
   },
   // Issue 12 (regex)
+  'security.hostile-input.nul': {
+    source: 'guide Bad input gets a clear error; issue 14 review',
+    behavior:
+      'U+0000 in a body value or key, a query value or a path parameter is 400 validation_error naming the field (PostgreSQL stores no NUL), never a 500, and nothing is written.',
+  },
   'security.hostile-input.patterns': {
     source: 'decisions Security rules (Hostile input); issue 12 item 1',
     behavior:

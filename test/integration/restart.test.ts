@@ -32,7 +32,7 @@ describe('restart', () => {
 
 describe.runIf(!!process.env.DATABASE_URL)('health with the database down (PostgreSQL)', () => {
   it('answers 503 with the Health body within 2 s of the cut, and 200 again once the database is back', async () => {
-    verifies('health.down')
+    verifies('health.down', 'health.probe')
     const target = new URL(process.env.DATABASE_URL!)
     const sockets = new Set<Socket>()
     let accepting = true

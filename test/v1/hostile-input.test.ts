@@ -269,6 +269,37 @@ describe('hostile input: every path answers within 1 s and health keeps answerin
 })
 
 describe('hostile input outside the four named paths', () => {
+  it('U+0000 in a body value, a body key, a query value or a path parameter is 400 validation_error naming the field, and nothing is written', async () => {
+    verifies('security.hostile-input.nul')
+    // PostgreSQL stores no NUL in text or jsonb: before issue 14 each of these was a 500 at the write.
+    const email = `nul-${Date.now()}@example.com`
+    const inValue = await master.post('/users', { email, name: 'Ann\u0000Lee' })
+    expect(inValue.status, inValue.text).toBe(400)
+    expect(inValue.body.error).toMatchObject({ code: 'validation_error', field: 'name' })
+    const inKey = await master.post('/users', { email, external_ids: { 'crm\u0000': 'c-1' } })
+    expect(inKey.status, inKey.text).toBe(400)
+    expect(inKey.body.error.code).toBe('validation_error')
+    expect(inKey.body.error.field).toMatch(/^external_ids/)
+    // Nothing was written: the address is still free.
+    const created = await master.post('/users', { email })
+    expect(created.status, created.text).toBe(201)
+
+    const conv = await t.api.post('/conversations', { agent_id: agentId })
+    expect(conv.status, conv.text).toBe(201)
+    const turn = await t.api.post(`/conversations/${conv.body.conversation_id}/messages`, { text: 'hi\u0000there' })
+    expect(turn.status, turn.text).toBe(400)
+    expect(turn.body.error).toMatchObject({ code: 'validation_error', field: 'text' })
+    const read = await t.api.get(`/conversations/${conv.body.conversation_id}?include=transcript`)
+    expect(read.body.turn_count).toBe(read.body.transcript.length)
+    expect(read.body.transcript.some((x: { text: string }) => x.text.includes('there'))).toBe(false)
+
+    const inQuery = await t.api.get('/conversations?external_session_id=a%00b')
+    expect(inQuery.status, inQuery.text).toBe(400)
+    expect(inQuery.body.error).toMatchObject({ code: 'validation_error', field: 'external_session_id' })
+    const inPath = await t.api.get('/agents/agt_1%00')
+    expect(inPath.status, inPath.text).toBeLessThan(500)
+  })
+
   it('a request path of 15,000 slashes (the MCP path check trimmed them with /\\/+$/ on every request)', async () => {
     verifies('security.hostile-input.patterns')
     // A path is bounded by the header limit (16 KB), so four such requests at once: each one used to hold the

@@ -337,6 +337,8 @@ async function persistTurn(
     conv.language ?? (typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null),
   )
   const answeredAt = new Date()
+  // Text from the engine and the tools is stored as is, except U+0000, which PostgreSQL cannot store.
+  const stored = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '') : s)
   let index = conv.turnCount
   const base = { conversationId: conv.id, detectedLanguage: language, humanAgentId: null }
   const rows: TurnRow[] = [
@@ -362,7 +364,7 @@ async function persistTurn(
       ...base,
       turnIndex: index++,
       speaker: 'agent',
-      text: r.result.message,
+      text: stored(r.result.message),
       timestamp: r.at,
       latencyMs: null,
       turnType: 'tool',
@@ -388,7 +390,7 @@ async function persistTurn(
     ...base,
     turnIndex: index++,
     speaker: 'agent',
-    text: reply.text,
+    text: stored(reply.text),
     timestamp: answeredAt,
     latencyMs,
     turnType: 'answer',
@@ -415,6 +417,7 @@ async function persistTurn(
   }
   const tokens = input + output
   const cost = chatCost(tokens, conv.channel)
+  const noNul = (_key: string, value: unknown) => (typeof value === 'string' ? stored(value) : value)
   const turnsJson = JSON.stringify(
     rows.map((t) => ({
       i: t.turnIndex,
@@ -430,6 +433,7 @@ async function persistTurn(
       tokens_out: t.tokensOut,
       tool: t.tool,
     })),
+    noNul,
   )
   await runtime.database.db.execute(sql`
     WITH ins AS (
@@ -444,7 +448,7 @@ async function persistTurn(
     ), conv_row AS (
       UPDATE conversations SET turn_count = ${index}, updated_at = ${answeredAt.toISOString()}::timestamptz,
         turn_locked_until = NULL, language = ${conv.language ?? language},
-        records = CASE WHEN ${records.length} > 0 THEN records || ${JSON.stringify(records)}::jsonb ELSE records END
+        records = CASE WHEN ${records.length} > 0 THEN records || ${JSON.stringify(records, noNul)}::jsonb ELSE records END
       WHERE id = ${conv.id}
       RETURNING 1
     ), usage_row AS (
