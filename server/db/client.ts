@@ -18,8 +18,9 @@ export interface Database {
   /** Runs `fn` in one transaction. On PGlite transactions are serialised by the engine's own mutex;
    *  never call the outer `db` inside `fn` (it would wait for the transaction that waits for it). */
   tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
-  /** Raw SQL for the migrator and for pg-boss's `db.executeSql` adapter. */
-  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>
+  /** Raw SQL for the migrator and for pg-boss's `db.executeSql` adapter; `prepare` keeps the statement
+   *  prepared on each connection (a hot statement of fixed text, e.g. the chat turn's write). */
+  executeSql(text: string, values?: unknown[], opts?: { prepare?: boolean }): Promise<{ rows: any[] }>
   /** `select 1`, failing after timeoutMs (default 2 s). */
   ping(timeoutMs?: number): Promise<void>
   close(): Promise<void>
@@ -48,8 +49,10 @@ async function openPostgres(url: string): Promise<Database> {
     bus,
     db,
     tx: (fn) => db.transaction(fn as any) as any,
-    async executeSql(text, values) {
-      const rows = values?.length ? await sql.unsafe(text, values as any[]) : await sql.unsafe(text)
+    async executeSql(text, values, opts) {
+      const rows = values?.length
+        ? await sql.unsafe(text, values as any[], { prepare: !!opts?.prepare })
+        : await sql.unsafe(text)
       return { rows: Array.isArray(rows) ? [...rows] : [] }
     },
     async ping(timeoutMs = 2000) {

@@ -18,12 +18,16 @@ const firstValue = (header: string | string[] | undefined) =>
  * hung up) is not trusted.
  */
 export function fromTrustedProxy(event: H3Event): boolean {
+  const known = event.context.fromTrustedProxy as boolean | undefined
+  if (known !== undefined) return known
   const socket = event.node.req.socket
   if (!(socket instanceof Socket)) return true
   const peer = socket.remoteAddress
   const trusted = loadConfig().trustedProxies
   // ipAllowed treats an empty list as "everyone": an empty SVC_TRUSTED_PROXIES means nobody.
-  return !!peer && trusted.length > 0 && ipAllowed(peer, trusted)
+  const answer = !!peer && trusted.length > 0 && ipAllowed(peer, trusted)
+  event.context.fromTrustedProxy = answer
+  return answer
 }
 
 /** The first X-Forwarded-For hop from a trusted proxy, else the socket address. Computed once per request. */

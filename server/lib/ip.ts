@@ -18,8 +18,15 @@ export function parseAllowEntry(
 
 export const isValidAllowEntry = (entry: string) => parseAllowEntry(entry) !== null
 
-export function ipAllowed(ip: string, allowlist: readonly string[]): boolean {
-  if (!allowlist.length) return true
+// Built BlockLists by allowlist: the trusted proxies are checked on every request and a key's allowlist
+// on each of its requests, and building a BlockList costs more than checking one.
+const blockLists = new Map<string, BlockList>()
+const MAX_BLOCK_LISTS = 1000
+
+function blockListOf(allowlist: readonly string[]): BlockList {
+  const key = allowlist.join(',')
+  const known = blockLists.get(key)
+  if (known) return known
   const list = new BlockList()
   for (const entry of allowlist) {
     const e = parseAllowEntry(entry)
@@ -27,6 +34,14 @@ export function ipAllowed(ip: string, allowlist: readonly string[]): boolean {
     if (e.prefix === null) list.addAddress(e.address, e.family)
     else list.addSubnet(e.address, e.prefix, e.family)
   }
+  if (blockLists.size >= MAX_BLOCK_LISTS) blockLists.clear()
+  blockLists.set(key, list)
+  return list
+}
+
+export function ipAllowed(ip: string, allowlist: readonly string[]): boolean {
+  if (!allowlist.length) return true
+  const list = blockListOf(allowlist)
   const version = isIP(ip)
   if (!version) return false
   if (list.check(ip, version === 4 ? 'ipv4' : 'ipv6')) return true

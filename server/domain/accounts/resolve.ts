@@ -1,11 +1,10 @@
 // Account resolution runs before any query (contract, "Account resolution"): query account_id, then
 // body account_id, then X-Svc-Account, then the credential's home account. Any requested account not on
 // the credential rejects the whole request with 403 forbidden_account.
-import { inArray } from 'drizzle-orm'
 import type { Database } from '~/db/client'
-import { accounts } from '~/db/schema'
 import { Errors } from '~/lib/errors'
 import type { Principal } from '~/domain/credentials/principal'
+import { accountRow } from './accounts'
 
 export interface AccountScope {
   /** The account the request acts for. */
@@ -45,10 +44,10 @@ export async function resolveAccount(
   if (principal.type === 'master') {
     if (req.dataRoute && !req.header)
       throw Errors.forbiddenAccount('The master key must name an account with X-Svc-Account on data routes.')
-    if (ids.length) {
-      const found = await database.db.select({ id: accounts.id }).from(accounts).where(inArray(accounts.id, ids))
-      if (found.length !== ids.length) throw Errors.forbiddenAccount('An account named by the request does not exist.')
-    }
+    // From the account cache: the master key names an account on every data route.
+    for (const id of ids)
+      if (!(await accountRow(database, id)))
+        throw Errors.forbiddenAccount('An account named by the request does not exist.')
     return { id: ids[0] ?? null, ids, crossAccount: true }
   }
   const allowed = principal.accountIds ?? []

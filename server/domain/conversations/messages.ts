@@ -224,14 +224,15 @@ interface Claimed {
   agentRevision: number | null
 }
 
-async function claimTurn(database: Database, accountId: string, convId: string): Promise<Claimed | null> {
-  const [row] = await database.db
+/** The claim statement, built once per database and kept prepared (its SQL never changes). */
+function claimStatement(database: Database) {
+  return database.db
     .update(conversations)
-    .set({ turnLockedUntil: sql`now() + ${`${TURN_LOCK_MS} milliseconds`}::interval` })
+    .set({ turnLockedUntil: sql`now() + ${sql.raw(`interval '${TURN_LOCK_MS} milliseconds'`)}` })
     .where(
       and(
-        eq(conversations.id, convId),
-        eq(conversations.accountId, accountId),
+        eq(conversations.id, sql.placeholder('id')),
+        eq(conversations.accountId, sql.placeholder('accountId')),
         eq(conversations.status, 'in_progress'),
         isNull(conversations.deletedAt),
         or(isNull(conversations.turnLockedUntil), lt(conversations.turnLockedUntil, sql`now()`)),
@@ -248,6 +249,17 @@ async function claimTurn(database: Database, accountId: string, convId: string):
         v === null ? null : Number(v),
       ),
     })
+    .prepare('svc_claim_turn')
+}
+const claimStatements = new WeakMap<Database, ReturnType<typeof claimStatement>>()
+
+async function claimTurn(database: Database, accountId: string, convId: string): Promise<Claimed | null> {
+  let statement = claimStatements.get(database)
+  if (!statement) {
+    statement = claimStatement(database)
+    claimStatements.set(database, statement)
+  }
+  const [row] = await statement.execute({ id: convId, accountId })
   if (!row) return null
   const { history, agentRevision, ...conv } = row
   const list = typeof history === 'string' ? (JSON.parse(history) as typeof history) : history
@@ -316,6 +328,38 @@ async function completeWithTools(runtime: Runtime, conv: ConversationRow, turn: 
   const latencyMs = Math.round(performance.now() - started)
   return { reply, input, output, toolRuns, latencyMs }
 }
+
+// The turn's write, of fixed text so that it stays prepared: $1 conversation, $2 the turns (JSON array),
+// $3 turn_count, $4 updated_at, $5 language, $6 new records (JSON array or null), $7–$12 the session's
+// usage key (account, agent, agent type, channel, session, started_at), $13 tokens, $14 cost, $15 the
+// idempotency key or null, $16 its stored response.
+const WRITE_TURN = `
+  WITH ins AS (
+    INSERT INTO turns (conversation_id, turn_index, speaker, text, "timestamp", latency_ms, turn_type,
+      detected_intent, detected_language, unanswered, tokens_in, tokens_out, tool)
+    SELECT $1::text, r.i, r.speaker, r.text, r.ts, r.latency_ms, r.turn_type, r.detected_intent,
+      r.detected_language, r.unanswered, r.tokens_in, r.tokens_out, r.tool
+    FROM jsonb_to_recordset($2::jsonb) AS r(i int, speaker text, text text, ts timestamptz,
+      latency_ms int, turn_type text, detected_intent text, detected_language text, unanswered boolean,
+      tokens_in int, tokens_out int, tool jsonb)
+    RETURNING 1
+  ), conv_row AS (
+    UPDATE conversations SET turn_count = $3::int, updated_at = $4::timestamptz, turn_locked_until = NULL,
+      language = $5::text, records = CASE WHEN $6::jsonb IS NULL THEN records ELSE records || $6::jsonb END
+    WHERE id = $1::text
+    RETURNING 1
+  ), usage_row AS (
+    INSERT INTO usage_records (account_id, agent_id, agent_type, channel, session_id, started_at, tokens, cost_usd)
+    VALUES ($7::text, $8::text, $9::text, $10::text, $11::text, $12::timestamptz, $13::int, $14::numeric)
+    ON CONFLICT (account_id, session_id) DO UPDATE
+      SET tokens = usage_records.tokens + EXCLUDED.tokens, cost_usd = usage_records.cost_usd + EXCLUDED.cost_usd
+    RETURNING 1
+  ), key_row AS (
+    UPDATE message_keys SET response = $16::jsonb
+    WHERE $15::text IS NOT NULL AND conversation_id = $1::text AND key = $15::text
+    RETURNING 1
+  )
+  SELECT (SELECT count(*) FROM ins) AS turns`
 
 /**
  * The visitor's message, the tool turns and the answer, the conversation's counters and records, the
@@ -435,34 +479,27 @@ async function persistTurn(
     })),
     noNul,
   )
-  await runtime.database.db.execute(sql`
-    WITH ins AS (
-      INSERT INTO turns (conversation_id, turn_index, speaker, text, "timestamp", latency_ms, turn_type,
-        detected_intent, detected_language, unanswered, tokens_in, tokens_out, tool)
-      SELECT ${conv.id}, r.i, r.speaker, r.text, r.ts, r.latency_ms, r.turn_type, r.detected_intent,
-        r.detected_language, r.unanswered, r.tokens_in, r.tokens_out, r.tool
-      FROM jsonb_to_recordset(${turnsJson}::jsonb) AS r(i int, speaker text, text text, ts timestamptz,
-        latency_ms int, turn_type text, detected_intent text, detected_language text, unanswered boolean,
-        tokens_in int, tokens_out int, tool jsonb)
-      RETURNING 1
-    ), conv_row AS (
-      UPDATE conversations SET turn_count = ${index}, updated_at = ${answeredAt.toISOString()}::timestamptz,
-        turn_locked_until = NULL, language = ${conv.language ?? language},
-        records = CASE WHEN ${records.length} > 0 THEN records || ${JSON.stringify(records, noNul)}::jsonb ELSE records END
-      WHERE id = ${conv.id}
-      RETURNING 1
-    ), usage_row AS (
-      INSERT INTO usage_records (account_id, agent_id, agent_type, channel, session_id, started_at, tokens, cost_usd)
-      VALUES (${conv.accountId}, ${conv.agentId}, ${conv.agentType}, ${conv.channel}, ${conv.sessionId},
-        ${conv.startedAt.toISOString()}::timestamptz, ${tokens}, ${cost})
-      ON CONFLICT (account_id, session_id) DO UPDATE
-        SET tokens = usage_records.tokens + EXCLUDED.tokens, cost_usd = usage_records.cost_usd + EXCLUDED.cost_usd
-      RETURNING 1
-    ), key_row AS (
-      UPDATE message_keys SET response = ${key === undefined ? null : JSON.stringify(response)}::jsonb
-      WHERE ${key !== undefined} AND conversation_id = ${conv.id} AND key = ${key ?? ''}
-      RETURNING 1
-    )
-    SELECT (SELECT count(*) FROM ins) AS turns`)
+  await runtime.database.executeSql(
+    WRITE_TURN,
+    [
+      conv.id,
+      turnsJson,
+      index,
+      answeredAt.toISOString(),
+      conv.language ?? language,
+      records.length ? JSON.stringify(records, noNul) : null,
+      conv.accountId,
+      conv.agentId,
+      conv.agentType,
+      conv.channel,
+      conv.sessionId,
+      conv.startedAt.toISOString(),
+      tokens,
+      cost,
+      key ?? null,
+      key === undefined ? null : JSON.stringify(response),
+    ],
+    { prepare: true },
+  )
   return response
 }
