@@ -21,6 +21,8 @@ const Env = v.object({
   ),
   SVC_SECRET: v.optional(v.pipe(v.string(), v.minLength(32, 'SVC_SECRET must be at least 32 characters'))),
   REDIS_URL: v.optional(v.string()),
+  // Prepared statements on PostgreSQL (on by default); false behind a pooler in transaction mode (PgBouncer).
+  SVC_PG_PREPARE: v.optional(v.picklist(['true', 'false']), 'true'),
   // Uploaded originals (fs driver). Instances that share one PostgreSQL must share this directory too:
   // any of them may run the ingest job of another's upload.
   SVC_BLOB_DIR: v.optional(v.pipe(v.string(), v.minLength(1))),
@@ -102,6 +104,8 @@ export interface Config {
   masterKeyFile: string | undefined
   secret: string
   redisUrl: string | undefined
+  /** PostgreSQL: every parameterised query is a prepared statement (SVC_PG_PREPARE). */
+  pgPrepare: boolean
   publicUrl: string
   /** False when publicUrl is the HOST:PORT default (then PORT=0 is completed from the listening socket). */
   publicUrlExplicit: boolean
@@ -188,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     masterKeyFile,
     secret,
     redisUrl: e.REDIS_URL,
+    pgPrepare: e.SVC_PG_PREPARE === 'true',
     publicUrl: (e.SVC_PUBLIC_URL ?? `http://${e.HOST}:${port}`).replace(/\/$/, ''),
     publicUrlExplicit: e.SVC_PUBLIC_URL !== undefined,
     allowPrivateHosts: e.SVC_ALLOW_PRIVATE_HOSTS.split(',')

@@ -63,7 +63,7 @@ export async function buildRuntime(
     console.log(
       `[boot] master key: ${config.masterKeyFile} (generated for development; set SVC_MASTER_KEY in production)`,
     )
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir })
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, prepare: config.pgPrepare })
   const applied = await migrate(database, installed.migrations)
   if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
   const blobs = createFsBlobStore(config.blobDir)

@@ -28,15 +28,27 @@ export interface Database {
   bus: InvalidationBus
 }
 
-export async function openDatabase(opts: { url?: string; dataDir: string }): Promise<Database> {
-  return opts.url ? openPostgres(opts.url) : openPglite(join(opts.dataDir, 'pglite'))
+export async function openDatabase(opts: { url?: string; dataDir: string; prepare?: boolean }): Promise<Database> {
+  return opts.url ? openPostgres(opts.url, opts.prepare ?? true) : openPglite(join(opts.dataDir, 'pglite'))
 }
 
-async function openPostgres(url: string): Promise<Database> {
+async function openPostgres(url: string, prepare: boolean): Promise<Database> {
   const { default: postgres } = await import('postgres')
   const { drizzle } = await import('drizzle-orm/postgres-js')
   const sql = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 5, idle_timeout: 30 })
-  const db = drizzle({ client: sql, schema }) as unknown as Db
+  // Drizzle prepares only statements named with .prepare(): every other parameterised query would be
+  // parsed and planned again on each call (about 1 ms for the conversation list). postgres.js keeps one
+  // prepared statement per query text and connection; connections are recycled after 30 s idle.
+  const client = prepare
+    ? new Proxy(sql, {
+        get(target, prop, receiver) {
+          if (prop !== 'unsafe') return Reflect.get(target, prop, receiver)
+          return (query: string, params?: any[], options?: { prepare?: boolean }) =>
+            target.unsafe(query, params, params?.length ? { ...options, prepare: true } : options)
+        },
+      })
+    : sql
+  const db = drizzle({ client, schema }) as unknown as Db
   const bus = createInvalidationBus()
   // LISTEN on its own connection, which postgres.js re-opens (and re-listens) after a drop; a failure at
   // boot is logged, not fatal: the caches' TTL still bounds what another instance's change may leave.
