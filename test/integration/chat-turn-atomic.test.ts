@@ -14,6 +14,7 @@ import { verifies } from '../requirements'
 
 let fake: Server
 let nextUsage = 7
+let nextContent = 'We open at 9am.'
 let seeded: SeededServer<Tenant>
 let api: Api
 
@@ -25,7 +26,7 @@ beforeAll(async () => {
         id: 'chatcmpl-1',
         object: 'chat.completion',
         model: 'fake-mini',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'We open at 9am.' }, finish_reason: 'stop' }],
+        choices: [{ index: 0, message: { role: 'assistant', content: nextContent }, finish_reason: 'stop' }],
         usage: { prompt_tokens: nextUsage, completion_tokens: 3, total_tokens: nextUsage + 3 },
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion))
@@ -95,5 +96,21 @@ describe('a chat turn that fails after its claim', () => {
     const final = await snapshot()
     expect(final.turnCount).toBe(before.turnCount + 2)
     expect(final.chatMessages).toBe(before.chatMessages + 1)
+  })
+
+  it('stores an engine answer that holds U+0000 without it, instead of failing the turn', async () => {
+    verifies('security.hostile-input.nul')
+    const conv = await api.post('/conversations', { agent_id: seeded.agentIds[0] })
+    expect(conv.status, conv.text).toBe(201)
+    nextContent = 'We open\u0000 at 9am.'
+    try {
+      const r = await api.post(`/conversations/${conv.body.conversation_id}/messages`, { text: 'When?' })
+      expect(r.status, r.text).toBe(200)
+      expect(r.body.turn.text).toBe('We open at 9am.')
+      const read = await api.get(`/conversations/${conv.body.conversation_id}?include=transcript`)
+      expect(read.body.transcript.at(-1).text).toBe('We open at 9am.')
+    } finally {
+      nextContent = 'We open at 9am.'
+    }
   })
 })

@@ -462,7 +462,12 @@ async function persistTurn(
   const tokens = input + output
   const cost = chatCost(tokens, conv.channel)
   const noNul = (_key: string, value: unknown) => (typeof value === 'string' ? stored(value) : value)
-  const turnsJson = JSON.stringify(
+  // JSON writes a NUL as \u0000: only then is the (slower) stripping pass needed.
+  const toJson = (value: unknown) => {
+    const text = JSON.stringify(value)
+    return text.includes('\\u0000') ? JSON.stringify(value, noNul) : text
+  }
+  const turnsJson = toJson(
     rows.map((t) => ({
       i: t.turnIndex,
       speaker: t.speaker,
@@ -477,7 +482,6 @@ async function persistTurn(
       tokens_out: t.tokensOut,
       tool: t.tool,
     })),
-    noNul,
   )
   await runtime.database.executeSql(
     WRITE_TURN,
@@ -487,7 +491,7 @@ async function persistTurn(
       index,
       answeredAt.toISOString(),
       conv.language ?? language,
-      records.length ? JSON.stringify(records, noNul) : null,
+      records.length ? toJson(records) : null,
       conv.accountId,
       conv.agentId,
       conv.agentType,
