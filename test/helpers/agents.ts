@@ -17,37 +17,41 @@ export interface SeedSpec {
 }
 
 /** Creates and builds one agent per spec in one transaction each; answers their ids in order. */
-export async function seedAgents(dataDir: string, specs: SeedSpec[]): Promise<string[]> {
-  return withDatabase(dataDir, async (db) => {
-    const ids: string[] = []
-    for (const [i, s] of specs.entries()) {
-      ids.push(
-        await db.tx(async (tx) => {
-          const row = await createAgentRecord(tx, {
-            accountId: s.accountId,
-            name: s.name ?? `Agent ${i + 1}`,
-            agentType: s.agentType ?? 'chat',
-            websiteUrl: s.websiteUrl ?? 'https://example.com',
-            voiceId: s.voiceId ?? 'alloy',
-            language: s.language ?? 'en',
-          })
-          await applyBuildOutputs(tx, row.id, {
-            businessName: 'Example Co',
-            businessProfile: 'Sells examples.',
-            role: 'You answer questions about Example Co.',
-            greetingInitial: 'Hello! How can I help?',
-            instructions: 'Phone prompt v1',
-            chatInstructions: 'Chat prompt v1',
-            voiceChatInstructions: 'Voice chat prompt v1',
-            conversationStyle: 'friendly',
-            buildNumber: 1,
-          })
-          return row.id
-        }),
-      )
-    }
-    return ids
-  })
+export async function seedAgents(dataDir: string, specs: SeedSpec[], on?: { url: string | null }): Promise<string[]> {
+  return withDatabase(
+    dataDir,
+    async (db) => {
+      const ids: string[] = []
+      for (const [i, s] of specs.entries()) {
+        ids.push(
+          await db.tx(async (tx) => {
+            const row = await createAgentRecord(tx, {
+              accountId: s.accountId,
+              name: s.name ?? `Agent ${i + 1}`,
+              agentType: s.agentType ?? 'chat',
+              websiteUrl: s.websiteUrl ?? 'https://example.com',
+              voiceId: s.voiceId ?? 'alloy',
+              language: s.language ?? 'en',
+            })
+            await applyBuildOutputs(tx, row.id, {
+              businessName: 'Example Co',
+              businessProfile: 'Sells examples.',
+              role: 'You answer questions about Example Co.',
+              greetingInitial: 'Hello! How can I help?',
+              instructions: 'Phone prompt v1',
+              chatInstructions: 'Chat prompt v1',
+              voiceChatInstructions: 'Voice chat prompt v1',
+              conversationStyle: 'friendly',
+              buildNumber: 1,
+            })
+            return row.id
+          }),
+        )
+      }
+      return ids
+    },
+    on,
+  )
 }
 
 /** Stops the server, seeds the agents, restarts it on the same data dir and master key. */
@@ -57,7 +61,9 @@ export async function seedAgent(
   env?: Record<string, string>,
 ): Promise<{ server: TestServer; ids: string[] }> {
   await server.stop('SIGTERM')
-  const ids = await seedAgents(server.dataDir, specs)
+  // A server started with its own DATABASE_URL (or none: its PGlite) is seeded there, not in the run's database.
+  const on = env && 'DATABASE_URL' in env ? { url: env.DATABASE_URL ?? null } : undefined
+  const ids = await seedAgents(server.dataDir, specs, on)
   const next = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
   return { server: next, ids }
 }
