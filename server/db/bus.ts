@@ -6,6 +6,7 @@
 // still reaches every instance. Tags: key:<key_id>, user:<usr>, acc:<acc>, grant:<id>, client:<id>,
 // tok:<token sha256>; `*` drops everything.
 import { randomUUID } from 'node:crypto'
+import { TaggedCache, type TaggedCacheOptions } from '~/lib/tagged-cache'
 
 export const INVALIDATE_CHANNEL = 'svc_invalidate'
 /** NOTIFY payloads must stay under 8000 bytes: tags go out in chunks. */
@@ -64,5 +65,23 @@ export function createInvalidationBus(log: (m: string) => void = console.error):
     addTransport(send) {
       transports.push(send)
     },
+  }
+}
+
+/**
+ * One TaggedCache per database, created on first use and emptied by that database's bus: call once at
+ * module level, then `cacheOf(database)` wherever the cache is read.
+ */
+export function cachePerDatabase<V>(opts: TaggedCacheOptions): (database: { bus: InvalidationBus }) => TaggedCache<V> {
+  const caches = new WeakMap<object, TaggedCache<V>>()
+  return (database) => {
+    let cache = caches.get(database)
+    if (!cache) {
+      const created = new TaggedCache<V>(opts)
+      database.bus.subscribe((tags) => created.invalidate(tags))
+      caches.set(database, created)
+      cache = created
+    }
+    return cache
   }
 }

@@ -56,6 +56,24 @@ export class TaggedCache<V> {
     return true
   }
 
+  /**
+   * The cached value, or `load()`'s answer stored under `tagsOf(value)` (at most until `expiresAtOf(value)`)
+   * unless an invalidation ran while it loaded. A null answer is not cached.
+   */
+  async read(
+    key: string,
+    load: () => Promise<V | null>,
+    tagsOf: (value: V) => readonly string[],
+    expiresAtOf?: (value: V) => number | undefined,
+  ): Promise<V | null> {
+    const hit = this.get(key)
+    if (hit !== undefined) return hit
+    const generation = this.begin()
+    const value = await load()
+    if (value !== null) this.set(key, value, tagsOf(value), generation, expiresAtOf?.(value))
+    return value
+  }
+
   /** Drops every entry carrying one of `tags` (`*` drops all). */
   invalidate(tags: readonly string[]) {
     this.generation++

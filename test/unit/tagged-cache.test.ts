@@ -29,6 +29,36 @@ describe('TaggedCache', () => {
     expect(c.get('k')).toBe('fresh')
   })
 
+  it('read() loads once, keeps what it loaded, never caches null, and drops a load raced by an invalidation', async () => {
+    const c = new TaggedCache<string>({ ttlMs: 60_000, max: 10 })
+    let loads = 0
+    const load = async () => {
+      loads++
+      return 'v'
+    }
+    expect(await c.read('k', load, () => ['t:1'])).toBe('v')
+    expect(await c.read('k', load, () => ['t:1'])).toBe('v')
+    expect(loads).toBe(1)
+    expect(
+      await c.read(
+        'none',
+        async () => null,
+        () => [],
+      ),
+    ).toBeNull()
+    expect(c.get('none')).toBeUndefined()
+    const raced = await c.read(
+      'r',
+      async () => {
+        c.invalidate(['t:9'])
+        return 'old'
+      },
+      () => ['t:2'],
+    )
+    expect(raced).toBe('old')
+    expect(c.get('r')).toBeUndefined()
+  })
+
   it('expires entries after the TTL or the caller’s own deadline, and holds at most max entries', () => {
     const c = new TaggedCache<number>({ ttlMs: 1_000, max: 2 })
     c.set('ttl', 1, [], c.begin(), undefined, 0)

@@ -13,7 +13,7 @@ import type { Account, AccountPatch } from './schemas'
 import { GROUP_BY } from './schemas'
 import { voiceSecondsSql } from '~/domain/usage/voice'
 import { parseWindow } from '~/lib/window'
-import { TaggedCache } from '~/lib/tagged-cache'
+import { cachePerDatabase } from '~/db/bus'
 
 type AccountRow = typeof accounts.$inferSelect
 
@@ -45,24 +45,15 @@ export async function getAccount(database: Database, principal: Principal, id: s
 
 // The account cache: account id → row, dropped through the invalidation bus by any change of the row
 // (patchAccount and patchUser publish acc:<id>; the accounts-row trigger tells every instance).
-const ACCOUNT_TTL_MS = 30_000
-const accountCaches = new WeakMap<Database, TaggedCache<AccountRow>>()
+const accountCache = cachePerDatabase<AccountRow>({ ttlMs: 30_000, max: 10_000 })
 
 /** The account row, from the cache or read now; null when there is no such account (never cached). */
-export async function accountRow(database: Database, id: string): Promise<AccountRow | null> {
-  let cache = accountCaches.get(database)
-  if (!cache) {
-    const created = new TaggedCache<AccountRow>({ ttlMs: ACCOUNT_TTL_MS, max: 10_000 })
-    database.bus.subscribe((tags) => created.invalidate(tags))
-    accountCaches.set(database, created)
-    cache = created
-  }
-  const hit = cache.get(id)
-  if (hit) return hit
-  const generation = cache.begin()
-  const [row] = await database.db.select().from(accounts).where(eq(accounts.id, id))
-  if (row) cache.set(id, row, [`acc:${id}`], generation)
-  return row ?? null
+export function accountRow(database: Database, id: string): Promise<AccountRow | null> {
+  return accountCache(database).read(
+    id,
+    async () => (await database.db.select().from(accounts).where(eq(accounts.id, id)))[0] ?? null,
+    () => [`acc:${id}`],
+  )
 }
 
 export async function listAccounts(

@@ -4,27 +4,16 @@
 // through the database's invalidation bus (db/bus.ts): here before the changing request answers, on other
 // instances within milliseconds. The TTL is only a safety net. Refusals are never cached: an unknown or
 // revoked token, or a suspended tenant, reads the database every time.
+import { cachePerDatabase } from '~/db/bus'
 import type { Database } from '~/db/client'
 import { sha256Hex } from '~/lib/opaque-token'
-import { TaggedCache } from '~/lib/tagged-cache'
 import type { CredentialResolver } from './authenticate'
 import type { Principal } from './principal'
 
 export const PRINCIPAL_TTL_MS = 30_000
 const MAX_ENTRIES = 10_000
 
-const caches = new WeakMap<Database, TaggedCache<Principal>>()
-
-export function principalCache(database: Database): TaggedCache<Principal> {
-  let cache = caches.get(database)
-  if (!cache) {
-    const created = new TaggedCache<Principal>({ ttlMs: PRINCIPAL_TTL_MS, max: MAX_ENTRIES })
-    database.bus.subscribe((tags) => created.invalidate(tags))
-    caches.set(database, created)
-    cache = created
-  }
-  return cache
-}
+export const principalCache = cachePerDatabase<Principal>({ ttlMs: PRINCIPAL_TTL_MS, max: MAX_ENTRIES })
 
 /** The tags a principal's entry is dropped by. */
 export function principalTags(principal: Principal, tokenHash: string): string[] {
@@ -40,16 +29,17 @@ export function cachingResolver(database: Database, resolvers: readonly Credenti
   const cache = principalCache(database)
   return async (token) => {
     const hash = sha256Hex(token)
-    const hit = cache.get(hash)
-    if (hit) return hit
-    const generation = cache.begin()
-    for (const resolve of resolvers) {
-      const principal = await resolve(token)
-      if (principal) {
-        cache.set(hash, principal, principalTags(principal, hash), generation, principal.validUntil?.getTime())
-        return principal
-      }
-    }
-    return null
+    return cache.read(
+      hash,
+      async () => {
+        for (const resolve of resolvers) {
+          const principal = await resolve(token)
+          if (principal) return principal
+        }
+        return null
+      },
+      (principal) => principalTags(principal, hash),
+      (principal) => principal.validUntil?.getTime(),
+    )
   }
 }

@@ -4,7 +4,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { rowsOf } from '~/db/client'
-import { TaggedCache } from '~/lib/tagged-cache'
+import { cachePerDatabase } from '~/db/bus'
 import { quotaUsage, users } from '~/db/schema'
 import { apiError } from '~/lib/errors'
 
@@ -66,29 +66,16 @@ export async function refundQuota(db: Executor, accountId: string, kind: QuotaKi
 
 // The per-user overrides are read on every metered quota check: cached per account, dropped through the
 // invalidation bus when the user or account row changes (a users-row trigger sends acc:<account>).
-const LIMITS_TTL_MS = 30_000
-const limitsCaches = new WeakMap<object, TaggedCache<Record<string, number>>>()
-function limitsCache(database: Database) {
-  let cache = limitsCaches.get(database)
-  if (!cache) {
-    const created = new TaggedCache<Record<string, number>>({ ttlMs: LIMITS_TTL_MS, max: 10_000 })
-    database.bus.subscribe((tags) => created.invalidate(tags))
-    limitsCaches.set(database, created)
-    cache = created
-  }
-  return cache
-}
+const limitsCache = cachePerDatabase<Record<string, number>>({ ttlMs: 30_000, max: 10_000 })
 
 /** The user's limit overrides; from the cache when `database` is given and the read is outside a transaction. */
 async function limitOverrides(db: Executor, accountId: string, database?: Database): Promise<Record<string, number>> {
-  const cache = database ? limitsCache(database) : null
-  const hit = cache?.get(accountId)
-  if (hit) return hit
-  const generation = cache?.begin() ?? 0
-  const [user] = await db.select({ limits: users.limits }).from(users).where(eq(users.accountId, accountId)).limit(1)
-  const limits = (user?.limits ?? {}) as Record<string, number>
-  cache?.set(accountId, limits, [`acc:${accountId}`], generation)
-  return limits
+  const read = async () => {
+    const [user] = await db.select({ limits: users.limits }).from(users).where(eq(users.accountId, accountId)).limit(1)
+    return (user?.limits ?? {}) as Record<string, number>
+  }
+  if (!database) return read()
+  return (await limitsCache(database).read(accountId, read, () => [`acc:${accountId}`])) ?? {}
 }
 
 export async function effectiveLimits(db: Executor, accountId: string, database?: Database): Promise<EffectiveLimits> {
