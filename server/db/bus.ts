@@ -1,9 +1,9 @@
 // Cache invalidation between instances. `publish` drops the tagged entries in this process at once, so the
-// instance that makes a change answers only after its own caches forgot the old state, then tells the
-// others: PostgreSQL NOTIFY on INVALIDATE_CHANNEL (every instance on PostgreSQL LISTENs), and Redis pub/sub
-// as well when REDIS_URL is set. Row triggers (migration 0010) send the same message for every change of a
-// key, user, account, subscription or OAuth token, so an operator's SQL, or a writer that does not publish,
-// still reaches every instance. Tags: key:<key_id>, user:<usr>, acc:<acc>, grant:<id>, client:<id>,
+// instance that makes a change answers only after its own caches forgot the old state. The other instances
+// hear of it from PostgreSQL: row triggers (migration 0010) NOTIFY on INVALIDATE_CHANNEL for every change
+// of a key, user, account, subscription or OAuth revocation, whoever wrote it, and every instance LISTENs.
+// A new cache of other rows needs its trigger there. With REDIS_URL, publishes also go over Redis pub/sub
+// (for a deployment whose pooler cannot LISTEN). Tags: key:<key_id>, user:<usr>, acc:<acc>, grant:<id>, client:<id>,
 // tok:<token sha256>; `*` drops everything.
 import { randomUUID } from 'node:crypto'
 import { TaggedCache, type TaggedCacheOptions } from '~/lib/tagged-cache'

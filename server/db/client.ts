@@ -52,10 +52,11 @@ async function openPostgres(url: string, prepare: boolean): Promise<Database> {
   const bus = createInvalidationBus()
   // LISTEN on its own connection, which postgres.js re-opens (and re-listens) after a drop; a failure at
   // boot is logged, not fatal: the caches' TTL still bounds what another instance's change may leave.
+  // No NOTIFY is sent from here: the row triggers of migration 0010 notify, in the writer's transaction,
+  // for every change a cache depends on, so a publish only has to reach this process's own caches.
   await sql
     .listen(INVALIDATE_CHANNEL, (payload) => bus.receive(payload))
     .catch((err: Error) => console.error(`[bus] LISTEN ${INVALIDATE_CHANNEL} failed: ${err.message}`))
-  bus.addTransport((payload) => sql.notify(INVALIDATE_CHANNEL, payload))
   return {
     kind: 'postgres',
     bus,
