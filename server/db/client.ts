@@ -18,9 +18,9 @@ export interface Database {
   /** Runs `fn` in one transaction. On PGlite transactions are serialised by the engine's own mutex;
    *  never call the outer `db` inside `fn` (it would wait for the transaction that waits for it). */
   tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
-  /** Raw SQL for the migrator and for pg-boss's `db.executeSql` adapter; `prepare` keeps the statement
-   *  prepared on each connection (a hot statement of fixed text, e.g. the chat turn's write). */
-  executeSql(text: string, values?: unknown[], opts?: { prepare?: boolean }): Promise<{ rows: any[] }>
+  /** Raw SQL for the migrator, pg-boss's `db.executeSql` adapter and hot statements of fixed text (the chat
+   *  turn's write); with values it is prepared like every parameterised query (SVC_PG_PREPARE). */
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>
   /** `select 1`, failing after timeoutMs (default 2 s). */
   ping(timeoutMs?: number): Promise<void>
   close(): Promise<void>
@@ -38,16 +38,16 @@ async function openPostgres(url: string, prepare: boolean): Promise<Database> {
   const sql = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 5, idle_timeout: 30 })
   // Drizzle prepares only statements named with .prepare(): every other parameterised query would be
   // parsed and planned again on each call (about 1 ms for the conversation list). postgres.js keeps one
-  // prepared statement per query text and connection; connections are recycled after 30 s idle.
-  const client = prepare
-    ? new Proxy(sql, {
-        get(target, prop, receiver) {
-          if (prop !== 'unsafe') return Reflect.get(target, prop, receiver)
-          return (query: string, params?: any[], options?: { prepare?: boolean }) =>
-            target.unsafe(query, params, params?.length ? { ...options, prepare: true } : options)
-        },
-      })
-    : sql
+  // prepared statement per query text and connection; connections are recycled after 30 s idle. One rule
+  // for every query that passes here, named or not: prepared when it has parameters and SVC_PG_PREPARE
+  // allows it, never otherwise (a pooler in transaction mode cannot keep them).
+  const client = new Proxy(sql, {
+    get(target, prop, receiver) {
+      if (prop !== 'unsafe') return Reflect.get(target, prop, receiver)
+      return (query: string, params?: any[], options?: object) =>
+        target.unsafe(query, params, { ...options, prepare: prepare && !!params?.length })
+    },
+  })
   const db = drizzle({ client, schema }) as unknown as Db
   const bus = createInvalidationBus()
   // LISTEN on its own connection, which postgres.js re-opens (and re-listens) after a drop; a failure at
@@ -62,10 +62,9 @@ async function openPostgres(url: string, prepare: boolean): Promise<Database> {
     bus,
     db,
     tx: (fn) => db.transaction(fn as any) as any,
-    async executeSql(text, values, opts) {
-      const rows = values?.length
-        ? await sql.unsafe(text, values as any[], { prepare: !!opts?.prepare })
-        : await sql.unsafe(text)
+    async executeSql(text, values) {
+      // Without values: the simple protocol, which alone accepts multi-statement scripts (migrations).
+      const rows = values?.length ? await client.unsafe(text, values as any[]) : await sql.unsafe(text)
       return { rows: Array.isArray(rows) ? [...rows] : [] }
     },
     async ping(timeoutMs = 2000) {

@@ -483,27 +483,23 @@ async function persistTurn(
       tool: t.tool,
     })),
   )
-  await runtime.database.executeSql(
-    WRITE_TURN,
-    [
-      conv.id,
-      turnsJson,
-      index,
-      answeredAt.toISOString(),
-      conv.language ?? language,
-      records.length ? toJson(records) : null,
-      conv.accountId,
-      conv.agentId,
-      conv.agentType,
-      conv.channel,
-      conv.sessionId,
-      conv.startedAt.toISOString(),
-      tokens,
-      cost,
-      key ?? null,
-      key === undefined ? null : JSON.stringify(response),
-    ],
-    { prepare: true },
-  )
+  await runtime.database.executeSql(WRITE_TURN, [
+    conv.id,
+    turnsJson,
+    index,
+    answeredAt.toISOString(),
+    conv.language ?? language,
+    records.length ? toJson(records) : null,
+    conv.accountId,
+    conv.agentId,
+    conv.agentType,
+    conv.channel,
+    conv.sessionId,
+    conv.startedAt.toISOString(),
+    tokens,
+    cost,
+    key ?? null,
+    key === undefined ? null : JSON.stringify(response),
+  ])
   return response
 }
