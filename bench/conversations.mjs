@@ -18,13 +18,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { entry, startBuiltServer } from './_server.mjs'
+import { execSql, SEEDED_AGENTS, seedConversationsSql } from './_fixtures.mjs'
 
 const databaseUrl = process.env.DATABASE_URL
 const ROWS = Number(process.env.BENCH_ROWS ?? (databaseUrl ? 1_000_000 : 100_000))
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
-const AGENTS = ['agt_900000001', 'agt_900000002', 'agt_900000003']
+const AGENTS = SEEDED_AGENTS
 
 if (!existsSync(entry)) {
   console.error(`${entry} is missing: run \`npx nitropack build\` first.`)
@@ -70,27 +71,6 @@ async function tenant(origin) {
   if (!key.secret) throw new Error(`key: ${JSON.stringify(key)}`)
   return { accountId: user.account_id, key: key.secret }
 }
-
-const seedSql = (acc, n) => [
-  `INSERT INTO agents (id, account_id, name, agent_type) VALUES ${AGENTS.map((a, i) => `('${a}', '${acc}', 'Bench ${i + 1}', 'phone')`).join(', ')}`,
-  `INSERT INTO conversations (id, account_id, agent_id, agent_type, channel, status, session_id, agent_version, prompt_version, model,
-     started_at, ended_at, updated_at, identity, has_identity, metrics, summary, summary_status, outcome, escalated, language, turn_count)
-   SELECT 'conv_u' || nextval('conversation_seq'), '${acc}', 'agt_90000000' || (g % 3 + 1), 'phone',
-     (ARRAY['phone_inbound','phone_outbound','api','widget'])[g % 4 + 1], 'completed', 'bench_' || g, 'agt1-v1', 'build-1-phone', 'local-retrieval-1',
-     ts, ts + interval '3 minutes', ts + interval '3 minutes',
-     CASE WHEN g % 2 = 0 THEN jsonb_build_object('phone_e164', '+1415555' || lpad((g % 10000)::text, 4, '0')) ELSE '{}'::jsonb END, g % 2 = 0,
-     jsonb_build_object('duration_s', 180),
-     jsonb_build_object('text', 'Caller asked about order ' || g || ' and got an answer about delivery times.', 'outcome', outcome, 'sentiment', 'neutral',
-       'topics', jsonb_build_array('orders', 'delivery'), 'action_items', '[]'::jsonb, 'escalated_to_human', jsonb_build_object('value', g % 17 = 0, 'reason', null),
-       'lead', null, 'language', 'en'),
-     'ready', outcome, g % 17 = 0, (ARRAY['en','en-US','fr','de'])[g % 4 + 1], 6
-   FROM (SELECT g, now() - (g * (90.0 * 86400 / ${n})) * interval '1 second' AS ts,
-                (ARRAY['resolved','unresolved','lead_captured','abandoned','escalated'])[g % 5 + 1] AS outcome
-         FROM generate_series(1, ${n}) g) s`,
-  // VACUUM too: it sets the hint bits and the visibility map of the fresh rows, which the first reads
-  // would otherwise do (dirtying pages) and so penalise whichever measurement runs first.
-  'VACUUM ANALYZE conversations',
-]
 
 // The route's query shape (WHERE, ORDER BY, LIMIT as list.ts writes them); the select list is shortened
 // (the plan does not depend on it).
@@ -138,24 +118,8 @@ const results = {}
 try {
   const t = await tenant(server.origin)
   const seedStart = Date.now()
-  if (databaseUrl) {
-    const { default: postgres } = await import('postgres')
-    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
-    try {
-      for (const s of seedSql(t.accountId, ROWS)) await sql.unsafe(s)
-    } finally {
-      await sql.end()
-    }
-  } else {
-    await server.stop()
-    const { PGlite } = await import('@electric-sql/pglite')
-    const pg = await PGlite.create(join(dataDir, 'pglite'))
-    try {
-      for (const s of seedSql(t.accountId, ROWS)) await pg.exec(s)
-    } finally {
-      await pg.close()
-    }
-  }
+  if (!databaseUrl) await server.stop()
+  await execSql({ databaseUrl, dataDir }, seedConversationsSql(t.accountId, ROWS))
   console.log(
     `engine   ${databaseUrl ? 'postgres' : 'pglite'}; seeded ${ROWS} conversations in ${((Date.now() - seedStart) / 1000).toFixed(1)} s; ${CONNECTIONS} connections, ${SECONDS} s each`,
   )

@@ -15,7 +15,8 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { entry, sleep, startBuiltServer } from './_server.mjs'
+import { entry, startBuiltServer } from './_server.mjs'
+import { call, chatAgentSql, execSql, giveChatKnowledge } from './_fixtures.mjs'
 
 const databaseUrl = process.env.DATABASE_URL
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -50,40 +51,6 @@ const start = () =>
       SVC_QUOTAS: 'chat_messages=100000000,kb_documents=100000',
     },
   })
-
-async function call(origin, method, path, key, body) {
-  const r = await fetch(`${origin}/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: body ? JSON.stringify(body) : undefined,
-  })
-  const json = await r.json().catch(() => null)
-  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json).slice(0, 300)}`)
-  return json
-}
-
-const agentSql = (acc) => `INSERT INTO agents (id, account_id, name, agent_type, business_name, chat_instructions)
-  VALUES ('${AGENT}', '${acc}', 'Bench chat', 'chat', 'Quokka Cycles', 'You answer questions about Quokka Cycles, a bicycle shop.')`
-
-async function execSql(statement) {
-  if (databaseUrl) {
-    const { default: postgres } = await import('postgres')
-    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
-    try {
-      await sql.unsafe(statement)
-    } finally {
-      await sql.end()
-    }
-  } else {
-    const { PGlite } = await import('@electric-sql/pglite')
-    const pg = await PGlite.create(join(dataDir, 'pglite'))
-    try {
-      await pg.exec(statement)
-    } finally {
-      await pg.close()
-    }
-  }
-}
 
 const pct = (sorted, p) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN
@@ -146,26 +113,14 @@ try {
   ).json()
   if (!cred.secret) throw new Error(`key: ${JSON.stringify(cred)}`)
   const key = cred.secret
-  if (databaseUrl) await execSql(agentSql(user.account_id))
+  if (databaseUrl) await execSql({ databaseUrl, dataDir }, [chatAgentSql(AGENT, user.account_id)])
   else {
     await server.stop()
-    await execSql(agentSql(user.account_id))
+    await execSql({ databaseUrl, dataDir }, [chatAgentSql(AGENT, user.account_id)])
     server = await start()
   }
   const origin = server.origin
-  await call(origin, 'PATCH', `/agents/${AGENT}/kb/summary`, key, {
-    text: 'Quokka Cycles repairs bicycles in Hobart. A puncture repair costs $12. A full service costs $89 and takes two days. Our mechanic Barnaby Wobbleton has fixed bikes since 1994. The shop opens Tuesday to Sunday from 9am.',
-  })
-  const doc = await call(origin, 'POST', `/agents/${AGENT}/kb/documents`, key, {
-    title: 'Discounts',
-    text: 'The loyalty discount code is WOMBAT42 and gives ten percent off any service.',
-    keep_verbatim: true,
-  })
-  for (let i = 0; i < 150; i++) {
-    const d = await call(origin, 'GET', `/agents/${AGENT}/kb/documents/${doc.doc_id}`, key)
-    if (d.status !== 'processing') break
-    await sleep(200)
-  }
+  await giveChatKnowledge(origin, key, AGENT)
   const convs = []
   for (let i = 0; i < CONVERSATIONS; i++)
     convs.push(

@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { entry, startBuiltServer } from './_server.mjs'
+import { call, chatAgentSql, execSql } from './_fixtures.mjs'
 
 const databaseUrl = process.env.DATABASE_URL
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -42,29 +43,6 @@ const start = (profile) =>
       spawn(process.execPath, profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, ...args] : args, opts),
   })
 
-async function call(origin, method, path, key, body) {
-  const r = await fetch(`${origin}/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: body ? JSON.stringify(body) : undefined,
-  })
-  const json = await r.json().catch(() => null)
-  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json).slice(0, 300)}`)
-  return json
-}
-
-async function execSql(statement) {
-  if (databaseUrl) {
-    const { default: postgres } = await import('postgres')
-    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
-    await sql.unsafe(statement).finally(() => sql.end())
-  } else {
-    const { PGlite } = await import('@electric-sql/pglite')
-    const pg = await PGlite.create(join(dataDir, 'pglite'))
-    await pg.exec(statement).finally(() => pg.close())
-  }
-}
-
 // Set-up on an unprofiled server: tenant, key, agent (by SQL: no create route without a site build).
 let server = await start(false)
 const user = await call(server.origin, 'POST', '/users', masterKey, { email: `prof-${Date.now()}@example.com` })
@@ -75,8 +53,7 @@ const key = (
   })
 ).secret
 await server.stop()
-await execSql(`INSERT INTO agents (id, account_id, name, agent_type, business_name, chat_instructions)
-  VALUES ('${AGENT}', '${user.account_id}', 'Profile chat', 'chat', 'Quokka Cycles', 'You answer questions about Quokka Cycles.')`)
+await execSql({ databaseUrl, dataDir }, [chatAgentSql(AGENT, user.account_id)])
 server = await start(false)
 await call(server.origin, 'PATCH', `/agents/${AGENT}/kb/summary`, key, {
   text: 'Quokka Cycles repairs bicycles in Hobart. A puncture repair costs $12. A full service costs $89. The shop opens Tuesday to Sunday from 9am.',

@@ -41,6 +41,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { entry, listening, root, sleep, startBuiltServer } from './_server.mjs'
+import { call, chatAgentSql, execSql, giveChatKnowledge, seedConversationsSql } from './_fixtures.mjs'
 
 const databaseUrl = process.env.DATABASE_URL
 const ENGINE = databaseUrl ? 'PostgreSQL' : 'PGlite'
@@ -50,7 +51,6 @@ const ROWS = Number(process.env.BENCH_ROWS ?? (databaseUrl ? 1_000_000 : 100_000
 const LOAD_CONNECTIONS = 50
 const CHAT_CONNECTIONS = 10
 const CONVERSATIONS = Math.max(CHAT_CONNECTIONS, Number(process.env.BENCH_CONVERSATIONS ?? 500))
-const SEEDED_AGENTS = ['agt_900000001', 'agt_900000002', 'agt_900000003']
 const CHAT_AGENT = 'agt_900000009'
 const QUESTIONS = [
   'How much does a puncture repair cost?',
@@ -112,62 +112,6 @@ const startSvc = () =>
     },
     spawnWith: run,
   })
-
-// ---- HTTP set-up helpers ---------------------------------------------------------------------------------
-async function call(origin, method, path, key, body) {
-  const r = await fetch(`${origin}/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: body ? JSON.stringify(body) : undefined,
-  })
-  const json = await r.json().catch(() => null)
-  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json).slice(0, 300)}`)
-  return json
-}
-
-// ---- SQL: agent rows and the seeded conversations (as bench/conversations.mjs) --------------------------
-const seedSql = (acc, n) => [
-  `INSERT INTO agents (id, account_id, name, agent_type) VALUES ${SEEDED_AGENTS.map((a, i) => `('${a}', '${acc}', 'Bench ${i + 1}', 'phone')`).join(', ')}`,
-  `INSERT INTO agents (id, account_id, name, agent_type, business_name, chat_instructions)
-   VALUES ('${CHAT_AGENT}', '${acc}', 'Bench chat', 'chat', 'Quokka Cycles', 'You answer questions about Quokka Cycles, a bicycle shop.')`,
-  `INSERT INTO conversations (id, account_id, agent_id, agent_type, channel, status, session_id, agent_version, prompt_version, model,
-     started_at, ended_at, updated_at, identity, has_identity, metrics, summary, summary_status, outcome, escalated, language, turn_count)
-   SELECT 'conv_u' || nextval('conversation_seq'), '${acc}', 'agt_90000000' || (g % 3 + 1), 'phone',
-     (ARRAY['phone_inbound','phone_outbound','api','widget'])[g % 4 + 1], 'completed', 'bench_' || g, 'agt1-v1', 'build-1-phone', 'local-retrieval-1',
-     ts, ts + interval '3 minutes', ts + interval '3 minutes',
-     CASE WHEN g % 2 = 0 THEN jsonb_build_object('phone_e164', '+1415555' || lpad((g % 10000)::text, 4, '0')) ELSE '{}'::jsonb END, g % 2 = 0,
-     jsonb_build_object('duration_s', 180),
-     jsonb_build_object('text', 'Caller asked about order ' || g || ' and got an answer about delivery times.', 'outcome', outcome, 'sentiment', 'neutral',
-       'topics', jsonb_build_array('orders', 'delivery'), 'action_items', '[]'::jsonb, 'escalated_to_human', jsonb_build_object('value', g % 17 = 0, 'reason', null),
-       'lead', null, 'language', 'en'),
-     'ready', outcome, g % 17 = 0, (ARRAY['en','en-US','fr','de'])[g % 4 + 1], 6
-   FROM (SELECT g, now() - (g * (90.0 * 86400 / ${n})) * interval '1 second' AS ts,
-                (ARRAY['resolved','unresolved','lead_captured','abandoned','escalated'])[g % 5 + 1] AS outcome
-         FROM generate_series(1, ${n}) g) s`,
-  // VACUUM too: it sets the hint bits and the visibility map of the fresh rows, which the first reads
-  // would otherwise do (dirtying pages) and so penalise whichever measurement runs first.
-  'VACUUM ANALYZE conversations',
-]
-
-async function execSql(statements) {
-  if (databaseUrl) {
-    const { default: postgres } = await import('postgres')
-    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
-    try {
-      for (const s of statements) await sql.unsafe(s)
-    } finally {
-      await sql.end()
-    }
-  } else {
-    const { PGlite } = await import('@electric-sql/pglite')
-    const pg = await PGlite.create(join(dataDir, 'pglite'))
-    try {
-      for (const s of statements) await pg.exec(s)
-    } finally {
-      await pg.close()
-    }
-  }
-}
 
 // ---- measuring -------------------------------------------------------------------------------------------
 function cannon(opts) {
@@ -247,10 +191,17 @@ try {
 
   // Agent rows and BENCH_ROWS conversations by SQL.
   const seedStart = Date.now()
-  if (databaseUrl) await execSql(seedSql(user.account_id, ROWS))
+  if (databaseUrl)
+    await execSql({ databaseUrl, dataDir }, [
+      chatAgentSql(CHAT_AGENT, user.account_id),
+      ...seedConversationsSql(user.account_id, ROWS),
+    ])
   else {
     await svc.stop()
-    await execSql(seedSql(user.account_id, ROWS))
+    await execSql({ databaseUrl, dataDir }, [
+      chatAgentSql(CHAT_AGENT, user.account_id),
+      ...seedConversationsSql(user.account_id, ROWS),
+    ])
     svc = await startSvc()
   }
   seedSeconds = (Date.now() - seedStart) / 1000
@@ -275,19 +226,7 @@ try {
   )
 
   // Chat set-up over HTTP: the agent's knowledge, then the conversations (each with its greeting).
-  await call(origin, 'PATCH', `/agents/${CHAT_AGENT}/kb/summary`, key, {
-    text: 'Quokka Cycles repairs bicycles in Hobart. A puncture repair costs $12. A full service costs $89 and takes two days. Our mechanic Barnaby Wobbleton has fixed bikes since 1994. The shop opens Tuesday to Sunday from 9am.',
-  })
-  const doc = await call(origin, 'POST', `/agents/${CHAT_AGENT}/kb/documents`, key, {
-    title: 'Discounts',
-    text: 'The loyalty discount code is WOMBAT42 and gives ten percent off any service.',
-    keep_verbatim: true,
-  })
-  for (let i = 0; i < 150; i++) {
-    const d = await call(origin, 'GET', `/agents/${CHAT_AGENT}/kb/documents/${doc.doc_id}`, key)
-    if (d.status !== 'processing') break
-    await sleep(200)
-  }
+  await giveChatKnowledge(origin, key, CHAT_AGENT)
   const convs = []
   while (convs.length < CONVERSATIONS) {
     const batch = Math.min(CHAT_CONNECTIONS, CONVERSATIONS - convs.length)
