@@ -32,14 +32,20 @@ async function warmKey(scopes: string[], bases: string[] = [base]) {
   return { id: r.body.key_id as string, secret: r.body.secret as string }
 }
 
-async function sessionToken(): Promise<string> {
-  const r = await dash.post(
+/** The dashboard edit of a key's scopes (PATCH /api/api-keys/{id}) under a fresh login of the tenant. */
+async function editScopes(keyId: string, scopes: string[]) {
+  const login = await dash.post(
     '/api/auth/login',
     { email: t.email, password: t.password },
     { headers: { 'x-forwarded-for': ip } },
   )
-  expect(r.status, r.text).toBe(200)
-  return r.body.session_token
+  expect(login.status, login.text).toBe(200)
+  const patched = await dash.patch(
+    `/api/api-keys/${keyId}`,
+    { scopes },
+    { headers: { authorization: `Session ${login.body.session_token}`, 'x-forwarded-for': ip } },
+  )
+  expect(patched.status, patched.text).toBe(200)
 }
 
 const readAccount = (b: string, secret: string) => createApi(b, secret).get(`/accounts/${t.accountId}`)
@@ -59,13 +65,7 @@ describe('principal cache on the instance that makes the change', () => {
   it('a key whose scopes are edited is judged by the new scopes on the very next request', async () => {
     verifies('cache.principal.same-instance')
     const k = await warmKey(['accounts:read', 'agents:read'])
-    const token = await sessionToken()
-    const patched = await dash.patch(
-      `/api/api-keys/${k.id}`,
-      { scopes: ['agents:read'] },
-      { headers: { authorization: `Session ${token}`, 'x-forwarded-for': ip } },
-    )
-    expect(patched.status, patched.text).toBe(200)
+    await editScopes(k.id, ['agents:read'])
     const next = await readAccount(base, k.secret)
     expect(next.status).toBe(403)
     expect(next.body.error.code).toBe('insufficient_scope')
@@ -127,13 +127,7 @@ describe.runIf(!!process.env.DATABASE_URL)('principal cache across two instances
     const revocationMs = await seenByB('B to refuse the revoked key', revokedKey.secret, (s) => s === 401)
 
     const edited = await warmKey(['accounts:read', 'agents:read'], [base, b.base])
-    const token = await sessionToken()
-    const patched = await dash.patch(
-      `/api/api-keys/${edited.id}`,
-      { scopes: ['agents:read'] },
-      { headers: { authorization: `Session ${token}`, 'x-forwarded-for': ip } },
-    )
-    expect(patched.status, patched.text).toBe(200)
+    await editScopes(edited.id, ['agents:read'])
     const editMs = await seenByB(
       'B to apply the new scopes',
       edited.secret,
