@@ -300,6 +300,24 @@ describe('hostile input outside the four named paths', () => {
     expect(inPath.status, inPath.text).toBeLessThan(500)
   })
 
+  it('a body nested 100,000 levels deep under a field that takes any JSON is 400 validation_error, not a stack overflow', async () => {
+    verifies('security.hostile-input.patterns')
+    // Before: the capability_settings size check (JSON.stringify) overflowed the stack, a 500, with or
+    // without a NUL at the bottom. 65 levels is the first depth refused; 64 still reaches the route's rules.
+    const nest = (d: number, leaf: string) => `{"capability_settings":{"x":${'['.repeat(d)}${leaf}${']'.repeat(d)}}}`
+    // An agent that does not exist: the body is judged before the route looks the agent up, and nothing changes.
+    const patch = (raw: string) =>
+      t.api.request('PATCH', '/agents/agt_999999999', { raw, headers: { 'content-type': 'application/json' } })
+    for (const leaf of ['"a"', '"a\\u0000"']) {
+      const r = await patch(nest(100_000, leaf))
+      expect(r.status, r.text.slice(0, 300)).toBe(400)
+      expect(r.body.error).toMatchObject({ code: 'validation_error', field: null })
+      expect(r.body.error.message).toContain('nests deeper than 64 levels')
+    }
+    const shallow = await patch(nest(61, '"a"'))
+    expect(shallow.status, shallow.text).toBe(404)
+  })
+
   it('a request path of 15,000 slashes (the MCP path check trimmed them with /\\/+$/ on every request)', async () => {
     verifies('security.hostile-input.patterns')
     // A path is bounded by the header limit (16 KB), so four such requests at once: each one used to hold the

@@ -7,6 +7,20 @@ import { ApiError, Errors, splitCoded, apiError } from '~/lib/errors'
 import type { ApiRouteMeta, MultipartPart, ObjSchema, Out } from '../route-meta'
 
 const PAYLOAD_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+/** No route's body nests anywhere near this; a hostile one may nest a million levels in 2 MB. */
+export const MAX_JSON_DEPTH = 64
+
+/** True when `value` has objects or arrays nested more than `max` deep (walked with its own stack). */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]]
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [v, depth] = next
+    if (!v || typeof v !== 'object') continue
+    if (depth > max) return true
+    for (const inner of Object.values(v)) if (inner && typeof inner === 'object') pending.push([inner, depth + 1])
+  }
+  return false
+}
 
 /** Turns the first valibot issue into the contract's error: unknown key first, then the first bad value. */
 export function issueToError(issues: readonly v.BaseIssue<unknown>[], where: 'body' | 'query' | 'params'): ApiError {
@@ -106,6 +120,10 @@ export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unk
     }
     if (body === null || typeof body !== 'object' || Array.isArray(body))
       throw Errors.validation(null, 'The request body must be a JSON object.')
+    // JSON.parse takes any depth, but later steps (schemas that measure a value with JSON.stringify, the
+    // idempotency hash, the stores) recurse: past a few thousand levels they overflow the stack (a 500).
+    if (nestsDeeperThan(body, MAX_JSON_DEPTH))
+      throw Errors.validation(null, `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`)
     const keys = Object.keys(body)
     if (!opts.body) {
       if (keys.length) throw Errors.unsupportedField(keys[0])
@@ -119,18 +137,26 @@ export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unk
   return parsed
 }
 
-/** 400 validation_error naming the first key or string value (dot path) that holds U+0000. */
-export function refuseNul(value: unknown, path: string): void {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000'))
-      throw Errors.validation(path || null, `${path || 'value'} must not contain U+0000 (NUL).`)
-    return
-  }
-  if (!value || typeof value !== 'object') return
-  for (const [k, inner] of Object.entries(value)) {
-    const at = path ? `${path}.${k}` : k
-    if (k.includes('\u0000'))
-      throw Errors.validation(path || null, `A key in ${path || 'the body'} contains U+0000 (NUL).`)
-    refuseNul(inner, at)
+/**
+ * 400 validation_error naming the first key or string value (dot path) that holds U+0000. Walks with its
+ * own stack, not recursion: a body may nest as deep as its 2 MB allow.
+ */
+export function refuseNul(root: unknown, rootPath: string): void {
+  const pending: [unknown, string][] = [[root, rootPath]]
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, path] = next
+    if (typeof value === 'string') {
+      if (value.includes('\u0000'))
+        throw Errors.validation(path || null, `${path || 'value'} must not contain U+0000 (NUL).`)
+      continue
+    }
+    if (!value || typeof value !== 'object') continue
+    const entries = Object.entries(value)
+    for (const [k] of entries)
+      if (k.includes('\u0000'))
+        throw Errors.validation(path || null, `A key in ${path || 'the body'} contains U+0000 (NUL).`)
+    // Reversed onto the stack, so the first key is looked at first.
+    for (let e = entries.length - 1; e >= 0; e--)
+      pending.push([entries[e][1], path ? `${path}.${entries[e][0]}` : entries[e][0]])
   }
 }
