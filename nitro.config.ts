@@ -75,6 +75,8 @@ export default defineNitroConfig({
   errorHandler: '~/error',
   typescript: { strict: true },
   imports: false,
+  // Twilio Media Streams and browser voice chat use Nitro's own WebSockets (crossws), not a second server.
+  experimental: { websocket: true },
   virtual: {
     '#svc/migrations': migrations,
     '#svc/jobs': manifest('server/jobs'),
@@ -82,6 +84,7 @@ export default defineNitroConfig({
     '#svc/providers/chat': manifest('providers/chat'),
     '#svc/providers/voice': manifest('providers/voice'),
     '#svc/providers/telephony': manifest('providers/telephony'),
+    '#svc/providers/speech': manifest('providers/speech'),
     '#svc/providers/mail': manifest('providers/mail'),
   },
   externals: { inline: [], traceInclude: [WORKER_BUNDLE] },

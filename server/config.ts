@@ -30,6 +30,7 @@ const Env = v.object({
   SVC_ALLOW_PRIVATE_HOSTS: v.optional(v.string(), ''),
   SVC_CHAT_ENGINE: v.optional(v.string(), 'local'),
   SVC_TELEPHONY: v.optional(v.string(), 'simulated'),
+  SVC_SPEECH: v.optional(v.string(), 'simulated'),
   SVC_MAIL: v.optional(v.string(), 'outbox'),
   SMTP_URL: v.optional(
     v.pipe(v.string(), v.regex(/^smtps?:\/\/[^\s]+$/, 'SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…')),
@@ -112,6 +113,7 @@ export interface Config {
   allowPrivateHosts: string[]
   chatEngine: string
   telephony: string
+  speech: string
   mail: string
   /** SVC_MAIL=smtp: the server (smtp:// or smtps://, credentials in the URL) and the From address. */
   smtpUrl: string | undefined
@@ -200,6 +202,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       .filter(Boolean),
     chatEngine: e.SVC_CHAT_ENGINE,
     telephony: e.SVC_TELEPHONY,
+    speech: e.SVC_SPEECH,
     mail: e.SVC_MAIL,
     smtpUrl: e.SMTP_URL,
     smtpFrom: e.SMTP_FROM,

@@ -21,6 +21,7 @@ import { resolveProviders, type Providers } from '~/kit/providers'
 import { createRateLimiter } from '~/kit/rate-limit'
 import { createRegistries, type Registries } from '~/kit/registries'
 import type { Runtime } from '~/kit/runtime'
+import type { SpeechProvider } from '~/kit/speech'
 import type { Telephony } from '~/kit/telephony'
 import type { VoiceProvider } from '~/kit/voice'
 
@@ -32,6 +33,7 @@ export interface Installed {
   chat: ChatEngine[]
   voice: VoiceProvider[]
   telephony: Telephony[]
+  speech: SpeechProvider[]
   mail: Mailer[]
 }
 
@@ -50,6 +52,7 @@ export function prepareRuntime(installed: Installed): Prepared {
   registries.chat.registerAll(installed.chat)
   registries.voice.registerAll(installed.voice)
   registries.telephony.registerAll(installed.telephony)
+  registries.speech.registerAll(installed.speech)
   registries.mail.registerAll(installed.mail)
   return { config, registries, providers: resolveProviders(registries, config) }
 }

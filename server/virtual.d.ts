@@ -22,6 +22,10 @@ declare module '#svc/providers/telephony' {
   const m: import('./kit/telephony').Telephony[]
   export default m
 }
+declare module '#svc/providers/speech' {
+  const m: import('./kit/speech').SpeechProvider[]
+  export default m
+}
 declare module '#svc/providers/mail' {
   const m: import('./kit/mailer').Mailer[]
   export default m

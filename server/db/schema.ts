@@ -772,3 +772,50 @@ export const oauthTokens = pgTable(
   },
   (t) => [index('oauth_tokens_grant_idx').on(t.grantId)],
 )
+
+// Phone numbers (num_<n>): a number is held by one account at most (any account: 409 number_taken), and
+// routes its inbound calls to the assigned agent. The inbound webhook finds it by e164 alone.
+export const phoneNumberSeq = pgSequence('phone_number_seq', { startWith: 1 })
+
+export const phoneNumbers = pgTable(
+  'phone_numbers',
+  {
+    id: text('id').primaryKey().default(sql`'num_' || nextval('phone_number_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    e164: text('e164').notNull(),
+    provider: text('provider').notNull(),
+    agentId: text('agent_id').references(() => agents.id),
+    label: text('label'),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [
+    uniqueIndex('phone_numbers_e164_uq').on(t.e164),
+    index('phone_numbers_account_idx').on(t.accountId, t.createdAt, t.id),
+    index('phone_numbers_agent_idx').on(t.accountId, t.agentId),
+  ],
+)
+
+// The do-not-call list (dnc_<n>), one entry per (account, number). Callers who opt out on a call land
+// here with source opt_out; the outbound issue adds the routes and checks it at every dial.
+export const dncSeq = pgSequence('dnc_seq', { startWith: 1 })
+
+export const dncEntries = pgTable(
+  'dnc_entries',
+  {
+    id: text('id').primaryKey().default(sql`'dnc_' || nextval('dnc_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    phoneE164: text('phone_e164').notNull(),
+    reason: text('reason'),
+    source: text('source').notNull(),
+    createdAt: now('created_at'),
+  },
+  (t) => [
+    uniqueIndex('dnc_entries_account_phone_uq').on(t.accountId, t.phoneE164),
+    index('dnc_entries_account_created_idx').on(t.accountId, t.createdAt, t.id),
+  ],
+)

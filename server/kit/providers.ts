@@ -1,18 +1,19 @@
 // The providers this process is configured to use, resolved once at boot from the registries: a mistyped
-// SVC_CHAT_ENGINE or SVC_MAIL stops the boot with a message naming the setting and the known names,
+// SVC_CHAT_ENGINE, SVC_MAIL, SVC_TELEPHONY or SVC_SPEECH stops the boot with a message naming the setting and the known names,
 // instead of answering 500 on the first chat message or mail.
 import type { Config } from '~/config'
 import type { ChatEngine } from './chat-engine'
 import type { Mailer } from './mailer'
 import type { Registries } from './registries'
 import type { Registry, Named } from './registry'
+import type { SpeechProvider } from './speech'
 import type { Telephony } from './telephony'
 
 export interface Providers {
   chat: ChatEngine
   mail: Mailer
-  /** null while no telephony provider is installed at all (the run surfaces bring the first ones). */
-  telephony: Telephony | null
+  telephony: Telephony
+  speech: SpeechProvider
 }
 
 export class ProviderConfigError extends Error {}
@@ -33,8 +34,7 @@ export function resolveProviders(registries: Registries, config: Config): Provid
   return {
     chat: pick(registries.chat, 'SVC_CHAT_ENGINE', config.chatEngine),
     mail: pick(registries.mail, 'SVC_MAIL', config.mail),
-    telephony: registries.telephony.list().length
-      ? pick(registries.telephony, 'SVC_TELEPHONY', config.telephony)
-      : null,
+    telephony: pick(registries.telephony, 'SVC_TELEPHONY', config.telephony),
+    speech: pick(registries.speech, 'SVC_SPEECH', config.speech),
   }
 }

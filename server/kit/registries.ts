@@ -2,6 +2,7 @@ import type { Capability } from './capability'
 import type { ChatEngine } from './chat-engine'
 import type { Mailer } from './mailer'
 import { createRegistry, type Registry } from './registry'
+import type { SpeechProvider } from './speech'
 import type { Telephony } from './telephony'
 import type { VoiceProvider } from './voice'
 
@@ -10,6 +11,7 @@ export interface Registries {
   chat: Registry<ChatEngine>
   voice: Registry<VoiceProvider>
   telephony: Registry<Telephony>
+  speech: Registry<SpeechProvider>
   mail: Registry<Mailer>
 }
 
@@ -19,6 +21,7 @@ export function createRegistries(): Registries {
     chat: createRegistry<ChatEngine>('chat engine'),
     voice: createRegistry<VoiceProvider>('voice provider'),
     telephony: createRegistry<Telephony>('telephony provider'),
+    speech: createRegistry<SpeechProvider>('speech provider'),
     mail: createRegistry<Mailer>('mailer'),
   }
 }

@@ -8,6 +8,7 @@ import capabilities from '#svc/capabilities'
 import chatEngines from '#svc/providers/chat'
 import voiceProviders from '#svc/providers/voice'
 import telephonyProviders from '#svc/providers/telephony'
+import speechProviders from '#svc/providers/speech'
 import mailers from '#svc/providers/mail'
 import { ProviderConfigError } from '~/kit/providers'
 import { setBoot, type Runtime } from '~/kit/runtime'
@@ -21,6 +22,7 @@ export default defineNitroPlugin((nitroApp) => {
     chat: chatEngines,
     voice: voiceProviders,
     telephony: telephonyProviders,
+    speech: speechProviders,
     mail: mailers,
   }
   let prepared: Prepared
