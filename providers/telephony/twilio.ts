@@ -1,0 +1,301 @@
+// Twilio Programmable Voice. Calls are placed, hung up and transferred through the REST Calls API; Twilio's
+// webhooks carry an X-Twilio-Signature (HMAC-SHA1 of the exact public URL it called plus the sorted form
+// fields, keyed by the auth token), checked with the official package's validator; the call audio is a
+// bidirectional Media Stream (<Connect><Stream>) over a WebSocket: JSON messages carrying 8 kHz μ-law.
+//
+// Settings are read from the environment at call time, not at import (as providers/chat/openai.ts does):
+// TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_API_BASE_URL (default https://api.twilio.com; tests point it
+// at a local fake).
+//
+// The REST calls go through ofetch, not the official client: the client has no clean base-URL option (its
+// domains hard-code api.twilio.com, and rewriting them means reaching into internals), loading it costs
+// ~180 ms at boot against ~9 ms for the webhooks module alone, and three form POSTs need nothing more.
+import { validateRequest } from 'twilio/lib/webhooks/webhooks.js'
+import { ofetch } from 'ofetch'
+import {
+  defineTelephony,
+  type CallState,
+  type MediaEvent,
+  type TelephonyEvent,
+  type WebhookRequest,
+} from '~/kit/telephony'
+
+const NAME = 'twilio'
+const SAMPLE_RATE = 8000
+/** 20 ms of 8 kHz μ-law: one byte per sample. */
+const FRAME_SAMPLES = 160
+const TIMEOUT_MS = 10_000
+export const SIGNATURE_HEADER = 'x-twilio-signature'
+
+const settings = () => ({
+  accountSid: process.env.TWILIO_ACCOUNT_SID || '',
+  authToken: process.env.TWILIO_AUTH_TOKEN || '',
+  baseUrl: (process.env.TWILIO_API_BASE_URL || 'https://api.twilio.com').replace(/\/+$/, ''),
+})
+
+// ---- μ-law (G.711), kept local until server/lib/audio.ts lands (the integrator dedupes) ----------------
+
+const MULAW_BIAS = 0x84
+const MULAW_CLIP = 32635
+
+function encodeMulawSample(sample: number): number {
+  let s = sample
+  const sign = s < 0 ? 0x80 : 0
+  if (sign) s = -s
+  if (s > MULAW_CLIP) s = MULAW_CLIP
+  s += MULAW_BIAS
+  let exponent = 7
+  for (let mask = 0x4000; (s & mask) === 0 && exponent > 0; mask >>= 1) exponent--
+  const mantissa = (s >> (exponent + 3)) & 0x0f
+  return ~(sign | (exponent << 4) | mantissa) & 0xff
+}
+
+const DECODE_TABLE = (() => {
+  const t = new Int16Array(256)
+  for (let i = 0; i < 256; i++) {
+    const u = ~i & 0xff
+    const exponent = (u >> 4) & 0x07
+    const magnitude = ((((u & 0x0f) << 3) + MULAW_BIAS) << exponent) - MULAW_BIAS
+    t[i] = u & 0x80 ? -magnitude : magnitude
+  }
+  return t
+})()
+
+export function mulawEncode(pcm: Int16Array): Uint8Array {
+  const out = new Uint8Array(pcm.length)
+  for (let i = 0; i < pcm.length; i++) out[i] = encodeMulawSample(pcm[i])
+  return out
+}
+
+export function mulawDecode(bytes: Uint8Array): Int16Array {
+  const out = new Int16Array(bytes.length)
+  for (let i = 0; i < bytes.length; i++) out[i] = DECODE_TABLE[bytes[i]]
+  return out
+}
+
+// ---- TwiML ------------------------------------------------------------------------------------------------
+
+const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' }
+export const xmlEscape = (s: string) => s.replace(/[&<>"']/g, (c) => XML_ESCAPES[c])
+const twiml = (inner: string) => `<?xml version="1.0" encoding="UTF-8"?><Response>${inner}</Response>`
+
+// ---- webhooks ---------------------------------------------------------------------------------------------
+
+/** Twilio's CallStatus values, as the contract's states (busy counts as not answered). */
+const STATES: Record<string, CallState> = {
+  queued: 'queued',
+  initiated: 'queued',
+  ringing: 'ringing',
+  'in-progress': 'in_progress',
+  completed: 'completed',
+  busy: 'no_answer',
+  'no-answer': 'no_answer',
+  failed: 'failed',
+  canceled: 'canceled',
+}
+
+/** AnsweredBy (answering-machine detection): human, machine_start, machine_end_beep|silence|other, fax, unknown. */
+const answeredByOf = (v: string | undefined): 'human' | 'machine' | null =>
+  v === 'human' ? 'human' : v && (v.startsWith('machine') || v === 'fax') ? 'machine' : null
+
+const pathOf = (url: string) => {
+  try {
+    return new URL(url).pathname.replace(/\/+$/, '')
+  } catch {
+    return ''
+  }
+}
+
+function statusEvent(p: Record<string, string>): TelephonyEvent {
+  const state = STATES[p.CallStatus ?? '']
+  if (!p.CallSid || !state) return { type: 'ignored' }
+  return {
+    type: 'status',
+    providerCallId: p.CallSid,
+    state,
+    durationS: p.CallDuration && /^\d+$/.test(p.CallDuration) ? Number(p.CallDuration) : null,
+    answeredBy: answeredByOf(p.AnsweredBy),
+  }
+}
+
+// ---- REST -------------------------------------------------------------------------------------------------
+
+async function callsApi(op: string, path: string, form: URLSearchParams): Promise<Record<string, unknown>> {
+  const { accountSid, authToken, baseUrl } = settings()
+  if (!accountSid || !authToken) throw new Error(`twilio ${op}: TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN must be set`)
+  const url = `${baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/${path}`
+  let res: Awaited<ReturnType<typeof ofetch.raw>>
+  try {
+    res = await ofetch.raw(url, {
+      method: 'POST',
+      body: form.toString(),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+        authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
+      },
+      timeout: TIMEOUT_MS,
+      // A POST that may have reached Twilio is never sent twice (a second call would be placed).
+      retry: 0,
+      ignoreResponseError: true,
+      responseType: 'text',
+    })
+  } catch (err) {
+    // Network failure or timeout: ofetch's message names the URL (account SID, never the token).
+    throw new Error(`twilio ${op} failed: ${(err as Error).message}`)
+  }
+  let body: Record<string, unknown> = {}
+  try {
+    body = JSON.parse(String(res._data ?? '')) as Record<string, unknown>
+  } catch {}
+  if (res.status >= 300) {
+    const message = typeof body.message === 'string' ? body.message : res.statusText || 'no message'
+    const code = body.code !== undefined ? ` (Twilio error ${String(body.code)})` : ''
+    throw new Error(`twilio ${op} failed: HTTP ${res.status}: ${message}${code}`)
+  }
+  return body
+}
+
+/** A Media Streams message from Twilio, as far as we read it (every field checked before use). */
+interface WireMessage {
+  event?: unknown
+  streamSid?: unknown
+  start?: { streamSid?: unknown; callSid?: unknown; customParameters?: Record<string, unknown> } | null
+  media?: { track?: unknown; payload?: unknown } | null
+  mark?: { name?: unknown } | null
+  dtmf?: { digit?: unknown } | null
+}
+
+const callPath = (sid: string) => `Calls/${encodeURIComponent(sid)}.json`
+
+export default defineTelephony({
+  name: NAME,
+
+  async placeCall(req) {
+    if (!req.from) throw new Error('twilio placeCall: a From number is required (one of the account’s Twilio numbers)')
+    const form = new URLSearchParams({
+      To: req.to,
+      From: req.from,
+      Url: req.answerUrl,
+      Method: 'POST',
+      StatusCallback: req.statusUrl,
+      StatusCallbackMethod: 'POST',
+      MachineDetection: 'Enable',
+      TimeLimit: String(req.maxDurationS),
+    })
+    for (const e of ['initiated', 'ringing', 'answered', 'completed']) form.append('StatusCallbackEvent', e)
+    const body = await callsApi('placeCall', 'Calls.json', form)
+    if (typeof body.sid !== 'string' || !body.sid) throw new Error('twilio placeCall failed: the answer carried no sid')
+    return { providerCallId: body.sid }
+  },
+
+  async hangUp(providerCallId) {
+    await callsApi('hangUp', callPath(providerCallId), new URLSearchParams({ Status: 'completed' }))
+  },
+
+  async transfer(providerCallId, toE164) {
+    // New TwiML for the live call: the <Connect><Stream> ends (the media leg closes) and Twilio dials.
+    const form = new URLSearchParams({ Twiml: twiml(`<Dial>${xmlEscape(toE164)}</Dial>`) })
+    await callsApi('transfer', callPath(providerCallId), form)
+  },
+
+  verifyWebhook(req: WebhookRequest) {
+    const { authToken } = settings()
+    const signature = req.headers[SIGNATURE_HEADER]
+    if (!authToken || !signature) return false
+    try {
+      return validateRequest(authToken, signature, req.url, req.params)
+    } catch {
+      // An unparsable URL: nothing Twilio could have signed.
+      return false
+    }
+  },
+
+  // Inbound call or status callback? The host calls this from /telephony/twilio/voice (the number's voice
+  // URL) and /telephony/twilio/status (StatusCallback). A request to a …/status URL is always a status
+  // callback. Elsewhere, a call that is inbound and ringing or in progress is a new inbound call (Twilio's
+  // voice webhook: Direction=inbound, CallStatus=ringing); any other known CallStatus (e.g. the answer
+  // request of an outbound call, Direction=outbound-api, CallStatus=in-progress) is a status event.
+  parseWebhook(req) {
+    const p = req.params
+    if (pathOf(req.url).endsWith('/status') || p.CallbackSource) return statusEvent(p)
+    if (
+      p.Direction === 'inbound' &&
+      (p.CallStatus === 'ringing' || p.CallStatus === 'in-progress') &&
+      p.CallSid &&
+      p.To
+    )
+      return { type: 'inbound', providerCallId: p.CallSid, from: p.From ?? '', to: p.To }
+    return statusEvent(p)
+  },
+
+  answerInbound(answer) {
+    if (answer.kind === 'refuse')
+      return { contentType: 'text/xml', body: twiml(`<Say>${xmlEscape(answer.message)}</Say><Hangup/>`) }
+    const params = Object.entries(answer.params)
+      .map(([name, value]) => `<Parameter name="${xmlEscape(name)}" value="${xmlEscape(value)}"/>`)
+      .join('')
+    return {
+      contentType: 'text/xml',
+      body: twiml(`<Connect><Stream url="${xmlEscape(answer.mediaUrl)}">${params}</Stream></Connect>`),
+    }
+  },
+
+  openMedia(transport) {
+    // Every message we send names the stream; Twilio tells us its sid in `start`.
+    let streamSid = ''
+    const send = (event: string, body: Record<string, unknown> = {}) =>
+      transport.send(JSON.stringify({ event, streamSid, ...body }))
+    return {
+      sampleRate: SAMPLE_RATE,
+      receive(message): MediaEvent | null {
+        let m: WireMessage
+        try {
+          m = JSON.parse(message)
+        } catch {
+          return null
+        }
+        if (!m || typeof m !== 'object') return null
+        switch (m.event) {
+          case 'start': {
+            const start = m.start && typeof m.start === 'object' ? m.start : {}
+            // The top-level streamSid and start.streamSid are the same; either is enough.
+            streamSid = String(m.streamSid ?? start.streamSid ?? '')
+            const custom =
+              start.customParameters && typeof start.customParameters === 'object' ? start.customParameters : {}
+            const params: Record<string, string> = {}
+            for (const [k, v] of Object.entries(custom)) if (typeof v === 'string') params[k] = v
+            return { type: 'start', providerCallId: String(start.callSid ?? ''), streamId: streamSid, params }
+          }
+          case 'media': {
+            const media = m.media
+            if (!media || typeof media.payload !== 'string') return null
+            // A bidirectional stream carries the caller only, but a track other than inbound is never the caller.
+            if (media.track !== undefined && media.track !== 'inbound' && media.track !== 'inbound_track') return null
+            return { type: 'audio', pcm: mulawDecode(Buffer.from(media.payload, 'base64')) }
+          }
+          case 'mark':
+            return typeof m.mark?.name === 'string' ? { type: 'mark', name: m.mark.name } : null
+          case 'dtmf':
+            return typeof m.dtmf?.digit === 'string' ? { type: 'dtmf', digit: m.dtmf.digit } : null
+          case 'stop':
+            return { type: 'stop' }
+          default:
+            // `connected` (the first message: protocol and version) and anything unknown.
+            return null
+        }
+      },
+      play(pcm) {
+        const bytes = mulawEncode(pcm)
+        // 20 ms frames; the last one may be shorter (no padding: the audio stays exact).
+        for (let i = 0; i < bytes.length; i += FRAME_SAMPLES) {
+          const frame = bytes.subarray(i, i + FRAME_SAMPLES)
+          send('media', { media: { payload: Buffer.from(frame).toString('base64') } })
+        }
+      },
+      clear: () => send('clear'),
+      mark: (name) => send('mark', { mark: { name } }),
+      close: () => transport.close(),
+    }
+  },
+})

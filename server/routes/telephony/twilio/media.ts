@@ -1,0 +1,78 @@
+// Twilio Media Streams: the WebSocket a <Connect><Stream> opens (all methods: a WebSocket route resolves by
+// path). The upgrade does not go through the global middleware (crossws resolves the route's hooks by path
+// and calls them directly), so it waits for boot itself; it refuses with 404 unless SVC_TELEPHONY=twilio.
+// No credential at the upgrade: Twilio sends none. The session checks the start message's parameters
+// (conversation_id and its media token from the TwiML) before any audio is used, and a socket that has not
+// started a stream within START_TIMEOUT_MS is closed here (Twilio sends connected and start at once), so
+// an idle stranger cannot hold sockets open.
+import { defineEventHandler, type EventHandler } from 'h3'
+import type { Peer } from 'crossws'
+import { attachMedia } from '~/domain/calls/session'
+import { useRuntime, whenReady } from '~/kit/runtime'
+import type { MediaLeg } from '~/kit/telephony'
+import { ApiError, Errors } from '~/lib/errors'
+
+const START_TIMEOUT_MS = 10_000
+
+type Handle = ReturnType<typeof attachMedia>
+const handles = new WeakMap<Peer, Handle>()
+const startTimers = new WeakMap<Peer, NodeJS.Timeout>()
+
+function end(peer: Peer) {
+  clearTimeout(startTimers.get(peer))
+  startTimers.delete(peer)
+  const handle = handles.get(peer)
+  handles.delete(peer)
+  handle?.closed()
+}
+
+// defineWebSocketHandler answers a plain HTTP request with h3's 426; this one answers 404 first when the
+// provider is not twilio, so the route does not exist for other providers either way.
+const http: EventHandler = () => {
+  if (useRuntime().providers.telephony.name !== 'twilio') throw Errors.notFound('Route')
+  throw new ApiError(426, 'bad_request', 'Open this URL as a WebSocket (Twilio Media Streams).', null, {
+    Upgrade: 'websocket',
+  })
+}
+
+export default defineEventHandler({
+  handler: http,
+  websocket: {
+    async upgrade() {
+      const runtime = await whenReady()
+      if (runtime.providers.telephony.name !== 'twilio') return new Response('Not Found', { status: 404 })
+    },
+    open(peer) {
+      const runtime = useRuntime()
+      const leg = runtime.providers.telephony.openMedia({
+        send: (message) => {
+          peer.send(message)
+        },
+        close: () => peer.close(),
+      })
+      startTimers.set(
+        peer,
+        setTimeout(() => peer.close(1008, 'no stream start'), START_TIMEOUT_MS),
+      )
+      // The host decodes through the leg; the first start it sees stops the timer.
+      const watched: MediaLeg = {
+        sampleRate: leg.sampleRate,
+        receive(message) {
+          const event = leg.receive(message)
+          if (event?.type === 'start') clearTimeout(startTimers.get(peer))
+          return event
+        },
+        play: (pcm) => leg.play(pcm),
+        clear: () => leg.clear(),
+        mark: (name) => leg.mark(name),
+        close: () => leg.close(),
+      }
+      handles.set(peer, attachMedia(runtime, watched))
+    },
+    message(peer, message) {
+      handles.get(peer)?.receive(message.text())
+    },
+    close: (peer) => end(peer),
+    error: (peer) => end(peer),
+  },
+})

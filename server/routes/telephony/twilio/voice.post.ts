@@ -1,0 +1,58 @@
+// Twilio's voice webhook: the URL a Twilio number calls when "a call comes in" (POST, form-encoded).
+// Not public API: no API key, no audit row, not in the OpenAPI document; the X-Twilio-Signature is the only
+// credential. Twilio signs the exact URL it was configured with, which we rebuild as the public origin +
+// the request path and query: SVC_PUBLIC_URL must be the origin Twilio calls (scheme, host and port as
+// Twilio sees them, e.g. the tunnel or load balancer), and a proxy must not rewrite the path.
+// Answers 404 when SVC_TELEPHONY is not twilio (as if the route did not exist).
+import { defineEventHandler, getHeader, readRawBody, setResponseHeader, type H3Event } from 'h3'
+import { answerInboundCall } from '~/domain/calls/inbound'
+import { onCallStatus } from '~/domain/calls/status'
+import { publicOrigin } from '~/http/public-origin'
+import { useRuntime, type Runtime } from '~/kit/runtime'
+import type { WebhookRequest } from '~/kit/telephony'
+import { ApiError, apiError, Errors } from '~/lib/errors'
+
+const LIMIT = 64 * 1024
+
+/** The webhook as the provider contract takes it: the public URL, lower-cased headers, form fields. */
+export async function readTwilioWebhook(event: H3Event, runtime: Runtime): Promise<WebhookRequest> {
+  const type = (getHeader(event, 'content-type') ?? '').toLowerCase()
+  if (!type.startsWith('application/x-www-form-urlencoded'))
+    throw Errors.unsupportedMediaType('application/x-www-form-urlencoded')
+  const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body exceeds 64 KB.')
+  if (Number(getHeader(event, 'content-length') ?? 0) > LIMIT) throw tooLarge()
+  const body = (await readRawBody(event, false)) ?? Buffer.alloc(0)
+  if (body.length > LIMIT) throw tooLarge()
+  const params: Record<string, string> = {}
+  for (const [k, v] of new URLSearchParams(body.toString('utf8'))) params[k] = v
+  const headers: Record<string, string | undefined> = {}
+  for (const [k, v] of Object.entries(event.node.req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v
+  return { url: publicOrigin(event, runtime.config) + (event.node.req.url ?? event.path), headers, params }
+}
+
+export const badSignature = () => apiError('forbidden', 'The webhook signature is not valid.')
+
+export default defineEventHandler(async (event) => {
+  const runtime = useRuntime()
+  const provider = runtime.providers.telephony
+  if (provider.name !== 'twilio') throw Errors.notFound('Route')
+  const req = await readTwilioWebhook(event, runtime)
+  if (!provider.verifyWebhook(req)) throw badSignature()
+  const parsed = provider.parseWebhook(req)
+  setResponseHeader(event, 'Content-Type', 'text/xml')
+  if (parsed.type === 'inbound') {
+    const answer = await answerInboundCall(runtime, {
+      provider: provider.name,
+      providerCallId: parsed.providerCallId,
+      from: parsed.from,
+      to: parsed.to,
+    })
+    const { contentType, body } = provider.answerInbound(answer)
+    setResponseHeader(event, 'Content-Type', contentType)
+    return body
+  }
+  // Not an inbound call (e.g. the answer request of an outbound call): report its status and answer
+  // empty TwiML. Outbound calls need their own answer (connect the media stream): see the host.
+  if (parsed.type === 'status') await onCallStatus(runtime, parsed)
+  return '<?xml version="1.0" encoding="UTF-8"?><Response/>'
+})

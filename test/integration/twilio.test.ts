@@ -1,0 +1,330 @@
+// SVC_TELEPHONY=twilio against a local fake Twilio (test/helpers/fake-twilio.ts): signed webhooks, TwiML
+// answers and the Media Streams WebSocket, on a server of its own; and on the shared (simulated) server the
+// Twilio routes do not exist. The end-to-end calls at the bottom need the voice session loop
+// (server/domain/calls/session.ts) and the OpenAI-compatible speech provider with its fake
+// (test/helpers/fake-speech.ts, server/lib/audio.ts): they are skipped, and say so, until those are in the tree.
+import { existsSync, readFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { createServer as createNetServer } from 'node:net'
+import { resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { createApi } from '../helpers/api'
+import { buildAgent } from '../helpers/build'
+import {
+  inboundCall,
+  postWebhook,
+  sid,
+  signTwilio,
+  startFakeTwilio,
+  statusParams,
+  TwilioMediaClient,
+  type FakeTwilio,
+} from '../helpers/fake-twilio'
+import { startServer, type TestServer } from '../helpers/server'
+import { html, serveSite, type TestSite } from '../helpers/site'
+import { createTenant, type Tenant } from '../helpers/tenant'
+import { until } from '../helpers/wait'
+
+const ROOT = resolve(import.meta.dirname, '../..')
+const has = (p: string) => existsSync(resolve(ROOT, p))
+// The session loop is in when session.ts is the lead's, not this branch's compile stub.
+const SESSION =
+  has('server/domain/calls/session.ts') &&
+  !readFileSync(resolve(ROOT, 'server/domain/calls/session.ts'), 'utf8').includes('LOCAL STUB')
+const SPEECH = has('providers/speech/openai.ts') && has('test/helpers/fake-speech.ts') && has('server/lib/audio.ts')
+const E2E = SESSION && SPEECH
+// Imported by path at run time so this file compiles before the speech helper lands; make these static
+// imports once it has.
+const FAKE_SPEECH: string = '../helpers/fake-speech'
+const AUDIO: string = '~/lib/audio'
+
+const freePort = () =>
+  new Promise<number>((ok, fail) => {
+    const s = createNetServer()
+    s.once('error', fail)
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number }
+      s.close(() => ok(port))
+    })
+  })
+
+/** A raw WebSocket upgrade request: the HTTP status the server answers (101 when it upgrades). */
+const upgradeStatus = (origin: string, path: string) =>
+  new Promise<number>((ok, fail) => {
+    const req = request(`${origin}${path}`, {
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': Buffer.from('0123456789abcdef').toString('base64'),
+      },
+    })
+    req.on('upgrade', (res, socket) => {
+      socket.destroy()
+      ok(res.statusCode ?? 0)
+    })
+    req.on('response', (res) => {
+      res.resume()
+      ok(res.statusCode ?? 0)
+    })
+    req.on('error', fail)
+    req.end()
+  })
+
+// One server with SVC_TELEPHONY=twilio for the file (and, when the session has landed, a tenant whose agent
+// answers a number on it): the hooks are at the top (one pair per file, lint/noDuplicateTestHooks).
+let fake: FakeTwilio
+let server: TestServer
+let origin: string
+let speech: { url: string; close(): Promise<void> } | undefined
+let site: TestSite | undefined
+const e2e = {} as { t: Tenant; agentId: string; toneText: (text: string, sampleRate: number) => Int16Array }
+const TO = `+1415556${String(1000 + (process.pid % 8000)).padStart(4, '0')}`
+const CALLER = '+14155550142'
+
+beforeAll(async () => {
+  fake = await startFakeTwilio()
+  if (E2E) speech = await (await import(/* @vite-ignore */ FAKE_SPEECH)).startFakeSpeech()
+  // An explicit public URL: Twilio signs the URL it calls, and the TwiML names the media URL from it.
+  const port = await freePort()
+  origin = `http://127.0.0.1:${port}`
+  server = await startServer({
+    env: {
+      PORT: String(port),
+      SVC_PUBLIC_URL: origin,
+      SVC_TELEPHONY: 'twilio',
+      SVC_SPEECH: E2E ? 'openai' : 'simulated',
+      ...(speech ? { SPEECH_BASE_URL: speech.url, SPEECH_API_KEY: 'sk-fake-speech' } : {}),
+      TWILIO_API_BASE_URL: fake.url,
+      TWILIO_ACCOUNT_SID: fake.accountSid,
+      TWILIO_AUTH_TOKEN: fake.authToken,
+      SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000',
+    },
+  })
+  if (!E2E) return
+  const audio = await import(/* @vite-ignore */ AUDIO)
+  e2e.toneText = (text, rate) => {
+    const out = audio.encodeToneText(text, rate)
+    return out instanceof Int16Array ? out : out.samples
+  }
+  site = await serveSite({
+    '/': {
+      body: html(
+        'Quokka Bakery',
+        '<h1>Quokka Bakery</h1><p>Quokka Bakery opens every day at seven in the morning.</p>' +
+          '<p>Our rye sourdough loaf costs nine dollars.</p>',
+      ),
+    },
+  })
+  e2e.t = await createTenant(createApi(server.base, server.masterKey))
+  e2e.agentId = await buildAgent(e2e.t.api, e2e.t.accountId, `${site.origin}/`, { language: 'en' })
+  const patched = await e2e.t.api.patch(`/agents/${e2e.agentId}`, {
+    barge_in: true,
+    end_call_phrases: ['that is all'],
+    capabilities: ['transfer_call'],
+    capability_settings: { transfer_call: { transfer_directory: [{ name: 'Sales', phone: '+14155550177' }] } },
+  })
+  expect(patched.status, patched.text).toBe(200)
+  const num = await e2e.t.api.post('/phone-numbers', { e164: TO, agent_id: e2e.agentId, label: 'Twilio line' })
+  expect(num.status, num.text).toBe(201)
+}, 180_000)
+
+afterAll(async () => {
+  await server?.stop()
+  await fake?.close()
+  await speech?.close()
+  await site?.close()
+})
+
+describe('twilio telephony (own server, fake Twilio)', () => {
+  it('refuses a webhook with a wrong, missing or replayed-elsewhere signature (403), asking for no API key', async () => {
+    const params = {
+      CallSid: sid('CA'),
+      AccountSid: fake.accountSid,
+      From: '+14155550100',
+      To: '+14155550199',
+      CallStatus: 'ringing',
+      Direction: 'inbound',
+    }
+    const voice = `${origin}/telephony/twilio/voice`
+    const wrongToken = await postWebhook(voice, params, { authToken: 'not-the-token' })
+    expect(wrongToken.status).toBe(403)
+    expect(JSON.parse(wrongToken.body).error).toMatchObject({ code: 'forbidden' })
+    expect((await postWebhook(voice, params, { authToken: fake.authToken, signature: null })).status).toBe(403)
+    // Signed for the status URL, sent to the voice URL.
+    const elsewhere = await postWebhook(voice, params, {
+      authToken: fake.authToken,
+      signedUrl: `${origin}/telephony/twilio/status`,
+    })
+    expect(elsewhere.status).toBe(403)
+    // A tampered field.
+    const sig = signTwilio(fake.authToken, voice, params)
+    expect(
+      (await postWebhook(voice, { ...params, To: '+14155550198' }, { authToken: '', signature: sig })).status,
+    ).toBe(403)
+    const status = `${origin}/telephony/twilio/status`
+    expect((await postWebhook(status, params, { authToken: 'not-the-token' })).status).toBe(403)
+  })
+
+  it('answers a signed inbound call with TwiML (a number we do not hold: <Say> then <Hangup/>)', async () => {
+    const call = await inboundCall(origin, { from: '+14155550100', to: '+14155550000', authToken: fake.authToken })
+    expect(call.status, call.body).toBe(200)
+    expect(call.contentType).toMatch(/^text\/xml/)
+    expect(call.body).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?><Response>/)
+    expect(call.twiml.streamUrl).toBeNull()
+    expect(call.twiml.say).toBeTruthy()
+    expect(call.twiml.hangup).toBe(true)
+  })
+
+  it('takes a signed status callback (204) and refuses a wrong content type (415) or a body over 64 KB (413)', async () => {
+    const status = `${origin}/telephony/twilio/status`
+    const params = statusParams({ callSid: sid('CA'), accountSid: fake.accountSid, status: 'completed', duration: 3 })
+    const ok = await postWebhook(status, params, { authToken: fake.authToken })
+    expect(ok.status, ok.body).toBe(204)
+    const json = await fetch(status, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    expect(json.status).toBe(415)
+    const big = await postWebhook(status, { ...params, Junk: 'x'.repeat(70_000) }, { authToken: fake.authToken })
+    expect(big.status).toBe(413)
+  })
+
+  it('opens the Media Streams WebSocket; a plain GET of it answers 426', async () => {
+    const client = await TwilioMediaClient.connect(`${origin.replace(/^http/, 'ws')}/telephony/twilio/media`, {
+      callSid: sid('CA'),
+      parameters: { conversation_id: 'conv_u1', token: 'not-a-token' },
+    })
+    expect(client.ws.readyState).toBe(1)
+    if (SESSION) {
+      // The session checks the start parameters: a wrong media token ends the stream.
+      await client.waitFor((c) => c.closed, 5_000, 'the server to close a stream with a bad token')
+    } else client.close()
+    const plain = await fetch(`${origin}/telephony/twilio/media`)
+    expect(plain.status).toBe(426)
+  })
+
+  it('closes a media socket that starts no stream within 10 s', async () => {
+    const idle = await TwilioMediaClient.connect(`${origin.replace(/^http/, 'ws')}/telephony/twilio/media`, {
+      callSid: sid('CA'),
+      parameters: {},
+      start: false,
+    })
+    const opened = Date.now()
+    await idle.waitFor((c) => c.closed, 15_000, 'the server to close an idle socket')
+    expect(Date.now() - opened).toBeGreaterThan(9_000)
+    expect(idle.closeCode).toBe(1008)
+  }, 20_000)
+
+  // ---- end to end: needs the session loop and the speech fake (see the file head) ---------------------------
+
+  describe.skipIf(!E2E)('a call end to end (waits for the session loop and the speech fake)', () => {
+    /** Rings TO, checks the TwiML, opens the stream with its parameters (playback 20× real time unless told). */
+    async function call(playbackRate = 20) {
+      const rang = await inboundCall(origin, { from: CALLER, to: TO, authToken: fake.authToken })
+      expect(rang.status, rang.body).toBe(200)
+      expect(rang.twiml.streamUrl).toBe(`${origin.replace(/^http/, 'ws')}/telephony/twilio/media`)
+      expect(Object.keys(rang.twiml.parameters).sort()).toEqual(['conversation_id', 'token'])
+      const client = await TwilioMediaClient.connect(rang.twiml.streamUrl!, {
+        callSid: rang.callSid,
+        parameters: rang.twiml.parameters,
+        playbackRate,
+      })
+      return { client, callSid: rang.callSid, conversationId: rang.twiml.parameters.conversation_id }
+    }
+
+    /** The caller says `text`, then keeps the line alive with silence (the session's clock is caller audio). */
+    async function speak(client: TwilioMediaClient, text: string) {
+      await client.say(e2e.toneText(text, 8000))
+      await client.silence(1_000)
+    }
+
+    const heardSoFar = (c: TwilioMediaClient) => c.outgoing.filter((o) => o.event === 'media').length
+
+    it('greets, hears the caller, answers from the knowledge in μ-law frames, echoes marks; the caller hangs up', async () => {
+      const { client, conversationId } = await call()
+      // Greeting audio arrives as 20 ms frames on this stream.
+      await client.waitFor((c) => heardSoFar(c) > 0, 15_000, 'the greeting')
+      expect(client.outgoing.every((o) => o.event === 'other' || o.streamSid === client.streamSid)).toBe(true)
+      const before = heardSoFar(client)
+      await speak(client, 'When do you open?')
+      await client.waitFor((c) => heardSoFar(c) > before, 30_000, 'the answer')
+      // Keep the clock running while the answer plays; marks come back as it finishes.
+      await client.silence(4_000)
+      await client.hangUp()
+      const conv = await until(
+        'the conversation to complete',
+        async () => {
+          const r = await e2e.t.api.get(`/conversations/${conversationId}?include=transcript`)
+          return r.body.status === 'completed' ? r.body : null
+        },
+        60_000,
+      )
+      expect(conv).toMatchObject({ channel: 'phone_inbound', agent_id: e2e.agentId })
+      const visitor = conv.transcript.filter((x: any) => x.speaker === 'visitor')
+      expect(visitor.map((x: any) => x.text)).toEqual(['When do you open?'])
+      const answer = conv.transcript.find((x: any) => x.speaker === 'agent' && x.turn_type === 'answer')
+      expect(answer.text.toLowerCase()).toContain('seven')
+      expect(client.outgoing.some((o) => o.event === 'mark')).toBe(true)
+    })
+
+    it('barge-in: the caller talking over the agent makes the server send clear', async () => {
+      const { client } = await call(1)
+      await client.waitFor((c) => heardSoFar(c) > 0, 15_000, 'the greeting')
+      // Real-time playback: the greeting is still playing when the caller speaks over it.
+      await speak(client, 'Sorry to interrupt, how much is the rye sourdough loaf?')
+      await client.waitFor((c) => c.clears > 0, 15_000, 'a clear message')
+      client.hangUp()
+    })
+
+    it('transfer: asking for Sales updates the live call with <Dial> TwiML', async () => {
+      const { client, callSid } = await call()
+      await client.waitFor((c) => heardSoFar(c) > 0, 15_000, 'the greeting')
+      await speak(client, 'Please transfer me to Sales.')
+      // The caller's silence keeps the call's clock running while the agent speaks and transfers.
+      const transferred = await until(
+        'the transfer request at Twilio',
+        async () => {
+          await client.silence(200)
+          return fake.requests.find((r) => r.callSid === callSid && typeof r.form.Twiml === 'string') ?? null
+        },
+        30_000,
+      )
+      expect(transferred.form.Twiml).toBe(
+        '<?xml version="1.0" encoding="UTF-8"?><Response><Dial>+14155550177</Dial></Response>',
+      )
+      client.close()
+    })
+
+    it('an end phrase: the agent says goodbye, then hangs up through the REST API', async () => {
+      const { client, callSid } = await call()
+      await client.waitFor((c) => heardSoFar(c) > 0, 15_000, 'the greeting')
+      await speak(client, 'Thanks, that is all.')
+      const hung = await until(
+        'the hang-up at Twilio',
+        async () => {
+          await client.silence(200)
+          return fake.requests.find((r) => r.callSid === callSid && r.form.Status === 'completed') ?? null
+        },
+        30_000,
+      )
+      expect(hung.authorized).toBe(true)
+      client.close()
+    })
+  })
+})
+
+describe('twilio routes when SVC_TELEPHONY is not twilio (shared server)', () => {
+  const origin = inject('origin')
+
+  it('answer 404 not_found: webhooks, the media URL and its WebSocket upgrade', async () => {
+    for (const path of ['/telephony/twilio/voice', '/telephony/twilio/status']) {
+      const r = await fetch(`${origin}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'CallSid=CA1',
+      })
+      expect(r.status, path).toBe(404)
+      expect((await r.json()).error).toMatchObject({ code: 'not_found' })
+    }
+    expect((await fetch(`${origin}/telephony/twilio/media`)).status).toBe(404)
+    expect(await upgradeStatus(origin, '/telephony/twilio/media')).toBe(404)
+  })
+})
