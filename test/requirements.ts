@@ -803,6 +803,36 @@ export const requirements = {
     behavior:
       'The audit CSV export prefixes a single quote to a text cell that begins with =, +, -, @, tab or carriage return.',
   },
+  // Issue 15 (inbound phone and the voice runtime)
+  'calls.inbound-simulated': {
+    source: 'decisions Run surfaces (Simulated inbound call, Phone conversations); issue 15',
+    behavior:
+      'POST /simulator/inbound-calls answers 202 {conversation_id conv_u…, in_progress}; the call runs through speech, the phone prompt and the calls knowledge, completes by itself with duration_s, a summary, and its voice seconds and cost in usage.',
+  },
+  'calls.audio-offsets': {
+    source: 'decisions Run surfaces (Phone conversations)',
+    behavior: 'Every spoken turn of a call carries integer audio_offset_ms and audio_duration_ms on the call clock, in order; confidence stays null.',
+  },
+  'calls.recording': {
+    source: 'decisions Run surfaces (Phone conversations); contract GET /media/recordings/{sid}.mp3',
+    behavior:
+      'With record_calls a call leaves a recording: GET /conversations/{conv}/recording signs a URL that serves audio/mpeg (MP3) with byte ranges; a forged token is 403; another tenant gets 404.',
+  },
+  'calls.inbound-history': {
+    source: 'contract Runtime knowledge rule 4; issue 15',
+    behavior:
+      "An inbound call's agent receives date, outcome and summary of the caller's last three calls within 30 days (earlier inbound calls included), never the transcript; another caller's call does not.",
+  },
+  'calls.simulator-errors': {
+    source: 'decisions Run surfaces (Phone numbers, Simulated inbound call)',
+    behavior:
+      "A simulated call to another tenant's number is 404; non-E.164 numbers are 400 invalid_phone naming the field; a number without an agent is answered, refused and recorded as a failed conversation.",
+  },
+  'calls.session-rules': {
+    source: 'issue 15 item 3',
+    behavior:
+      'The voice session honours silence_timeout_s, max_call_duration_s and end_call_phrases, puts an opting-out caller on the do-not-call list (source opt_out) and hands a transfer_call to the telephony provider (outcome transferred).',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
