@@ -6,7 +6,6 @@
 // its call id, so a retry finds the same conversation instead of opening a second one.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { and, eq, sql } from 'drizzle-orm'
-import { parsePhoneNumberFromString } from 'libphonenumber-js'
 import type { Tx } from '~/db/client'
 import { conversations, promptVersions } from '~/db/schema'
 import type { Runtime } from '~/kit/runtime'
@@ -18,6 +17,7 @@ import { addUsage, checkBalance } from '~/domain/conversations/billing'
 import { conversationResource } from '~/domain/conversations/read'
 import { SUMMARIZE_JOB } from '~/domain/conversations/summarize'
 import { findNumberByE164 } from '~/domain/phone-numbers/numbers'
+import { canonicalE164 } from '~/domain/phone-numbers/schemas'
 import { takeCallSlot } from './quotas'
 
 export const MESSAGES = {
@@ -27,11 +27,8 @@ export const MESSAGES = {
   busy: 'Sorry, all our lines are busy right now. Please call again later. Goodbye.',
 } as const
 
-/** The caller's number in E.164, or null for a withheld or unparsable one. */
-export function callerE164(from: string): string | null {
-  const parsed = parsePhoneNumberFromString(from.trim())
-  return parsed?.isValid() ? parsed.number : null
-}
+/** A number from a provider in E.164, or null for a withheld or unparsable one (the rules of POST /phone-numbers). */
+export const callerE164 = (from: string): string | null => canonicalE164(from.trim())
 
 export const sessionIdOf = (provider: string, providerCallId: string) => `tel_${provider}_${providerCallId}`
 

@@ -160,10 +160,10 @@ export async function startSimulatedCall(
 ) {
   if (runtime.providers.telephony.name !== 'simulated') throw Errors.notFound('Route')
   const to = callerE164(body.to)
-  if (!to || !body.to.startsWith('+'))
+  if (!to)
     throw apiError('invalid_phone', 'to must be an E.164 number such as +14155550123.', 'to')
   const from = callerE164(body.from)
-  if (!from || !body.from.startsWith('+'))
+  if (!from)
     throw apiError('invalid_phone', 'from must be an E.164 number such as +14155550123.', 'from')
   const number = await findNumberByE164(runtime.database.db, to)
   if (!number || number.accountId !== accountId) throw Errors.notFound('Phone number')
