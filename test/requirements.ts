@@ -803,6 +803,76 @@ export const requirements = {
     behavior:
       'The audit CSV export prefixes a single quote to a text cell that begins with =, +, -, @, tab or carriage return.',
   },
+  // Issue 15 (inbound phone and the voice runtime)
+  'calls.inbound-simulated': {
+    source: 'decisions Run surfaces (Simulated inbound call, Phone conversations); issue 15',
+    behavior:
+      'POST /simulator/inbound-calls answers 202 {conversation_id conv_u…, in_progress}; the call runs through speech, the phone prompt and the calls knowledge, completes by itself with duration_s, a summary, and its voice seconds and cost in usage.',
+  },
+  'calls.audio-offsets': {
+    source: 'decisions Run surfaces (Phone conversations)',
+    behavior: 'Every spoken turn of a call carries integer audio_offset_ms and audio_duration_ms on the call clock, in order; confidence stays null.',
+  },
+  'calls.recording': {
+    source: 'decisions Run surfaces (Phone conversations); contract GET /media/recordings/{sid}.mp3',
+    behavior:
+      'With record_calls a call leaves a recording: GET /conversations/{conv}/recording signs a URL that serves audio/mpeg (MP3) with byte ranges; a forged token is 403; another tenant gets 404.',
+  },
+  'calls.inbound-history': {
+    source: 'contract Runtime knowledge rule 4; issue 15',
+    behavior:
+      "An inbound call's agent receives date, outcome and summary of the caller's last three calls within 30 days (earlier inbound calls included), never the transcript; another caller's call does not.",
+  },
+  'calls.simulator-errors': {
+    source: 'decisions Run surfaces (Phone numbers, Simulated inbound call)',
+    behavior:
+      "A simulated call to another tenant's number is 404; non-E.164 numbers are 400 invalid_phone naming the field; a number without an agent is answered, refused and recorded as a failed conversation.",
+  },
+  'calls.session-rules': {
+    source: 'issue 15 item 3',
+    behavior:
+      'The voice session honours silence_timeout_s, max_call_duration_s and end_call_phrases, puts an opting-out caller on the do-not-call list (source opt_out) and hands a transfer_call to the telephony provider (outcome transferred).',
+  },
+  // Phone numbers (decisions Run surfaces, row Phone numbers)
+  'phone-numbers.crud': {
+    source: 'decisions Run surfaces (Phone numbers)',
+    behavior:
+      'POST /phone-numbers {e164, agent_id?, label?} answers 201 num_<n> {number_id, account_id, e164, provider (the configured telephony provider), agent_id, label, created_at, updated_at}, every key present; GET, PATCH (label; null clears) and DELETE (204, then 404) on /phone-numbers/{num}; unknown body keys are 400 unsupported_field, an empty patch 400 empty_update.',
+  },
+  'phone-numbers.list': {
+    source: 'decisions Run surfaces (Phone numbers); contract Lists',
+    behavior:
+      "GET /phone-numbers lists the account's numbers newest first in keyset pages, filtered by agent_id (malformed: 400 invalid_id); the cursor is bound to the filter set and limit (else 400 invalid_cursor).",
+  },
+  'phone-numbers.e164': {
+    source: 'decisions Run surfaces (Phone numbers)',
+    behavior:
+      'e164 must be a string in international form (a leading +) that is a valid number for its country; it is stored in canonical E.164 form. National forms, garbage, numbers too long, extensions and non-strings are 400 invalid_phone (field e164).',
+  },
+  'phone-numbers.taken': {
+    source: 'decisions Run surfaces (Phone numbers)',
+    behavior:
+      'A number already held by any account is 409 number_taken (field e164), also when several accounts create it at once: exactly one create wins.',
+  },
+  'phone-numbers.agent': {
+    source: 'decisions Run surfaces (Phone numbers)',
+    behavior:
+      "agent_id on create or patch must name an agent of the same account (another account's or an unknown agent: 404 agent_not_found, as on POST /conversations); PATCH agent_id null unassigns.",
+  },
+  'phone-numbers.isolation': {
+    source: 'decisions Run surfaces (Phone numbers); contract Account resolution',
+    behavior:
+      "Another account's number answers 404 not_found on read, patch and delete and is left intact; a multi-account key acts for the account named by account_id or X-Svc-Account.",
+  },
+  'phone-numbers.scopes': {
+    source: 'decisions Run surfaces (Phone numbers)',
+    behavior: 'Reads need agents:read and writes agents:write (else 403 insufficient_scope).',
+  },
+  'phone-numbers.lookup': {
+    source: 'decisions Run surfaces (Phone numbers): inbound calls',
+    behavior:
+      'findNumberByE164 finds a number by its E.164 form across every account (the inbound path knows only the dialled number), with its account, agent and provider; null for a number no account holds.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

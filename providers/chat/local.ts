@@ -38,7 +38,7 @@ export default defineChatEngine({
     if (!last) return answer('Hello! How can I help you?')
     // After a tool ran, its result is what the visitor needs to hear.
     if (last.role === 'tool') return answer(last.content)
-    const call = leadCall(req.tools ?? [], last.content)
+    const call = leadCall(req.tools ?? [], last.content) ?? transferCall(req.tools ?? [], last.content)
     if (call)
       return answer('Thank you, I have passed on your details and someone will get back to you shortly.', false, [call])
     const query = tokens(last.content)
@@ -131,6 +131,26 @@ async function retrieve(knowledge: string, query: string[]): Promise<string[]> {
 }
 
 /** A lead tool call when the visitor leaves an e-mail or phone number and asks to be contacted. */
+// "transfer me to Sales", "put me through to billing", "can I speak to someone in sales": the destination is
+// the words after "to"/"in", up to the end of the clause (bounded: the text is one visitor turn, and the
+// pattern has no nested quantifiers).
+const TRANSFER =
+  /\b(?:transfer|put|connect|forward)\s+(?:me|us|this call)\s+(?:through\s+)?to\s+(?:the\s+|a\s+|your\s+)?([\p{L}][\p{L} '-]{0,60})/iu
+const SPEAK_TO =
+  /\b(?:speak|talk)\s+(?:to|with)\s+(?:someone\s+(?:in|from)\s+|the\s+|your\s+)?([\p{L}][\p{L} '-]{0,60})/iu
+
+/** A phone call's request to be transferred, when the agent has transfer_call. */
+function transferCall(tools: ToolSpec[], text: string): ToolCall | null {
+  if (!tools.some((t) => t.name === 'transfer_call')) return null
+  const m = TRANSFER.exec(text.slice(0, 2000)) ?? SPEAK_TO.exec(text.slice(0, 2000))
+  const destination = m?.[1]
+    .replace(/\b(please|now|department|team)\b/gi, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+  if (!destination || /^(?:you|me|him|her|them|it)\b/i.test(destination)) return null
+  return { name: 'transfer_call', arguments: { destination } }
+}
+
 function leadCall(tools: ToolSpec[], text: string): ToolCall | null {
   const tool = tools.find((t) => /lead|callback|call_back|contact/i.test(t.name))
   if (!tool || !CALLBACK.test(text)) return null

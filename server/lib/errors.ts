@@ -48,6 +48,7 @@ export const ERROR_CODES = {
   not_found: [404, 'No such resource in your accounts'],
   agent_not_found: [404, 'No such agent in your accounts'],
   email_exists: [409, 'The e-mail is taken'],
+  number_taken: [409, 'The phone number is already held by an account'],
   version_label_exists: [409, 'The version label is taken'],
   build_in_progress: [409, 'A build of this agent is running'],
   turn_in_progress: [409, 'Another message of this conversation is being answered'],

@@ -1,7 +1,7 @@
 // POST /conversations/import: a call handled by an external voice stack, with its summary. It becomes a
 // completed conv_u conversation (summary ready) stamped with the agent's version, the label of its active
 // phone prompt and its model at import time, and feeds the inbound phone history block (recentCallsFor).
-import { and, desc, eq, gte, isNull, lte, or, sql } from 'drizzle-orm'
+import { and, desc, eq, gte, isNull, lte, ne, or, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
 import type { Database, Executor } from '~/db/client'
 import { conversations, promptVersions, turns } from '~/db/schema'
@@ -123,14 +123,15 @@ export interface RecentCall {
 
 /**
  * The inbound phone history block (contract runtime rule 4): the last 3 calls between the account and
- * this number within 30 days before `now`, newest first: outbound calls the platform placed and imported
- * calls. Date, outcome and summary text only, never the transcript.
+ * this number within 30 days before `now`, newest first: outbound calls the platform placed, imported
+ * calls, and (issue 15) earlier inbound calls, except `exclude` (the call being answered). Date, outcome and summary text only, never the transcript.
  */
 export async function recentCallsFor(
   ex: Executor | Database,
   accountId: string,
   phoneE164: string,
   now = new Date(),
+  exclude?: string,
 ): Promise<RecentCall[]> {
   const db = 'db' in ex ? ex.db : ex
   const c = conversations
@@ -144,7 +145,12 @@ export async function recentCallsFor(
         gte(c.startedAt, new Date(now.getTime() - HISTORY_WINDOW_MS)),
         lte(c.startedAt, now),
         sql`${c.identity}->>'phone_e164' = ${phoneE164}`,
-        or(eq(c.channel, 'phone_outbound'), sql`${c.sessionId} LIKE ${IMPORT_SESSION_PREFIX + '%'}`),
+        ne(c.id, exclude ?? ''),
+        or(
+          eq(c.channel, 'phone_outbound'),
+          eq(c.channel, 'phone_inbound'),
+          sql`${c.sessionId} LIKE ${IMPORT_SESSION_PREFIX + '%'}`,
+        ),
       ),
     )
     .orderBy(desc(c.startedAt), desc(c.id))

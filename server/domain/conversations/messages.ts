@@ -12,7 +12,7 @@ import type { MessageBody } from './chat-schemas'
 import type { Database } from '~/db/client'
 import { conversations, messageKeys } from '~/db/schema'
 import type { Capability, CapabilityResult } from '~/kit/capability'
-import type { ChatMessage, ToolCall, ToolSpec } from '~/kit/chat-engine'
+import type { ChatMessage, Surface, ToolCall, ToolSpec } from '~/kit/chat-engine'
 import { Errors, apiError } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
 import type { AgentRow } from '~/domain/agents/agents'
@@ -216,7 +216,7 @@ async function diagnose(database: Database, accountId: string, convId: string) {
   if (now.status !== 'in_progress') throw conversationEnded()
 }
 
-interface Claimed {
+export interface Claimed {
   conv: ConversationRow
   /** Earlier turns, tool turns left out, oldest first. */
   history: ChatMessage[]
@@ -253,7 +253,7 @@ function claimStatement(database: Database) {
 }
 const claimStatements = new WeakMap<Database, ReturnType<typeof claimStatement>>()
 
-async function claimTurn(database: Database, accountId: string, convId: string): Promise<Claimed | null> {
+export async function claimTurn(database: Database, accountId: string, convId: string): Promise<Claimed | null> {
   let statement = claimStatements.get(database)
   if (!statement) {
     statement = claimStatement(database)
@@ -270,22 +270,35 @@ async function claimTurn(database: Database, accountId: string, convId: string):
   }
 }
 
-type Assembled = Awaited<ReturnType<typeof assembleTurn>>
-type Completed = Awaited<ReturnType<typeof completeWithTools>>
+export type Assembled = Awaited<ReturnType<typeof assembleTurn>>
+export type Completed = Awaited<ReturnType<typeof completeWithTools>>
+
+/** How a surface other than API chat assembles its turn: its prompt, its tools, text added to the knowledge. */
+export interface TurnSurface {
+  surface: Surface
+  tools: (agent: AgentRow) => Capability[]
+  /** Appended to the knowledge block (the inbound history block of rule 4), or null. */
+  extraKnowledge?: string | null
+}
 
 /** The agent's cached context, the history and the new message, the engine request. */
-async function assembleTurn(runtime: Runtime, claimed: Claimed, text: string) {
+export async function assembleTurn(runtime: Runtime, claimed: Claimed, text: string, on?: TurnSurface) {
   const { conv } = claimed
   if (!conv.agentId || claimed.agentRevision === null) throw Errors.notFound('Agent')
-  const context = await turnContext(runtime, conv.accountId, conv.agentId, claimed.agentRevision, {
-    tools: (agent) => chatTools(runtime, agent),
-    spec: toolSpec,
-  })
+  const context = await turnContext(
+    runtime,
+    conv.accountId,
+    conv.agentId,
+    claimed.agentRevision,
+    { tools: on?.tools ?? ((agent) => chatTools(runtime, agent)), spec: toolSpec },
+    on?.surface ?? 'chat',
+  )
   const { agent, tools } = context
   const visitorAt = new Date()
   const messages: ChatMessage[] = [...claimed.history, { role: 'user', content: text }]
   const request = {
-    system: context.system,
+    // The knowledge is last in the prompt, so an addition to it goes at the very end.
+    system: on?.extraKnowledge ? `${context.system.trimEnd()}\n\n${on.extraKnowledge.trim()}\n` : context.system,
     tools: context.toolSpecs,
     temperature: agent.temperature,
     maxTokens: agent.maxResponseTokens ?? undefined,
@@ -295,7 +308,7 @@ async function assembleTurn(runtime: Runtime, claimed: Claimed, text: string) {
 }
 
 /** The engine's answer; when it asks for tools, they run and the engine answers again with their results. */
-async function completeWithTools(runtime: Runtime, conv: ConversationRow, turn: Assembled) {
+export async function completeWithTools(runtime: Runtime, conv: ConversationRow, turn: Assembled) {
   const { agent, tools, messages, request } = turn
   const engine = runtime.providers.chat
   const started = performance.now()
@@ -332,16 +345,16 @@ async function completeWithTools(runtime: Runtime, conv: ConversationRow, turn: 
 // The turn's write, of fixed text so that it stays prepared: $1 conversation, $2 the turns (JSON array),
 // $3 turn_count, $4 updated_at, $5 language, $6 new records (JSON array or null), $7–$12 the session's
 // usage key (account, agent, agent type, channel, session, started_at), $13 tokens, $14 cost, $15 the
-// idempotency key or null, $16 its stored response.
+// idempotency key or null, $16 its stored response. Call turns carry their audio offsets in $2.
 const WRITE_TURN = `
   WITH ins AS (
     INSERT INTO turns (conversation_id, turn_index, speaker, text, "timestamp", latency_ms, turn_type,
-      detected_intent, detected_language, unanswered, tokens_in, tokens_out, tool)
+      detected_intent, detected_language, unanswered, tokens_in, tokens_out, tool, audio_offset_ms, audio_duration_ms)
     SELECT $1::text, r.i, r.speaker, r.text, r.ts, r.latency_ms, r.turn_type, r.detected_intent,
-      r.detected_language, r.unanswered, r.tokens_in, r.tokens_out, r.tool
+      r.detected_language, r.unanswered, r.tokens_in, r.tokens_out, r.tool, r.ao, r.ad
     FROM jsonb_to_recordset($2::jsonb) AS r(i int, speaker text, text text, ts timestamptz,
       latency_ms int, turn_type text, detected_intent text, detected_language text, unanswered boolean,
-      tokens_in int, tokens_out int, tool jsonb)
+      tokens_in int, tokens_out int, tool jsonb, ao int, ad int)
     RETURNING 1
   ), conv_row AS (
     UPDATE conversations SET turn_count = $3::int, updated_at = $4::timestamptz, turn_locked_until = NULL,
@@ -368,13 +381,19 @@ const WRITE_TURN = `
  * follow turn_count, which the claim read and every writer of turns keeps equal to their number; the
  * primary key (conversation_id, turn_index) would refuse the write if they ever disagreed.
  */
-async function persistTurn(
+export interface TurnAudio {
+  offsetMs: number
+  durationMs: number
+}
+
+export async function persistTurn(
   runtime: Runtime,
   conv: ConversationRow,
   text: string,
   key: string | undefined,
-  { agent, visitorAt }: Assembled,
+  { agent, visitorAt }: Pick<Assembled, 'agent' | 'visitorAt'>,
   { reply, input, output, toolRuns, latencyMs }: Completed,
+  audio?: { visitor: TurnAudio; agent: TurnAudio; latencyMs: number },
 ) {
   const language = detectLanguage(
     text,
@@ -396,8 +415,8 @@ async function persistTurn(
       turnType: 'message',
       detectedIntent: null,
       unanswered: false,
-      audioOffsetMs: null,
-      audioDurationMs: null,
+      audioOffsetMs: audio?.visitor.offsetMs ?? null,
+      audioDurationMs: audio?.visitor.durationMs ?? null,
       tool: null,
       tokensIn: 0,
       tokensOut: 0,
@@ -436,12 +455,12 @@ async function persistTurn(
     speaker: 'agent',
     text: stored(reply.text),
     timestamp: answeredAt,
-    latencyMs,
+    latencyMs: audio?.latencyMs ?? latencyMs,
     turnType: 'answer',
     detectedIntent: null,
     unanswered: reply.unanswered,
-    audioOffsetMs: null,
-    audioDurationMs: null,
+    audioOffsetMs: audio?.agent.offsetMs ?? null,
+    audioDurationMs: audio?.agent.durationMs ?? null,
     tool: null,
     tokensIn: input,
     tokensOut: output,
@@ -481,6 +500,8 @@ async function persistTurn(
       tokens_in: t.tokensIn,
       tokens_out: t.tokensOut,
       tool: t.tool,
+      ao: t.audioOffsetMs,
+      ad: t.audioDurationMs,
     })),
   )
   await runtime.database.executeSql(WRITE_TURN, [

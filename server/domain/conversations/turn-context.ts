@@ -1,11 +1,11 @@
-// What a chat turn needs from its agent: the row, the system prompt (instructions, refinement rules and
+// What a turn on one surface (chat, phone, voice_chat) needs from its agent: the row, the system prompt (instructions, refinement rules and
 // the knowledge block) and the tools. Reading it costs three queries and assembling the knowledge block is
 // the turn's largest CPU cost, so it is built once per agent revision and kept here. The revision moves on
 // any change of the agent row or of its knowledge (triggers of migration 0010), and the turn's claim reads
 // it in the same statement, so a stale context is never used and no turn reads the agent again.
 import type { Database } from '~/db/client'
 import type { Capability } from '~/kit/capability'
-import { withKnowledge, type ToolSpec } from '~/kit/chat-engine'
+import { withKnowledge, type Surface, type ToolSpec } from '~/kit/chat-engine'
 import type { Runtime } from '~/kit/runtime'
 import { loadAgent, type AgentRow } from '~/domain/agents/agents'
 import { injectRules } from '~/domain/agents/refinement'
@@ -20,6 +20,12 @@ export interface TurnContext {
 }
 
 const MAX_AGENTS = 500
+/** The surface's prompt: phone `instructions`, `chat_instructions`, `voice_chat_instructions`. */
+const PROMPTS: Record<Surface, (a: AgentRow) => string | null> = {
+  chat: (a) => a.chatInstructions,
+  phone: (a) => a.instructions,
+  voice_chat: (a) => a.voiceChatInstructions,
+}
 const contexts = new WeakMap<Database, Map<string, TurnContext>>()
 
 /** The agent's context at `revision` (the value the claim read), from the cache or built now. */
@@ -29,32 +35,34 @@ export async function turnContext(
   agentId: string,
   revision: number,
   build: { tools: (agent: AgentRow) => Capability[]; spec: (c: Capability) => ToolSpec },
+  surface: Surface = 'chat',
 ): Promise<TurnContext> {
   let cache = contexts.get(runtime.database)
   if (!cache) {
     cache = new Map()
     contexts.set(runtime.database, cache)
   }
-  const hit = cache.get(agentId)
+  const key = `${surface}:${agentId}`
+  const hit = cache.get(key)
   if (hit && hit.revision === revision && hit.agent.accountId === accountId) {
     // Map order is the eviction order: a hit moves to the back.
-    cache.delete(agentId)
-    cache.set(agentId, hit)
+    cache.delete(key)
+    cache.set(key, hit)
     return hit
   }
   const agent = await loadAgent(runtime.database.db, accountId, agentId)
-  const knowledge = await knowledgeFor(runtime.database.db, agent, 'chat')
+  const knowledge = await knowledgeFor(runtime.database.db, agent, surface)
   // Refinement rules before the knowledge, so the knowledge stays last where retrieving engines read it.
-  const system = withKnowledge(injectRules(agent.chatInstructions ?? '', agent.refinementRules), knowledge)
+  const system = withKnowledge(injectRules(PROMPTS[surface](agent) ?? '', agent.refinementRules), knowledge)
   const tools = build.tools(agent)
   // Stored under the revision the claim read, never a later one: what was read is at least that new, and
   // a newer revision on the next turn simply rebuilds.
   const context: TurnContext = { revision, agent, system, tools, toolSpecs: tools.map(build.spec) }
-  cache.delete(agentId)
+  cache.delete(key)
   if (cache.size >= MAX_AGENTS) {
     const oldest = cache.keys().next().value
     if (oldest !== undefined) cache.delete(oldest)
   }
-  cache.set(agentId, context)
+  cache.set(key, context)
   return context
 }

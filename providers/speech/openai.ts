@@ -1,0 +1,157 @@
+// Any OpenAI-compatible speech server (OpenAI, and self-hosted ones speaking /audio/transcriptions and
+// /audio/speech). Settings are read at call time, not at import, so tests and operators can point it
+// elsewhere without a rebuild. SPEECH_TIMEOUT_MS (default 30000) bounds each request, body included.
+import { decodeWav, encodeWav, resample } from '~/lib/audio'
+import { defineSpeechProvider, type Pcm } from '~/kit/speech'
+
+const NAME = 'openai'
+const DEFAULT_TIMEOUT_MS = 30_000
+// OpenAI's own input ceiling for /audio/speech.
+const MAX_TEXT_CHARS = 4096
+const MAX_RESPONSE_BYTES = 20 * 1024 * 1024
+// OpenAI refuses uploads over 25 MB; failing here names the cause instead of a bare 413.
+const MAX_UPLOAD_BYTES = 25 * 1024 * 1024
+
+const settings = () => {
+  const timeout = Number(process.env.SPEECH_TIMEOUT_MS)
+  return {
+    baseUrl: (process.env.SPEECH_BASE_URL || 'https://api.openai.com/v1').replace(/\/+$/, ''),
+    apiKey: process.env.SPEECH_API_KEY || '',
+    sttModel: process.env.SPEECH_STT_MODEL || 'whisper-1',
+    ttsModel: process.env.SPEECH_TTS_MODEL || 'tts-1',
+    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS,
+  }
+}
+type Settings = ReturnType<typeof settings>
+
+const fail = (what: string, detail: string): never => {
+  throw new Error(`[speech] [${NAME}] ${what} failed (${detail})`)
+}
+
+/**
+ * One POST, its answer read whole up to MAX_RESPONSE_BYTES. Plain fetch rather than ofetch: the body is
+ * counted as it streams so an oversized answer is cut off, not buffered first. No retry: a caller on the
+ * line is waiting, and a retried TTS request doubles the silence.
+ */
+async function post(s: Settings, path: string, body: FormData | string, signal?: AbortSignal): Promise<Uint8Array> {
+  const url = `${s.baseUrl}${path}`
+  const what = `POST ${url}`
+  const timeout = AbortSignal.timeout(s.timeoutMs)
+  const both = signal ? AbortSignal.any([signal, timeout]) : timeout
+  const headers: Record<string, string> = {}
+  if (s.apiKey) headers.authorization = `Bearer ${s.apiKey}`
+  if (typeof body === 'string') headers['content-type'] = 'application/json'
+  // Messages can echo what the server saw; the key never goes into an error.
+  const redact = (m: string) => (s.apiKey ? m.split(s.apiKey).join('[redacted]') : m)
+  const cause = (e: unknown) => {
+    // The caller's own abort passes through untouched, so the host can tell it from a failure.
+    if (signal?.aborted) throw signal.reason
+    if (timeout.aborted) return fail(what, `no response within ${s.timeoutMs} ms`)
+    return fail(what, `no response: ${redact(e instanceof Error ? e.message : String(e))}`)
+  }
+  let res: Response
+  try {
+    res = await fetch(url, { method: 'POST', headers, body, signal: both })
+  } catch (e) {
+    return cause(e)
+  }
+  const declared = Number(res.headers.get('content-length'))
+  if (declared > MAX_RESPONSE_BYTES) {
+    await res.body?.cancel().catch(() => {})
+    return fail(what, `HTTP ${res.status}, answer of ${declared} bytes is over the ${MAX_RESPONSE_BYTES} limit`)
+  }
+  const chunks: Uint8Array[] = []
+  let total = 0
+  let over = false
+  try {
+    if (res.body)
+      for await (const chunk of res.body) {
+        total += chunk.byteLength
+        // Leaving the loop cancels the stream, so the rest is never downloaded.
+        if (total > MAX_RESPONSE_BYTES) {
+          over = true
+          break
+        }
+        chunks.push(chunk)
+      }
+  } catch (e) {
+    return cause(e)
+  }
+  if (over) return fail(what, `HTTP ${res.status}, answer over the ${MAX_RESPONSE_BYTES} byte limit`)
+  const bytes = Buffer.concat(chunks)
+  if (!res.ok) {
+    let message = ''
+    try {
+      const j = JSON.parse(bytes.toString('utf8'))
+      message = typeof j?.error === 'string' ? j.error : String(j?.error?.message ?? '')
+    } catch {
+      message = bytes.toString('utf8')
+    }
+    message = redact(message.replace(/\s+/g, ' ').trim().slice(0, 200))
+    return fail(what, `HTTP ${res.status}${message ? `: ${message}` : ''}`)
+  }
+  return bytes
+}
+
+// The API takes an ISO-639-1 code: "en-US" is sent as "en"; anything unparseable is left to auto-detection.
+const languageCode = (language: string | null | undefined) => {
+  const code = language?.split(/[-_]/)[0]?.toLowerCase()
+  return code && /^[a-z]{2,3}$/.test(code) ? code : null
+}
+
+export default defineSpeechProvider({
+  name: NAME,
+  async transcribe(audio, opts) {
+    // Servers refuse empty uploads with a 400; an empty utterance simply says nothing.
+    if (audio.samples.length === 0) return { text: '', confidence: null }
+    const s = settings()
+    const wav = encodeWav(audio.samples, audio.sampleRate)
+    if (wav.length > MAX_UPLOAD_BYTES)
+      throw new Error(
+        `[speech] [${NAME}] utterance of ${wav.length} bytes is over the ${MAX_UPLOAD_BYTES} upload limit`,
+      )
+    const form = new FormData()
+    form.append('file', new Blob([new Uint8Array(wav)], { type: 'audio/wav' }), 'utterance.wav')
+    form.append('model', s.sttModel)
+    form.append('response_format', 'json')
+    const language = languageCode(opts?.language)
+    if (language) form.append('language', language)
+    const bytes = await post(s, '/audio/transcriptions', form, opts?.signal)
+    let answer: unknown
+    try {
+      answer = JSON.parse(Buffer.from(bytes).toString('utf8'))
+    } catch {
+      throw new Error(`[speech] [${NAME}] the /audio/transcriptions answer is not JSON`)
+    }
+    const text = (answer as { text?: unknown } | null)?.text
+    if (typeof text !== 'string') throw new Error(`[speech] [${NAME}] the /audio/transcriptions answer holds no text`)
+    // The json format carries no confidence (verbose_json has per-segment log-probabilities, not one score).
+    return { text: text.trim(), confidence: null }
+  },
+  async synthesize(text, opts): Promise<Pcm> {
+    if (text.length > MAX_TEXT_CHARS)
+      throw new Error(`[speech] [${NAME}] text of ${text.length} characters is over the ${MAX_TEXT_CHARS} limit`)
+    // The API refuses empty input; nothing to say is no audio.
+    if (!text.trim()) return { samples: new Int16Array(0), sampleRate: opts.sampleRate }
+    const s = settings()
+    const bytes = await post(
+      s,
+      '/audio/speech',
+      JSON.stringify({
+        model: s.ttsModel,
+        input: text,
+        voice: opts.voice ?? 'alloy',
+        speed: Math.min(2, Math.max(0.5, opts.speakingRate || 1)),
+        response_format: 'wav',
+      }),
+      opts.signal,
+    )
+    let pcm: { samples: Int16Array; sampleRate: number }
+    try {
+      pcm = decodeWav(bytes)
+    } catch (e) {
+      throw new Error(`[speech] [${NAME}] the /audio/speech answer is not a usable WAV: ${(e as Error).message}`)
+    }
+    return { samples: resample(pcm.samples, pcm.sampleRate, opts.sampleRate), sampleRate: opts.sampleRate }
+  },
+})

@@ -1,0 +1,107 @@
+// The end of a call: the conversation completes with its duration (answer to hang-up, on the call's audio
+// clock) and why it ended, the recording is stored, the session's usage gets its voice seconds and their
+// cost, conversation.ended fires and the summary job is queued. Ending twice changes nothing.
+import { and, eq, sql } from 'drizzle-orm'
+import type { Database } from '~/db/client'
+import { conversations, turns, usageRecords } from '~/db/schema'
+import type { Runtime } from '~/kit/runtime'
+import { emitEvent } from '~/domain/events/emit'
+import { closeUsage } from '~/domain/conversations/billing'
+import type { ConversationRow } from '~/domain/conversations/chat-schemas'
+import { conversationResource } from '~/domain/conversations/read'
+import { SUMMARIZE_JOB } from '~/domain/conversations/summarize'
+import type { Recording } from './recording'
+
+export type EndReason =
+  | 'caller_hung_up'
+  | 'silence_timeout'
+  | 'max_duration'
+  | 'end_phrase'
+  | 'transferred'
+  | 'conversation_closed'
+  | 'error'
+
+/** decisions: voice is billed per second at this price per minute, on top of the turns' tokens. */
+export const VOICE_PRICE_PER_MINUTE = 0.05
+
+export const recordingKey = (sid: string) => `recordings/${sid}.mp3`
+
+/** A line the host says itself (the greeting, a closing line) as the next turn, with its place in the audio. */
+export async function writeAgentLine(
+  database: Database,
+  conv: ConversationRow,
+  text: string,
+  turnType: 'greeting' | 'answer',
+  audio: { offsetMs: number; durationMs: number },
+) {
+  await database.tx(async (tx) => {
+    const [row] = await tx
+      .update(conversations)
+      .set({ turnCount: sql`${conversations.turnCount} + 1`, updatedAt: new Date() })
+      .where(eq(conversations.id, conv.id))
+      .returning({ turnCount: conversations.turnCount })
+    await tx.insert(turns).values({
+      conversationId: conv.id,
+      turnIndex: row.turnCount - 1,
+      speaker: 'agent',
+      text,
+      timestamp: new Date(),
+      turnType,
+      detectedLanguage: conv.language,
+      audioOffsetMs: audio.offsetMs,
+      audioDurationMs: audio.durationMs,
+    })
+  })
+}
+
+export async function finishCall(
+  runtime: Runtime,
+  conv: ConversationRow,
+  end: { reason: string; durationS: number; recording: Recording | null },
+) {
+  const { database } = runtime
+  const sid = `rec_${conv.id}`
+  if (end.recording) await runtime.blobs.put(recordingKey(sid), end.recording.mp3)
+  const now = new Date()
+  const ended = await database.tx(async (tx) => {
+    const [row] = await tx
+      .update(conversations)
+      .set({
+        status: 'completed',
+        endedAt: now,
+        updatedAt: now,
+        turnLockedUntil: null,
+        metrics: sql`${conversations.metrics} || ${JSON.stringify({ duration_s: end.durationS, end_reason: end.reason })}::jsonb`,
+        ...(end.recording
+          ? {
+              hasRecording: true,
+              recording: { sid, duration_s: end.recording.durationS, format: 'mp3', bytes: end.recording.mp3.length },
+            }
+          : {}),
+      })
+      .where(and(eq(conversations.id, conv.id), eq(conversations.status, 'in_progress')))
+      .returning()
+    if (!row) return null
+    await closeUsage(tx, {
+      accountId: row.accountId,
+      agentId: row.agentId,
+      agentType: row.agentType,
+      channel: row.channel,
+      sessionId: row.sessionId,
+      startedAt: row.startedAt,
+      endedAt: now,
+    })
+    const cost = (end.durationS / 60) * VOICE_PRICE_PER_MINUTE
+    await tx
+      .update(usageRecords)
+      .set({ telephonySeconds: end.durationS, costUsd: sql`${usageRecords.costUsd} + ${cost}` })
+      .where(and(eq(usageRecords.accountId, row.accountId), eq(usageRecords.sessionId, row.sessionId)))
+    await emitEvent(tx, {
+      accountId: row.accountId,
+      type: 'conversation.ended',
+      data: await conversationResource(tx, row),
+    })
+    return row
+  })
+  if (ended) await runtime.queue.send(SUMMARIZE_JOB, { conversation_id: ended.id }, { singletonKey: ended.id })
+}

@@ -1,0 +1,179 @@
+// An inbound call reaches us as the telephony provider's webhook. We find the dialled number's agent,
+// run the checks a call must pass (agent assigned, balance, the account's call quotas) and either open a
+// phone_inbound conversation (conv_u<n>) and tell the provider to connect its media stream to us, or
+// refuse with a spoken message. A refused call on a number we hold is still recorded, as a `failed`
+// conversation, so integrators see it. The provider may retry its webhook: the session id is derived from
+// its call id, so a retry finds the same conversation instead of opening a second one.
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { and, eq, sql } from 'drizzle-orm'
+import type { Tx } from '~/db/client'
+import { conversations, promptVersions } from '~/db/schema'
+import type { Runtime } from '~/kit/runtime'
+import type { InboundAnswer } from '~/kit/telephony'
+import { ApiError } from '~/lib/errors'
+import { agentVersionOf, loadAgent, resolveModel, type AgentRow } from '~/domain/agents/agents'
+import { emitEvent } from '~/domain/events/emit'
+import { addUsage, checkBalance } from '~/domain/conversations/billing'
+import { conversationResource } from '~/domain/conversations/read'
+import { SUMMARIZE_JOB } from '~/domain/conversations/summarize'
+import { findNumberByE164 } from '~/domain/phone-numbers/numbers'
+import { canonicalE164 } from '~/domain/phone-numbers/schemas'
+import { takeCallSlot } from './quotas'
+
+export const MESSAGES = {
+  notInService: 'The number you have called is not in service. Goodbye.',
+  noAgent: 'Sorry, no one can take your call on this number right now. Goodbye.',
+  unavailable: 'Sorry, this line is not available right now. Please try again later. Goodbye.',
+  busy: 'Sorry, all our lines are busy right now. Please call again later. Goodbye.',
+} as const
+
+/** A number from a provider in E.164, or null for a withheld or unparsable one (the rules of POST /phone-numbers). */
+export const callerE164 = (from: string): string | null => canonicalE164(from.trim())
+
+export const sessionIdOf = (provider: string, providerCallId: string) => `tel_${provider}_${providerCallId}`
+
+const mediaKey = (secret: string) => createHmac('sha256', secret).update('svc-call-media-v1').digest()
+
+/** The credential a media stream presents in its start parameters: it names the one conversation it may carry. */
+export const mediaToken = (secret: string, conversationId: string) =>
+  createHmac('sha256', mediaKey(secret)).update(conversationId).digest('base64url')
+
+export function verifyMediaToken(secret: string, conversationId: string, token: string): boolean {
+  const want = Buffer.from(mediaToken(secret, conversationId))
+  const have = Buffer.from(token)
+  return want.length === have.length && timingSafeEqual(want, have)
+}
+
+/** ws(s):// form of the public origin: the provider opens the media stream there. */
+export const mediaUrlOf = (publicUrl: string, provider: string) =>
+  `${publicUrl.replace(/^http/, 'ws')}/telephony/${provider}/media`
+
+async function phonePromptLabel(tx: Tx, agent: AgentRow) {
+  const [pv] = await tx
+    .select({ label: promptVersions.label })
+    .from(promptVersions)
+    .where(and(eq(promptVersions.agentId, agent.id), eq(promptVersions.type, 'phone'), eq(promptVersions.active, true)))
+  return pv?.label ?? agent.promptVersion
+}
+
+export interface InboundCall {
+  provider: string
+  providerCallId: string
+  from: string
+  to: string
+}
+
+export async function answerInboundCall(runtime: Runtime, call: InboundCall): Promise<InboundAnswer> {
+  const { database, config } = runtime
+  const to = callerE164(call.to) ?? call.to
+  const number = await findNumberByE164(database.db, to)
+  if (!number) return { kind: 'refuse', message: MESSAGES.notInService }
+  const accountId = number.accountId
+  const sessionId = sessionIdOf(call.provider, call.providerCallId)
+  const [known] = await database.db
+    .select()
+    .from(conversations)
+    .where(and(eq(conversations.accountId, accountId), eq(conversations.sessionId, sessionId)))
+  if (known) return known.status === 'in_progress' ? connect(runtime, call.provider, known.id) : refuseAgain(known)
+
+  const phone = callerE164(call.from)
+  const identity: Record<string, unknown> = phone ? { phone_e164: phone } : {}
+  let refusal: { message: string; reason: string } | null = null
+  if (!number.agentId) refusal = { message: MESSAGES.noAgent, reason: 'no_agent' }
+  else {
+    try {
+      await checkBalance(database.db, accountId)
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err
+      refusal = { message: MESSAGES.unavailable, reason: err.code }
+    }
+  }
+
+  const row = await database.tx(async (tx) => {
+    const agent = number.agentId ? await loadAgent(tx, accountId, number.agentId).catch(() => null) : null
+    if (!refusal && !agent) refusal = { message: MESSAGES.noAgent, reason: 'no_agent' }
+    if (!refusal) {
+      const slot = await takeCallSlot(tx, database, accountId)
+      if (slot) refusal = { message: MESSAGES.busy, reason: slot }
+    }
+    const now = new Date()
+    const [conv] = await tx
+      .insert(conversations)
+      .values({
+        id: sql`'conv_u' || nextval('conversation_seq')`,
+        accountId,
+        agentId: agent?.id ?? null,
+        agentType: agent?.agentType ?? 'none',
+        channel: 'phone_inbound',
+        status: refusal ? 'failed' : 'in_progress',
+        sessionId,
+        agentVersion: agent ? agentVersionOf(agent) : null,
+        promptVersion: agent ? await phonePromptLabel(tx, agent) : null,
+        model: agent ? resolveModel(runtime, agent.useLargeModel) : null,
+        startedAt: now,
+        endedAt: refusal ? now : null,
+        updatedAt: now,
+        identity,
+        hasIdentity: !!phone,
+        custom: {
+          to_number_id: number.id,
+          to: number.e164,
+          provider: call.provider,
+          provider_call_id: call.providerCallId,
+        },
+        metrics: refusal ? { failure_reason: refusal.reason, duration_s: 0 } : {},
+        language:
+          agent && typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null,
+      })
+      .onConflictDoNothing()
+      .returning()
+    // A concurrent retry of the same webhook won the insert: answer as it did.
+    if (!conv) return null
+    if (!refusal)
+      await addUsage(tx, {
+        accountId,
+        agentId: conv.agentId,
+        agentType: conv.agentType,
+        channel: conv.channel,
+        sessionId,
+        startedAt: now,
+        tokens: 0,
+      })
+    const out = await conversationResource(tx, conv, [])
+    await emitEvent(tx, { accountId, type: refusal ? 'conversation.ended' : 'conversation.started', data: out })
+    return conv
+  })
+  if (!row) return answerInboundCall(runtime, call)
+  if (refusal) {
+    // A refused call is over at once; it gets its summary like any ended conversation.
+    await runtime.queue.send(SUMMARIZE_JOB, { conversation_id: row.id }, { singletonKey: row.id })
+    return { kind: 'refuse', message: (refusal as { message: string }).message }
+  }
+  return connect(runtime, call.provider, row.id, config.secret)
+}
+
+function connect(
+  runtime: Runtime,
+  provider: string,
+  conversationId: string,
+  secret = runtime.config.secret,
+): InboundAnswer {
+  return {
+    kind: 'connect',
+    mediaUrl: mediaUrlOf(runtime.config.publicUrl, provider),
+    params: { conversation_id: conversationId, token: mediaToken(secret, conversationId) },
+  }
+}
+
+function refuseAgain(conv: { metrics: Record<string, unknown> }): InboundAnswer {
+  const reason = conv.metrics?.failure_reason
+  return {
+    kind: 'refuse',
+    message:
+      reason === 'no_agent'
+        ? MESSAGES.noAgent
+        : reason === 'quota_exceeded' || reason === 'concurrency'
+          ? MESSAGES.busy
+          : MESSAGES.unavailable,
+  }
+}

@@ -1,0 +1,176 @@
+// The simulated telephony network's inbound test mode (POST /simulator/inbound-calls): a caller at `from`
+// dials `to` and says each utterance in turn, through the configured speech provider and the simulated
+// provider's media protocol over an in-process pipe, exactly the path a real call takes from the media leg
+// on. The caller listens to each answer (it keeps sending silence for as long as the answer plays, which
+// advances the call's clock), then speaks again; after the last answer it hangs up.
+import { randomUUID } from 'node:crypto'
+import { and, eq } from 'drizzle-orm'
+import type * as v from 'valibot'
+import { conversations } from '~/db/schema'
+import type { Runtime } from '~/kit/runtime'
+import { apiError, Errors } from '~/lib/errors'
+import { findNumberByE164 } from '~/domain/phone-numbers/numbers'
+import { answerInboundCall, callerE164, sessionIdOf } from './inbound'
+import { MAX_CALL_S } from './quotas'
+import type { SimulatedInboundCallBody } from './schemas'
+import { attachMedia } from './session'
+
+const RATE = 8000
+/** Silence after each utterance: more than the session's end-of-speech window. */
+const PAUSE_MS = 800
+/** A caller waits at most this long (wall clock) for an answer before it hangs up. */
+const ANSWER_WAIT_MS = 60_000
+
+const b64 = (pcm: Int16Array) => Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64')
+
+export interface SimulatedCall {
+  conversationId: string
+  status: 'in_progress' | 'failed'
+  /** Settles when the caller has hung up or been hung up on. */
+  done: Promise<void>
+}
+
+export async function simulateInboundCall(
+  runtime: Runtime,
+  call: { from: string; to: string; utterances: string[]; hangUp?: boolean },
+): Promise<SimulatedCall> {
+  const providerCallId = `sim_${randomUUID()}`
+  const answer = await answerInboundCall(runtime, {
+    provider: 'simulated',
+    providerCallId,
+    from: call.from,
+    to: call.to,
+  })
+  if (answer.kind === 'refuse') {
+    const number = await findNumberByE164(runtime.database.db, call.to)
+    const [failed] = number
+      ? await runtime.database.db
+          .select({ id: conversations.id })
+          .from(conversations)
+          .where(
+            and(
+              eq(conversations.accountId, number.accountId),
+              eq(conversations.sessionId, sessionIdOf('simulated', providerCallId)),
+            ),
+          )
+      : []
+    return { conversationId: failed?.id ?? '', status: 'failed', done: Promise.resolve() }
+  }
+  const conversationId = answer.params.conversation_id
+
+  // What the caller hears: agent audio, and a mark when one answer has been sent in full.
+  let heard = 0
+  let hungUp = false
+  let onMark: ((name: string, samples: number) => void) | null = null
+  const leg = runtime.providers.telephony.openMedia({
+    send(message) {
+      const m = JSON.parse(message) as { event: string; pcm?: string; name?: string }
+      if (m.event === 'media' && m.pcm) heard += Buffer.byteLength(m.pcm, 'base64') >> 1
+      else if (m.event === 'clear') heard = 0
+      else if (m.event === 'mark' && m.name) {
+        const samples = heard
+        heard = 0
+        onMark?.(m.name, samples)
+      }
+    },
+    close() {
+      hungUp = true
+      onMark?.('', 0)
+    },
+  })
+  const host = attachMedia(runtime, leg)
+  const send = (m: Record<string, unknown>) => host.receive(JSON.stringify(m))
+  const silence = (ms: number) => {
+    // One second per message, as a provider would batch frames.
+    for (let left = Math.round((RATE * ms) / 1000); left > 0 && !hungUp; left -= RATE)
+      send({ event: 'media', pcm: b64(new Int16Array(Math.min(RATE, left))) })
+  }
+  /** Waits for the next complete answer, listens to it (silence for its length), then acknowledges its mark. */
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      if (hungUp) return resolve()
+      const timer = setTimeout(() => {
+        onMark = null
+        resolve()
+      }, ANSWER_WAIT_MS)
+      // A network is asynchronous: the caller reacts after the agent's send has returned.
+      onMark = (name, samples) => {
+        onMark = null
+        clearTimeout(timer)
+        setImmediate(() => {
+          if (!hungUp && name) {
+            silence((samples * 1000) / RATE)
+            send({ event: 'mark', name })
+          }
+          resolve()
+        })
+      }
+    })
+
+  const done = (async () => {
+    try {
+      const greeting = listen()
+      send({ event: 'start', call_id: providerCallId, stream_id: `st_${providerCallId}`, params: answer.params })
+      await greeting
+      for (const text of call.utterances) {
+        if (hungUp) break
+        const voice = await runtime.providers.speech.synthesize(text, {
+          voice: null,
+          speakingRate: 1,
+          sampleRate: RATE,
+        })
+        const answered = listen()
+        for (let i = 0; i < voice.samples.length && !hungUp; i += RATE)
+          send({ event: 'media', pcm: b64(voice.samples.subarray(i, i + RATE)) })
+        silence(PAUSE_MS)
+        await answered
+      }
+      if (call.hangUp === false) {
+        // The caller stays on the line, silent, until the agent ends the call (silence timeout, time limit),
+        // listening to whatever the agent says meanwhile. Paced at 200× real time, bounded by the longest call.
+        onMark = (name, samples) =>
+          setImmediate(() => {
+            if (!hungUp && name) {
+              silence((samples * 1000) / RATE)
+              send({ event: 'mark', name })
+            }
+          })
+        for (let s = 0; !hungUp && s < MAX_CALL_S + 60; s++) {
+          silence(1000)
+          await new Promise((r) => setTimeout(r, 5))
+        }
+      }
+      if (!hungUp) send({ event: 'stop' })
+    } catch (err) {
+      console.error(`[simulator] ${conversationId}: ${err instanceof Error ? err.message : err}`)
+      host.closed()
+    }
+  })()
+  return { conversationId, status: 'in_progress', done }
+}
+
+/** Live simulated calls of this process (their promises settle when the caller is gone). */
+export const simulatedCalls = new Map<string, Promise<void>>()
+
+/** POST /simulator/inbound-calls: only on the simulated network, only to a number of the caller's account. */
+export async function startSimulatedCall(
+  runtime: Runtime,
+  accountId: string,
+  body: v.InferOutput<typeof SimulatedInboundCallBody>,
+) {
+  if (runtime.providers.telephony.name !== 'simulated') throw Errors.notFound('Route')
+  const to = callerE164(body.to)
+  if (!to)
+    throw apiError('invalid_phone', 'to must be an E.164 number such as +14155550123.', 'to')
+  const from = callerE164(body.from)
+  if (!from)
+    throw apiError('invalid_phone', 'from must be an E.164 number such as +14155550123.', 'from')
+  const number = await findNumberByE164(runtime.database.db, to)
+  if (!number || number.accountId !== accountId) throw Errors.notFound('Phone number')
+  const call = await simulateInboundCall(runtime, { from, to, utterances: body.utterances, hangUp: body.hang_up })
+  if (call.status === 'in_progress') {
+    simulatedCalls.set(call.conversationId, call.done)
+    void call.done.finally(() => simulatedCalls.delete(call.conversationId))
+  }
+  return { conversation_id: call.conversationId, status: call.status }
+}
