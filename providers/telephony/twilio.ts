@@ -12,6 +12,7 @@
 // ~180 ms at boot against ~9 ms for the webhooks module alone, and three form POSTs need nothing more.
 import { validateRequest } from 'twilio/lib/webhooks/webhooks.js'
 import { ofetch } from 'ofetch'
+import { decodeMulaw, encodeMulaw } from '~/lib/audio'
 import {
   defineTelephony,
   type CallState,
@@ -32,46 +33,6 @@ const settings = () => ({
   authToken: process.env.TWILIO_AUTH_TOKEN || '',
   baseUrl: (process.env.TWILIO_API_BASE_URL || 'https://api.twilio.com').replace(/\/+$/, ''),
 })
-
-// ---- μ-law (G.711), kept local until server/lib/audio.ts lands (the integrator dedupes) ----------------
-
-const MULAW_BIAS = 0x84
-const MULAW_CLIP = 32635
-
-function encodeMulawSample(sample: number): number {
-  let s = sample
-  const sign = s < 0 ? 0x80 : 0
-  if (sign) s = -s
-  if (s > MULAW_CLIP) s = MULAW_CLIP
-  s += MULAW_BIAS
-  let exponent = 7
-  for (let mask = 0x4000; (s & mask) === 0 && exponent > 0; mask >>= 1) exponent--
-  const mantissa = (s >> (exponent + 3)) & 0x0f
-  return ~(sign | (exponent << 4) | mantissa) & 0xff
-}
-
-const DECODE_TABLE = (() => {
-  const t = new Int16Array(256)
-  for (let i = 0; i < 256; i++) {
-    const u = ~i & 0xff
-    const exponent = (u >> 4) & 0x07
-    const magnitude = ((((u & 0x0f) << 3) + MULAW_BIAS) << exponent) - MULAW_BIAS
-    t[i] = u & 0x80 ? -magnitude : magnitude
-  }
-  return t
-})()
-
-export function mulawEncode(pcm: Int16Array): Uint8Array {
-  const out = new Uint8Array(pcm.length)
-  for (let i = 0; i < pcm.length; i++) out[i] = encodeMulawSample(pcm[i])
-  return out
-}
-
-export function mulawDecode(bytes: Uint8Array): Int16Array {
-  const out = new Int16Array(bytes.length)
-  for (let i = 0; i < bytes.length; i++) out[i] = DECODE_TABLE[bytes[i]]
-  return out
-}
 
 // ---- TwiML ------------------------------------------------------------------------------------------------
 
@@ -272,7 +233,7 @@ export default defineTelephony({
             if (!media || typeof media.payload !== 'string') return null
             // A bidirectional stream carries the caller only, but a track other than inbound is never the caller.
             if (media.track !== undefined && media.track !== 'inbound' && media.track !== 'inbound_track') return null
-            return { type: 'audio', pcm: mulawDecode(Buffer.from(media.payload, 'base64')) }
+            return { type: 'audio', pcm: decodeMulaw(Buffer.from(media.payload, 'base64')) }
           }
           case 'mark':
             return typeof m.mark?.name === 'string' ? { type: 'mark', name: m.mark.name } : null
@@ -286,11 +247,11 @@ export default defineTelephony({
         }
       },
       play(pcm) {
-        const bytes = mulawEncode(pcm)
+        const bytes = encodeMulaw(pcm)
         // 20 ms frames; the last one may be shorter (no padding: the audio stays exact).
         for (let i = 0; i < bytes.length; i += FRAME_SAMPLES) {
           const frame = bytes.subarray(i, i + FRAME_SAMPLES)
-          send('media', { media: { payload: Buffer.from(frame).toString('base64') } })
+          send('media', { media: { payload: frame.toString('base64') } })
         }
       },
       clear: () => send('clear'),

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks.js'
-import { mulawDecode, mulawEncode } from '../../providers/telephony/twilio'
+import { decodeMulaw, encodeMulaw } from '~/lib/audio'
 
 // `ws` (Node 20 has no WebSocket client without a flag) is installed but untyped here (a transitive
 // dependency, no @types/ws): the little of it used is typed below.
@@ -55,7 +55,7 @@ export const twilioWire = {
         track: 'inbound',
         chunk: String(chunk),
         timestamp: String(timestampMs),
-        payload: Buffer.from(mulawEncode(pcm)).toString('base64'),
+        payload: Buffer.from(encodeMulaw(pcm)).toString('base64'),
       },
     }),
   mark: (streamSid: string, name: string, seq = 3) =>
@@ -81,7 +81,7 @@ export type Outgoing =
 export function decodeOutgoing(message: string): Outgoing {
   const m = JSON.parse(message)
   if (m.event === 'media' && typeof m.media?.payload === 'string')
-    return { event: 'media', streamSid: m.streamSid, pcm: mulawDecode(Buffer.from(m.media.payload, 'base64')) }
+    return { event: 'media', streamSid: m.streamSid, pcm: decodeMulaw(Buffer.from(m.media.payload, 'base64')) }
   if (m.event === 'mark' && typeof m.mark?.name === 'string')
     return { event: 'mark', streamSid: m.streamSid, name: m.mark.name }
   if (m.event === 'clear') return { event: 'clear', streamSid: m.streamSid }

@@ -1,13 +1,11 @@
 // SVC_TELEPHONY=twilio against a local fake Twilio (test/helpers/fake-twilio.ts): signed webhooks, TwiML
 // answers and the Media Streams WebSocket, on a server of its own; and on the shared (simulated) server the
-// Twilio routes do not exist. The end-to-end calls at the bottom need the voice session loop
-// (server/domain/calls/session.ts) and the OpenAI-compatible speech provider with its fake
-// (test/helpers/fake-speech.ts, server/lib/audio.ts): they are skipped, and say so, until those are in the tree.
-import { existsSync, readFileSync } from 'node:fs'
+// Twilio routes do not exist. The calls end to end run the voice session loop with the openai speech
+// provider against a fake OpenAI-compatible speech server speaking tone text (test/helpers/fake-speech.ts).
 import { request } from 'node:http'
 import { createServer as createNetServer } from 'node:net'
-import { resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { decodeToneText, encodeToneText, toToneAscii } from '~/lib/audio'
 import { createApi } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
 import {
@@ -20,23 +18,11 @@ import {
   TwilioMediaClient,
   type FakeTwilio,
 } from '../helpers/fake-twilio'
+import { startFakeSpeech, type FakeSpeech } from '../helpers/fake-speech'
 import { startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { until } from '../helpers/wait'
-
-const ROOT = resolve(import.meta.dirname, '../..')
-const has = (p: string) => existsSync(resolve(ROOT, p))
-// The session loop is in when session.ts is the lead's, not this branch's compile stub.
-const SESSION =
-  has('server/domain/calls/session.ts') &&
-  !readFileSync(resolve(ROOT, 'server/domain/calls/session.ts'), 'utf8').includes('LOCAL STUB')
-const SPEECH = has('providers/speech/openai.ts') && has('test/helpers/fake-speech.ts') && has('server/lib/audio.ts')
-const E2E = SESSION && SPEECH
-// Imported by path at run time so this file compiles before the speech helper lands; make these static
-// imports once it has.
-const FAKE_SPEECH: string = '../helpers/fake-speech'
-const AUDIO: string = '~/lib/audio'
 
 const freePort = () =>
   new Promise<number>((ok, fail) => {
@@ -71,20 +57,21 @@ const upgradeStatus = (origin: string, path: string) =>
     req.end()
   })
 
-// One server with SVC_TELEPHONY=twilio for the file (and, when the session has landed, a tenant whose agent
-// answers a number on it): the hooks are at the top (one pair per file, lint/noDuplicateTestHooks).
+// One server with SVC_TELEPHONY=twilio for the file, and a tenant whose agent (built from a small site)
+// answers a number on it: the hooks are at the top (one pair per file, lint/noDuplicateTestHooks).
 let fake: FakeTwilio
 let server: TestServer
 let origin: string
-let speech: { url: string; close(): Promise<void> } | undefined
-let site: TestSite | undefined
-const e2e = {} as { t: Tenant; agentId: string; toneText: (text: string, sampleRate: number) => Int16Array }
+let speech: FakeSpeech
+let site: TestSite
+let t: Tenant
+let agentId: string
 const TO = `+1415556${String(1000 + (process.pid % 8000)).padStart(4, '0')}`
 const CALLER = '+14155550142'
 
 beforeAll(async () => {
   fake = await startFakeTwilio()
-  if (E2E) speech = await (await import(/* @vite-ignore */ FAKE_SPEECH)).startFakeSpeech()
+  speech = await startFakeSpeech()
   // An explicit public URL: Twilio signs the URL it calls, and the TwiML names the media URL from it.
   const port = await freePort()
   origin = `http://127.0.0.1:${port}`
@@ -93,20 +80,15 @@ beforeAll(async () => {
       PORT: String(port),
       SVC_PUBLIC_URL: origin,
       SVC_TELEPHONY: 'twilio',
-      SVC_SPEECH: E2E ? 'openai' : 'simulated',
-      ...(speech ? { SPEECH_BASE_URL: speech.url, SPEECH_API_KEY: 'sk-fake-speech' } : {}),
+      SVC_SPEECH: 'openai',
+      SPEECH_BASE_URL: speech.url,
+      SPEECH_API_KEY: 'sk-fake-speech',
       TWILIO_API_BASE_URL: fake.url,
       TWILIO_ACCOUNT_SID: fake.accountSid,
       TWILIO_AUTH_TOKEN: fake.authToken,
       SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000',
     },
   })
-  if (!E2E) return
-  const audio = await import(/* @vite-ignore */ AUDIO)
-  e2e.toneText = (text, rate) => {
-    const out = audio.encodeToneText(text, rate)
-    return out instanceof Int16Array ? out : out.samples
-  }
   site = await serveSite({
     '/': {
       body: html(
@@ -116,16 +98,16 @@ beforeAll(async () => {
       ),
     },
   })
-  e2e.t = await createTenant(createApi(server.base, server.masterKey))
-  e2e.agentId = await buildAgent(e2e.t.api, e2e.t.accountId, `${site.origin}/`, { language: 'en' })
-  const patched = await e2e.t.api.patch(`/agents/${e2e.agentId}`, {
+  t = await createTenant(createApi(server.base, server.masterKey))
+  agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
+  const patched = await t.api.patch(`/agents/${agentId}`, {
     barge_in: true,
     end_call_phrases: ['that is all'],
     capabilities: ['transfer_call'],
-    capability_settings: { transfer_call: { transfer_directory: [{ name: 'Sales', phone: '+14155550177' }] } },
+    capability_settings: { transfer_directory: [{ name: 'Sales', phone: '+14155550177' }] },
   })
   expect(patched.status, patched.text).toBe(200)
-  const num = await e2e.t.api.post('/phone-numbers', { e164: TO, agent_id: e2e.agentId, label: 'Twilio line' })
+  const num = await t.api.post('/phone-numbers', { e164: TO, agent_id: agentId, label: 'Twilio line' })
   expect(num.status, num.text).toBe(201)
 }, 180_000)
 
@@ -193,10 +175,8 @@ describe('twilio telephony (own server, fake Twilio)', () => {
       parameters: { conversation_id: 'conv_u1', token: 'not-a-token' },
     })
     expect(client.ws.readyState).toBe(1)
-    if (SESSION) {
-      // The session checks the start parameters: a wrong media token ends the stream.
-      await client.waitFor((c) => c.closed, 5_000, 'the server to close a stream with a bad token')
-    } else client.close()
+    // The session checks the start parameters: a wrong media token ends the stream.
+    await client.waitFor((c) => c.closed, 5_000, 'the server to close a stream with a bad token')
     const plain = await fetch(`${origin}/telephony/twilio/media`)
     expect(plain.status).toBe(426)
   })
@@ -213,9 +193,7 @@ describe('twilio telephony (own server, fake Twilio)', () => {
     expect(idle.closeCode).toBe(1008)
   }, 20_000)
 
-  // ---- end to end: needs the session loop and the speech fake (see the file head) ---------------------------
-
-  describe.skipIf(!E2E)('a call end to end (waits for the session loop and the speech fake)', () => {
+  describe('a call end to end', () => {
     /** Rings TO, checks the TwiML, opens the stream with its parameters (playback 20× real time unless told). */
     async function call(playbackRate = 20) {
       const rang = await inboundCall(origin, { from: CALLER, to: TO, authToken: fake.authToken })
@@ -232,37 +210,47 @@ describe('twilio telephony (own server, fake Twilio)', () => {
 
     /** The caller says `text`, then keeps the line alive with silence (the session's clock is caller audio). */
     async function speak(client: TwilioMediaClient, text: string) {
-      await client.say(e2e.toneText(text, 8000))
+      await client.say(encodeToneText(text, 8000))
       await client.silence(1_000)
     }
 
     const heardSoFar = (c: TwilioMediaClient) => c.outgoing.filter((o) => o.event === 'media').length
 
-    it('greets, hears the caller, answers from the knowledge in μ-law frames, echoes marks; the caller hangs up', async () => {
-      const { client, conversationId } = await call()
-      // Greeting audio arrives as 20 ms frames on this stream.
-      await client.waitFor((c) => heardSoFar(c) > 0, 15_000, 'the greeting')
-      expect(client.outgoing.every((o) => o.event === 'other' || o.streamSid === client.streamSid)).toBe(true)
-      const before = heardSoFar(client)
-      await speak(client, 'When do you open?')
-      await client.waitFor((c) => heardSoFar(c) > before, 30_000, 'the answer')
-      // Keep the clock running while the answer plays; marks come back as it finishes.
-      await client.silence(4_000)
-      await client.hangUp()
-      const conv = await until(
-        'the conversation to complete',
+    const conversation = (id: string) =>
+      until(
+        `conversation ${id} to complete`,
         async () => {
-          const r = await e2e.t.api.get(`/conversations/${conversationId}?include=transcript`)
+          const r = await t.api.get(`/conversations/${id}?include=transcript,metrics`)
           return r.body.status === 'completed' ? r.body : null
         },
         60_000,
       )
-      expect(conv).toMatchObject({ channel: 'phone_inbound', agent_id: e2e.agentId })
-      const visitor = conv.transcript.filter((x: any) => x.speaker === 'visitor')
-      expect(visitor.map((x: any) => x.text)).toEqual(['When do you open?'])
-      const answer = conv.transcript.find((x: any) => x.speaker === 'agent' && x.turn_type === 'answer')
+
+    it('greets, hears the caller, answers from the knowledge in μ-law frames, echoes marks; the caller hangs up', async () => {
+      const { client, conversationId } = await call()
+      // The greeting arrives as 20 ms frames on this stream, followed by a mark the fake echoes once it has
+      // played; the caller speaks after that (no barge-in).
+      await client.waitFor((c) => c.echoedMarks.length >= 1, 15_000, 'the greeting to play')
+      const greetingFrames = heardSoFar(client)
+      expect(greetingFrames).toBeGreaterThan(1)
+      expect(client.outgoing.every((o) => o.event === 'other' || o.streamSid === client.streamSid)).toBe(true)
+      const frames = client.outgoing.filter((o) => o.event === 'media') as { pcm: Int16Array }[]
+      expect(frames.slice(0, -1).every((f) => f.pcm.length === 160)).toBe(true)
+      const greetingAudio = client.audio()
+      await speak(client, 'When do you open?')
+      await client.waitFor((c) => c.echoedMarks.length >= 2, 30_000, 'the answer to play')
+      expect(client.clears).toBe(0)
+      client.hangUp()
+      const conv = await conversation(conversationId)
+      expect(conv).toMatchObject({ channel_detail: { channel: 'phone_inbound' }, agent_id: agentId })
+      expect(conv.metrics.end_reason).toBe('caller_hung_up')
+      const [greeting, ...rest] = conv.transcript
+      expect(greeting).toMatchObject({ speaker: 'agent', turn_type: 'greeting' })
+      // What the caller heard is the greeting: the fake TTS speaks tone text, 24 kHz → 8 kHz → μ-law → back.
+      expect(decodeToneText(greetingAudio, 8000)).toBe(toToneAscii(greeting.text))
+      expect(rest.filter((x: any) => x.speaker === 'visitor').map((x: any) => x.text)).toEqual(['When do you open?'])
+      const answer = rest.find((x: any) => x.speaker === 'agent' && x.turn_type === 'answer')
       expect(answer.text.toLowerCase()).toContain('seven')
-      expect(client.outgoing.some((o) => o.event === 'mark')).toBe(true)
     })
 
     it('barge-in: the caller talking over the agent makes the server send clear', async () => {
@@ -271,12 +259,14 @@ describe('twilio telephony (own server, fake Twilio)', () => {
       // Real-time playback: the greeting is still playing when the caller speaks over it.
       await speak(client, 'Sorry to interrupt, how much is the rye sourdough loaf?')
       await client.waitFor((c) => c.clears > 0, 15_000, 'a clear message')
+      // Twilio echoes the marks of the cleared audio at once.
+      expect(client.echoedMarks.length).toBeGreaterThanOrEqual(1)
       client.hangUp()
     })
 
     it('transfer: asking for Sales updates the live call with <Dial> TwiML', async () => {
-      const { client, callSid } = await call()
-      await client.waitFor((c) => heardSoFar(c) > 0, 15_000, 'the greeting')
+      const { client, callSid, conversationId } = await call()
+      await client.waitFor((c) => c.echoedMarks.length >= 1, 15_000, 'the greeting to play')
       await speak(client, 'Please transfer me to Sales.')
       // The caller's silence keeps the call's clock running while the agent speaks and transfers.
       const transferred = await until(
@@ -287,15 +277,18 @@ describe('twilio telephony (own server, fake Twilio)', () => {
         },
         30_000,
       )
-      expect(transferred.form.Twiml).toBe(
-        '<?xml version="1.0" encoding="UTF-8"?><Response><Dial>+14155550177</Dial></Response>',
-      )
-      client.close()
+      expect(transferred).toMatchObject({
+        authorized: true,
+        form: { Twiml: '<?xml version="1.0" encoding="UTF-8"?><Response><Dial>+14155550177</Dial></Response>' },
+      })
+      // The session ends its side of the stream; the conversation closes as transferred.
+      await client.waitFor((c) => c.closed, 10_000, 'the server to close the stream')
+      expect((await conversation(conversationId)).metrics.end_reason).toBe('transferred')
     })
 
     it('an end phrase: the agent says goodbye, then hangs up through the REST API', async () => {
-      const { client, callSid } = await call()
-      await client.waitFor((c) => heardSoFar(c) > 0, 15_000, 'the greeting')
+      const { client, callSid, conversationId } = await call()
+      await client.waitFor((c) => c.echoedMarks.length >= 1, 15_000, 'the greeting to play')
       await speak(client, 'Thanks, that is all.')
       const hung = await until(
         'the hang-up at Twilio',
@@ -305,8 +298,9 @@ describe('twilio telephony (own server, fake Twilio)', () => {
         },
         30_000,
       )
-      expect(hung.authorized).toBe(true)
-      client.close()
+      expect(hung).toMatchObject({ method: 'POST', authorized: true, form: { Status: 'completed' } })
+      await client.waitFor((c) => c.closed, 10_000, 'the server to close the stream')
+      expect((await conversation(conversationId)).metrics.end_reason).toBe('end_phrase')
     })
   })
 })

@@ -5,12 +5,12 @@
 // (conversation_id and its media token from the TwiML) before any audio is used, and a socket that has not
 // started a stream within START_TIMEOUT_MS is closed here (Twilio sends connected and start at once), so
 // an idle stranger cannot hold sockets open.
-import { defineEventHandler, type EventHandler } from 'h3'
+import { createError, defineEventHandler, type EventHandler } from 'h3'
 import type { Peer } from 'crossws'
 import { attachMedia } from '~/domain/calls/session'
 import { useRuntime, whenReady } from '~/kit/runtime'
 import type { MediaLeg } from '~/kit/telephony'
-import { ApiError, Errors } from '~/lib/errors'
+import { Errors } from '~/lib/errors'
 
 const START_TIMEOUT_MS = 10_000
 
@@ -30,9 +30,8 @@ function end(peer: Peer) {
 // provider is not twilio, so the route does not exist for other providers either way.
 const http: EventHandler = () => {
   if (useRuntime().providers.telephony.name !== 'twilio') throw Errors.notFound('Route')
-  throw new ApiError(426, 'bad_request', 'Open this URL as a WebSocket (Twilio Media Streams).', null, {
-    Upgrade: 'websocket',
-  })
+  // 426 as h3 answers it (the error handler renders the envelope: bad_request).
+  throw createError({ statusCode: 426, statusMessage: 'Upgrade Required' })
 }
 
 export default defineEventHandler({

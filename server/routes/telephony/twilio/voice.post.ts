@@ -10,7 +10,7 @@ import { onCallStatus } from '~/domain/calls/status'
 import { publicOrigin } from '~/http/public-origin'
 import { useRuntime, type Runtime } from '~/kit/runtime'
 import type { WebhookRequest } from '~/kit/telephony'
-import { ApiError, apiError, Errors } from '~/lib/errors'
+import { apiError, Errors } from '~/lib/errors'
 
 const LIMIT = 64 * 1024
 
@@ -19,7 +19,7 @@ export async function readTwilioWebhook(event: H3Event, runtime: Runtime): Promi
   const type = (getHeader(event, 'content-type') ?? '').toLowerCase()
   if (!type.startsWith('application/x-www-form-urlencoded'))
     throw Errors.unsupportedMediaType('application/x-www-form-urlencoded')
-  const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body exceeds 64 KB.')
+  const tooLarge = () => apiError('payload_too_large', 'The request body exceeds 64 KB.')
   if (Number(getHeader(event, 'content-length') ?? 0) > LIMIT) throw tooLarge()
   const body = (await readRawBody(event, false)) ?? Buffer.alloc(0)
   if (body.length > LIMIT) throw tooLarge()
