@@ -140,6 +140,12 @@ export async function simulateInboundCall(
           await new Promise((r) => setTimeout(r, 5))
         }
       }
+      if (!hungUp) {
+        // A caller does not drop the line mid-breath: a moment of silence lets the agent finish (a transfer,
+        // an end-call phrase) before the caller hangs up.
+        silence(1000)
+        for (let i = 0; i < 30 && !hungUp; i++) await new Promise((r) => setTimeout(r, 10))
+      }
       if (!hungUp) send({ event: 'stop' })
     } catch (err) {
       console.error(`[simulator] ${conversationId}: ${err instanceof Error ? err.message : err}`)
