@@ -72,7 +72,11 @@ describe('inbound phone calls (simulated network)', () => {
     expect(r.status, r.text).toBe(202)
     expect(r.body).toMatchObject({ conversation_id: expect.stringMatching(/^conv_u\d+$/), status: 'in_progress' })
     first = await finished(t.api, r.body.conversation_id)
-    expect(first).toMatchObject({ channel_detail: { channel: 'phone_inbound' }, agent_id: agentId, has_recording: true })
+    expect(first).toMatchObject({
+      channel_detail: { channel: 'phone_inbound' },
+      agent_id: agentId,
+      has_recording: true,
+    })
     const turns = first.transcript as any[]
     const visitor = turns.filter((x) => x.speaker === 'visitor')
     const answers = turns.filter((x) => x.speaker === 'agent' && x.turn_type === 'answer')
