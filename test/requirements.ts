@@ -811,7 +811,8 @@ export const requirements = {
   },
   'calls.audio-offsets': {
     source: 'decisions Run surfaces (Phone conversations)',
-    behavior: 'Every spoken turn of a call carries integer audio_offset_ms and audio_duration_ms on the call clock, in order; confidence stays null.',
+    behavior:
+      'Every spoken turn of a call carries integer audio_offset_ms and audio_duration_ms on the call clock, in order; confidence stays null.',
   },
   'calls.recording': {
     source: 'decisions Run surfaces (Phone conversations); contract GET /media/recordings/{sid}.mp3',

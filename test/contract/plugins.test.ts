@@ -10,12 +10,16 @@ import { verifies } from '../requirements'
 import { testCapability } from './capability.contract'
 import { testChatEngine } from './chat-engine.contract'
 import { testVoiceProvider } from './voice.contract'
+import { testSpeechProvider } from './speech.contract'
 import { testMailer, type MailReceiver } from './mailer.contract'
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 // Engines whose calls need no network; the others get the shape contract and their own test with a fake server.
 const OFFLINE_ENGINES = new Set(['local'])
+// Speech providers that need no network (openai: test/plugins/openai-speech.test.ts runs the full contract
+// against a local OpenAI-compatible server).
+const OFFLINE_SPEECH = new Set(['simulated'])
 // Mailers that send nowhere (the others get the shape contract).
 const OFFLINE_MAILERS = new Set(['outbox'])
 
@@ -31,6 +35,7 @@ const kinds = {
   chat: await load('providers/chat'),
   voice: await load('providers/voice'),
   mail: await load('providers/mail'),
+  speech: await load('providers/speech'),
 }
 
 describe('plugin files', () => {
@@ -43,6 +48,7 @@ describe('plugin files', () => {
     }
     expect(kinds.capabilities.length).toBeGreaterThanOrEqual(5)
     expect(kinds.chat.map((x) => x.plugin.name)).toEqual(expect.arrayContaining(['local', 'openai']))
+    expect(kinds.speech.map((x) => x.plugin.name)).toEqual(expect.arrayContaining(['simulated', 'openai']))
   })
 
   it('voice ids are unique across providers', async () => {
@@ -57,6 +63,8 @@ for (const { file, plugin } of kinds.capabilities) describe(`capabilities/${file
 for (const { file, plugin } of kinds.chat)
   describe(`providers/chat/${file}`, () => testChatEngine(plugin, { offline: OFFLINE_ENGINES.has(plugin.name) }))
 for (const { file, plugin } of kinds.voice) describe(`providers/voice/${file}`, () => testVoiceProvider(plugin))
+for (const { file, plugin } of kinds.speech)
+  describe(`providers/speech/${file}`, () => testSpeechProvider(plugin, { offline: OFFLINE_SPEECH.has(plugin.name) }))
 
 describe('mailers', () => {
   let database: Database

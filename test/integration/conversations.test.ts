@@ -9,10 +9,11 @@ import { and, eq, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
 import { openDatabase, type Database } from '~/db/client'
 import { migrate } from '~/db/migrate'
-import { accounts, conversations, events } from '~/db/schema'
+import { accounts, conversations, dncEntries, events } from '~/db/schema'
 import { createUser } from '~/domain/users/users'
 import { sweepRetention } from '~/domain/conversations/retention'
 import { recentCallsFor } from '~/domain/conversations/import'
+import { addOptOut } from '~/domain/calls/dnc'
 import { getRecording, verifyRecordingToken } from '~/domain/conversations/read'
 import { emitEvent } from '~/domain/events/emit'
 import { verifies } from '../requirements'
@@ -167,7 +168,26 @@ describe('inbound phone history block', () => {
     expect(older.map((c) => c.conversation_id)).toEqual([c5, c10, c20])
     expect(older.map((c) => c.conversation_id)).not.toContain(c40)
     expect(await recentCallsFor(db.db, await newAccount(), phone, NOW)).toEqual([])
+    // The call being answered is left out of its own block.
+    expect((await recentCallsFor(db, acc, phone, NOW, c1)).map((c) => c.conversation_id)).toEqual([c5, c10, c20])
     expect(later).toBeTruthy()
+  })
+})
+
+describe('do-not-call opt-out', () => {
+  it('lists a caller who opts out once per account, source opt_out, and keeps an existing entry as it is', async () => {
+    verifies('calls.session-rules')
+    const acc = await newAccount()
+    const other = await newAccount()
+    await addOptOut(db, acc, '+14155550199', 'conv_u1')
+    await addOptOut(db, acc, '+14155550199', 'conv_u2')
+    await addOptOut(db, other, '+14155550199', 'conv_u3')
+    const rows = await db.db.select().from(dncEntries).where(eq(dncEntries.phoneE164, '+14155550199'))
+    const mine = rows.filter((r) => r.accountId === acc)
+    expect(mine).toHaveLength(1)
+    expect(mine[0]).toMatchObject({ source: 'opt_out', id: expect.stringMatching(/^dnc_\d+$/) })
+    expect(mine[0].reason).toContain('conv_u1')
+    expect(rows.filter((r) => r.accountId === other)).toHaveLength(1)
   })
 })
 

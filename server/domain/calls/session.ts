@@ -396,7 +396,12 @@ export class VoiceSession {
       : []
 
     const claimed = await claimTurn(this.runtime.database, conv.accountId, conv.id)
-    if (!claimed) return this.end('conversation_closed')
+    // Ended or deleted through the API meanwhile: the caller is hung up on.
+    if (!claimed) {
+      this.queue = []
+      this.pendingEnd = { reason: 'conversation_closed' }
+      return
+    }
     try {
       let reply: Awaited<ReturnType<typeof completeWithTools>>
       const assembled = await assembleTurn(this.runtime, claimed, text, {

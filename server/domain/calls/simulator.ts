@@ -140,6 +140,12 @@ export async function simulateInboundCall(
           await new Promise((r) => setTimeout(r, 5))
         }
       }
+      if (!hungUp) {
+        // A caller does not drop the line mid-breath: a moment of silence lets the agent finish (a transfer,
+        // an end-call phrase) before the caller hangs up.
+        silence(1000)
+        for (let i = 0; i < 30 && !hungUp; i++) await new Promise((r) => setTimeout(r, 10))
+      }
       if (!hungUp) send({ event: 'stop' })
     } catch (err) {
       console.error(`[simulator] ${conversationId}: ${err instanceof Error ? err.message : err}`)
@@ -160,11 +166,9 @@ export async function startSimulatedCall(
 ) {
   if (runtime.providers.telephony.name !== 'simulated') throw Errors.notFound('Route')
   const to = callerE164(body.to)
-  if (!to)
-    throw apiError('invalid_phone', 'to must be an E.164 number such as +14155550123.', 'to')
+  if (!to) throw apiError('invalid_phone', 'to must be an E.164 number such as +14155550123.', 'to')
   const from = callerE164(body.from)
-  if (!from)
-    throw apiError('invalid_phone', 'from must be an E.164 number such as +14155550123.', 'from')
+  if (!from) throw apiError('invalid_phone', 'from must be an E.164 number such as +14155550123.', 'from')
   const number = await findNumberByE164(runtime.database.db, to)
   if (!number || number.accountId !== accountId) throw Errors.notFound('Phone number')
   const call = await simulateInboundCall(runtime, { from, to, utterances: body.utterances, hangUp: body.hang_up })

@@ -2,6 +2,7 @@ import * as v from 'valibot'
 import { defineApiRoute } from '~/http/define-api-route'
 import { AccountOnlyQuery, ConversationParams } from '~/domain/conversations/schemas'
 import { getRecording } from '~/domain/conversations/read'
+import { publicOrigin } from '~/http/public-origin'
 
 export default defineApiRoute({
   summary: 'Read the recording of a conversation',
@@ -21,9 +22,9 @@ export default defineApiRoute({
     duration_s: v.nullable(v.number()),
   }),
   errors: ['invalid_id', 'conversation_deleted'],
-  handler: ({ runtime, account, params }) =>
+  handler: ({ event, runtime, account, params }) =>
     getRecording(runtime.database.db, account.ids, params.conv, {
       secret: runtime.config.secret,
-      publicUrl: runtime.config.publicUrl,
+      publicUrl: publicOrigin(event, runtime.config),
     }),
 })
