@@ -172,6 +172,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (production && (!e.SVC_MASTER_KEY || !e.SVC_SECRET)) {
     throw new Error('[config] SVC_ENV=production requires SVC_MASTER_KEY and SVC_SECRET')
   }
+  // Twilio signs the URL it calls and opens the media stream at the URL we give it: both need the real origin.
+  if (e.SVC_TELEPHONY === 'twilio' && !e.SVC_PUBLIC_URL)
+    throw new Error('[config] SVC_TELEPHONY=twilio requires SVC_PUBLIC_URL (the public https origin Twilio calls)')
   if (e.SVC_MAIL === 'smtp' && !e.SMTP_URL)
     throw new Error('[config] SVC_MAIL=smtp requires SMTP_URL (smtp://user:pass@host:port)')
   let masterKey = e.SVC_MASTER_KEY

@@ -834,6 +834,16 @@ export const requirements = {
     behavior:
       'The voice session honours silence_timeout_s, max_call_duration_s and end_call_phrases, puts an opting-out caller on the do-not-call list (source opt_out) and hands a transfer_call to the telephony provider (outcome transferred).',
   },
+  'calls.twilio': {
+    source: 'decisions Run surfaces (Telephony providers); issue 15 item 4',
+    behavior:
+      'The twilio provider answers a signed inbound webhook with <Connect><Stream>, carries the call over a bidirectional Media Streams WebSocket (8 kHz μ-law, mark, clear on barge-in, stop), transfers with <Dial> and hangs up through the REST Calls API; only media-stream paths accept a WebSocket upgrade.',
+  },
+  'calls.twilio-signature': {
+    source: 'decisions Run surfaces (Telephony providers)',
+    behavior:
+      'Provider webhooks are authenticated by X-Twilio-Signature (the official validator) over the exact public URL: a wrong, missing or moved signature is 403, no API key is asked for, and they are not audited nor in the OpenAPI document.',
+  },
   // Phone numbers (decisions Run surfaces, row Phone numbers)
   'phone-numbers.crud': {
     source: 'decisions Run surfaces (Phone numbers)',

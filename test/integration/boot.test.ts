@@ -19,6 +19,19 @@ describe('providers checked at boot', () => {
     )
   })
 
+  it('an unknown SVC_TELEPHONY or SVC_SPEECH stops the boot the same way', async () => {
+    verifies('plugins.boot-providers')
+    await expect(startServer({ env: { SVC_TELEPHONY: 'twillio' } })).rejects.toThrow(
+      /SVC_TELEPHONY="twillio" names no telephony provider \(known: simulated, twilio\)/,
+    )
+    await expect(startServer({ env: { SVC_TELEPHONY: 'twilio', SVC_PUBLIC_URL: undefined } })).rejects.toThrow(
+      /SVC_TELEPHONY=twilio requires SVC_PUBLIC_URL/,
+    )
+    await expect(startServer({ env: { SVC_SPEECH: 'whisper' } })).rejects.toThrow(
+      /SVC_SPEECH="whisper" names no speech provider \(known: openai, simulated\)/,
+    )
+  })
+
   it('a known engine boots and answers (the control)', async () => {
     const server = await startServer({ env: { SVC_CHAT_ENGINE: 'local', SVC_MAIL: 'outbox' } })
     try {

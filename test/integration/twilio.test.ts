@@ -4,6 +4,7 @@
 // provider against a fake OpenAI-compatible speech server speaking tone text (test/helpers/fake-speech.ts).
 import { request } from 'node:http'
 import { createServer as createNetServer } from 'node:net'
+import { verifies } from '../requirements'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { decodeToneText, encodeToneText, toToneAscii } from '~/lib/audio'
 import { createApi } from '../helpers/api'
@@ -120,6 +121,7 @@ afterAll(async () => {
 
 describe('twilio telephony (own server, fake Twilio)', () => {
   it('refuses a webhook with a wrong, missing or replayed-elsewhere signature (403), asking for no API key', async () => {
+    verifies('calls.twilio-signature')
     const params = {
       CallSid: sid('CA'),
       AccountSid: fake.accountSid,
@@ -227,6 +229,7 @@ describe('twilio telephony (own server, fake Twilio)', () => {
       )
 
     it('greets, hears the caller, answers from the knowledge in μ-law frames, echoes marks; the caller hangs up', async () => {
+      verifies('calls.twilio')
       const { client, conversationId } = await call()
       // The greeting arrives as 20 ms frames on this stream, followed by a mark the fake echoes once it has
       // played; the caller speaks after that (no barge-in).
@@ -254,6 +257,7 @@ describe('twilio telephony (own server, fake Twilio)', () => {
     })
 
     it('barge-in: the caller talking over the agent makes the server send clear', async () => {
+      verifies('calls.twilio', 'calls.session-rules')
       const { client } = await call(1)
       await client.waitFor((c) => heardSoFar(c) > 0, 15_000, 'the greeting')
       // Real-time playback: the greeting is still playing when the caller speaks over it.
@@ -265,6 +269,7 @@ describe('twilio telephony (own server, fake Twilio)', () => {
     })
 
     it('transfer: asking for Sales updates the live call with <Dial> TwiML', async () => {
+      verifies('calls.twilio', 'calls.session-rules')
       const { client, callSid, conversationId } = await call()
       await client.waitFor((c) => c.echoedMarks.length >= 1, 15_000, 'the greeting to play')
       await speak(client, 'Please transfer me to Sales.')
@@ -287,6 +292,7 @@ describe('twilio telephony (own server, fake Twilio)', () => {
     })
 
     it('an end phrase: the agent says goodbye, then hangs up through the REST API', async () => {
+      verifies('calls.twilio', 'calls.session-rules')
       const { client, callSid, conversationId } = await call()
       await client.waitFor((c) => c.echoedMarks.length >= 1, 15_000, 'the greeting to play')
       await speak(client, 'Thanks, that is all.')
@@ -320,5 +326,11 @@ describe('twilio routes when SVC_TELEPHONY is not twilio (shared server)', () =>
     }
     expect((await fetch(`${origin}/telephony/twilio/media`)).status).toBe(404)
     expect(await upgradeStatus(origin, '/telephony/twilio/media')).toBe(404)
+  })
+
+  it('refuse a WebSocket upgrade on every path that is not a media stream', async () => {
+    verifies('calls.twilio')
+    for (const path of ['/v1/health', '/nope', '/v1/conversations', '/mcp', '/telephony/twilio/voice'])
+      expect(await upgradeStatus(origin, path), path).toBe(404)
   })
 })

@@ -391,7 +391,8 @@ describe('OpenAPI and reference', () => {
       )
     })(routesDir)
     const operations = files
-      .filter((f) => !f.startsWith('api/v1/') && !f.startsWith('v1/oauth/')) // aliases re-dispatch to /v1 and /oauth
+      // Aliases re-dispatch to /v1 and /oauth; provider webhooks are not public API (decisions Telephony providers).
+      .filter((f) => !f.startsWith('api/v1/') && !f.startsWith('v1/oauth/') && !f.startsWith('telephony/'))
       .map((f) => {
         const m = /^(.*?)(?:\.(get|post|patch|put|delete))?\.ts$/.exec(f)!
         const path = '/' + m[1].replace(/(^|\/)index$/, '').replace(/\[(\w+)\]/g, '{$1}')

@@ -1,0 +1,24 @@
+// WebSockets only where a route means them. With Nitro's WebSocket support on, crossws upgrades a request on
+// any path (a route without WebSocket hooks resolves to empty hooks, which accept), so /v1/health or an
+// unknown path would hold an idle socket open. This global upgrade hook refuses every path but the media
+// streams; a route's own upgrade hook still decides for its path (crossws: the route's answer wins when it
+// gives one, otherwise the global one applies).
+import { defineNitroPlugin } from 'nitropack/runtime'
+
+/** Paths that carry WebSockets: provider media streams (and browser voice chat, when it lands). */
+export const WEBSOCKET_PATHS = [/^\/telephony\/[a-z0-9_-]{1,32}\/media$/]
+
+export default defineNitroPlugin((nitroApp) => {
+  // h3 builds the crossws options from app.options.websocket on first use, which is after the plugins run.
+  const options = nitroApp.h3App.options as { websocket?: { hooks?: Record<string, unknown> } }
+  options.websocket = {
+    ...options.websocket,
+    hooks: {
+      ...options.websocket?.hooks,
+      upgrade(request: Request) {
+        const path = new URL(request.url, 'http://localhost').pathname
+        if (!WEBSOCKET_PATHS.some((re) => re.test(path))) return new Response('Not Found', { status: 404 })
+      },
+    },
+  }
+})
