@@ -1,18 +1,24 @@
-// WebSockets only where a route means them. With Nitro's WebSocket support on, crossws upgrades a request on
+// WebSockets only where a route means them, with a bounded message size. With Nitro's WebSocket support on, crossws upgrades a request on
 // any path (a route without WebSocket hooks resolves to empty hooks, which accept), so /v1/health or an
 // unknown path would hold an idle socket open. This global upgrade hook refuses every path but the media
 // streams; a route's own upgrade hook still decides for its path (crossws: the route's answer wins when it
 // gives one, otherwise the global one applies).
 import { defineNitroPlugin } from 'nitropack/runtime'
 
+/** One message at most: a Media Streams frame is under 1 KB; ws would take 100 MiB by default. */
+export const MAX_WS_MESSAGE_BYTES = 64 * 1024
+
 /** Paths that carry WebSockets: provider media streams (and browser voice chat, when it lands). */
 export const WEBSOCKET_PATHS = [/^\/telephony\/[a-z0-9_-]{1,32}\/media$/]
 
 export default defineNitroPlugin((nitroApp) => {
   // h3 builds the crossws options from app.options.websocket on first use, which is after the plugins run.
-  const options = nitroApp.h3App.options as { websocket?: { hooks?: Record<string, unknown> } }
+  const options = nitroApp.h3App.options as {
+    websocket?: { hooks?: Record<string, unknown>; serverOptions?: Record<string, unknown> }
+  }
   options.websocket = {
     ...options.websocket,
+    serverOptions: { ...options.websocket?.serverOptions, maxPayload: MAX_WS_MESSAGE_BYTES },
     hooks: {
       ...options.websocket?.hooks,
       upgrade(request: Request) {

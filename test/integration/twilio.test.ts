@@ -195,6 +195,18 @@ describe('twilio telephony (own server, fake Twilio)', () => {
     expect(idle.closeCode).toBe(1008)
   }, 20_000)
 
+  it('closes a media socket that sends a message over 64 KB (1009)', async () => {
+    verifies('calls.twilio')
+    const big = await TwilioMediaClient.connect(`${origin.replace(/^http/, 'ws')}/telephony/twilio/media`, {
+      callSid: sid('CA'),
+      parameters: {},
+      start: false,
+    })
+    big.ws.send('x'.repeat(100_000))
+    await big.waitFor((c) => c.closed, 5_000, 'the server to close an oversized message')
+    expect(big.closeCode).toBe(1009)
+  })
+
   describe('a call end to end', () => {
     /** Rings TO, checks the TwiML, opens the stream with its parameters (playback 20× real time unless told). */
     async function call(playbackRate = 20) {
