@@ -834,6 +834,11 @@ export const requirements = {
     behavior:
       'The voice session honours silence_timeout_s, max_call_duration_s and end_call_phrases, puts an opting-out caller on the do-not-call list (source opt_out) and hands a transfer_call to the telephony provider (outcome transferred).',
   },
+  'calls.quotas': {
+    source: 'contract Limits (max_calls_per_day, max_concurrent_calls); issue 15 item 3',
+    behavior:
+      'Every call counts against max_calls_per_day and max_concurrent_calls; a call over either is refused with a spoken message and recorded as a failed conversation (metrics.failure_reason).',
+  },
   'calls.twilio': {
     source: 'decisions Run surfaces (Telephony providers); issue 15 item 4',
     behavior:
