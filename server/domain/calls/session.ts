@@ -360,7 +360,8 @@ export class VoiceSession {
     this.working = true
     try {
       await this.ready
-      while (this.queue.length && !this.ended && !this.ending) await this.turn(this.queue.shift()!)
+      // Once the agent has decided to end the call (an end phrase, a transfer), later speech is not answered.
+      while (this.queue.length && !this.ended && !this.ending && !this.pendingEnd) await this.turn(this.queue.shift()!)
     } finally {
       this.working = false
     }
@@ -413,6 +414,12 @@ export class VoiceSession {
         await addOptOut(this.runtime.database, conv.accountId, caller, conv.id)
         reply = scripted(LINES.optOut)
       } else reply = await completeWithTools(this.runtime, claimed.conv, assembled)
+      // Decided before the answer plays, so speech that arrives while it is written is not answered.
+      const transfer = reply.toolRuns.find((r) => r.call.name === 'transfer_call' && r.result.ok)
+      const phone = transfer?.result.record?.phone
+      if (typeof phone === 'string') this.pendingEnd = { reason: 'transferred', transferTo: phone }
+      else if (saysAny(text, endPhrases) || saysAny(reply.reply.text, endPhrases))
+        this.pendingEnd = { reason: 'end_phrase' }
       const pcm = await this.synthesize(reply.reply.text)
       const agentOffset = this.clock
       this.play(pcm)
@@ -423,11 +430,6 @@ export class VoiceSession {
         agent: { offsetMs: this.ms(agentOffset), durationMs: this.ms(pcm.length) },
         latencyMs,
       })
-      const transfer = reply.toolRuns.find((r) => r.call.name === 'transfer_call' && r.result.ok)
-      const phone = transfer?.result.record?.phone
-      if (typeof phone === 'string') this.pendingEnd = { reason: 'transferred', transferTo: phone }
-      else if (saysAny(text, endPhrases) || saysAny(reply.reply.text, endPhrases))
-        this.pendingEnd = { reason: 'end_phrase' }
     } catch (err) {
       await releaseClaim(this.runtime, claimed)
       console.error(`[call] ${conv.id} turn failed: ${err instanceof Error ? err.message : err}`)
