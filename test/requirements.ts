@@ -889,6 +889,35 @@ export const requirements = {
     behavior:
       'findNumberByE164 finds a number by its E.164 form across every account (the inbound path knows only the dialled number), with its account, agent and provider; null for a number no account holds.',
   },
+  'outbound.dnc': {
+    source: 'decisions Run surfaces (Do-not-call)',
+    behavior:
+      'POST /dnc {phone, reason?} answers 201 with {dnc_id, account_id, phone_e164, reason, source: api, created_at}, or 200 with the existing entry for a number already listed (written any way); GET /dnc lists newest first with a keyset cursor bound to the phone filter; DELETE /dnc/{dnc} answers 204; a phone that is not international E.164 is 400 invalid_phone (field phone).',
+  },
+  'outbound.dnc-isolation': {
+    source: 'decisions Run surfaces (Do-not-call); contract Account resolution',
+    behavior:
+      "Another account's entry is 404 not_found on delete and absent from lists; a number is listed per account; a multi-account key acts for the account named by account_id or X-Svc-Account.",
+  },
+  'outbound.dnc-scopes': {
+    source: 'decisions Run surfaces (Do-not-call); Scopes beyond those named',
+    behavior: 'GET /dnc needs outbound:read, POST and DELETE need outbound:write (else 403 insufficient_scope).',
+  },
+  'outbound.lists': {
+    source: 'decisions Run surfaces (Contact lists)',
+    behavior:
+      "GET/POST /agents/{agt}/lists (outbound:read / outbound:write) create and list {list_id, agent_id, name, default_region, item_count, created_at, updated_at} newest first with a keyset cursor; default_region is an ISO 3166 alpha-2 code; GET /lists/{lst}/items pages items {item_id, phone_e164, name, timezone, variables, dnc, created_at}; another account's agent is 404 agent_not_found, its list 404 not_found.",
+  },
+  'outbound.lists-import': {
+    source: 'decisions Run surfaces (Contact lists)',
+    behavior:
+      "POST /lists/{lst}/import takes CSV (multipart part file; BOM, quoted commas and newlines; header phone required, name, timezone, other columns as variables) or JSON {contacts}; numbers international or national in the list's default_region; answers {imported, duplicates, invalid: [{line, reason}], list}; dedupes within the import and against the list; do-not-call numbers kept and flagged dnc: true; bad rows (number, IANA timezone, field count) reported by line.",
+  },
+  'outbound.lists-import-limits': {
+    source: 'decisions Run surfaces (Contact lists); contract upload limits',
+    behavior:
+      'An upload above 10 MB is 413 payload_too_large; a CSV without a phone header or above 100,000 rows is 400 validation_error (field file); nothing is imported then.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

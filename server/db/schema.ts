@@ -819,3 +819,49 @@ export const dncEntries = pgTable(
     index('dnc_entries_account_created_idx').on(t.accountId, t.createdAt, t.id),
   ],
 )
+
+// Contact lists (lst_<n>) of an agent, the numbers an outbound campaign dials, filled by CSV or JSON
+// imports. default_region lets an import read national-format numbers (ISO 3166 alpha-2, e.g. GB).
+export const contactListSeq = pgSequence('contact_list_seq', { startWith: 1 })
+
+export const contactLists = pgTable(
+  'contact_lists',
+  {
+    id: text('id').primaryKey().default(sql`'lst_' || nextval('contact_list_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    defaultRegion: text('default_region'),
+    itemCount: integer('item_count').notNull().default(0),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [index('contact_lists_agent_created_idx').on(t.accountId, t.agentId, t.createdAt, t.id)],
+)
+
+// One number per list (unique (list_id, phone_e164)): an import skips numbers already listed. Whether a
+// number is on the do-not-call list is read at query time, not stored here.
+export const contactItemSeq = pgSequence('contact_item_seq', { startWith: 1 })
+
+export const contactListItems = pgTable(
+  'contact_list_items',
+  {
+    id: text('id').primaryKey().default(sql`'itm_' || nextval('contact_item_seq')`),
+    listId: text('list_id')
+      .notNull()
+      .references(() => contactLists.id, { onDelete: 'cascade' }),
+    phoneE164: text('phone_e164').notNull(),
+    name: text('name'),
+    timezone: text('timezone'),
+    variables: jsonb('variables').$type<Record<string, string>>().notNull().default({}),
+    createdAt: now('created_at'),
+  },
+  (t) => [
+    uniqueIndex('contact_list_items_list_phone_uq').on(t.listId, t.phoneE164),
+    index('contact_list_items_list_created_idx').on(t.listId, t.createdAt, t.id),
+  ],
+)

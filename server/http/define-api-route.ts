@@ -31,9 +31,16 @@ export const asList = <T>(page: Page<T>): ListResult<T> => ({ ...page, [LIST]: t
 export const isList = (result: unknown): result is ListResult<unknown> =>
   !!result && typeof result === 'object' && LIST in result
 
+const STATUS = Symbol('status')
+/** Answer `result` with `status` instead of the route's own (POST /dnc: 200 for a number already listed). */
+export const withStatus = <T extends object>(status: number, result: T): T => ({ ...result, [STATUS]: status })
+const statusOf = (result: unknown, fallback: number): number =>
+  result && typeof result === 'object' && STATUS in result ? (result as { [STATUS]: number })[STATUS] : fallback
+
 /** The envelope of a handler's answer: list, single object, empty (204) or written by the handler. */
 export function envelopeOf(status: number, result: unknown, raw: boolean, rawStatus: number): Answer {
   if (raw) return { status: rawStatus, kind: 'raw', payload: result }
+  status = statusOf(result, status)
   if (status === 204) return { status, kind: 'empty', payload: null }
   return isList(result)
     ? { status, kind: 'list', payload: { ...result } }
