@@ -918,6 +918,32 @@ export const requirements = {
     behavior:
       'An upload above 10 MB is 413 payload_too_large; a CSV without a phone header or above 100,000 rows is 400 validation_error (field file); nothing is imported then.',
   },
+  // Issue 16 (profiles)
+  'outbound.profiles': {
+    source: 'decisions Run surfaces (Profiles)',
+    behavior:
+      'POST /agents/{agt}/profiles answers 201 with every field (prf_<n>, status draft, prompt_version null); GET lists them newest first with a cursor; GET/PATCH /profiles/{prf} read and patch (unknown keys unsupported_field, empty patch empty_update); a change of role, goal, greeting or capabilities sets status back to draft; clone answers 201 "<name> (copy)" in draft.',
+  },
+  'outbound.profiles-capabilities': {
+    source: 'decisions Run surfaces (Profiles); issue: outbound capabilities',
+    behavior:
+      'capabilities must name installed capabilities whose outbound flag is true (GET /outbound-capabilities), else 400 validation_error with field capabilities.',
+  },
+  'outbound.profiles-isolation': {
+    source: 'decisions Run surfaces (Profiles); contract tenant isolation',
+    behavior:
+      "Another account's profile is 404 not_found on read, patch, clone and build; another account's agent is 404 agent_not_found; reads need outbound:read and writes outbound:write (else 403 insufficient_scope).",
+  },
+  'outbound.profiles-build': {
+    source: 'decisions Run surfaces (Profiles): build',
+    behavior:
+      "POST /profiles/{prf}/build answers 202 with the agent build object (one step instructions); the job writes the outbound prompt from the role, the goal and the agent's knowledge summary as an immutable prompt version whose label becomes prompt_version, and status turns ready; 409 build_in_progress while one is queued or running.",
+  },
+  'outbound.profiles-variables': {
+    source: 'decisions Run surfaces (Profiles): {{variable}} placeholders',
+    behavior:
+      "variables[] lists the distinct {{name}} placeholders of role and greeting; fillProfile fills role, greeting and prompt from a call's variables and a missing one is 400 missing_variable naming variables.<name>; scanning is bounded by length checks.",
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -865,3 +865,85 @@ export const contactListItems = pgTable(
     index('contact_list_items_list_created_idx').on(t.listId, t.createdAt, t.id),
   ],
 )
+
+// Outbound profiles (prf_<n>): a stored outbound role of an agent. status draft until a build writes its
+// prompt (profile_builds, one step instructions), then ready; the prompt is an immutable
+// profile_prompt_versions row (pv_<n> from the agents' sequence, so pv ids stay unique) whose label is
+// the profile's prompt_version.
+export const profileSeq = pgSequence('profile_seq', { startWith: 1 })
+
+export const profiles = pgTable(
+  'profiles',
+  {
+    id: text('id').primaryKey().default(sql`'prf_' || nextval('profile_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    name: text('name').notNull(),
+    role: text('role').notNull(),
+    goal: text('goal'),
+    greeting: text('greeting'),
+    /** Derived from the {{name}} placeholders of role and greeting, in order of first appearance. */
+    variables: jsonb('variables').$type<string[]>().notNull().default([]),
+    capabilities: jsonb('capabilities').$type<string[]>().notNull().default([]),
+    voicemailMessage: text('voicemail_message'),
+    maxCallDurationS: integer('max_call_duration_s').notNull().default(600),
+    /** draft or ready. */
+    status: text('status').notNull().default('draft'),
+    /** Label of the last built profile_prompt_versions row, or null before the first build. */
+    promptVersion: text('prompt_version'),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [index('profiles_agent_idx').on(t.agentId, t.createdAt, t.id), index('profiles_account_idx').on(t.accountId)],
+)
+
+// Builds of a profile: the agent build's shape (ids from the same sequence), one step instructions.
+export const profileBuilds = pgTable(
+  'profile_builds',
+  {
+    id: text('id').primaryKey().default(sql`'bld_' || nextval('agent_build_seq')`),
+    profileId: text('profile_id')
+      .notNull()
+      .references(() => profiles.id),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    status: text('status').notNull().default('queued'),
+    steps: jsonb('steps').$type<BuildStep[]>().notNull().default([]),
+    buildNumber: integer('build_number').notNull().default(1),
+    createdAt: now('created_at'),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [index('profile_builds_profile_idx').on(t.profileId, t.buildNumber)],
+)
+
+// Immutable outbound prompts of a profile; label build-<n>, unique per profile.
+export const profilePromptVersions = pgTable(
+  'profile_prompt_versions',
+  {
+    id: text('id').primaryKey().default(sql`'pv_' || nextval('prompt_version_seq')`),
+    profileId: text('profile_id')
+      .notNull()
+      .references(() => profiles.id),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    type: text('type').notNull().default('outbound'),
+    body: text('body').notNull(),
+    label: text('label').notNull(),
+    buildId: text('build_id'),
+    deployedAt: now('deployed_at'),
+  },
+  (t) => [uniqueIndex('profile_prompt_versions_label_uq').on(t.profileId, t.label)],
+)

@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   invalid_type: [400, 'A value of the wrong type'],
   invalid_url: [400, 'Not a public http(s) URL'],
   invalid_scope: [400, 'An unknown, master-only or not-held scope'],
+  missing_variable: [400, 'A {{variable}} of the profile has no value; error.field names it'],
   bad_request: [400, 'The request was not understood'],
   unsupported_media_type: [415, 'Body is not application/json'],
   payload_too_large: [413, 'JSON body above 2 MB or upload above 10 MB'],
