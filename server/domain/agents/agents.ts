@@ -13,7 +13,15 @@ import { fieldValue, presentAgent, presentPromptVersion, resolveModel } from './
 import { freeLabel, insertPromptVersion, recordVersion } from './versions'
 import { checkCapabilities, type CapabilityLookup } from './capability-settings'
 
-export { agentAccount, agentNotFound, agentVersionOf, loadAgent, type AgentRow, type PromptVersionRow } from './rows'
+export {
+  agentAccount,
+  agentLanguage,
+  agentNotFound,
+  agentVersionOf,
+  loadAgent,
+  type AgentRow,
+  type PromptVersionRow,
+} from './rows'
 export {
   fieldValue,
   presentAgent,
@@ -22,7 +30,7 @@ export {
   presentVoice,
   resolveModel,
 } from './present'
-export { freeLabel, insertPromptVersion, labelExists, promptColumn, recordVersion } from './versions'
+export { activePromptLabel, freeLabel, insertPromptVersion, labelExists, promptColumn, recordVersion } from './versions'
 export { checkCapabilities, type CapabilityLookup } from './capability-settings'
 
 // ---------------------------------------------------------------------------------------------------

@@ -9,6 +9,10 @@ import type { AccountScope } from '~/domain/accounts/resolve'
 export type AgentRow = typeof agents.$inferSelect
 export type PromptVersionRow = typeof promptVersions.$inferSelect
 
+/** The agent's default language setting (BCP 47), or null. */
+export const agentLanguage = (agent: Pick<AgentRow, 'settings'> | null): string | null =>
+  agent && typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null
+
 export const agentNotFound = () => apiError('agent_not_found', 'Agent not found.')
 
 export const agentVersionOf = (row: Pick<AgentRow, 'id' | 'versionN'>) => `${row.id.replace('_', '')}-v${row.versionN}`

@@ -1,7 +1,7 @@
 // Versioning shared by patch, prompt deploy and restore, voice patch and the build: free labels, prompt
 // versions, one version bump per request with its deploy marker.
 import { and, eq, sql } from 'drizzle-orm'
-import type { Tx } from '~/db/client'
+import type { Executor, Tx } from '~/db/client'
 import { agentVersions, promptVersions } from '~/db/schema'
 import { apiError } from '~/lib/errors'
 import type { PromptType } from './schemas'
@@ -9,6 +9,16 @@ import type { PromptType } from './schemas'
 import { agentVersionOf, type AgentRow } from './rows'
 
 /** A label free on this agent: `base`, else `base-2`, `base-3`… (generated labels only). */
+/** Label of the agent's active prompt version of `type` (decisions "Prompt version labels"), else the agent's
+ *  own prompt_version: what a new conversation on that surface is stamped with. */
+export async function activePromptLabel(ex: Executor, agent: AgentRow, type: PromptType): Promise<string | null> {
+  const [pv] = await ex
+    .select({ label: promptVersions.label })
+    .from(promptVersions)
+    .where(and(eq(promptVersions.agentId, agent.id), eq(promptVersions.type, type), eq(promptVersions.active, true)))
+  return pv?.label ?? agent.promptVersion
+}
+
 export async function freeLabel(tx: Tx, agentId: string, base: string): Promise<string> {
   const taken = new Set(
     (

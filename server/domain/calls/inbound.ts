@@ -6,12 +6,11 @@
 // its call id, so a retry finds the same conversation instead of opening a second one.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { and, eq, sql } from 'drizzle-orm'
-import type { Tx } from '~/db/client'
-import { conversations, promptVersions } from '~/db/schema'
+import { conversations } from '~/db/schema'
 import type { Runtime } from '~/kit/runtime'
 import type { InboundAnswer } from '~/kit/telephony'
 import { ApiError } from '~/lib/errors'
-import { agentVersionOf, loadAgent, resolveModel, type AgentRow } from '~/domain/agents/agents'
+import { activePromptLabel, agentLanguage, agentVersionOf, loadAgent, resolveModel } from '~/domain/agents/agents'
 import { emitEvent } from '~/domain/events/emit'
 import { addUsage, checkBalance } from '~/domain/conversations/billing'
 import { conversationResource } from '~/domain/conversations/read'
@@ -47,14 +46,6 @@ export function verifyMediaToken(secret: string, conversationId: string, token: 
 /** ws(s):// form of the public origin: the provider opens the media stream there. */
 export const mediaUrlOf = (publicUrl: string, provider: string) =>
   `${publicUrl.replace(/^http/, 'ws')}/telephony/${provider}/media`
-
-async function phonePromptLabel(tx: Tx, agent: AgentRow) {
-  const [pv] = await tx
-    .select({ label: promptVersions.label })
-    .from(promptVersions)
-    .where(and(eq(promptVersions.agentId, agent.id), eq(promptVersions.type, 'phone'), eq(promptVersions.active, true)))
-  return pv?.label ?? agent.promptVersion
-}
 
 export interface InboundCall {
   provider: string
@@ -110,7 +101,7 @@ export async function answerInboundCall(runtime: Runtime, call: InboundCall): Pr
         status: refusal ? 'failed' : 'in_progress',
         sessionId,
         agentVersion: agent ? agentVersionOf(agent) : null,
-        promptVersion: agent ? await phonePromptLabel(tx, agent) : null,
+        promptVersion: agent ? await activePromptLabel(tx, agent, 'phone') : null,
         model: agent ? resolveModel(runtime, agent.useLargeModel) : null,
         startedAt: now,
         endedAt: refusal ? now : null,
@@ -124,8 +115,7 @@ export async function answerInboundCall(runtime: Runtime, call: InboundCall): Pr
           provider_call_id: call.providerCallId,
         },
         metrics: refusal ? { failure_reason: refusal.reason, duration_s: 0 } : {},
-        language:
-          agent && typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null,
+        language: agentLanguage(agent),
       })
       .onConflictDoNothing()
       .returning()

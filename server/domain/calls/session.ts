@@ -14,7 +14,7 @@ import type { Runtime } from '~/kit/runtime'
 import type { MediaLeg } from '~/kit/telephony'
 import { conversations } from '~/db/schema'
 import { eq } from 'drizzle-orm'
-import { loadAgent, type AgentRow } from '~/domain/agents/agents'
+import { agentLanguage as languageOf, loadAgent, type AgentRow } from '~/domain/agents/agents'
 import { assembleTurn, claimTurn, completeWithTools, persistTurn, type Claimed } from '~/domain/conversations/messages'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
 import { resolveGreeting } from '~/domain/conversations/create'
@@ -553,6 +553,3 @@ function concat(chunks: Int16Array[], total: number) {
 
 const numberSetting = (value: unknown, fallback: number) =>
   typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback
-
-const languageOf = (agent: AgentRow | null) =>
-  agent && typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null

@@ -1,13 +1,19 @@
 // POST /conversations: an API chat (conv_p<n>, channel api, session api_<ULID>) with its stamps, the
 // optional greeting as turn 0 and conversation.started, all in one transaction after the balance check.
-import { and, eq, sql } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
 import type * as v from 'valibot'
-import type { Tx } from '~/db/client'
-import { conversations, promptVersions, turns } from '~/db/schema'
+import { conversations, turns } from '~/db/schema'
 import { rowsOf } from '~/db/client'
 import type { Runtime } from '~/kit/runtime'
-import { agentVersionOf, loadAgent, resolveModel, type AgentRow } from '~/domain/agents/agents'
+import {
+  activePromptLabel,
+  agentLanguage,
+  agentVersionOf,
+  loadAgent,
+  resolveModel,
+  type AgentRow,
+} from '~/domain/agents/agents'
 import { emitEvent } from '~/domain/events/emit'
 import { addUsage, checkBalance } from './billing'
 import {
@@ -42,15 +48,6 @@ export function resolveGreeting(
   return GENERIC_WELCOME
 }
 
-/** Label of the agent's active chat prompt version (decisions "Prompt version labels"), else the agent's. */
-async function chatPromptVersion(tx: Tx, agent: AgentRow): Promise<string | null> {
-  const [pv] = await tx
-    .select({ label: promptVersions.label })
-    .from(promptVersions)
-    .where(and(eq(promptVersions.agentId, agent.id), eq(promptVersions.type, 'chat'), eq(promptVersions.active, true)))
-  return pv?.label ?? agent.promptVersion
-}
-
 export async function createConversation(
   runtime: Runtime,
   accountId: string,
@@ -78,14 +75,14 @@ export async function createConversation(
         sessionId: `api_${ulid()}`,
         externalSessionId: body.external_session_id ?? null,
         agentVersion: agentVersionOf(agent),
-        promptVersion: await chatPromptVersion(tx, agent),
+        promptVersion: await activePromptLabel(tx, agent, 'chat'),
         model: resolveModel(runtime, agent.useLargeModel),
         startedAt: now,
         updatedAt: now,
         identity,
         hasIdentity: hasIdentity(identity),
         custom: body.custom ?? {},
-        language: typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null,
+        language: agentLanguage(agent),
       })
       .returning()
     let transcript: TurnRow[] = []

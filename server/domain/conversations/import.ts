@@ -4,10 +4,10 @@
 import { and, desc, eq, gte, isNull, lte, ne, or, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
 import type { Database, Executor } from '~/db/client'
-import { conversations, promptVersions, turns } from '~/db/schema'
+import { conversations, turns } from '~/db/schema'
 import { Errors } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
-import { agentVersionOf, loadAgent, resolveModel } from '~/domain/agents/agents'
+import { activePromptLabel, agentVersionOf, loadAgent, resolveModel } from '~/domain/agents/agents'
 import { emitEvent } from '~/domain/events/emit'
 import { conversationResource } from './read'
 import type { ImportBody } from './schemas'
@@ -51,12 +51,6 @@ export async function importConversation(
   const now = new Date()
   return runtime.database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, body.agent_id)
-    const [phonePrompt] = await tx
-      .select({ label: promptVersions.label })
-      .from(promptVersions)
-      .where(
-        and(eq(promptVersions.agentId, agent.id), eq(promptVersions.type, 'phone'), eq(promptVersions.active, true)),
-      )
     const [row] = await tx
       .insert(conversations)
       .values({
@@ -69,7 +63,7 @@ export async function importConversation(
         sessionId: IMPORT_SESSION_PREFIX + ulid(),
         externalSessionId: body.external_session_id ?? null,
         agentVersion: agentVersionOf(agent),
-        promptVersion: phonePrompt?.label ?? agent.promptVersion,
+        promptVersion: await activePromptLabel(tx, agent, 'phone'),
         model: resolveModel(runtime, agent.useLargeModel),
         startedAt,
         endedAt,

@@ -15,7 +15,7 @@ import type { Capability, CapabilityResult } from '~/kit/capability'
 import type { ChatMessage, Surface, ToolCall, ToolSpec } from '~/kit/chat-engine'
 import { Errors, apiError } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
-import type { AgentRow } from '~/domain/agents/agents'
+import { agentLanguage, type AgentRow } from '~/domain/agents/agents'
 import { consumeQuota, refundQuota } from '~/domain/limits/quotas'
 import { chatCost, checkBalance } from './billing'
 import { turnContext } from './turn-context'
@@ -395,10 +395,7 @@ export async function persistTurn(
   { reply, input, output, toolRuns, latencyMs }: Completed,
   audio?: { visitor: TurnAudio; agent: TurnAudio; latencyMs: number },
 ) {
-  const language = detectLanguage(
-    text,
-    conv.language ?? (typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null),
-  )
+  const language = detectLanguage(text, conv.language ?? agentLanguage(agent))
   const answeredAt = new Date()
   // Text from the engine and the tools is stored as is, except U+0000, which PostgreSQL cannot store.
   const stored = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '') : s)
