@@ -5,6 +5,7 @@
 // 8 kHz like a phone line. Webhooks are signed with a key minted per process, so they verify only here.
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import { ofetch } from 'ofetch'
+import { base64ToPcm, pcmToBase64 } from '~/lib/audio'
 import { defineTelephony, type CallState, type MediaEvent, type WebhookRequest } from '~/kit/telephony'
 
 const NAME = 'simulated'
@@ -23,14 +24,7 @@ const canonical = (req: Pick<WebhookRequest, 'url' | 'params'>) =>
 export const signSimulated = (url: string, params: Record<string, string>) =>
   createHmac('sha256', KEY).update(canonical({ url, params })).digest('base64url')
 
-const pcmToBase64 = (pcm: Int16Array) => Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64')
-export function base64ToPcm(b64: string): Int16Array {
-  const buf = Buffer.from(b64, 'base64')
-  const out = new Int16Array(buf.length >> 1)
-  for (let i = 0; i < out.length; i++) out[i] = buf.readInt16LE(i * 2)
-  return out
-}
-export { pcmToBase64 }
+export { base64ToPcm, pcmToBase64 }
 
 const STATES: readonly CallState[] = [
   'queued',

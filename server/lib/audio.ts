@@ -212,6 +212,18 @@ function sampleReader(format: number, bits: number, view: DataView): (offset: nu
 
 // ---------------------------------------------------------------------------------------------------------
 
+/** PCM16 samples as base64 of their little-endian bytes (the simulated network's media payload). */
+export const pcmToBase64 = (pcm: Int16Array) =>
+  Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64')
+
+/** The inverse of pcmToBase64; an odd trailing byte is dropped. */
+export function base64ToPcm(b64: string): Int16Array {
+  const buf = Buffer.from(b64, 'base64')
+  const out = new Int16Array(buf.length >> 1)
+  for (let i = 0; i < out.length; i++) out[i] = buf.readInt16LE(i * 2)
+  return out
+}
+
 /** Root mean square of samples[start, end), in PCM16 units (0 for an empty range). */
 export function rms(samples: Int16Array, start = 0, end = samples.length): number {
   const a = Math.max(0, Math.floor(start))

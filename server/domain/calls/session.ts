@@ -12,6 +12,7 @@
 import type { Capability } from '~/kit/capability'
 import type { Runtime } from '~/kit/runtime'
 import type { MediaLeg } from '~/kit/telephony'
+import { rms } from '~/lib/audio'
 import { conversations } from '~/db/schema'
 import { eq } from 'drizzle-orm'
 import { agentLanguage as languageOf, loadAgent, type AgentRow } from '~/domain/agents/agents'
@@ -73,12 +74,6 @@ export function historyBlock(calls: { date: string; outcome: string | null; summ
       `- ${c.date.slice(0, 10)} (outcome: ${c.outcome ?? 'unknown'}): ${(c.summary ?? 'no summary').slice(0, 600)}`,
   )
   return `### Previous calls with this caller (last 30 days, newest first)\n${lines.join('\n')}`
-}
-
-const rms = (pcm: Int16Array, from: number, to: number) => {
-  let sum = 0
-  for (let i = from; i < to; i++) sum += pcm[i] * pcm[i]
-  return to > from ? Math.sqrt(sum / (to - from)) : 0
 }
 
 function withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, ms: number, what: string): Promise<T> {
@@ -252,7 +247,7 @@ export class VoiceSession {
       this.lastActivity = this.clock
       this.stoppedTalking()
     }
-    const voiced = rms(frame, 0, frame.length) >= VOICE_RMS
+    const voiced = rms(frame) >= VOICE_RMS
     if (this.playing.remaining > 0) {
       // The agent is talking: only a long enough interruption counts, and only with barge_in.
       if (!this.agent?.bargeIn) return
