@@ -29,7 +29,7 @@ export const MESSAGES = {
 /** A number from a provider in E.164, or null for a withheld or unparsable one (the rules of POST /phone-numbers). */
 export const callerE164 = (from: string): string | null => canonicalE164(from.trim())
 
-export const sessionIdOf = (provider: string, providerCallId: string) => `tel_${provider}_${providerCallId}`
+const sessionIdOf = (provider: string, providerCallId: string) => `tel_${provider}_${providerCallId}`
 
 const mediaKey = (secret: string) => createHmac('sha256', secret).update('svc-call-media-v1').digest()
 
@@ -56,18 +56,31 @@ export interface InboundCall {
   publicUrl?: string
 }
 
+/** The provider's answer to an inbound call webhook. */
 export async function answerInboundCall(runtime: Runtime, call: InboundCall): Promise<InboundAnswer> {
+  return (await acceptInboundCall(runtime, call)).answer
+}
+
+/** The answer and the conversation that records the call (null when no account holds the number). */
+export async function acceptInboundCall(
+  runtime: Runtime,
+  call: InboundCall,
+): Promise<{ answer: InboundAnswer; conversationId: string | null }> {
   const { database } = runtime
   const to = callerE164(call.to) ?? call.to
   const number = await findNumberByE164(database.db, to)
-  if (!number) return { kind: 'refuse', message: MESSAGES.notInService }
+  if (!number) return { answer: { kind: 'refuse', message: MESSAGES.notInService }, conversationId: null }
   const accountId = number.accountId
   const sessionId = sessionIdOf(call.provider, call.providerCallId)
   const [known] = await database.db
     .select()
     .from(conversations)
     .where(and(eq(conversations.accountId, accountId), eq(conversations.sessionId, sessionId)))
-  if (known) return known.status === 'in_progress' ? connect(runtime, call, known.id) : refuseAgain(known)
+  if (known)
+    return {
+      answer: known.status === 'in_progress' ? connect(runtime, call, known.id) : refuseAgain(known),
+      conversationId: known.id,
+    }
 
   const phone = callerE164(call.from)
   const identity: Record<string, unknown> = phone ? { phone_e164: phone } : {}
@@ -135,13 +148,13 @@ export async function answerInboundCall(runtime: Runtime, call: InboundCall): Pr
     await emitEvent(tx, { accountId, type: refusal ? 'conversation.ended' : 'conversation.started', data: out })
     return conv
   })
-  if (!row) return answerInboundCall(runtime, call)
+  if (!row) return acceptInboundCall(runtime, call)
   if (refusal) {
     // A refused call is over at once; it gets its summary like any ended conversation.
     await runtime.queue.send(SUMMARIZE_JOB, { conversation_id: row.id }, { singletonKey: row.id })
-    return { kind: 'refuse', message: (refusal as { message: string }).message }
+    return { answer: { kind: 'refuse', message: (refusal as { message: string }).message }, conversationId: row.id }
   }
-  return connect(runtime, call, row.id)
+  return { answer: connect(runtime, call, row.id), conversationId: row.id }
 }
 
 function connect(runtime: Runtime, call: InboundCall, conversationId: string): InboundAnswer {

@@ -4,13 +4,12 @@
 // on. The caller listens to each answer (it keeps sending silence for as long as the answer plays, which
 // advances the call's clock), then speaks again; after the last answer it hangs up.
 import { randomUUID } from 'node:crypto'
-import { and, eq } from 'drizzle-orm'
 import type * as v from 'valibot'
-import { conversations } from '~/db/schema'
 import type { Runtime } from '~/kit/runtime'
+import { pcmToBase64 } from '~/lib/audio'
 import { apiError, Errors } from '~/lib/errors'
 import { findNumberByE164 } from '~/domain/phone-numbers/numbers'
-import { answerInboundCall, callerE164, sessionIdOf } from './inbound'
+import { acceptInboundCall, callerE164 } from './inbound'
 import { MAX_CALL_S } from './quotas'
 import type { SimulatedInboundCallBody } from './schemas'
 import { attachMedia } from './session'
@@ -20,8 +19,6 @@ const RATE = 8000
 const PAUSE_MS = 800
 /** A caller waits at most this long (wall clock) for an answer before it hangs up. */
 const ANSWER_WAIT_MS = 60_000
-
-const b64 = (pcm: Int16Array) => Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64')
 
 export interface SimulatedCall {
   conversationId: string
@@ -35,27 +32,15 @@ export async function simulateInboundCall(
   call: { from: string; to: string; utterances: string[]; hangUp?: boolean },
 ): Promise<SimulatedCall> {
   const providerCallId = `sim_${randomUUID()}`
-  const answer = await answerInboundCall(runtime, {
+  const accepted = await acceptInboundCall(runtime, {
     provider: 'simulated',
     providerCallId,
     from: call.from,
     to: call.to,
   })
-  if (answer.kind === 'refuse') {
-    const number = await findNumberByE164(runtime.database.db, call.to)
-    const [failed] = number
-      ? await runtime.database.db
-          .select({ id: conversations.id })
-          .from(conversations)
-          .where(
-            and(
-              eq(conversations.accountId, number.accountId),
-              eq(conversations.sessionId, sessionIdOf('simulated', providerCallId)),
-            ),
-          )
-      : []
-    return { conversationId: failed?.id ?? '', status: 'failed', done: Promise.resolve() }
-  }
+  const { answer } = accepted
+  if (answer.kind === 'refuse')
+    return { conversationId: accepted.conversationId ?? '', status: 'failed', done: Promise.resolve() }
   const conversationId = answer.params.conversation_id
 
   // What the caller hears: agent audio, and a mark when one answer has been sent in full.
@@ -83,9 +68,21 @@ export async function simulateInboundCall(
   const silence = (ms: number) => {
     // One second per message, as a provider would batch frames.
     for (let left = Math.round((RATE * ms) / 1000); left > 0 && !hungUp; left -= RATE)
-      send({ event: 'media', pcm: b64(new Int16Array(Math.min(RATE, left))) })
+      send({ event: 'media', pcm: pcmToBase64(new Int16Array(Math.min(RATE, left))) })
   }
-  /** Waits for the next complete answer, listens to it (silence for its length), then acknowledges its mark. */
+  /** Hears one answer: after the agent's send has returned (a network is asynchronous), silence for its
+   *  length, then its mark acknowledged. */
+  const hear = (name: string, samples: number) =>
+    new Promise<void>((resolve) =>
+      setImmediate(() => {
+        if (!hungUp && name) {
+          silence((samples * 1000) / RATE)
+          send({ event: 'mark', name })
+        }
+        resolve()
+      }),
+    )
+  /** Waits for the next complete answer and hears it. */
   const listen = () =>
     new Promise<void>((resolve) => {
       if (hungUp) return resolve()
@@ -93,17 +90,10 @@ export async function simulateInboundCall(
         onMark = null
         resolve()
       }, ANSWER_WAIT_MS)
-      // A network is asynchronous: the caller reacts after the agent's send has returned.
       onMark = (name, samples) => {
         onMark = null
         clearTimeout(timer)
-        setImmediate(() => {
-          if (!hungUp && name) {
-            silence((samples * 1000) / RATE)
-            send({ event: 'mark', name })
-          }
-          resolve()
-        })
+        void hear(name, samples).then(resolve)
       }
     })
 
@@ -121,20 +111,14 @@ export async function simulateInboundCall(
         })
         const answered = listen()
         for (let i = 0; i < voice.samples.length && !hungUp; i += RATE)
-          send({ event: 'media', pcm: b64(voice.samples.subarray(i, i + RATE)) })
+          send({ event: 'media', pcm: pcmToBase64(voice.samples.subarray(i, i + RATE)) })
         silence(PAUSE_MS)
         await answered
       }
       if (call.hangUp === false) {
         // The caller stays on the line, silent, until the agent ends the call (silence timeout, time limit),
         // listening to whatever the agent says meanwhile. Paced at 200× real time, bounded by the longest call.
-        onMark = (name, samples) =>
-          setImmediate(() => {
-            if (!hungUp && name) {
-              silence((samples * 1000) / RATE)
-              send({ event: 'mark', name })
-            }
-          })
+        onMark = (name, samples) => void hear(name, samples)
         for (let s = 0; !hungUp && s < MAX_CALL_S + 60; s++) {
           silence(1000)
           await new Promise((r) => setTimeout(r, 5))
