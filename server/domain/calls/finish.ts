@@ -3,7 +3,7 @@
 // cost, conversation.ended fires and the summary job is queued. Ending twice changes nothing.
 import { and, eq, sql } from 'drizzle-orm'
 import type { Database } from '~/db/client'
-import { conversations, turns, usageRecords } from '~/db/schema'
+import { conversations, turns } from '~/db/schema'
 import type { Runtime } from '~/kit/runtime'
 import { emitEvent } from '~/domain/events/emit'
 import { closeUsage } from '~/domain/conversations/billing'
@@ -90,12 +90,8 @@ export async function finishCall(
       sessionId: row.sessionId,
       startedAt: row.startedAt,
       endedAt: now,
+      voice: { seconds: end.durationS, costUsd: (end.durationS / 60) * VOICE_PRICE_PER_MINUTE },
     })
-    const cost = (end.durationS / 60) * VOICE_PRICE_PER_MINUTE
-    await tx
-      .update(usageRecords)
-      .set({ telephonySeconds: end.durationS, costUsd: sql`${usageRecords.costUsd} + ${cost}` })
-      .where(and(eq(usageRecords.accountId, row.accountId), eq(usageRecords.sessionId, row.sessionId)))
     await emitEvent(tx, {
       accountId: row.accountId,
       type: 'conversation.ended',

@@ -112,7 +112,8 @@ export async function addUsage(
     })
 }
 
-/** Stamps the end of the session on its usage row (created with zero tokens when no turn was billed). */
+/** Stamps the end of the session on its usage row (created with zero tokens when no turn was billed); a
+ *  call also sets its telephony seconds and adds their cost. One upsert either way. */
 export async function closeUsage(
   tx: Executor,
   u: {
@@ -123,8 +124,10 @@ export async function closeUsage(
     sessionId: string
     startedAt: Date
     endedAt: Date
+    voice?: { seconds: number; costUsd: number }
   },
 ) {
+  const voice = u.voice
   await tx
     .insert(usageRecords)
     .values({
@@ -136,7 +139,17 @@ export async function closeUsage(
       startedAt: u.startedAt,
       endedAt: u.endedAt,
       tokens: 0,
-      costUsd: 0,
+      costUsd: voice?.costUsd ?? 0,
+      telephonySeconds: voice?.seconds ?? null,
     })
-    .onConflictDoUpdate({ target: [usageRecords.accountId, usageRecords.sessionId], set: { endedAt: u.endedAt } })
+    .onConflictDoUpdate({
+      target: [usageRecords.accountId, usageRecords.sessionId],
+      set: voice
+        ? {
+            endedAt: u.endedAt,
+            telephonySeconds: voice.seconds,
+            costUsd: sql`${usageRecords.costUsd} + ${voice.costUsd}`,
+          }
+        : { endedAt: u.endedAt },
+    })
 }
