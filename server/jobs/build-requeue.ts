@@ -1,8 +1,9 @@
-// A build is committed before its job is sent; a crash in between would leave it queued for ever.
-// This sweep re-sends builds still queued after a minute (and at every start); a duplicate job is
-// harmless because runBuild claims the build first.
+// A build (agent or profile) is committed before its job is sent; a crash in between would leave it queued
+// for ever. This sweep re-sends builds still queued after a minute (and at every start); a duplicate job is
+// harmless because runBuild and runProfileBuild claim the build first.
 import { defineJob } from '~/kit/job'
 import { BUILD_JOB, strandedBuilds } from '~/domain/builds/builds'
+import { PROFILE_BUILD_JOB, strandedProfileBuilds } from '~/domain/profiles/build'
 
 export default defineJob({
   name: 'agent.build-requeue',
@@ -10,5 +11,6 @@ export default defineJob({
   runAtStart: true,
   async run(_data, { database, send }) {
     for (const id of await strandedBuilds(database, 60_000)) await send(BUILD_JOB, { build_id: id })
+    for (const id of await strandedProfileBuilds(database, 60_000)) await send(PROFILE_BUILD_JOB, { build_id: id })
   },
 })

@@ -3,7 +3,7 @@
 // steps run in the agent.build job (run.ts).
 import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
-import { accounts, agentBuilds, agents } from '~/db/schema'
+import { accounts, agentBuilds, agents, type profileBuilds } from '~/db/schema'
 import type { Registries } from '~/kit/registries'
 import { Errors, apiError } from '~/lib/errors'
 import { consumeQuota, effectiveLimits } from '~/domain/limits/quotas'
@@ -191,16 +191,21 @@ export async function rerunBuild(
   })
 }
 
-/** Builds still queued after `olderThanMs` (their job was lost between commit and send): ids to re-send. */
-export async function strandedBuilds(database: Database, olderThanMs: number): Promise<string[]> {
+/** Builds (agent or profile) still queued after `olderThanMs`: their job was lost between commit and send. */
+export async function strandedIn(
+  database: Database,
+  table: typeof agentBuilds | typeof profileBuilds,
+  olderThanMs: number,
+): Promise<string[]> {
   const rows = await database.db
-    .select({ id: agentBuilds.id })
-    .from(agentBuilds)
+    .select({ id: table.id })
+    .from(table as typeof agentBuilds)
     .where(
-      and(
-        eq(agentBuilds.status, 'queued'),
-        sql`${agentBuilds.createdAt} < now() - make_interval(secs => ${olderThanMs / 1000})`,
-      ),
+      and(eq(table.status, 'queued'), sql`${table.createdAt} < now() - make_interval(secs => ${olderThanMs / 1000})`),
     )
   return rows.map((r) => r.id)
 }
+
+/** Agent builds to re-send (see strandedIn). */
+export const strandedBuilds = (database: Database, olderThanMs: number) =>
+  strandedIn(database, agentBuilds, olderThanMs)

@@ -12,6 +12,7 @@ import { readSummary } from '~/domain/kb/summary'
 import { consumeQuota } from '~/domain/limits/quotas'
 import type { JobContext } from '~/kit/job'
 import { Errors, apiError } from '~/lib/errors'
+import { strandedIn } from '~/domain/builds/builds'
 import { MAX_PROMPT } from './placeholders'
 import { loadProfile, type ProfileRow } from './profiles'
 import type { ProfileBuild } from './schemas'
@@ -93,19 +94,9 @@ export async function getLatestProfileBuild(database: Database, accountId: strin
   return presentProfileBuild(row)
 }
 
-/** Builds still queued after `olderThanMs` (their job was lost between commit and send): ids to re-send. */
-export async function strandedProfileBuilds(database: Database, olderThanMs: number): Promise<string[]> {
-  const rows = await database.db
-    .select({ id: profileBuilds.id })
-    .from(profileBuilds)
-    .where(
-      and(
-        eq(profileBuilds.status, 'queued'),
-        sql`${profileBuilds.createdAt} < now() - make_interval(secs => ${olderThanMs / 1000})`,
-      ),
-    )
-  return rows.map((r) => r.id)
-}
+/** Profile builds to re-send (see strandedIn). */
+export const strandedProfileBuilds = (database: Database, olderThanMs: number) =>
+  strandedIn(database, profileBuilds, olderThanMs)
 
 async function claim(database: Database, buildId: string): Promise<ProfileBuildRow | undefined> {
   const [row] = await database.db
