@@ -947,3 +947,128 @@ export const profilePromptVersions = pgTable(
   },
   (t) => [uniqueIndex('profile_prompt_versions_label_uq').on(t.profileId, t.label)],
 )
+
+// Live server processes: each upserts its row every few seconds. A call still ringing or in progress whose
+// owner stopped beating died with that process (a crash, a SIGKILL); the call sweep reconciles it.
+export const instances = pgTable('instances', {
+  id: text('id').primaryKey(),
+  startedAt: now('started_at'),
+  seenAt: now('seen_at'),
+})
+
+// Outbound calls (call_<n>). status queued → ringing → in_progress → completed | no_answer | failed |
+// canceled. `script` is what the call runs, resolved and filled when it was created (the profile's or the
+// inline role's prompt, greeting, voicemail message, capabilities, time limit), so a later profile change
+// does not change a call already placed. A campaign call names its contact and attempt; the unique index
+// makes a second dial of the same attempt impossible, whichever instance tries it.
+export const callSeq = pgSequence('call_seq', { startWith: 1 })
+
+export const calls = pgTable(
+  'calls',
+  {
+    id: text('id').primaryKey().default(sql`'call_' || nextval('call_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    profileId: text('profile_id'),
+    campaignId: text('campaign_id'),
+    contactItemId: text('contact_item_id'),
+    attempt: integer('attempt').notNull().default(1),
+    direction: text('direction').notNull().default('outbound'),
+    fromE164: text('from_e164'),
+    toE164: text('to_e164').notNull(),
+    status: text('status').notNull(),
+    outcome: text('outcome'),
+    conversationId: text('conversation_id'),
+    failureReason: text('failure_reason'),
+    variables: jsonb('variables').$type<Record<string, string>>().notNull().default({}),
+    script: jsonb('script').$type<Record<string, unknown>>().notNull().default({}),
+    provider: text('provider').notNull(),
+    providerCallId: text('provider_call_id'),
+    ownerInstance: text('owner_instance'),
+    startedAt: ts('started_at'),
+    answeredAt: ts('answered_at'),
+    endedAt: ts('ended_at'),
+    durationS: integer('duration_s'),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [
+    index('calls_account_created_idx').on(t.accountId, t.createdAt, t.id),
+    index('calls_live_idx')
+      .on(t.status, t.accountId, t.createdAt)
+      .where(sql`status IN ('queued', 'ringing', 'in_progress')`),
+    index('calls_campaign_idx').on(t.campaignId, t.createdAt),
+    index('calls_provider_idx').on(t.providerCallId),
+    uniqueIndex('calls_contact_attempt_uq')
+      .on(t.campaignId, t.contactItemId, t.attempt)
+      .where(sql`campaign_id IS NOT NULL`),
+  ],
+)
+
+// Campaigns (cmp_<n>): an agent's profile dialling a contact list inside a weekly schedule window.
+export const campaignSeq = pgSequence('campaign_seq', { startWith: 1 })
+
+export const campaigns = pgTable(
+  'campaigns',
+  {
+    id: text('id').primaryKey().default(sql`'cmp_' || nextval('campaign_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    profileId: text('profile_id')
+      .notNull()
+      .references(() => profiles.id),
+    listId: text('list_id')
+      .notNull()
+      .references(() => contactLists.id),
+    name: text('name').notNull(),
+    /** draft, running, paused, stopped or completed. */
+    status: text('status').notNull().default('draft'),
+    schedule: jsonb('schedule').$type<{ timezone: string; days: string[]; start: string; end: string }>().notNull(),
+    maxConcurrent: integer('max_concurrent').notNull().default(1),
+    maxAttempts: integer('max_attempts').notNull().default(1),
+    retryDelayMinutes: doublePrecision('retry_delay_minutes').notNull().default(60),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [
+    index('campaigns_account_created_idx').on(t.accountId, t.createdAt, t.id),
+    index('campaigns_running_idx').on(t.status).where(sql`status = 'running'`),
+  ],
+)
+
+// One row per contact of a campaign, copied from the list when the campaign first starts (later list
+// imports do not join a running campaign). status pending | in_progress | completed | no_answer | failed |
+// dnc_skipped; `attempts` counts dials placed; a pending contact is due at next_attempt_at.
+export const campaignContacts = pgTable(
+  'campaign_contacts',
+  {
+    campaignId: text('campaign_id')
+      .notNull()
+      .references(() => campaigns.id, { onDelete: 'cascade' }),
+    itemId: text('item_id').notNull(),
+    phoneE164: text('phone_e164').notNull(),
+    name: text('name'),
+    timezone: text('timezone'),
+    variables: jsonb('variables').$type<Record<string, string>>().notNull().default({}),
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    lastCallId: text('last_call_id'),
+    outcome: text('outcome'),
+    nextAttemptAt: ts('next_attempt_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.campaignId, t.itemId] }),
+    index('campaign_contacts_due_idx').on(t.campaignId, t.status, t.nextAttemptAt),
+  ],
+)
