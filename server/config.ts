@@ -57,6 +57,7 @@ const Env = v.object({
     '',
   ),
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
+  SVC_CALL_STALE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '15'),
   // Test and operations knob: the webhook retry delays in seconds (decisions "Retries" by default).
   SVC_WEBHOOK_RETRY_SCHEDULE: v.optional(
     v.pipe(
@@ -119,6 +120,8 @@ export interface Config {
   smtpUrl: string | undefined
   smtpFrom: string
   jobPollSeconds: number
+  /** An instance silent this long is dead: its ringing and live calls are reconciled by the others. */
+  callStaleSeconds: number
   /** Delays before webhook attempts 2, 3, …; one more attempt than delays, then `exhausted`. */
   webhookRetrySchedule: number[]
   /** A site crawl (knowledge base or build) ends with the pages so far after this many milliseconds. */
@@ -210,6 +213,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: e.SMTP_URL,
     smtpFrom: e.SMTP_FROM,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
+    callStaleSeconds: Math.max(2, Number(e.SVC_CALL_STALE_SECONDS)),
     webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
     crawlDeadlineMs: Number(e.SVC_CRAWL_DEADLINE_SECONDS) * 1000,
     rateLimits: counts(e.SVC_RATE_LIMITS),

@@ -10,6 +10,7 @@ import { INVALIDATE_CHANNEL } from '~/db/bus'
 import { migrate, type Migration } from '~/db/migrate'
 import { configureQuotas } from '~/domain/limits/quotas'
 import { startWebhookPump } from '~/domain/webhooks/pump'
+import { startOutbound } from '~/domain/calls/service'
 import { startQueue } from '~/jobs/_queue'
 import { createAuditWriter } from '~/kit/audit-writer'
 import { createFsBlobStore } from '~/kit/blob-store'
@@ -99,6 +100,7 @@ export async function buildRuntime(
     webhooks: startWebhookPump({ database, config, intervalMs: config.jobPollSeconds * 1000 }),
     startedAt: new Date(),
   }
+  outboundStops.set(runtime, startOutbound(runtime))
   console.log(
     `[boot] ready on ${database.kind === 'pglite' ? `embedded PGlite (${config.dataDir})` : 'PostgreSQL'}: ${config.publicUrl}/v1`,
   )
@@ -120,9 +122,12 @@ function bridgeBusToRedis(
   redisSubscribers.add(sub)
 }
 const redisSubscribers = new Set<{ disconnect(): void }>()
+/** The outbound service of each runtime (heartbeat, call reconciliation, the simulated network). */
+const outboundStops = new WeakMap<Runtime, () => void>()
 
 /** Shutdown in reverse order of dependence; each part is stopped even when another fails. */
 export async function stopRuntime(runtime: Runtime | undefined) {
+  if (runtime) outboundStops.get(runtime)?.()
   await runtime?.webhooks.stop().catch(() => {})
   await runtime?.audit.stop().catch(() => {})
   await runtime?.queue.stop().catch(() => {})

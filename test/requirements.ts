@@ -944,6 +944,56 @@ export const requirements = {
     behavior:
       "variables[] lists the distinct {{name}} placeholders of role and greeting; fillProfile fills role, greeting and prompt from a call's variables and a missing one is 400 missing_variable naming variables.<name>; scanning is bounded by length checks.",
   },
+  // Issue 16 (calls)
+  'outbound.calls': {
+    source: 'decisions Run surfaces (Calls)',
+    behavior:
+      'POST /calls {agent_id, to, profile_id or role, variables} answers 201 with every Call field (call_<n>, direction outbound, status ringing); the call is answered on the simulated network and completes with outcome answered, answered_at, ended_at and duration_s; GET /calls lists newest first with the status, agent_id, campaign_id, from and to filters and a keyset cursor.',
+  },
+  'outbound.calls-conversation': {
+    source: 'decisions Run surfaces (Calls; Phone conversations)',
+    behavior:
+      "The answered call is a conv_u conversation with channel phone_outbound linked from the Call's conversation_id; it opens with the profile's greeting filled from the call's variables and holds the callee's words.",
+  },
+  'outbound.calls-events': {
+    source: 'decisions Run surfaces (Calls); contract events',
+    behavior:
+      'Each end state emits call.completed, call.no_answer or call.failed with the Call as data, delivered to webhook endpoints and signed.',
+  },
+  'outbound.calls-voicemail': {
+    source: 'issue 16: voicemail; contract unsupported_policy',
+    behavior:
+      "An answering machine (provider's AnsweredBy machine) completes the call with outcome voicemail after the profile's voicemail_message (policy leave_message) or at once (hang_up); another voicemail_policy is 400 unsupported_policy.",
+  },
+  'outbound.calls-validation': {
+    source: 'decisions Run surfaces (Calls, Profiles)',
+    behavior:
+      'A missing {{variable}} is 400 missing_variable naming variables.<name>; a number that is not E.164 400 invalid_phone; profile_id and role together or neither 400 validation_error; an unknown key 400 unsupported_field; an unknown agent 404 agent_not_found, profile or from number 404 not_found.',
+  },
+  'outbound.calls-dnc': {
+    source: 'decisions Run surfaces (Do-not-call): checked at dial time',
+    behavior:
+      "A number on the account's do-not-call list is 403 dnc_listed (field to); another account's list does not apply.",
+  },
+  'outbound.calls-cancel': {
+    source: 'decisions Run surfaces (Calls): DELETE /calls/{call}',
+    behavior:
+      'DELETE cancels a queued or ringing call (200, status canceled, ended_at set; a ringing one is hung up at the provider); any other status is 409 call_not_cancelable.',
+  },
+  'outbound.calls-queue': {
+    source: 'issue 16; decisions Run surfaces (Calls): above max_concurrent_calls a call waits queued',
+    behavior:
+      'With every line of the account in use (ringing or in progress calls and inbound calls), a new call answers 201 queued with started_at null, and dials (ringing) as soon as a line frees.',
+  },
+  'outbound.calls-quota': {
+    source: 'decisions Run surfaces (Calls); contract call quotas',
+    behavior: 'max_calls_per_day used up is 429 quota_exceeded with Retry-After until 00:00 UTC.',
+  },
+  'outbound.calls-isolation': {
+    source: 'contract tenant isolation; Scopes',
+    behavior:
+      "Another account's call is 404 not_found on read and cancel and absent from lists; its agent 404 agent_not_found and its profile 404 not_found; reads need outbound:read and writes outbound:write (else 403 insufficient_scope).",
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -1,11 +1,12 @@
 // The offline default telephony provider. Its "network" is this process: inbound calls come from
 // POST /simulator/inbound-calls (a simulated caller speaking through the configured speech provider),
-// outbound calls are answered unless the number ends in 0000 (no answer) or 9999 (fails), and its media
+// outbound calls go to the host's simulator (answered unless the number ends in 0000: no answer, 9999:
+// fails, 8888: an answering machine), and its media
 // protocol is JSON over an in-process pipe: {event: start|media|mark|stop}, audio as base64 PCM16LE at
 // 8 kHz like a phone line. Webhooks are signed with a key minted per process, so they verify only here.
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
-import { ofetch } from 'ofetch'
 import { base64ToPcm, pcmToBase64 } from '~/lib/audio'
+import { simulatedNetwork } from '~/kit/simulated-network'
 import { defineTelephony, type CallState, type MediaEvent, type WebhookRequest } from '~/kit/telephony'
 
 const NAME = 'simulated'
@@ -41,28 +42,16 @@ export default defineTelephony({
 
   async placeCall(req) {
     const providerCallId = `sim_${randomUUID()}`
-    const outcome: CallState = req.to.endsWith('0000')
-      ? 'no_answer'
-      : req.to.endsWith('9999')
-        ? 'failed'
-        : 'in_progress'
-    // The simulated network reports like a real one: asynchronously, by signed webhook.
+    // The network answers like a real one: asynchronously, after the caller has the call's id.
     setTimeout(() => {
-      const params = { CallId: providerCallId, Event: 'status', Status: outcome, Duration: '0', AnsweredBy: 'human' }
-      ofetch(req.statusUrl, {
-        method: 'POST',
-        body: new URLSearchParams(params).toString(),
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          [SIGNATURE_HEADER]: signSimulated(req.statusUrl, params),
-        },
-        timeout: 10_000,
-      }).catch(() => {})
-    }, 50).unref()
+      simulatedNetwork.dial({ ...req, providerCallId })
+    }, 20).unref()
     return { providerCallId }
   },
 
-  async hangUp() {},
+  async hangUp(providerCallId) {
+    simulatedNetwork.hangUp(providerCallId)
+  },
 
   async transfer() {},
 

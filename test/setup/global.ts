@@ -31,7 +31,10 @@ export async function setup(project: TestProject) {
   // 127.0.0.1 is exempt from the private-host check so tests can build agents from sites they serve
   // themselves; every other private address (and localhost by name) stays refused.
   server = await startServer({
-    env: { SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000', SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1' },
+    env: {
+      SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000,calls=100000',
+      SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
+    },
   })
   project.provide('base', server.base)
   project.provide('origin', server.origin)

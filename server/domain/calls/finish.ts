@@ -10,6 +10,7 @@ import { closeUsage } from '~/domain/conversations/billing'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
 import { conversationResource } from '~/domain/conversations/read'
 import { SUMMARIZE_JOB } from '~/domain/conversations/summarize'
+import { afterSettled, completeCallOfConversation, outboundCtx } from './outbound'
 import type { Recording } from './recording'
 
 export type EndReason =
@@ -19,6 +20,7 @@ export type EndReason =
   | 'end_phrase'
   | 'transferred'
   | 'conversation_closed'
+  | 'voicemail'
   | 'error'
 
 /** decisions: voice is billed per second at this price per minute, on top of the turns' tokens. */
@@ -63,6 +65,8 @@ export async function finishCall(
   const sid = `rec_${conv.id}`
   if (end.recording) await runtime.blobs.put(recordingKey(sid), end.recording.mp3)
   const now = new Date()
+  const ctx = outboundCtx(runtime)
+  let call: Awaited<ReturnType<typeof completeCallOfConversation>> = null
   const ended = await database.tx(async (tx) => {
     const [row] = await tx
       .update(conversations)
@@ -97,7 +101,14 @@ export async function finishCall(
       type: 'conversation.ended',
       data: await conversationResource(tx, row),
     })
+    // An outbound call completes with its conversation (and its campaign contact moves on).
+    call = await completeCallOfConversation(ctx, tx, row, {
+      durationS: end.durationS,
+      reason: end.reason,
+      endedAt: now,
+    })
     return row
   })
+  if (call) await afterSettled(ctx, call)
   if (ended) await runtime.queue.send(SUMMARIZE_JOB, { conversation_id: ended.id }, { singletonKey: ended.id })
 }

@@ -13,7 +13,7 @@ import type { Capability } from '~/kit/capability'
 import type { Runtime } from '~/kit/runtime'
 import type { MediaLeg } from '~/kit/telephony'
 import { rms } from '~/lib/audio'
-import { conversations } from '~/db/schema'
+import { calls, conversations } from '~/db/schema'
 import { eq } from 'drizzle-orm'
 import { agentLanguage as languageOf, loadAgent, type AgentRow } from '~/domain/agents/agents'
 import { assembleTurn, claimTurn, completeWithTools, persistTurn, type Claimed } from '~/domain/conversations/messages'
@@ -22,6 +22,7 @@ import { resolveGreeting } from '~/domain/conversations/create'
 import { recentCallsFor } from '~/domain/conversations/import'
 import { verifyMediaToken } from './inbound'
 import { addOptOut, isOptOut } from './dnc'
+import { scriptOf, type CallScript } from './calls'
 import { finishCall, writeAgentLine, type EndReason } from './finish'
 import { CallRecorder } from './recording'
 
@@ -151,6 +152,8 @@ export class VoiceSession {
   private conv: ConversationRow | null = null
   private agent: AgentRow | null = null
   private extraKnowledge: string | null = null
+  /** An outbound call's script (its instructions, greeting, voicemail and tools replace the agent's). */
+  private script: { call: CallScript; tools: Capability[] } | null = null
   private recorder: CallRecorder | null = null
   private ready: Promise<void> | null = null
   private pendingEnd: { reason: EndReason; transferTo?: string } | null = null
@@ -197,6 +200,24 @@ export class VoiceSession {
       this.extraKnowledge = historyBlock(
         await recentCallsFor(database, conv.accountId, caller, conv.startedAt, conv.id),
       )
+    if (conv.channel === 'phone_outbound') {
+      const callId = typeof conv.custom?.call_id === 'string' ? conv.custom.call_id : ''
+      const [call] = await database.db.select().from(calls).where(eq(calls.id, callId))
+      if (call) {
+        const script = scriptOf(call)
+        const tools = script.capabilities
+          .map((name) => this.runtime.registries.capabilities.get(name))
+          .filter((c): c is Capability => !!c && c.outbound)
+        this.script = { call: script, tools }
+        if (conv.custom?.answered_by === 'machine') {
+          // An answering machine: the profile's message after the beep, or nothing; then hang up.
+          if (script.voicemail_policy === 'leave_message' && script.voicemail_message)
+            return void this.closeWith(script.voicemail_message, 'voicemail')
+          return void this.afterPlayback({ reason: 'voicemail' })
+        }
+        if (script.greeting) return this.say(script.greeting, 'greeting')
+      }
+    }
     await this.say(resolveGreeting(agent, conv.identity ?? {}), 'greeting')
   }
 
@@ -310,7 +331,10 @@ export class VoiceSession {
 
   private checkTimers() {
     if (this.ending || this.working || this.utterance || this.playing.remaining > 0) return
-    const maxS = numberSetting(this.agent?.settings?.max_call_duration_s, DEFAULT_MAX_CALL_S)
+    const maxS = numberSetting(
+      this.script?.call.max_call_duration_s ?? this.agent?.settings?.max_call_duration_s,
+      DEFAULT_MAX_CALL_S,
+    )
     if (this.clock >= maxS * this.rate) return void this.closeWith(LINES.maxDuration, 'max_duration')
     const silenceS = numberSetting(this.agent?.settings?.silence_timeout_s, DEFAULT_SILENCE_TIMEOUT_S)
     if (this.clock - this.lastActivity >= silenceS * this.rate) void this.closeWith(LINES.silence, 'silence_timeout')
@@ -404,6 +428,7 @@ export class VoiceSession {
         surface: 'phone',
         tools: (a) => phoneTools(this.runtime, a),
         extraKnowledge: this.extraKnowledge,
+        script: this.script ? { instructions: this.script.call.instructions, tools: this.script.tools } : null,
       })
       if (caller && isOptOut(text)) {
         await addOptOut(this.runtime.database, conv.accountId, caller, conv.id)

@@ -6,10 +6,13 @@
 import { randomUUID } from 'node:crypto'
 import type * as v from 'valibot'
 import type { Runtime } from '~/kit/runtime'
+import type { InboundAnswer } from '~/kit/telephony'
 import { pcmToBase64 } from '~/lib/audio'
 import { apiError, Errors } from '~/lib/errors'
 import { findNumberByE164 } from '~/domain/phone-numbers/numbers'
+import { simulatedNetwork } from '~/kit/simulated-network'
 import { acceptInboundCall, callerE164 } from './inbound'
+import { answerOutboundCall, onOutboundStatus, outboundCtx } from './outbound'
 import { MAX_CALL_S } from './quotas'
 import type { SimulatedInboundCallBody } from './schemas'
 import { attachMedia } from './session'
@@ -41,8 +44,26 @@ export async function simulateInboundCall(
   const { answer } = accepted
   if (answer.kind === 'refuse')
     return { conversationId: accepted.conversationId ?? '', status: 'failed', done: Promise.resolve() }
-  const conversationId = answer.params.conversation_id
+  return {
+    conversationId: answer.params.conversation_id,
+    status: 'in_progress',
+    done: talk(runtime, providerCallId, answer, call),
+  }
+}
 
+/**
+ * The far end of a connected call on the simulated network (the caller of an inbound call, the person who
+ * answers an outbound one): it opens the media leg, hears the agent, says each utterance in turn and hangs
+ * up after the last answer (or, with hangUp false, stays silent on the line until the agent hangs up).
+ * Settles when the call is over.
+ */
+export function talk(
+  runtime: Runtime,
+  providerCallId: string,
+  answer: Extract<InboundAnswer, { kind: 'connect' }>,
+  call: { utterances: string[]; hangUp?: boolean },
+): Promise<void> {
+  const conversationId = answer.params.conversation_id
   // What the caller hears: agent audio, and a mark when one answer has been sent in full.
   let heard = 0
   let hungUp = false
@@ -97,7 +118,7 @@ export async function simulateInboundCall(
       }
     })
 
-  const done = (async () => {
+  return (async () => {
     try {
       const greeting = listen()
       send({ event: 'start', call_id: providerCallId, stream_id: `st_${providerCallId}`, params: answer.params })
@@ -136,7 +157,66 @@ export async function simulateInboundCall(
       host.closed()
     }
   })()
-  return { conversationId, status: 'in_progress', done }
+}
+
+/** Who answers an outbound call on the simulated network, by the number's last four digits. */
+export function simulatedCallee(to: string): 'human' | 'no_answer' | 'failed' | 'machine' | 'rings' {
+  if (to.endsWith('0000')) return 'no_answer'
+  if (to.endsWith('9999')) return 'failed'
+  if (to.endsWith('8888')) return 'machine'
+  if (to.endsWith('7777')) return 'rings'
+  return 'human'
+}
+
+/** What the person who answers an outbound call on the simulated network says before hanging up. */
+export const CALLEE_REPLY = 'Yes, that works for me. Thank you, goodbye.'
+const RING_MS = 30
+/** A `rings` number rings this long, then reports no answer. */
+const LONG_RING_MS = 20_000
+
+/** Plays the people at the numbers this process dials on the simulated network. */
+export function startSimulatedNetwork(runtime: Runtime): () => void {
+  const ctx = outboundCtx(runtime)
+  const hungUp = new Set<string>()
+  const offHangUp = simulatedNetwork.onHangUp((id) => {
+    hungUp.add(id)
+    setTimeout(() => hungUp.delete(id), LONG_RING_MS + 5_000).unref()
+  })
+  const offDial = simulatedNetwork.onDial((dial) => {
+    const kind = simulatedCallee(dial.to)
+    const run = async () => {
+      await new Promise((r) => setTimeout(r, kind === 'rings' ? LONG_RING_MS : RING_MS).unref())
+      if (hungUp.has(dial.providerCallId)) return
+      if (kind !== 'human' && kind !== 'machine') {
+        await onOutboundStatus(ctx, dial.callId, { state: kind === 'failed' ? 'failed' : 'no_answer' })
+        return
+      }
+      const answer = await answerOutboundCall(runtime, {
+        callId: dial.callId,
+        providerCallId: dial.providerCallId,
+        answeredBy: kind,
+      })
+      if (answer.kind !== 'connect') return
+      const done = talk(
+        runtime,
+        dial.providerCallId,
+        answer,
+        kind === 'machine' ? { utterances: [], hangUp: false } : { utterances: [CALLEE_REPLY] },
+      )
+      simulatedCalls.set(answer.params.conversation_id, done)
+      try {
+        await done
+      } finally {
+        simulatedCalls.delete(answer.params.conversation_id)
+      }
+      await onOutboundStatus(ctx, dial.callId, { state: 'completed' })
+    }
+    run().catch((err) => console.error(`[simulator] ${dial.callId}: ${err instanceof Error ? err.message : err}`))
+  })
+  return () => {
+    offDial()
+    offHangUp()
+  }
 }
 
 /** Live simulated calls of this process (their promises settle when the caller is gone). */

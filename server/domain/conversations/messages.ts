@@ -12,7 +12,7 @@ import type { MessageBody } from './chat-schemas'
 import type { Database } from '~/db/client'
 import { conversations, messageKeys } from '~/db/schema'
 import type { Capability, CapabilityResult } from '~/kit/capability'
-import type { ChatMessage, Surface, ToolCall, ToolSpec } from '~/kit/chat-engine'
+import { withKnowledge, type ChatMessage, type Surface, type ToolCall, type ToolSpec } from '~/kit/chat-engine'
 import { Errors, apiError } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
 import { agentLanguage, type AgentRow } from '~/domain/agents/agents'
@@ -279,6 +279,9 @@ export interface TurnSurface {
   tools: (agent: AgentRow) => Capability[]
   /** Appended to the knowledge block (the inbound history block of rule 4), or null. */
   extraKnowledge?: string | null
+  /** Instructions that replace the surface's prompt (an outbound call's filled script), with their own tools;
+   *  the agent's knowledge block still follows them. */
+  script?: { instructions: string; tools: Capability[] } | null
 }
 
 /** The agent's cached context, the history and the new message, the engine request. */
@@ -293,13 +296,16 @@ export async function assembleTurn(runtime: Runtime, claimed: Claimed, text: str
     { tools: on?.tools ?? ((agent) => chatTools(runtime, agent)), spec: toolSpec },
     on?.surface ?? 'chat',
   )
-  const { agent, tools } = context
+  const { agent } = context
+  const script = on?.script ?? null
+  const tools = script ? script.tools : context.tools
+  const system = script ? withKnowledge(script.instructions, context.knowledge) : context.system
   const visitorAt = new Date()
   const messages: ChatMessage[] = [...claimed.history, { role: 'user', content: text }]
   const request = {
     // The knowledge is last in the prompt, so an addition to it goes at the very end.
-    system: on?.extraKnowledge ? `${context.system.trimEnd()}\n\n${on.extraKnowledge.trim()}\n` : context.system,
-    tools: context.toolSpecs,
+    system: on?.extraKnowledge ? `${system.trimEnd()}\n\n${on.extraKnowledge.trim()}\n` : system,
+    tools: script ? script.tools.map(toolSpec) : context.toolSpecs,
     temperature: agent.temperature,
     maxTokens: agent.maxResponseTokens ?? undefined,
     largeModel: agent.useLargeModel,

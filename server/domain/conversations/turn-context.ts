@@ -15,6 +15,8 @@ export interface TurnContext {
   revision: number
   agent: AgentRow
   system: string
+  /** The knowledge block alone, for a turn that brings its own instructions (an outbound call's script). */
+  knowledge: string
   tools: Capability[]
   toolSpecs: ToolSpec[]
 }
@@ -57,7 +59,7 @@ export async function turnContext(
   const tools = build.tools(agent)
   // Stored under the revision the claim read, never a later one: what was read is at least that new, and
   // a newer revision on the next turn simply rebuilds.
-  const context: TurnContext = { revision, agent, system, tools, toolSpecs: tools.map(build.spec) }
+  const context: TurnContext = { revision, agent, system, knowledge, tools, toolSpecs: tools.map(build.spec) }
   cache.delete(key)
   if (cache.size >= MAX_AGENTS) {
     const oldest = cache.keys().next().value

@@ -13,7 +13,8 @@ const PHONE_MESSAGE = 'phone must be an E.164 number such as +14155550123 (a + t
 /** A form-encoded query turns a leading + into a space: read it back as the +. */
 const plusFromQuery = (s: string) => (s.startsWith(' ') ? `+${s.slice(1)}` : s)
 
-const Phone = v.pipe(
+/** An E.164 number in a body (400 invalid_phone otherwise), canonicalised. */
+export const Phone = v.pipe(
   v.string(coded('invalid_phone', PHONE_MESSAGE)),
   v.check((s) => canonicalE164(s) !== null, coded('invalid_phone', PHONE_MESSAGE)),
   v.transform((s) => canonicalE164(s) as string),
@@ -34,9 +35,12 @@ export const DncParams = v.object({ dnc: Id('dnc') })
 
 export const DncAccountQuery = v.strictObject({ account_id: v.optional(AccountId) })
 
+/** An E.164 number in a query, where an unencoded + arrives as a space. */
+export const QueryPhone = v.pipe(v.string(coded('invalid_phone', PHONE_MESSAGE)), v.transform(plusFromQuery), Phone)
+
 export const DncListQuery = v.strictObject({
   account_id: v.optional(AccountId),
-  phone: v.optional(v.pipe(v.string(coded('invalid_phone', PHONE_MESSAGE)), v.transform(plusFromQuery), Phone)),
+  phone: v.optional(QueryPhone),
   limit: Limit(100, 50),
   cursor: Cursor,
 })

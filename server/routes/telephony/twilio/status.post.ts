@@ -5,7 +5,7 @@ import { defineEventHandler, setResponseStatus } from 'h3'
 import { onCallStatus } from '~/domain/calls/status'
 import { useRuntime } from '~/kit/runtime'
 import { Errors } from '~/lib/errors'
-import { badSignature, readTwilioWebhook } from './voice.post'
+import { badSignature, callIdOf, readTwilioWebhook } from './voice.post'
 
 export default defineEventHandler(async (event) => {
   const runtime = useRuntime()
@@ -14,7 +14,7 @@ export default defineEventHandler(async (event) => {
   const req = await readTwilioWebhook(event, runtime)
   if (!provider.verifyWebhook(req)) throw badSignature()
   const parsed = provider.parseWebhook(req)
-  if (parsed.type === 'status') await onCallStatus(runtime, parsed)
+  if (parsed.type === 'status') await onCallStatus(runtime, parsed, callIdOf(event))
   setResponseStatus(event, 204)
   return null
 })

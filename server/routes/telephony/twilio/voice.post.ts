@@ -4,8 +4,9 @@
 // the request path and query: SVC_PUBLIC_URL must be the origin Twilio calls (scheme, host and port as
 // Twilio sees them, e.g. the tunnel or load balancer), and a proxy must not rewrite the path.
 // Answers 404 when SVC_TELEPHONY is not twilio (as if the route did not exist).
-import { defineEventHandler, getHeader, readRawBody, setResponseHeader, type H3Event } from 'h3'
+import { defineEventHandler, getHeader, getQuery, readRawBody, setResponseHeader, type H3Event } from 'h3'
 import { answerInboundCall } from '~/domain/calls/inbound'
+import { answerOutboundCall } from '~/domain/calls/outbound'
 import { onCallStatus } from '~/domain/calls/status'
 import { publicOrigin } from '~/http/public-origin'
 import { useRuntime, type Runtime } from '~/kit/runtime'
@@ -30,6 +31,12 @@ export async function readTwilioWebhook(event: H3Event, runtime: Runtime): Promi
   return { url: publicOrigin(event, runtime.config) + (event.node.req.url ?? event.path), headers, params }
 }
 
+/** Our call id in the query of a URL we handed the provider (answer and status URLs of outbound calls). */
+export const callIdOf = (event: H3Event): string | null => {
+  const id = getQuery(event).call_id
+  return typeof id === 'string' && /^call_\d{1,18}$/.test(id) ? id : null
+}
+
 export const badSignature = () => apiError('forbidden', 'The webhook signature is not valid.')
 
 export default defineEventHandler(async (event) => {
@@ -51,8 +58,19 @@ export default defineEventHandler(async (event) => {
     setResponseHeader(event, 'Content-Type', contentType)
     return body
   }
-  // Not an inbound call (e.g. the answer request of an outbound call): report its status and answer
-  // empty TwiML. Outbound calls need their own answer (connect the media stream): see the host.
-  if (parsed.type === 'status') await onCallStatus(runtime, parsed)
+  // The answer request of a call we placed (its URL names our call id): connect the media stream.
+  const callId = callIdOf(event)
+  if (parsed.type === 'status' && callId && parsed.state === 'in_progress') {
+    const answer = await answerOutboundCall(runtime, {
+      callId,
+      providerCallId: parsed.providerCallId,
+      answeredBy: parsed.answeredBy,
+      publicUrl: publicOrigin(event, runtime.config),
+    })
+    const { contentType, body } = provider.answerInbound(answer)
+    setResponseHeader(event, 'Content-Type', contentType)
+    return body
+  }
+  if (parsed.type === 'status') await onCallStatus(runtime, parsed, callId)
   return '<?xml version="1.0" encoding="UTF-8"?><Response/>'
 })
