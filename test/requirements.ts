@@ -989,6 +989,11 @@ export const requirements = {
     source: 'decisions Run surfaces (Calls); contract call quotas',
     behavior: 'max_calls_per_day used up is 429 quota_exceeded with Retry-After until 00:00 UTC.',
   },
+  'outbound.calls-twilio': {
+    source: 'decisions Run surfaces (Telephony providers, Calls)',
+    behavior:
+      "With SVC_TELEPHONY=twilio, POST /calls creates the call through the REST Calls API (To, From, Url and StatusCallback naming the call, machine detection); the signed answer request gets <Connect><Stream> for the call's phone_outbound conversation; signed status callbacks complete it or end it as no_answer.",
+  },
   'outbound.calls-isolation': {
     source: 'contract tenant isolation; Scopes',
     behavior:

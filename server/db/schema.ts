@@ -1035,6 +1035,8 @@ export const campaigns = pgTable(
     maxConcurrent: integer('max_concurrent').notNull().default(1),
     maxAttempts: integer('max_attempts').notNull().default(1),
     retryDelayMinutes: doublePrecision('retry_delay_minutes').notNull().default(60),
+    /** The telephony provider of the instance that dialled first; only instances on it dial the rest. */
+    provider: text('provider'),
     createdAt: now('created_at'),
     updatedAt: now('updated_at'),
     startedAt: ts('started_at'),

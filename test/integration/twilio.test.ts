@@ -11,6 +11,7 @@ import { createApi } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
 import {
   inboundCall,
+  parseTwiml,
   postWebhook,
   sid,
   signTwilio,
@@ -87,7 +88,7 @@ beforeAll(async () => {
       TWILIO_API_BASE_URL: fake.url,
       TWILIO_ACCOUNT_SID: fake.accountSid,
       TWILIO_AUTH_TOKEN: fake.authToken,
-      SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000',
+      SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000,calls=100000',
     },
   })
   site = await serveSite({
@@ -301,6 +302,80 @@ describe('twilio telephony (own server, fake Twilio)', () => {
       // The session ends its side of the stream; the conversation closes as transferred.
       await client.waitFor((c) => c.closed, 10_000, 'the server to close the stream')
       expect((await conversation(conversationId)).metrics.end_reason).toBe('transferred')
+    })
+
+    it('outbound: POST /calls creates the call at Twilio; its answer request gets <Connect><Stream>; status callbacks end it', async () => {
+      verifies('outbound.calls-twilio')
+      const before = fake.requests.length
+      const placed = await t.api.post('/calls', {
+        agent_id: agentId,
+        to: '+14155550177',
+        role: 'a caller from Quokka Bakery',
+        greeting: 'Hello, Quokka Bakery calling about your cake order.',
+      })
+      expect(placed.status, placed.text).toBe(201)
+      expect(placed.body).toMatchObject({ status: 'ringing', from: TO })
+      const create = await until(
+        'the Calls.json request',
+        async () => fake.requests.slice(before).find((r) => r.path.endsWith('/Calls.json')) ?? null,
+        10_000,
+      )
+      const callId = placed.body.call_id
+      expect(create.form).toMatchObject({
+        To: '+14155550177',
+        From: TO,
+        Url: `${origin}/telephony/twilio/voice?call_id=${callId}`,
+        StatusCallback: `${origin}/telephony/twilio/status?call_id=${callId}`,
+        MachineDetection: 'Enable',
+      })
+      const callSid = create.callSid!
+      // Twilio asks what to do once the callee picks up: the media stream, with this call's conversation.
+      const answerParams = {
+        ...statusParams({ callSid, accountSid: fake.accountSid, status: 'in-progress', answeredBy: 'human' }),
+      }
+      delete (answerParams as Record<string, string>).CallbackSource
+      const answer = await postWebhook(String(create.form.Url), answerParams, { authToken: fake.authToken })
+      expect(answer.status, answer.body).toBe(200)
+      const twiml = parseTwiml(answer.body)
+      expect(twiml.streamUrl).toBe(`${origin.replace(/^http/, 'ws')}/telephony/twilio/media`)
+      const conversationId = twiml.parameters.conversation_id
+      expect((await t.api.get(`/calls/${callId}`)).body).toMatchObject({
+        status: 'in_progress',
+        conversation_id: conversationId,
+      })
+      const client = await TwilioMediaClient.connect(twiml.streamUrl!, {
+        callSid,
+        parameters: twiml.parameters,
+        playbackRate: 20,
+      })
+      await client.waitFor((c) => c.echoedMarks.length >= 1, 15_000, 'the greeting to play')
+      client.hangUp()
+      const conv = await conversation(conversationId)
+      expect(conv.channel_detail).toMatchObject({ channel: 'phone_outbound' })
+      expect(conv.transcript[0].text).toBe('Hello, Quokka Bakery calling about your cake order.')
+      const status = String(create.form.StatusCallback)
+      const done = statusParams({ callSid, accountSid: fake.accountSid, status: 'completed', duration: 4 })
+      expect((await postWebhook(status, done, { authToken: fake.authToken })).status).toBe(204)
+      const call = await until(
+        'the call to complete',
+        async () => {
+          const r = await t.api.get(`/calls/${callId}`)
+          return r.body.status === 'completed' ? r.body : null
+        },
+        10_000,
+      )
+      expect(call).toMatchObject({ outcome: 'answered', conversation_id: conversationId })
+
+      // A call nobody answers: Twilio's no-answer callback.
+      const second = await t.api.post('/calls', { agent_id: agentId, to: '+14155550178', role: 'a caller' })
+      const req2 = await until(
+        'the second Calls.json request',
+        async () => fake.requests.find((r) => r.path.endsWith('/Calls.json') && r.form.To === '+14155550178') ?? null,
+        10_000,
+      )
+      const na = statusParams({ callSid: req2.callSid!, accountSid: fake.accountSid, status: 'no-answer' })
+      expect((await postWebhook(String(req2.form.StatusCallback), na, { authToken: fake.authToken })).status).toBe(204)
+      expect((await t.api.get(`/calls/${second.body.call_id}`)).body).toMatchObject({ status: 'no_answer' })
     })
 
     it('an end phrase: the agent says goodbye, then hangs up through the REST API', async () => {

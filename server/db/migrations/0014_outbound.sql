@@ -56,6 +56,7 @@ CREATE TABLE "campaigns" (
 	"max_concurrent" integer DEFAULT 1 NOT NULL,
 	"max_attempts" integer DEFAULT 1 NOT NULL,
 	"retry_delay_minutes" double precision DEFAULT 60 NOT NULL,
+	"provider" text,
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
 	"started_at" timestamp (3) with time zone,

@@ -85,6 +85,10 @@ export async function dispatchCampaign(ctx: OutboundCtx, campaignId: string, now
   const placed = await database.tx(async (tx) => {
     const [cmp] = await tx.select().from(campaigns).where(eq(campaigns.id, campaignId)).for('update')
     if (!cmp || cmp.status !== 'running') return []
+    // Instances dial through their own telephony provider: a campaign stays with the provider it began on.
+    const provider = ctx.providers.telephony.name
+    if (cmp.provider && cmp.provider !== provider) return []
+    if (!cmp.provider) await tx.update(campaigns).set({ provider }).where(eq(campaigns.id, campaignId))
     const [counts] = rowsOf<{ live: number; pending: number }>(
       await tx.execute(sql`SELECT count(*) FILTER (WHERE status = 'in_progress')::int AS live,
         count(*) FILTER (WHERE status = 'pending')::int AS pending

@@ -284,6 +284,7 @@ export async function dispatchQueued(ctx: OutboundCtx, accountId: string) {
       await tx.execute(sql`UPDATE calls SET status = 'ringing', owner_instance = ${INSTANCE_ID},
           started_at = ${now.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
         WHERE id IN (SELECT id FROM calls WHERE account_id = ${accountId} AND status = 'queued'
+          AND provider = ${ctx.providers.telephony.name}
           ORDER BY created_at, id LIMIT ${free} FOR UPDATE SKIP LOCKED)
         RETURNING id`),
     )
@@ -548,7 +549,9 @@ export async function reconcileCalls(ctx: OutboundCtx, staleS: number, now = new
 /** Accounts with queued calls get their free lines (a safety net for a dispatch lost to a crash). */
 export async function dispatchAllQueued(ctx: OutboundCtx) {
   const accounts = rowsOf<{ account_id: string }>(
-    await ctx.database.db.execute(sql`SELECT DISTINCT account_id FROM calls WHERE status = 'queued' LIMIT 1000`),
+    await ctx.database.db.execute(
+      sql`SELECT DISTINCT account_id FROM calls WHERE status = 'queued' AND provider = ${ctx.providers.telephony.name} LIMIT 1000`,
+    ),
   )
   for (const { account_id } of accounts) await dispatchQueued(ctx, account_id)
 }

@@ -50,6 +50,8 @@ export const PARAM_NAMES: Record<string, string> = {
   pv: 'prompt_version_id',
   doc: 'document_id',
   whk: 'endpoint_id',
+  call: 'call_id',
+  cmp: 'campaign_id',
 }
 
 /** Fields of an agent the MCP tool may change: texts and model settings. Capabilities (and their
@@ -313,6 +315,42 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     annotations: READ,
     description: 'The webhook endpoints of the account: URL, subscribed events, state. Secrets are never shown.',
   },
+  {
+    name: 'place_call',
+    title: 'Place an outbound phone call',
+    method: 'POST',
+    route: '/v1/calls',
+    annotations: { ...WRITE, openWorldHint: true },
+    description:
+      "Phone a person with an agent: to (E.164, e.g. +14155550123), agent_id, and profile_id (a stored outbound role of the agent) or an inline role; variables fill the profile's {{name}} placeholders (a missing one fails with missing_variable naming it). Answers at once with the call (status ringing, or queued while every line is busy); poll get_call until completed, no_answer, failed or canceled. Refused with dnc_listed for numbers on the do-not-call list, quota_exceeded after max_calls_per_day. This really calls the number.",
+  },
+  {
+    name: 'get_call',
+    title: 'Read an outbound call',
+    method: 'GET',
+    route: '/v1/calls/:call',
+    annotations: READ,
+    description:
+      'One outbound call: status (queued, ringing, in_progress, completed, no_answer, failed, canceled), outcome (answered, voicemail, transferred, …), timing, and conversation_id once answered (read it with get_conversation).',
+  },
+  {
+    name: 'add_to_do_not_call',
+    title: 'Add a number to the do-not-call list',
+    method: 'POST',
+    route: '/v1/dnc',
+    annotations: { ...WRITE, idempotentHint: true },
+    description:
+      'Put a phone number (E.164) on the do-not-call list of the account, with an optional reason: it is never dialled again, by place_call or by campaigns. Adding a listed number answers the existing entry.',
+  },
+  {
+    name: 'get_campaign_progress',
+    title: "Read a campaign's progress",
+    method: 'GET',
+    route: '/v1/campaigns/:cmp/progress',
+    annotations: READ,
+    description:
+      'Progress of an outbound campaign: total contacts and how many are pending, in progress, completed, no_answer, failed or skipped for do-not-call, with the counts of each outcome.',
+  },
 ]
 
 export const SERVER_INSTRUCTIONS = [
@@ -322,5 +360,6 @@ export const SERVER_INSTRUCTIONS = [
   'Test an agent: start_conversation, send_message (repeat), end_conversation. Review: list_conversations (paginate with pagination.next_cursor as cursor), get_conversation.',
   'Prompts: update_agent or deploy_prompt_version change them; list_prompt_versions and restore_prompt_version roll back.',
   'A failed call returns isError with error.code (e.g. not_found, insufficient_scope, validation_error naming error.field, quota_exceeded, rate_limited); fix the input rather than retrying unchanged.',
+  'Outbound: place_call phones a number with an agent (poll get_call); add_to_do_not_call keeps a number from ever being dialled; get_campaign_progress follows a campaign.',
   "account_id is optional everywhere and defaults to the credential's own account.",
 ].join('\n')
