@@ -54,6 +54,7 @@ export const ERROR_CODES = {
   build_in_progress: [409, 'A build of this agent is running'],
   turn_in_progress: [409, 'Another message of this conversation is being answered'],
   conversation_ended: [409, 'The conversation has ended'],
+  invalid_state: [409, 'The resource is not in a status that allows this action'],
   conversation_deleted: [410, 'The conversation was deleted'],
   idempotency_key_reused: [409, 'The Idempotency-Key was used with another body'],
   idempotency_key_in_use: [409, 'A request with this Idempotency-Key is still running'],
