@@ -998,6 +998,26 @@ export const requirements = {
     source: 'contract tenant isolation; Scopes',
     behavior:
       "Another account's call is 404 not_found on read and cancel and absent from lists; its agent 404 agent_not_found and its profile 404 not_found; reads need outbound:read and writes outbound:write (else 403 insufficient_scope).",
+  // Issue 16 (campaigns)
+  'outbound.campaigns': {
+    source: 'decisions Run surfaces (Campaigns)',
+    behavior:
+      "POST /campaigns answers 201 with every field (cmp_<n>, status draft, defaults max_concurrent 1, max_attempts 1, retry_delay_minutes 60, progress all 0, started_at and finished_at null); GET /campaigns lists newest first with a keyset cursor bound to the agent_id and status filters; GET /campaigns/{cmp} reads one; GET /campaigns/{cmp}/progress is {total, pending, in_progress, completed, no_answer, failed, dnc_skipped, outcomes}, the same object as the campaign's progress; GET /campaigns/{cmp}/contacts pages {item_id, phone_e164, status, attempts, last_call_id, outcome, next_attempt_at} in item order, filtered by status.",
+  },
+  'outbound.campaigns-validation': {
+    source: 'decisions Run surfaces (Campaigns); issue 16 campaigns',
+    behavior:
+      'The create body is strict (unknown key 400 unsupported_field); name 1..200; schedule {timezone IANA (stored canonical), days distinct mon..sun, start and end HH:MM with end 24:00 allowed and start < end}; max_concurrent 1..50, max_attempts 1..10, retry_delay_minutes 0..10080; a profile or list of another agent of the account is 400 validation_error on profile_id or list_id; anything else 400 validation_error naming the field.',
+  },
+  'outbound.campaigns-transitions': {
+    source: 'decisions Run surfaces (Campaigns): start, pause, stop',
+    behavior:
+      "start: draft → running (the first start copies the list's items as pending contacts with 0 attempts and sets started_at; an empty list completes the campaign at once), paused → running; pause: running → paused; stop: draft, running or paused → stopped with finished_at; any other transition is 409 invalid_state naming the current status; two concurrent starts of one draft give one 200 and one 409.",
+  },
+  'outbound.campaigns-isolation': {
+    source: 'decisions Run surfaces (Campaigns); contract tenant isolation',
+    behavior:
+      "Another account's campaign is 404 not_found on read, start, pause, stop, progress and contacts and absent from lists; another account's agent is 404 agent_not_found and its profile or list 404 not_found on create; reads need outbound:read and writes outbound:write (else 403 insufficient_scope).",
   },
 } satisfies Record<string, Requirement>
 

@@ -57,7 +57,7 @@ export const ERROR_CODES = {
   turn_in_progress: [409, 'Another message of this conversation is being answered'],
   conversation_ended: [409, 'The conversation has ended'],
   call_not_cancelable: [409, 'Only a queued or ringing call can be canceled'],
-  invalid_state: [409, 'The transition is not allowed from the current status'],
+  invalid_state: [409, 'The resource is not in a status that allows this action'],
   conversation_deleted: [410, 'The conversation was deleted'],
   idempotency_key_reused: [409, 'The Idempotency-Key was used with another body'],
   idempotency_key_in_use: [409, 'A request with this Idempotency-Key is still running'],

@@ -1,0 +1,17 @@
+import { defineApiRoute } from '~/http/define-api-route'
+import { campaignAccount, transitionCampaign } from '~/domain/campaigns/campaigns'
+import { Campaign, CampaignAccountQuery, CampaignParams } from '~/domain/campaigns/schemas'
+
+export default defineApiRoute({
+  summary: 'Stop a campaign',
+  description:
+    'draft, running or paused → stopped, for good (finished_at set); calls in progress finish. stopped or completed is 409 invalid_state. Answers 200 with the campaign.',
+  tags: ['Outbound'],
+  scope: 'outbound:write',
+  dataRoute: true,
+  params: CampaignParams,
+  query: CampaignAccountQuery,
+  response: Campaign,
+  errors: ['invalid_id', 'not_found', 'invalid_state'],
+  handler: ({ runtime, account, params }) => transitionCampaign(runtime, campaignAccount(account), params.cmp, 'stop'),
+})
