@@ -998,6 +998,7 @@ export const requirements = {
     source: 'contract tenant isolation; Scopes',
     behavior:
       "Another account's call is 404 not_found on read and cancel and absent from lists; its agent 404 agent_not_found and its profile 404 not_found; reads need outbound:read and writes outbound:write (else 403 insufficient_scope).",
+  },
   // Issue 16 (campaigns)
   'outbound.campaigns': {
     source: 'decisions Run surfaces (Campaigns)',
