@@ -1020,6 +1020,25 @@ export const requirements = {
     behavior:
       "Another account's campaign is 404 not_found on read, start, pause, stop, progress and contacts and absent from lists; another account's agent is 404 agent_not_found and its profile or list 404 not_found on create; reads need outbound:read and writes outbound:write (else 403 insufficient_scope).",
   },
+  'outbound.campaigns-run': {
+    source: 'issue 16: campaigns (must show)',
+    behavior:
+      'A started campaign dials its contacts by itself and completes when every contact is final: progress adds up (completed, no_answer, failed, dnc_skipped), do-not-call numbers are skipped, no-answers are retried after retry_delay_minutes up to max_attempts, no number is called more than max_attempts times, and the calls never overlap beyond max_concurrent; on PostgreSQL with two instances dialling.',
+  },
+  'outbound.campaigns-restart': {
+    source: 'issue 16: campaigns survive a restart',
+    behavior:
+      'A campaign whose server is SIGKILLed twice while dialling completes with the same final counts; calls of the dead instance are reconciled (ringing: no_answer, in progress: completed with outcome interrupted) and no contact is dialled twice for the same attempt (unique campaign, contact, attempt).',
+  },
+  'outbound.campaigns-window': {
+    source: 'decisions Run surfaces (Campaigns): schedule window',
+    behavior: "A campaign dials only inside its schedule window, read in the contact's timezone, else the campaign's.",
+  },
+  'outbound.campaigns-pause': {
+    source: 'issue 16: pause stops new dials at once',
+    behavior:
+      'A paused campaign places no new call while its calls in flight end; start resumes dialling; stop ends it.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
