@@ -171,7 +171,8 @@ beforeAll(async () => {
   profile = p.body.profile_id
   const lim = await master.patch(`/users/${t.userId}`, { limits: { max_calls_per_day: 100_000 } })
   expect(lim.status, lim.text).toBe(200)
-  expect((await api.post('/phone-numbers', { e164: '+16465550100', agent_id: agent })).status).toBe(201)
+  const own = `+1646555${String(Date.now() % 10_000).padStart(4, '0')}`
+  expect((await api.post('/phone-numbers', { e164: own, agent_id: agent })).status).toBe(201)
 }, 120_000)
 
 afterAll(async () => {

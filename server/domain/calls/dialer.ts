@@ -80,10 +80,14 @@ export function inWindow(schedule: Schedule, tz: string | null, now: Date): bool
 type ContactRow = typeof campaignContacts.$inferSelect
 
 /** One dispatch round of a campaign; answers the calls it placed. */
-export async function dispatchCampaign(ctx: OutboundCtx, campaignId: string, now = new Date()): Promise<CallRow[]> {
+export async function dispatchCampaign(ctx: OutboundCtx, campaignId: string, at?: Date): Promise<CallRow[]> {
   const { database } = ctx
+  let now = at ?? new Date()
   const placed = await database.tx(async (tx) => {
     const [cmp] = await tx.select().from(campaigns).where(eq(campaigns.id, campaignId)).for('update')
+    // The clock is read once the round holds the campaign: a round that waited for the lock must not stamp
+    // its calls with a time before the calls that ended meanwhile.
+    now = at ?? new Date()
     if (!cmp || cmp.status !== 'running') return []
     // Instances dial through their own telephony provider: a campaign stays with the provider it began on.
     const provider = ctx.providers.telephony.name
