@@ -994,6 +994,10 @@ export const requirements = {
     behavior:
       "With SVC_TELEPHONY=twilio, POST /calls creates the call through the REST Calls API (To, From, Url and StatusCallback naming the call, machine detection); the signed answer request gets <Connect><Stream> for the call's phone_outbound conversation; signed status callbacks complete it or end it as no_answer.",
   },
+  'outbound.calls-billing': {
+    source: 'contract billing: POST /calls 402 payment_required',
+    behavior: 'An account whose balance check fails gets 402 payment_required on POST /calls and no call is written.',
+  },
   'outbound.calls-isolation': {
     source: 'contract tenant isolation; Scopes',
     behavior:

@@ -15,7 +15,7 @@ import { conversations, events, messageKeys, quotaUsage, subscriptions, usageRec
 import { utcDay } from '~/domain/limits/quotas'
 import { until } from '../helpers/wait'
 
-const env = { SVC_RATE_LIMITS: 'read=100000,write=100000,chat=100000' }
+const env = { SVC_RATE_LIMITS: 'read=100000,write=100000,chat=100000,calls=100000' }
 let server: TestServer
 let t: Tenant
 let poor: Tenant
@@ -70,7 +70,7 @@ describe('turn claim in the database', () => {
   }, 60_000)
 
   it("402 when the wallet is empty and the month's spending reached the plan limit", async () => {
-    verifies('conversations.billing')
+    verifies('conversations.billing', 'outbound.calls-billing')
     await restartWith(async (db) => {
       await db.db.update(subscriptions).set({ walletBalance: 0 }).where(eq(subscriptions.accountId, poor.accountId))
       await db.db.insert(usageRecords).values({
@@ -86,6 +86,11 @@ describe('turn claim in the database', () => {
     const r = await api.post('/conversations', { agent_id: poorAgent })
     expect(r.status).toBe(402)
     expect(err(r).code).toBe('payment_required')
+    // An outbound call is refused the same way, before anything is dialled or written.
+    const call = await api.post('/calls', { agent_id: poorAgent, to: '+14155550123', role: 'a caller' })
+    expect(call.status, call.text).toBe(402)
+    expect(err(call).code).toBe('payment_required')
+    expect((await api.get('/calls')).body.data).toEqual([])
     // The tenant with a plan allowance left is unaffected.
     expect((await createApi(server.base, t.key).post('/conversations', { agent_id: agentId })).status).toBe(201)
   }, 60_000)
