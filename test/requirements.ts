@@ -998,6 +998,11 @@ export const requirements = {
     source: 'contract billing: POST /calls 402 payment_required',
     behavior: 'An account whose balance check fails gets 402 payment_required on POST /calls and no call is written.',
   },
+  'outbound.mcp': {
+    source: 'issue 16: MCP tools with the REST scopes',
+    behavior:
+      'The connector offers place_call, get_call, add_to_do_not_call and get_campaign_progress over their REST routes: a call placed through a tool ends like one placed over HTTP, a do-not-call number is then refused (dnc_listed tool error), and errors are tool errors.',
+  },
   'outbound.calls-isolation': {
     source: 'contract tenant isolation; Scopes',
     behavior:

@@ -11,7 +11,7 @@ import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, ALL_PERSONAL_SCOPES, type Tenant } from '../helpers/tenant'
 import { runInspector } from '../helpers/inspector'
 import { verifies } from '../requirements'
-import { sleep } from '../helpers/wait'
+import { sleep, until } from '../helpers/wait'
 
 const base = inject('base')
 const origin = inject('origin')
@@ -301,6 +301,37 @@ describe('MCP connector', () => {
     } finally {
       await c.close()
     }
+  })
+
+  it('places a call, reads it, lists a number on do-not-call and reads campaign progress through tools, with the REST scopes', async () => {
+    verifies('outbound.mcp')
+    const to = `+1415557${String(process.pid % 10_000)
+      .padStart(4, '0')
+      .slice(0, 3)}0`
+    const placed = await ok(client, 'place_call', { agent_id: agentId, to: `${to.slice(0, -4)}0000`, role: 'a caller' })
+    expect(placed).toMatchObject({ call_id: expect.stringMatching(/^call_\d+$/), status: 'ringing' })
+    const done = await until(
+      'the call to end',
+      async () => {
+        const c = await ok(client, 'get_call', { call_id: placed.call_id })
+        return c.status === 'no_answer' ? c : null
+      },
+      20_000,
+    )
+    expect(done).toMatchObject({ outcome: 'no_answer' })
+    const listed = await ok(client, 'add_to_do_not_call', { phone: to, reason: 'asked by phone' })
+    expect(listed).toMatchObject({ phone_e164: to, source: 'api' })
+    const refused = await call(client, 'place_call', { agent_id: agentId, to, role: 'a caller' })
+    expect(refused.isError).toBe(true)
+    expect(refused.content[0].text).toContain('dnc_listed')
+    const missing = await call(client, 'get_campaign_progress', { campaign_id: 'cmp_999999999' })
+    expect(missing.isError).toBe(true)
+    expect(missing.content[0].text).toContain('not_found')
+    // Listed with the rest (their scopes are the REST routes' outbound:read and outbound:write).
+    const tools = (await client.listTools()).tools
+    expect(tools.map((x) => x.name)).toEqual(
+      expect.arrayContaining(['place_call', 'get_call', 'add_to_do_not_call', 'get_campaign_progress']),
+    )
   })
 
   it("another tenant's agent or conversation is a not-found tool error", async () => {
