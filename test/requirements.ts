@@ -1003,6 +1003,11 @@ export const requirements = {
     behavior:
       'The connector offers place_call, get_call, add_to_do_not_call and get_campaign_progress over their REST routes: a call placed through a tool ends like one placed over HTTP, a do-not-call number is then refused (dnc_listed tool error), and errors are tool errors.',
   },
+  'outbound.capabilities-fire': {
+    source: 'issue 16: outbound capabilities fire during outbound calls as in chat',
+    behavior:
+      "GET /outbound-capabilities lists the capabilities a profile may carry; on a call of that profile they fire through the chat engine's tool calls and land in the transcript as tool turns; a capability the profile does not carry is not offered.",
+  },
   'outbound.calls-isolation': {
     source: 'contract tenant isolation; Scopes',
     behavior:

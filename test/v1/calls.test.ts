@@ -246,6 +246,42 @@ describe('outbound calls (simulated network)', () => {
     expectError(await place({ ...ok, agent_id: 'nope' }), 400, 'invalid_id')
   })
 
+  it("the profile's outbound capabilities fire during the call as in chat", async () => {
+    verifies('outbound.capabilities-fire')
+    const caps = await t.api.get('/outbound-capabilities')
+    expect(caps.body.data.map((c: any) => c.name)).toContain('capture_lead')
+    const p = await t.api.post(`/agents/${agent}/profiles`, {
+      name: 'Leads',
+      role: 'a caller from Harbour Taxis asking whether the person wants a quote',
+      greeting: 'Hello, Harbour Taxis here.',
+      capabilities: ['capture_lead'],
+    })
+    expect(p.status, p.text).toBe(201)
+    const r = await place({
+      agent_id: agent,
+      to: num('6789'),
+      profile_id: p.body.profile_id,
+      variables: { simulated_reply: 'Yes please, call me back at +14155550199 tomorrow.' },
+    })
+    expect(r.status, r.text).toBe(201)
+    const call = await settled(r.body.call_id)
+    expect(call.status).toBe('completed')
+    const conv = await t.api.get(`/conversations/${call.conversation_id}?include=transcript`)
+    const tool = conv.body.transcript.find((x: any) => x.turn_type === 'tool')
+    expect(tool, JSON.stringify(conv.body.transcript)).toBeTruthy()
+    expect(tool.tool).toMatchObject({ name: 'capture_lead', arguments: { phone: '+14155550199' } })
+    // A capability the profile does not carry is not offered on its calls.
+    const plain = await place({
+      agent_id: agent,
+      to: num('6790'),
+      profile_id: profile,
+      variables: { first_name: 'G', simulated_reply: 'Call me back at +14155550199.' },
+    })
+    const plainCall = await settled(plain.body.call_id)
+    const plainConv = await t.api.get(`/conversations/${plainCall.conversation_id}?include=transcript`)
+    expect(plainConv.body.transcript.some((x: any) => x.turn_type === 'tool')).toBe(false)
+  })
+
   it('a number on the do-not-call list is refused at dial time with 403 dnc_listed', async () => {
     verifies('outbound.calls-dnc')
     const to = num('5678')

@@ -5,6 +5,8 @@
 // advances the call's clock), then speaks again; after the last answer it hangs up.
 import { randomUUID } from 'node:crypto'
 import type * as v from 'valibot'
+import { eq } from 'drizzle-orm'
+import { calls } from '~/db/schema'
 import type { Runtime } from '~/kit/runtime'
 import type { InboundAnswer } from '~/kit/telephony'
 import { pcmToBase64 } from '~/lib/audio'
@@ -168,7 +170,8 @@ export function simulatedCallee(to: string): 'human' | 'no_answer' | 'failed' | 
   return 'human'
 }
 
-/** What the person who answers an outbound call on the simulated network says before hanging up. */
+/** What the person who answers an outbound call on the simulated network says before hanging up (unless
+ *  the call's variables carry simulated_reply). */
 export const CALLEE_REPLY = 'Yes, that works for me. Thank you, goodbye.'
 const RING_MS = 30
 /** A `rings` number rings this long, then reports no answer. */
@@ -197,11 +200,18 @@ export function startSimulatedNetwork(runtime: Runtime): () => void {
         answeredBy: kind,
       })
       if (answer.kind !== 'connect') return
+      // What the callee says: the call's variable simulated_reply when it has one (offline tests of a
+      // profile's script and capabilities), else CALLEE_REPLY.
+      const [placed] = await runtime.database.db
+        .select({ variables: calls.variables })
+        .from(calls)
+        .where(eq(calls.id, dial.callId))
+      const reply = placed?.variables?.simulated_reply?.trim().slice(0, 1_000) || CALLEE_REPLY
       const done = talk(
         runtime,
         dial.providerCallId,
         answer,
-        kind === 'machine' ? { utterances: [], hangUp: false } : { utterances: [CALLEE_REPLY] },
+        kind === 'machine' ? { utterances: [], hangUp: false } : { utterances: [reply] },
       )
       simulatedCalls.set(answer.params.conversation_id, done)
       try {
