@@ -4,6 +4,7 @@ import { strToU8, zipSync } from 'fflate'
 import { stringify } from 'yaml'
 import { WEBHOOKS_GUIDE } from '~/domain/webhooks/guide'
 import { PHONE_GUIDE } from '~/domain/calls/guide'
+import { OUTBOUND_GUIDE } from '~/domain/calls/outbound-guide'
 import { escapeHtml as esc } from '~/lib/html'
 
 /** The HTML page needs nothing but its own <style> block: no script, no frame, no form, no base. */
@@ -96,7 +97,11 @@ function operationMd({ method, path, op }: { method: string; path: string; op: O
 }
 
 /** Prose that opens a tag's page, before its operations. */
-const GUIDES: Record<string, string> = { webhooks: WEBHOOKS_GUIDE, 'phone-agents': PHONE_GUIDE }
+const GUIDES: Record<string, string> = {
+  webhooks: WEBHOOKS_GUIDE,
+  'phone-agents': PHONE_GUIDE,
+  outbound: OUTBOUND_GUIDE,
+}
 
 export function markdownPages(doc: Doc): Map<string, string> {
   const pages = new Map<string, string>([['overview', OVERVIEW(doc)]])
