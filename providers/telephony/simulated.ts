@@ -7,7 +7,7 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import { base64ToPcm, pcmToBase64 } from '~/lib/audio'
 import { simulatedNetwork } from '~/kit/simulated-network'
-import { defineTelephony, type CallState, type MediaEvent, type WebhookRequest } from '~/kit/telephony'
+import { CALL_STATES, defineTelephony, type CallState, type MediaEvent, type WebhookRequest } from '~/kit/telephony'
 
 const NAME = 'simulated'
 const SAMPLE_RATE = 8000
@@ -27,15 +27,7 @@ export const signSimulated = (url: string, params: Record<string, string>) =>
 
 export { base64ToPcm, pcmToBase64 }
 
-const STATES: readonly CallState[] = [
-  'queued',
-  'ringing',
-  'in_progress',
-  'completed',
-  'no_answer',
-  'failed',
-  'canceled',
-]
+const STATES: readonly CallState[] = CALL_STATES
 
 export default defineTelephony({
   name: NAME,

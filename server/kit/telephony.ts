@@ -6,7 +6,9 @@
 // own signature, never by an API key.
 import type { Pcm } from './speech'
 
-export type CallState = 'queued' | 'ringing' | 'in_progress' | 'completed' | 'no_answer' | 'failed' | 'canceled'
+/** A call's states, as providers report them and as the Call resource shows them. */
+export const CALL_STATES = ['queued', 'ringing', 'in_progress', 'completed', 'no_answer', 'failed', 'canceled'] as const
+export type CallState = (typeof CALL_STATES)[number]
 
 export interface PlaceCallRequest {
   /** Our call id (call_<n>), echoed in the provider's callbacks. */

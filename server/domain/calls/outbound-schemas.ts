@@ -1,19 +1,12 @@
 // Shapes of the outbound call routes (decisions "Run surfaces", row Calls; docs/decisions "Outbound calls").
 import * as v from 'valibot'
+import { CALL_STATES, type CallState } from '~/kit/telephony'
 import { Phone, QueryPhone } from '~/domain/dnc/schemas'
 import { coded } from '~/lib/errors'
 import { AccountId, Cursor, Id, Limit } from '~/lib/schemas'
 
-export const CALL_STATUSES = [
-  'queued',
-  'ringing',
-  'in_progress',
-  'completed',
-  'no_answer',
-  'failed',
-  'canceled',
-] as const
-export type CallStatus = (typeof CALL_STATUSES)[number]
+export const CALL_STATUSES = CALL_STATES
+export type CallStatus = CallState
 export const FINAL_CALL_STATUSES: readonly CallStatus[] = ['completed', 'no_answer', 'failed', 'canceled']
 
 export const VOICEMAIL_POLICIES = ['hang_up', 'leave_message'] as const
