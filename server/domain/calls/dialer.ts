@@ -22,6 +22,8 @@ import { callerIdFor, dialCall, INSTANCE_ID, profileScript, setCampaignHooks, ty
 import { linesInUse, lockCallLines, takeDailyCall } from './quotas'
 
 export const CAMPAIGN_DIAL_JOB = 'campaign.dial'
+/** Retries due sooner than this also get an in-process timer on the instance that scheduled them. */
+const LOCAL_WAKE_MAX_MS = 10 * 60_000
 
 export interface Schedule {
   timezone: string
@@ -226,6 +228,14 @@ async function scheduleWake(ctx: OutboundCtx, campaignId: string, now: Date) {
     { campaign_id: campaignId },
     { startAfter: at, singletonKey: `${campaignId}@${at.getTime()}` },
   )
+  // The job may land on an instance of another telephony provider (which skips the campaign) or wait for a
+  // poll: this instance, which dialled the campaign, also wakes itself for a near retry. A duplicate round
+  // is harmless (rounds serialise on the campaign row).
+  const delay = at.getTime() - Date.now()
+  if (delay < LOCAL_WAKE_MAX_MS)
+    setTimeout(() => {
+      dispatchCampaign(ctx, campaignId).catch((err) => console.error(`[campaign] ${campaignId}: ${err}`))
+    }, Math.max(0, delay) + 20).unref()
 }
 
 /** In the transaction that ended a campaign call: its contact completes, fails or waits for a retry. */
