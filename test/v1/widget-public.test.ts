@@ -290,6 +290,22 @@ describe('public widget API (shared server)', () => {
     expect((await widget('POST', '/events', { body: { type: 'widget.loaded' } })).status).toBe(204)
   })
 
+  it('is described in the OpenAPI document under Widget and voice', async () => {
+    verifies('widget.public-api')
+    const doc = (await fetch(`${base}/openapi.json`).then((r) => r.json())) as any
+    for (const p of ['/widget/conversations', '/widget/conversations/{conv}/messages', '/widget/events']) {
+      const op = doc.paths[p].post
+      expect(op.tags, p).toEqual(['Widget and voice'])
+      expect(op.security).toEqual([{ widgetToken: [] }])
+      expect(op.responses['401'].description).toContain('invalid_widget_token')
+      expect(op.responses['403'].description).toContain('origin_not_allowed')
+    }
+    expect(doc.paths['/widget/conversations/{conv}/messages'].post.responses['403'].description).toContain(
+      'invalid_visitor_token',
+    )
+    expect(doc.components.securitySchemes.widgetToken).toMatchObject({ in: 'header', name: 'X-Svc-Widget-Token' })
+  })
+
   it('keeps API credentials and widget credentials apart', async () => {
     verifies('widget.tokens')
     const withKey = await start({ headers: { authorization: `Bearer ${t.key}` } })
