@@ -1053,6 +1053,31 @@ export const requirements = {
     behavior:
       'A paused campaign places no new call while its calls in flight end; start resumes dialling; stop ends it.',
   },
+  'widget.public-api': {
+    source: 'decisions Run surfaces (Widget runtime); docs/decisions.md "Widget public API (issue 17)"',
+    behavior:
+      "POST /v1/widget/conversations answers 201 {conversation_id (conv_p<n>), visitor_token, greeting} for the agent's public token from an allowed Origin; the conversation is channel widget, visible to the account in GET /conversations; POST /v1/widget/conversations/{conv}/messages answers {turn, turns} from the agent's knowledge; unknown keys are 400 unsupported_field and an empty text 400 validation_error (field text).",
+  },
+  'widget.cors': {
+    source: 'decisions Run surfaces (Widget runtime): CORS only for allowed_domains',
+    behavior:
+      "Widget routes answer a preflight and echo Access-Control-Allow-Origin (with Vary: Origin) only for an Origin whose host is in the agent's allowed_domains; another Origin, or none, is 403 origin_not_allowed with no Access-Control-Allow-Origin; API routes answer no CORS to such an Origin.",
+  },
+  'widget.tokens': {
+    source: 'decisions Run surfaces (Widget runtime): public_token, visitor_token',
+    behavior:
+      "A missing, malformed or unknown widget token is 401 invalid_widget_token; a regenerated token refuses the old one at once; an API key on a widget route is 401 invalid_widget_token; a widget or visitor token as a bearer on an API route is 401 invalid_credentials; a message needs the conversation's visitor token (else 403 invalid_visitor_token) and another agent's conversation is 404.",
+  },
+  'widget.events': {
+    source: 'decisions Run surfaces (Widget runtime): events counted per agent in GET /metrics',
+    behavior:
+      'POST /v1/widget/events {type, conversation_id?, data?} answers 204 for the five event types and is counted per agent and type in GET /metrics widget_events (totals and agents); an unknown type or data over 2 KB is 400 validation_error.',
+  },
+  'widget.limits': {
+    source: 'decisions Run surfaces (Widget runtime): rate-limited per token and IP',
+    behavior:
+      'Widget requests are limited per client IP (default 60 a minute) and per token (600 a minute); past the limit 429 rate_limited with Retry-After.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -197,6 +197,24 @@ export const quotaUsage = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.day, t.kind] })],
 )
 
+// Browser-side widget events (issue 17), counted per agent, UTC day and type; nothing else of them is kept.
+export const widgetEventCounts = pgTable(
+  'widget_event_counts',
+  {
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentId: text('agent_id').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    type: text('type').notNull(),
+    count: integer('count').notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.agentId, t.day, t.type] }),
+    index('widget_event_counts_account_day_idx').on(t.accountId, t.day),
+  ],
+)
+
 // Billed usage, one row per billed session (written by conversations and calls).
 export const usageRecords = pgTable(
   'usage_records',
@@ -507,6 +525,8 @@ export const conversations = pgTable(
     country: text('country'),
     deletedAt: ts('deleted_at'),
     deleteReason: text('delete_reason'),
+    /** Widget conversations: SHA-256 hex of the visitor token handed out once at creation (issue 17). */
+    visitorTokenHash: text('visitor_token_hash'),
   },
   (t) => [
     // Every list read is `account_id = … AND deleted_at IS NULL` ordered by (started_at|updated_at, id): the

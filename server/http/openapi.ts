@@ -56,6 +56,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
     for (const t of meta.tags ?? ['Other']) tags.add(t)
     const isPublic = meta.auth === 'public'
     const isSession = meta.auth === 'session'
+    const isWidget = meta.auth === 'widget'
     const parameters: unknown[] = []
     const paramNames = [...path.matchAll(/:(\w+)/g)].map((x) => x[1])
     const paramEntries = (meta.params as any)?.entries ?? {}
@@ -77,7 +78,15 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         ...(repeat ? { schema: { type: 'array', items: jsonSchema(s) }, explode: true } : { schema: jsonSchema(s) }),
       })
     }
-    if (!isPublic && !isSession && m === 'post' && !meta.raw) {
+    if (isWidget) {
+      parameters.push(
+        { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
+        ...(paramNames.includes('conv')
+          ? [{ name: 'X-Svc-Visitor-Token', in: 'header', required: true, schema: { type: 'string' } }]
+          : []),
+      )
+    }
+    if (!isPublic && !isSession && !isWidget && m === 'post' && !meta.raw) {
       parameters.push({
         name: 'Idempotency-Key',
         in: 'header',
@@ -92,26 +101,35 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
       : []
     const errorCodes = isPublic
       ? [...bodyErrors, ...(meta.errors ?? []), 'internal_error']
-      : [
-          ...(isSession
-            ? ['missing_credentials', 'invalid_credentials', 'account_suspended', 'ip_not_allowed', 'rate_limited']
-            : [
-                'missing_credentials',
-                'invalid_credentials',
-                'expired_token',
-                'account_suspended',
-                'insufficient_scope',
-                'forbidden_account',
-                'ip_not_allowed',
-                'rate_limited',
-              ]),
-          ...bodyErrors,
-          ...(meta.patch ? ['empty_update'] : []),
-          ...(Object.keys(queryEntries).length || !meta.body ? ['unsupported_filter'] : []),
-          ...(meta.errors ?? []),
-          ...(!isSession && m === 'post' && !meta.raw ? ['idempotency_key_reused', 'idempotency_key_in_use'] : []),
-          'internal_error',
-        ]
+      : isWidget
+        ? [
+            'invalid_widget_token',
+            'origin_not_allowed',
+            'rate_limited',
+            ...bodyErrors,
+            ...(meta.errors ?? []),
+            'internal_error',
+          ]
+        : [
+            ...(isSession
+              ? ['missing_credentials', 'invalid_credentials', 'account_suspended', 'ip_not_allowed', 'rate_limited']
+              : [
+                  'missing_credentials',
+                  'invalid_credentials',
+                  'expired_token',
+                  'account_suspended',
+                  'insufficient_scope',
+                  'forbidden_account',
+                  'ip_not_allowed',
+                  'rate_limited',
+                ]),
+            ...bodyErrors,
+            ...(meta.patch ? ['empty_update'] : []),
+            ...(Object.keys(queryEntries).length || !meta.body ? ['unsupported_filter'] : []),
+            ...(meta.errors ?? []),
+            ...(!isSession && m === 'post' && !meta.raw ? ['idempotency_key_reused', 'idempotency_key_in_use'] : []),
+            'internal_error',
+          ]
     const byStatus = new Map<number, string[]>()
     for (const code of new Set(errorCodes)) {
       const status = isErrorCode(code) ? statusOf(code) : 400
@@ -163,9 +181,11 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         : (meta.rateClass ?? (m === 'get' ? 'read' : 'write'))
     const scopeText = isPublic
       ? 'Public: no credential, unmetered, not audited.'
-      : isSession
-        ? `Dashboard session: cookie \`svc_session\` or \`Authorization: Session <token>\`; API keys are refused (401). Rate class: \`${rateClass}\`. Audited as credential_type \`session\`.`
-        : `Scope: \`${[meta.scope, ...(meta.anyScope ?? [])].filter(Boolean).join('` or `') || 'any credential'}\`. Rate class: \`${rateClass}\`.`
+      : isWidget
+        ? "Widget: the agent's public token in `X-Svc-Widget-Token` and an `Origin` in its allowed_domains (CORS for that Origin only); API keys are refused (401 `invalid_widget_token`). Rate limits per client IP (`widget_ip`) and per token (`widget_token`). Not audited."
+        : isSession
+          ? `Dashboard session: cookie \`svc_session\` or \`Authorization: Session <token>\`; API keys are refused (401). Rate class: \`${rateClass}\`. Audited as credential_type \`session\`.`
+          : `Scope: \`${[meta.scope, ...(meta.anyScope ?? [])].filter(Boolean).join('` or `') || 'any credential'}\`. Rate class: \`${rateClass}\`.`
     paths[p] ??= isDashboardPath(p)
       ? { servers: [{ url: origin, description: 'Dashboard origin' }] }
       : isOriginPath(path)
@@ -181,11 +201,13 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
       tags: meta.tags ?? ['Other'],
       security: isPublic
         ? []
-        : isSession
-          ? [{ sessionAuth: [] }, { sessionHeader: [] }]
-          : [{ bearerAuth: meta.scope ? [meta.scope] : [] }],
+        : isWidget
+          ? [{ widgetToken: [] }]
+          : isSession
+            ? [{ sessionAuth: [] }, { sessionHeader: [] }]
+            : [{ bearerAuth: meta.scope ? [meta.scope] : [] }],
       'x-scope': isPublic || isSession ? null : (meta.scope ?? null),
-      'x-rate-class': isPublic ? null : rateClass,
+      'x-rate-class': isPublic ? null : isWidget ? 'widget_ip, widget_token' : rateClass,
       ...(parameters.length ? { parameters } : {}),
       ...(meta.body
         ? {
@@ -240,6 +262,12 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
           in: 'cookie',
           name: 'svc_session',
           description: 'Dashboard session cookie set by POST /api/auth/login or a login link',
+        },
+        widgetToken: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Svc-Widget-Token',
+          description: "The agent's widget public token (wpk_…), from GET /agents/{agt}/widget",
         },
         sessionHeader: {
           type: 'http',

@@ -54,8 +54,9 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
   description?: string
   tags?: string[]
   /** 'public' routes skip authentication, rate limits and audit (health, openapi, docs). 'session' is set
-   *  by defineSessionRoute (dashboard routes), never passed to defineApiRoute. */
-  auth?: 'credential' | 'public' | 'session'
+   *  by defineSessionRoute (dashboard routes), 'widget' by defineWidgetRoute (the public widget API);
+   *  neither is passed to defineApiRoute. */
+  auth?: 'credential' | 'public' | 'session' | 'widget'
   scope?: Scope
   /** Alternative scopes that also unlock the route (e.g. summaries:read or conversations:read). */
   anyScope?: Scope[]

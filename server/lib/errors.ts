@@ -41,6 +41,9 @@ export const ERROR_CODES = {
   forbidden: [403, 'The request may not be made from here'],
   forbidden_origin: [403, 'This Origin may not call the endpoint'],
   invalid_token: [403, 'A signed URL that is invalid or expired'],
+  invalid_widget_token: [401, 'Widget routes: no, unknown or replaced X-Svc-Widget-Token (API keys are not accepted)'],
+  origin_not_allowed: [403, "Widget routes: the Origin is not in the agent's allowed_domains"],
+  invalid_visitor_token: [403, "Widget routes: X-Svc-Visitor-Token is missing or not the conversation's"],
   dnc_listed: [403, 'The number is on the do-not-call list'],
   // Limits and billing
   rate_limited: [429, 'Rate class or per-IP limit reached; see Retry-After'],

@@ -477,6 +477,11 @@ describe('GET /metrics', () => {
       cost_usd: 1.53,
       voice_seconds: 120,
       billed_sessions: 4,
+      // Browser-side widget events (issue 17; test/v1/widget-public.test.ts counts some): none here.
+      widget_events: {
+        totals: { 'widget.loaded': 0, 'widget.opened': 0, 'widget.closed': 0, 'message.shown': 0, 'link.clicked': 0 },
+        agents: [],
+      },
     })
     const phone = await api.get('/metrics?channel=phone_inbound')
     expect(phone.body).toMatchObject({

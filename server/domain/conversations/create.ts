@@ -48,10 +48,18 @@ export function resolveGreeting(
   return GENERIC_WELCOME
 }
 
+/** Where a chat conversation comes from: API chat (the default) or the public widget (issue 17). */
+export interface ChatOrigin {
+  channel: 'api' | 'widget'
+  /** SHA-256 hex of the widget visitor token, stored so that only its holder may send messages. */
+  visitorTokenHash?: string | null
+}
+
 export async function createConversation(
   runtime: Runtime,
   accountId: string,
   body: v.InferOutput<typeof CreateConversationBody>,
+  from: ChatOrigin = { channel: 'api' },
 ) {
   const { database } = runtime
   // Validate before anything is written or billed; the agent must be this account's.
@@ -70,9 +78,9 @@ export async function createConversation(
         accountId,
         agentId: agent.id,
         agentType: agent.agentType,
-        channel: 'api',
+        channel: from.channel,
         status: 'in_progress',
-        sessionId: `api_${ulid()}`,
+        sessionId: `${from.channel === 'widget' ? 'wgt' : 'api'}_${ulid()}`,
         externalSessionId: body.external_session_id ?? null,
         agentVersion: agentVersionOf(agent),
         promptVersion: await activePromptLabel(tx, agent, 'chat'),
@@ -83,6 +91,7 @@ export async function createConversation(
         hasIdentity: hasIdentity(identity),
         custom: body.custom ?? {},
         language: agentLanguage(agent),
+        visitorTokenHash: from.visitorTokenHash ?? null,
       })
       .returning()
     let transcript: TurnRow[] = []
@@ -108,7 +117,7 @@ export async function createConversation(
       accountId,
       agentId: agent.id,
       agentType: agent.agentType,
-      channel: 'api',
+      channel: from.channel,
       sessionId: conv.sessionId,
       startedAt: now,
       tokens: 0,

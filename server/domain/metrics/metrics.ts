@@ -10,6 +10,7 @@ import type { AccountScope } from '~/domain/accounts/resolve'
 import { OUTCOMES, type MetricGroup } from './schemas'
 import { voiceSecondsSql } from '~/domain/usage/voice'
 import { parseWindow } from '~/lib/window'
+import { WIDGET_EVENT_TYPES } from '~/domain/widget/schemas'
 
 export const DEFAULT_WINDOW_DAYS = 30
 export const MAX_WINDOW_DAYS = 366
@@ -235,6 +236,7 @@ export async function metricsOverview(database: Database, accountIds: string[], 
     FROM usage_records WHERE ${sql.join(usageConds, sql` AND `)}`),
   )
   const figures = total?.figures ?? EMPTY
+  const widgetEvents = await widgetEventFigures(database, accountIds, w, q)
   return {
     overview: {
       ...figures,
@@ -243,7 +245,38 @@ export async function metricsOverview(database: Database, accountIds: string[], 
       cost_usd: Math.round(Number(usage?.cost_usd ?? 0) * 1e6) / 1e6,
       voice_seconds: Number(usage?.voice_seconds ?? 0),
       billed_sessions: Number(usage?.billed_sessions ?? 0),
+      widget_events: widgetEvents,
     },
     meta: { from: w.from.toISOString(), to: w.to.toISOString(), applied_default_range: w.appliedDefault },
   }
+}
+
+const zeroWidgetCounts = () => Object.fromEntries(WIDGET_EVENT_TYPES.map((t) => [t, 0])) as Record<string, number>
+
+/**
+ * Browser-side widget events counted per agent (issue 17), on the UTC days that overlap the window (the
+ * counts are kept per day), narrowed by agent_id; a channel filter without `widget` leaves them out.
+ * `totals` and one row per agent with any event, by agent id; every type key is always present.
+ */
+async function widgetEventFigures(database: Database, accountIds: string[], w: MetricsWindow, q: WindowQuery) {
+  const totals = zeroWidgetCounts()
+  if (q.channel?.length && !q.channel.includes('widget')) return { totals, agents: [] }
+  const last = new Date(w.to.getTime() - 1)
+  const rows = rowsOf<Row>(
+    await database.db.execute(sql`
+    SELECT agent_id, type, sum(count)::bigint AS n FROM widget_event_counts
+    WHERE account_id IN (${list(accountIds)}) AND day >= ${w.from.toISOString().slice(0, 10)}::date
+      AND day <= ${last.toISOString().slice(0, 10)}::date
+      ${q.agent_id?.length ? sql`AND agent_id IN (${list(q.agent_id)})` : sql``}
+    GROUP BY agent_id, type ORDER BY length(agent_id), agent_id`),
+  )
+  const agents = new Map<string, Record<string, number>>()
+  for (const r of rows) {
+    const id = String(r.agent_id)
+    const counts = agents.get(id) ?? zeroWidgetCounts()
+    counts[String(r.type)] = Number(r.n)
+    totals[String(r.type)] = (totals[String(r.type)] ?? 0) + Number(r.n)
+    agents.set(id, counts)
+  }
+  return { totals, agents: [...agents].map(([agent_id, counts]) => ({ agent_id, counts })) }
 }

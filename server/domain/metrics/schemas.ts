@@ -101,4 +101,8 @@ export const MetricsOverview = v.object({
   cost_usd: Num,
   voice_seconds: Num,
   billed_sessions: Num,
+  widget_events: v.object({
+    totals: v.record(v.string(), Num),
+    agents: v.array(v.object({ agent_id: v.string(), counts: v.record(v.string(), Num) })),
+  }),
 })

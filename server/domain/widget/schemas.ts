@@ -1,0 +1,54 @@
+// The public widget API's bodies and answers (issue 17): validated and documented from one declaration.
+import * as v from 'valibot'
+import { MessageOut } from '~/domain/conversations/chat-schemas'
+import { ConversationId } from '~/domain/conversations/schemas'
+
+export const WIDGET_EVENT_TYPES = [
+  'widget.loaded',
+  'widget.opened',
+  'widget.closed',
+  'message.shown',
+  'link.clicked',
+] as const
+export type WidgetEventType = (typeof WIDGET_EVENT_TYPES)[number]
+
+/** Browser-side event data is bounded: at most this many bytes of JSON. */
+export const WIDGET_EVENT_DATA_MAX_BYTES = 2048
+
+/** POST /widget/conversations takes no options yet: an empty body or `{}` (any key is unsupported_field). */
+export const WidgetConversationBody = v.strictObject({})
+
+export const WidgetMessageBody = v.strictObject({
+  text: v.pipe(
+    v.string('text is required.'),
+    v.minLength(1, 'text must not be empty.'),
+    v.maxLength(10_000, 'text is at most 10000 characters.'),
+  ),
+})
+export type WidgetMessageBody = v.InferOutput<typeof WidgetMessageBody>
+
+const EventData = v.pipe(
+  v.record(v.string(), v.unknown(), 'data must be an object.'),
+  v.check(
+    (d) => Buffer.byteLength(JSON.stringify(d), 'utf8') <= WIDGET_EVENT_DATA_MAX_BYTES,
+    `data is at most ${WIDGET_EVENT_DATA_MAX_BYTES} bytes of JSON.`,
+  ),
+)
+
+export const WidgetEventBody = v.strictObject({
+  type: v.picklist(WIDGET_EVENT_TYPES, `type is one of ${WIDGET_EVENT_TYPES.join(', ')}.`),
+  conversation_id: v.optional(ConversationId),
+  data: v.optional(EventData),
+})
+export type WidgetEventBody = v.InferOutput<typeof WidgetEventBody>
+
+export const WidgetConversationParams = v.object({ conv: ConversationId })
+
+export const WidgetConversation = v.object({
+  conversation_id: v.string(),
+  visitor_token: v.pipe(v.string(), v.description('Shown once; send it as X-Svc-Visitor-Token with each message.')),
+  greeting: v.string(),
+})
+
+/** The API's message answer without `usage` (tokens and model are the account's business, not the visitor's). */
+export const WidgetMessageAnswer = v.object({ turn: MessageOut.entries.turn, turns: MessageOut.entries.turns })

@@ -1,0 +1,112 @@
+// The factory of the public widget API (/v1/widget/*, issue 17): called from visitors' browsers, so no
+// API key ever works here and the credential is the agent's public token (X-Svc-Widget-Token) plus an
+// Origin in that agent's allowed_domains. Steps: refuse an Authorization header (401), the per-IP limit,
+// the token (401 invalid_widget_token, counted as a failed authentication per IP), the Origin (403
+// origin_not_allowed, no CORS headers), CORS for the admitted Origin, the per-token limit, then the
+// same parse step and envelope as the API. Not audited (visitors are not credentials); no
+// Idempotency-Key. Preflights are answered by middleware 05 (a preflight carries no token).
+import { defineEventHandler, getHeader, getRouterParams, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
+import type * as v from 'valibot'
+import type { AgentRow } from '~/domain/agents/agents'
+import { invalidWidgetToken, originAllowed, originNotAllowed, widgetAgent } from '~/domain/widget/access'
+import type { RateDecision } from '~/kit/rate-limit'
+import { useRuntime, type Runtime } from '~/kit/runtime'
+import { ApiError, Errors } from '~/lib/errors'
+import { sha256Hex } from '~/lib/opaque-token'
+import { clientIp } from './client-ip'
+import { envelopeOf } from './define-api-route'
+import { single } from './envelope'
+import { countAuthFailure } from './pipeline/guards'
+import { parseBody, parseWith } from './pipeline/parse'
+import type { ApiRouteMeta, ApiRouteOptions, ObjSchema, Out } from './route-meta'
+
+/** Per minute: requests from one client IP, and requests carrying one widget token (all its visitors). */
+export const WIDGET_RATE_DEFAULTS = { widget_ip: 60, widget_token: 600 } as const
+
+export const WIDGET_ALLOW_HEADERS = 'content-type, x-svc-widget-token, x-svc-visitor-token, x-request-id'
+export const WIDGET_EXPOSE_HEADERS =
+  'x-request-id, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy'
+
+export interface WidgetRouteContext<P, B> {
+  event: H3Event
+  params: P
+  body: B
+  /** The agent the widget token belongs to. */
+  agent: AgentRow
+  runtime: Runtime
+}
+
+type WidgetRouteOptions<PS, BS, R> = Pick<
+  ApiRouteOptions<PS, undefined, BS, R>,
+  'summary' | 'description' | 'params' | 'body' | 'status' | 'response' | 'errors' | 'example'
+> & {
+  handler: (ctx: WidgetRouteContext<Out<PS>, Out<BS>>) => R | Promise<R>
+}
+
+async function limit(event: H3Event, runtime: Runtime, key: string, name: keyof typeof WIDGET_RATE_DEFAULTS) {
+  const points = runtime.config.rateLimits[name] ?? WIDGET_RATE_DEFAULTS[name]
+  const d = await runtime.rateLimiter.consume(`${name}:${key}`, points)
+  if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
+  return d
+}
+
+function rateHeaders(event: H3Event, name: string, d: RateDecision) {
+  setResponseHeader(event, 'X-RateLimit-Limit', String(d.limit))
+  setResponseHeader(event, 'X-RateLimit-Remaining', String(d.remaining))
+  setResponseHeader(event, 'X-RateLimit-Reset', String(d.resetEpoch))
+  const reset = Math.max(0, d.resetEpoch - Math.floor(Date.now() / 1000))
+  setResponseHeader(event, 'RateLimit-Policy', `"${name}";q=${d.limit};w=60`)
+  setResponseHeader(event, 'RateLimit', `"${name}";r=${d.remaining};t=${reset}`)
+}
+
+/** CORS for an admitted Origin: echoed, never `*`, with Vary so no cache serves it to another origin. */
+export function allowOrigin(event: H3Event, origin: string) {
+  setResponseHeader(event, 'Access-Control-Allow-Origin', origin)
+  setResponseHeader(event, 'Vary', 'Origin')
+  setResponseHeader(event, 'Access-Control-Expose-Headers', WIDGET_EXPOSE_HEADERS)
+}
+
+export function defineWidgetRoute<
+  PS extends ObjSchema | undefined = undefined,
+  BS extends v.GenericSchema | undefined = undefined,
+  R = unknown,
+>(opts: WidgetRouteOptions<PS, BS, R>) {
+  const meta: ApiRouteMeta = {
+    ...opts,
+    handler: undefined,
+    auth: 'widget',
+    tags: ['Widget and voice'],
+    rateClass: undefined,
+  } as ApiRouteMeta
+  const handler = defineEventHandler(async (event) => {
+    const runtime = useRuntime()
+    // An API key (or any Authorization) is refused outright: these routes are for browsers, and a key
+    // sent from a page would be a leaked key.
+    if (getHeader(event, 'authorization') !== undefined)
+      throw invalidWidgetToken(
+        'API keys are not accepted on widget routes; send the agent widget public token in X-Svc-Widget-Token.',
+      )
+    const ipDecision = await limit(event, runtime, clientIp(event), 'widget_ip')
+    const token = getHeader(event, 'x-svc-widget-token')
+    let agent: AgentRow
+    try {
+      agent = await widgetAgent(runtime.database, token)
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) await countAuthFailure(event, runtime)
+      throw e
+    }
+    const origin = getHeader(event, 'origin')
+    if (!origin || !originAllowed(origin, agent.allowedDomains)) throw originNotAllowed()
+    allowOrigin(event, origin)
+    rateHeaders(event, 'widget_ip', ipDecision)
+    await limit(event, runtime, sha256Hex(token as string), 'widget_token')
+    const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
+    const body = await parseBody(event, meta)
+    const result = await opts.handler({ event, params, body, agent, runtime } as any)
+    const answer = envelopeOf(opts.status ?? 200, result, false, 200)
+    setResponseStatus(event, answer.status)
+    if (answer.kind === 'empty') return null
+    return single(event, answer.payload as object)
+  })
+  return Object.assign(handler, { __api: meta })
+}

@@ -1,0 +1,14 @@
+import { defineWidgetRoute } from '~/http/define-widget-route'
+import { startWidgetConversation } from '~/domain/widget/conversations'
+import { WidgetConversation, WidgetConversationBody } from '~/domain/widget/schemas'
+
+export default defineWidgetRoute({
+  summary: 'Start a widget conversation',
+  description:
+    "Called by the widget script from a visitor's browser. A chat conversation on channel `widget` (conv_p<n>, the agent's chat prompt and tools) with its greeting stored as turn 0. `visitor_token` is shown only here: send it as X-Svc-Visitor-Token with each message. Billing applies (402 payment_required).",
+  body: WidgetConversationBody,
+  status: 201,
+  response: WidgetConversation,
+  errors: ['payment_required'],
+  handler: ({ runtime, agent }) => startWidgetConversation(runtime, agent),
+})

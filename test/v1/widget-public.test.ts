@@ -1,0 +1,336 @@
+// The public widget API (issue 17) on the shared server: an agent built from a site the test serves,
+// its widget allowed on shop.example.com and *.example.org. A visitor's browser (simulated with fetch and
+// an Origin header) starts a conversation, asks a question answered from the site, reports events; CORS,
+// tokens, visitor tokens, the per-IP limit and the separation from API credentials are checked.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { createApi } from '../helpers/api'
+import { buildAgent } from '../helpers/build'
+import { html, serveSite, type TestSite } from '../helpers/site'
+import { createTenant, type Tenant } from '../helpers/tenant'
+import { verifies } from '../requirements'
+
+const ORIGIN = 'https://shop.example.com'
+
+describe('public widget API (shared server)', () => {
+  const base = inject('base')
+  const serviceOrigin = inject('origin')
+  const master = createApi(base, inject('masterKey'))
+  let t: Tenant
+  let site: TestSite
+  let agentId: string
+  let otherAgentId: string
+  let token: string
+  let otherToken: string
+  let ipCounter = 0
+  // Each call gets its own client IP unless told, so the per-IP limits of one check do not touch another.
+  const freshIp = () => `203.0.${Math.floor(++ipCounter / 250) % 250}.${(ipCounter % 250) + 1}`
+
+  const widget = async (
+    method: string,
+    path: string,
+    opts: { body?: unknown; headers?: Record<string, string>; token?: string | null; origin?: string | null } = {},
+  ) => {
+    const headers: Record<string, string> = { 'x-forwarded-for': freshIp(), ...(opts.headers ?? {}) }
+    const tk = opts.token === undefined ? token : opts.token
+    if (tk) headers['x-svc-widget-token'] = tk
+    const origin = opts.origin === undefined ? ORIGIN : opts.origin
+    if (origin) headers.origin = origin
+    if (opts.body !== undefined) headers['content-type'] = 'application/json'
+    const res = await fetch(`${base}/widget${path}`, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    })
+    const text = await res.text()
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null }
+  }
+  const start = (opts: Parameters<typeof widget>[2] = {}) => widget('POST', '/conversations', opts)
+
+  beforeAll(async () => {
+    site = await serveSite({
+      '/': {
+        body: html(
+          'Wombat Bakery | Home',
+          '<h1>Wombat Bakery</h1><p>Wombat Bakery bakes sourdough in Ballarat.</p><a href="/prices">Prices</a>',
+        ),
+      },
+      '/prices': {
+        body: html('Prices | Wombat Bakery', '<p>A sourdough loaf costs $9.</p><p>A dozen croissants cost $30.</p>'),
+      },
+    })
+    t = await createTenant(master)
+    agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
+    otherAgentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en', name: 'Second' })
+    const w = await t.api.patch(`/agents/${agentId}/widget`, { allowed_domains: ['shop.example.com', '*.example.org'] })
+    expect(w.status).toBe(200)
+    token = w.body.public_token
+    expect(token).toMatch(/^wpk_/)
+    const w2 = await t.api.patch(`/agents/${otherAgentId}/widget`, { allowed_domains: ['shop.example.com'] })
+    otherToken = w2.body.public_token
+  }, 120_000)
+  afterAll(async () => {
+    await site?.close()
+  })
+
+  it('starts a conversation from an allowed Origin, answers from the site with the visitor token, and the account sees it', async () => {
+    verifies('widget.public-api', 'widget.cors')
+    const c = await start({ body: {} })
+    expect(c.status).toBe(201)
+    expect(c.body).toMatchObject({
+      conversation_id: expect.stringMatching(/^conv_p\d+$/),
+      visitor_token: expect.stringMatching(/^svc_vt_/),
+      greeting: expect.any(String),
+      meta: { request_id: expect.any(String) },
+    })
+    expect(c.body.greeting.length).toBeGreaterThan(3)
+    expect(c.headers.get('access-control-allow-origin')).toBe(ORIGIN)
+    expect(c.headers.get('vary')).toMatch(/origin/i)
+    const conv = c.body.conversation_id
+
+    const m = await widget('POST', `/conversations/${conv}/messages`, {
+      body: { text: 'How much does a sourdough loaf cost?' },
+      headers: { 'x-svc-visitor-token': c.body.visitor_token },
+    })
+    expect(m.status).toBe(200)
+    expect(m.body.turn).toMatchObject({ speaker: 'agent', turn_type: 'answer', turn_index: 2 })
+    expect(m.body.turn.text).toContain('$9')
+    expect(m.body.turns.map((x: any) => x.turn_type)).toEqual(['message', 'answer'])
+    expect(m.body.usage).toBeUndefined()
+    expect(m.headers.get('access-control-allow-origin')).toBe(ORIGIN)
+
+    // A subdomain of a *.example.org entry is admitted too; a body-less create is fine.
+    const sub = await start({ origin: 'https://blog.example.org' })
+    expect(sub.status).toBe(201)
+    expect(sub.headers.get('access-control-allow-origin')).toBe('https://blog.example.org')
+
+    // The account reads it like any conversation, on channel widget, with the greeting and the turn.
+    const read = await t.api.get(`/conversations/${conv}?include=transcript`)
+    expect(read.status).toBe(200)
+    expect(read.body).toMatchObject({ conversation_id: conv, channel_detail: { channel: 'widget' } })
+    expect(JSON.stringify(read.body)).not.toContain(c.body.visitor_token)
+    const listed = await t.api.get(`/conversations?channel=widget&agent_id=${agentId}`)
+    expect(listed.status).toBe(200)
+    expect(listed.body.data.map((x: any) => x.conversation_id)).toContain(conv)
+  })
+
+  it('answers preflights only for allowed Origins', async () => {
+    verifies('widget.cors')
+    const pre = await widget('OPTIONS', '/conversations', {
+      token: null,
+      headers: { 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-svc-widget-token' },
+    })
+    expect(pre.status).toBe(204)
+    expect(pre.headers.get('access-control-allow-origin')).toBe(ORIGIN)
+    expect(pre.headers.get('access-control-allow-methods')).toContain('POST')
+    expect(pre.headers.get('access-control-allow-headers')).toContain('x-svc-widget-token')
+    expect(pre.headers.get('access-control-allow-headers')).toContain('x-svc-visitor-token')
+    const apiPre = await fetch(`${serviceOrigin}/api/v1/widget/events`, {
+      method: 'OPTIONS',
+      headers: { origin: ORIGIN },
+    })
+    expect(apiPre.status).toBe(204)
+
+    const bad = await widget('OPTIONS', '/conversations', { token: null, origin: 'https://evil.example.net' })
+    expect(bad.status).toBe(403)
+    expect(bad.body.error.code).toBe('origin_not_allowed')
+    expect(bad.headers.get('access-control-allow-origin')).toBeNull()
+    const none = await widget('OPTIONS', '/events', { token: null, origin: null })
+    expect(none.status).toBe(403)
+    // The REST API stays closed to such an Origin.
+    const rest = await fetch(`${base}/conversations`, { method: 'OPTIONS', headers: { origin: ORIGIN } })
+    expect(rest.headers.get('access-control-allow-origin')).toBeNull()
+  })
+
+  it('refuses a disallowed Origin, no Origin, and look-alike hosts', async () => {
+    verifies('widget.cors')
+    for (const origin of [
+      'https://evil.example.net',
+      'https://shop.example.com.evil.net',
+      'https://example.org',
+      'ftp://shop.example.com',
+      'null',
+    ]) {
+      const r = await start({ origin })
+      expect(r.status, origin).toBe(403)
+      expect(r.body.error.code).toBe('origin_not_allowed')
+      expect(r.headers.get('access-control-allow-origin')).toBeNull()
+    }
+    const none = await start({ origin: null })
+    expect(none.status).toBe(403)
+    expect(none.body.error.code).toBe('origin_not_allowed')
+    // Another agent's token is checked against that agent's list.
+    const other = await start({ token: otherToken, origin: 'https://blog.example.org' })
+    expect(other.status).toBe(403)
+  })
+
+  it('refuses missing, malformed and unknown tokens, and a regenerated token at once', async () => {
+    verifies('widget.tokens')
+    for (const tk of [null, 'nope', `wpk_${'A'.repeat(32)}`]) {
+      const r = await start({ token: tk })
+      expect(r.status).toBe(401)
+      expect(r.body.error.code).toBe('invalid_widget_token')
+    }
+    const a = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en', name: 'Third' })
+    const w = await t.api.patch(`/agents/${a}/widget`, { allowed_domains: ['shop.example.com'] })
+    const old = w.body.public_token
+    expect((await start({ token: old })).status).toBe(201)
+    const regen = await t.api.post(`/agents/${a}/widget/regenerate-token`, {})
+    expect(regen.status).toBe(200)
+    const fresh = regen.body.public_token
+    expect(fresh).not.toBe(old)
+    const refused = await start({ token: old })
+    expect(refused.status).toBe(401)
+    expect(refused.body.error.code).toBe('invalid_widget_token')
+    expect((await start({ token: fresh })).status).toBe(201)
+  }, 120_000)
+
+  it("needs the conversation's visitor token; another agent's conversation is 404", async () => {
+    verifies('widget.tokens')
+    const c = await start()
+    const conv = c.body.conversation_id
+    const send = (headers: Record<string, string>, tk?: string) =>
+      widget('POST', `/conversations/${conv}/messages`, { body: { text: 'Hello?' }, headers, token: tk })
+    const missing = await send({})
+    expect(missing.status).toBe(403)
+    expect(missing.body.error.code).toBe('invalid_visitor_token')
+    const other = await start()
+    const wrong = await send({ 'x-svc-visitor-token': other.body.visitor_token })
+    expect(wrong.status).toBe(403)
+    expect(wrong.body.error.code).toBe('invalid_visitor_token')
+    // The other agent's widget token cannot reach this agent's conversation, even with its visitor token.
+    const foreign = await send({ 'x-svc-visitor-token': c.body.visitor_token }, otherToken)
+    expect(foreign.status).toBe(404)
+    expect(foreign.body.error.code).toBe('not_found')
+    // An API conversation of the same agent is not a widget conversation.
+    const api = await t.api.post('/conversations', { agent_id: agentId })
+    const viaWidget = await widget('POST', `/conversations/${api.body.conversation_id}/messages`, {
+      body: { text: 'hi' },
+      headers: { 'x-svc-visitor-token': c.body.visitor_token },
+    })
+    expect(viaWidget.status).toBe(404)
+  })
+
+  it('validates bodies like the API', async () => {
+    verifies('widget.public-api')
+    const c = await start()
+    const conv = c.body.conversation_id
+    const vt = { 'x-svc-visitor-token': c.body.visitor_token }
+    const unknown = await widget('POST', `/conversations/${conv}/messages`, {
+      body: { text: 'hi', colour: 'red' },
+      headers: vt,
+    })
+    expect(unknown.status).toBe(400)
+    expect(unknown.body.error).toMatchObject({ code: 'unsupported_field', field: 'colour' })
+    const empty = await widget('POST', `/conversations/${conv}/messages`, { body: { text: '' }, headers: vt })
+    expect(empty.status).toBe(400)
+    expect(empty.body.error).toMatchObject({ code: 'validation_error', field: 'text' })
+    expect(empty.headers.get('access-control-allow-origin')).toBe(ORIGIN)
+    const createExtra = await start({ body: { agent_id: agentId } })
+    expect(createExtra.status).toBe(400)
+    expect(createExtra.body.error.code).toBe('unsupported_field')
+    const badId = await widget('POST', '/conversations/nope/messages', { body: { text: 'hi' }, headers: vt })
+    expect(badId.status).toBe(400)
+    expect(badId.body.error.code).toBe('invalid_id')
+  })
+
+  it('counts browser events per agent in GET /metrics', async () => {
+    verifies('widget.events')
+    const c = await start()
+    for (const type of ['widget.loaded', 'widget.loaded', 'widget.opened', 'message.shown', 'link.clicked']) {
+      const r = await widget('POST', '/events', {
+        body: { type, conversation_id: c.body.conversation_id, data: { href: 'https://shop.example.com/x' } },
+      })
+      expect(r.status, type).toBe(204)
+      expect(r.headers.get('access-control-allow-origin')).toBe(ORIGIN)
+    }
+    expect((await widget('POST', '/events', { body: { type: 'widget.closed' }, token: otherToken })).status).toBe(204)
+    const badType = await widget('POST', '/events', { body: { type: 'widget.exploded' } })
+    expect(badType.status).toBe(400)
+    expect(badType.body.error).toMatchObject({ code: 'validation_error', field: 'type' })
+    const big = await widget('POST', '/events', { body: { type: 'widget.opened', data: { x: 'y'.repeat(3000) } } })
+    expect(big.status).toBe(400)
+    expect(big.body.error).toMatchObject({ code: 'validation_error', field: 'data' })
+    const foreignConv = await widget('POST', '/events', {
+      body: { type: 'widget.opened', conversation_id: c.body.conversation_id },
+      token: otherToken,
+    })
+    expect(foreignConv.status).toBe(404)
+
+    const m = await t.api.get('/metrics')
+    expect(m.status).toBe(200)
+    const rows = m.body.widget_events.agents
+    expect(rows.find((r: any) => r.agent_id === agentId).counts).toEqual({
+      'widget.loaded': 2,
+      'widget.opened': 1,
+      'widget.closed': 0,
+      'message.shown': 1,
+      'link.clicked': 1,
+    })
+    expect(rows.find((r: any) => r.agent_id === otherAgentId).counts['widget.closed']).toBe(1)
+    expect(m.body.widget_events.totals['widget.loaded']).toBe(2)
+    const only = await t.api.get(`/metrics?agent_id=${otherAgentId}`)
+    expect(only.body.widget_events.agents.map((r: any) => r.agent_id)).toEqual([otherAgentId])
+  })
+
+  it('limits requests per client IP', async () => {
+    verifies('widget.limits')
+    const ip = '203.0.113.77'
+    const statuses: number[] = []
+    for (let i = 0; i < 61; i++) {
+      const r = await widget('POST', '/events', { body: { type: 'widget.loaded' }, headers: { 'x-forwarded-for': ip } })
+      statuses.push(r.status)
+      if (r.status === 429) {
+        expect(r.body.error.code).toBe('rate_limited')
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0)
+      }
+    }
+    // The 61st request of the minute is refused and none before it (the statuses are shown on failure).
+    expect(
+      statuses.slice(0, 60).filter((s) => s === 429),
+      JSON.stringify(statuses),
+    ).toEqual([])
+    expect(statuses[60], JSON.stringify(statuses)).toBe(429)
+    // Another IP is not affected.
+    expect((await widget('POST', '/events', { body: { type: 'widget.loaded' } })).status).toBe(204)
+  })
+
+  it('is described in the OpenAPI document under Widget and voice', async () => {
+    verifies('widget.public-api')
+    const doc = (await fetch(`${base}/openapi.json`).then((r) => r.json())) as any
+    for (const p of ['/widget/conversations', '/widget/conversations/{conv}/messages', '/widget/events']) {
+      const op = doc.paths[p].post
+      expect(op.tags, p).toEqual(['Widget and voice'])
+      expect(op.security).toEqual([{ widgetToken: [] }])
+      expect(op.responses['401'].description).toContain('invalid_widget_token')
+      expect(op.responses['403'].description).toContain('origin_not_allowed')
+    }
+    expect(doc.paths['/widget/conversations/{conv}/messages'].post.responses['403'].description).toContain(
+      'invalid_visitor_token',
+    )
+    expect(doc.components.securitySchemes.widgetToken).toMatchObject({ in: 'header', name: 'X-Svc-Widget-Token' })
+  })
+
+  it('keeps API credentials and widget credentials apart', async () => {
+    verifies('widget.tokens')
+    const withKey = await start({ headers: { authorization: `Bearer ${t.key}` } })
+    expect(withKey.status).toBe(401)
+    expect(withKey.body.error.code).toBe('invalid_widget_token')
+    expect(withKey.body.error.message).toMatch(/API keys are not accepted/)
+    const keyOnly = await start({ token: null, headers: { authorization: `Bearer ${t.key}` } })
+    expect(keyOnly.status).toBe(401)
+
+    const c = await start()
+    for (const bearer of [token, c.body.visitor_token]) {
+      const r = await fetch(`${base}/conversations`, {
+        headers: { authorization: `Bearer ${bearer}`, 'x-forwarded-for': freshIp() },
+      })
+      expect(r.status).toBe(401)
+      expect((await r.json()).error.code).toBe('invalid_credentials')
+      const h = await fetch(`${base}/agents/${agentId}`, {
+        headers: { 'x-svc-widget-token': token, origin: ORIGIN, 'x-forwarded-for': freshIp() },
+      })
+      expect(h.status).toBe(401)
+      expect(h.headers.get('access-control-allow-origin')).toBeNull()
+    }
+  })
+})
