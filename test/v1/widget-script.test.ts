@@ -1,6 +1,7 @@
 // The embeddable widget script (GET /widget.js) and the development-only demo page (GET /widget-demo),
 // issue 17 parts 1 and 4. The script itself runs in a browser (browser tests come later); here: how it is
 // served, its size budget and contents, and the demo page in development and production.
+import { request } from 'node:http'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi } from '../helpers/api'
@@ -126,12 +127,22 @@ describe('GET /widget-demo (development)', () => {
     expect(html).toContain('Demo &lt;Agent&gt;')
     expect(html).not.toContain('Demo <Agent>')
     // Served on 127.0.0.1, which allowed_domains cannot hold: the page says to use localhost.
-    expect(html).toContain('not in the agent&#39;s allowed domains')
-    const onLocalhost = await fetch(`${seeded.server.origin}/widget-demo?agent=${agt}`, {
-      headers: { host: `localhost:${new URL(seeded.server.origin).port}` },
+    expect(html).toContain("not in the agent's allowed domains")
+    // The same page opened as http://localhost:<port> (fetch does not let a test set Host).
+    const onLocalhost = await new Promise<{ status: number; body: string }>((done, fail) => {
+      const url = new URL(`${seeded.server.origin}/widget-demo?agent=${agt}`)
+      request(url, { headers: { host: `localhost:${url.port}` } }, (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (c) => (body += c))
+        res.on('end', () => done({ status: res.statusCode!, body }))
+      })
+        .on('error', fail)
+        .end()
     })
     expect(onLocalhost.status).toBe(200)
-    expect(await onLocalhost.text()).not.toContain('not in the agent')
+    expect(onLocalhost.body).toContain('data-token="' + token)
+    expect(onLocalhost.body).not.toContain('not in the agent')
   })
 })
 
