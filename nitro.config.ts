@@ -68,6 +68,13 @@ const extractWorker = (): Plugin => ({
   resolveFileUrl: ({ relativePath }) => `new URL(${JSON.stringify(relativePath)}, import.meta?.url).href`,
 })
 
+// The embeddable widget script (widget/src) is bundled by esbuild at every build: the virtual module holds
+// the minified code, its sizes and version hash; the build prints the gzipped size and fails over 30 KB.
+const widgetScript = async () => {
+  const { buildWidget } = await import('./scripts/build-widget.mjs')
+  return `export default ${JSON.stringify(await buildWidget())}`
+}
+
 export default defineNitroConfig({
   srcDir: 'server',
   compatibilityDate: '2025-07-01',
@@ -86,7 +93,15 @@ export default defineNitroConfig({
     '#svc/providers/telephony': manifest('providers/telephony'),
     '#svc/providers/speech': manifest('providers/speech'),
     '#svc/providers/mail': manifest('providers/mail'),
+    '#svc/widget-script': widgetScript,
   },
+  // Origin-root pages that are not API routes (outside server/routes, so not in the OpenAPI document):
+  // the widget script and the development-only demo page (docs/decisions "Widget script and demo page").
+  handlers: [
+    { route: '/widget.js', method: 'get', handler: resolve('server/site/widget-js.ts'), lazy: true },
+    { route: '/widget.js', method: 'head', handler: resolve('server/site/widget-js.ts'), lazy: true },
+    { route: '/widget-demo', method: 'get', handler: resolve('server/site/widget-demo.ts'), lazy: true },
+  ],
   externals: { inline: [], traceInclude: [WORKER_BUNDLE] },
   rollupConfig: { plugins: [extractWorker()] },
 })

@@ -7,7 +7,15 @@ import { join, resolve } from 'node:path'
 
 const root = resolve(import.meta.dirname, '..')
 const entry = join(root, '.output/server/index.mjs')
-const SOURCES = ['server', 'capabilities', 'providers', 'nitro.config.ts', 'package-lock.json']
+const SOURCES = [
+  'server',
+  'capabilities',
+  'providers',
+  'widget',
+  'scripts/build-widget.mjs',
+  'nitro.config.ts',
+  'package-lock.json',
+]
 
 function newest(path) {
   if (!existsSync(path)) return 0

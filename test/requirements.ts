@@ -1078,6 +1078,16 @@ export const requirements = {
     behavior:
       'Widget requests are limited per client IP (default 60 a minute) and per token (600 a minute); past the limit 429 rate_limited with Retry-After.',
   },
+  'widget.script': {
+    source: 'issue 17: the embeddable script; decisions Run surfaces (Widget runtime)',
+    behavior:
+      'GET /widget.js (no key) answers the built widget as application/javascript: the unversioned URL public, max-age=300, /widget.js?v=<version> of the current version public, max-age=31536000, immutable (any other v short-lived), an ETag answered with 304, gzip on request; under 30 KB gzipped, no secrets in it, not an API route in the OpenAPI document.',
+  },
+  'widget.demo': {
+    source: 'issue 17: the demo page',
+    behavior:
+      "GET /widget-demo?agent=agt_… serves, outside production, an HTML page embedding the agent's snippet (with its appearance as data-* attributes) and warns when the page host is not an allowed domain; 400 without an agent id, 404 for an unknown agent, 409 for an agent with no token; under SVC_ENV=production it is 404 not_found.",
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
