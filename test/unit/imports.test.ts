@@ -13,7 +13,7 @@ const LAYERS: [RegExp, number, string][] = [
   [/^(capabilities|providers)\//, 3, 'plugins'],
   [/^server\/(jobs\/|runtime\.ts)/, 3, 'jobs'],
   [/^server\/http\//, 4, 'http'],
-  [/^server\/(routes|middleware|plugins)\/|^server\/error\.ts/, 5, 'entry'],
+  [/^server\/(routes|middleware|plugins|site)\/|^server\/error\.ts/, 5, 'entry'],
 ]
 const layerOf = (file: string) => LAYERS.find(([re]) => re.test(file)) ?? null
 
