@@ -16,8 +16,9 @@ import { verifies } from '../requirements'
 
 const ENV = {
   SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000,calls=100000',
-  // A killed instance is declared dead after 3 s (15 s by default).
-  SVC_CALL_STALE_SECONDS: '3',
+  // A killed instance is declared dead after 6 s (15 s by default). Shorter risks declaring a live but
+  // loaded instance dead (its calls then end as interrupted and are retried).
+  SVC_CALL_STALE_SECONDS: '6',
 }
 const ALL_DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']
 const MAX_ATTEMPTS = 2
@@ -203,7 +204,11 @@ describe('campaigns dialling by themselves (simulated network)', () => {
     expect(done.finished_at).not.toBeNull()
     const calls = await expectFinal(id, rows)
     const noAnswers = calls.filter((c) => c.status === 'no_answer')
-    expect(noAnswers).toHaveLength(20 * MAX_ATTEMPTS)
+    // Each never-answering number was tried max_attempts times; any other no answer is a call whose instance
+    // looked dead to another one (under load on PostgreSQL), reconciled as interrupted and retried.
+    const silent = new Set(rows.filter((r) => r.kind === 'no_answer').map((r) => r.phone))
+    expect(noAnswers.filter((c) => silent.has(c.to))).toHaveLength(20 * MAX_ATTEMPTS)
+    for (const c of noAnswers.filter((x) => !silent.has(x.to))) expect(c.failure_reason).toBe('interrupted')
     // A retry waits its delay after the no answer.
     const first = new Map<string, any>()
     for (const c of [...noAnswers].sort((a, b) => Date.parse(a.started_at) - Date.parse(b.started_at)))
