@@ -1,3 +1,4 @@
+import { expect } from 'vitest'
 // A thin fetch wrapper for black-box tests: answers status, headers and parsed JSON (or text).
 export interface ApiResponse<T = any> {
   status: number
@@ -70,3 +71,10 @@ export const err = (r: ApiResponse) =>
 let seq = 0
 /** A unique e-mail per call, so files can share one server and one database. */
 export const uniqueEmail = (tag = 'u') => `${tag}-${process.pid}-${Date.now().toString(36)}-${++seq}@example.com`
+
+/** Asserts an error answer: its status, its code and (when given) the field it names. */
+export function expectError(r: ApiResponse, status: number, code: string, field?: string | null) {
+  expect(r.status, r.text).toBe(status)
+  expect(err(r).code).toBe(code)
+  if (field !== undefined) expect(err(r).field).toBe(field)
+}

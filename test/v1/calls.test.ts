@@ -5,7 +5,7 @@
 // quota, the do-not-call check, every validation error, lists and filters, tenant isolation and scopes,
 // and the call.* webhooks at a local receiver, signed.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { createApi, err, type ApiResponse } from '../helpers/api'
+import { createApi, expectError } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
 import { startReceiver, type Receiver } from '../helpers/receiver'
 import { html, serveSite, type TestSite } from '../helpers/site'
@@ -36,12 +36,6 @@ const KEYS = [
   'updated_at',
 ]
 const CALLEE_REPLY = 'Yes, that works for me. Thank you, goodbye.'
-
-const expectError = (r: ApiResponse, status: number, code: string, field?: string | null) => {
-  expect(r.status, r.text).toBe(status)
-  expect(err(r).code).toBe(code)
-  if (field !== undefined) expect(err(r).field).toBe(field)
-}
 
 /** A number of this test process ending in `tail` (so parallel runs on one database do not collide). */
 let seq = 0

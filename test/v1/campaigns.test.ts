@@ -4,12 +4,12 @@
 // concurrent starts, tenant isolation and scopes. Started campaigns use a schedule window that is closed
 // now (one day three days from today), so the dialler places no call and the counts stay as copied.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { createApi, err, type ApiResponse } from '../helpers/api'
+import { createApi, err, expectError } from '../helpers/api'
+import { freshNumber as freshPhone } from '../helpers/phone'
 import { buildAgent } from '../helpers/build'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
-import { canonicalE164 } from '~/domain/phone-numbers/schemas'
 
 const KEYS = [
   'campaign_id',
@@ -46,19 +46,8 @@ const ZERO = {
 const closedDay = () => DAYS[(new Date().getUTCDay() + 6 + 3) % 7]
 const CLOSED = () => ({ timezone: 'UTC', days: [closedDay()], start: '09:00', end: '17:00' })
 
-/** A fresh valid US number (+1 415 NXX XXXX) that the simulated network would answer. */
-function freshNumber(): string {
-  for (;;) {
-    const n = `+1415${2 + Math.floor(Math.random() * 8)}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`
-    if (canonicalE164(n) === n && !n.endsWith('0000') && !n.endsWith('9999')) return n
-  }
-}
-
-const expectError = (r: ApiResponse, status: number, code: string, field?: string | null) => {
-  expect(r.status, r.text).toBe(status)
-  expect(err(r).code).toBe(code)
-  if (field !== undefined) expect(err(r).field).toBe(field)
-}
+/** A number the simulated network answers (not …0000 or …9999). */
+const freshNumber = () => freshPhone((n) => !n.endsWith('0000') && !n.endsWith('9999'))
 
 const keysOf = (o: Record<string, unknown>) =>
   Object.keys(o)

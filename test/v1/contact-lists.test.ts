@@ -3,29 +3,15 @@
 // file and against the list, invalid rows with their lines, do-not-call numbers flagged) and JSON, the
 // 10 MB cap, items with their keyset cursor, tenant isolation and scopes.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { createApi, err, type ApiResponse } from '../helpers/api'
+import { createApi, type ApiResponse, expectError } from '../helpers/api'
+import { freshNumber } from '../helpers/phone'
 import { buildAgent } from '../helpers/build'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
-import { canonicalE164 } from '~/domain/phone-numbers/schemas'
 
 const LIST_KEYS = ['list_id', 'agent_id', 'name', 'default_region', 'item_count', 'created_at', 'updated_at']
 const ITEM_KEYS = ['item_id', 'phone_e164', 'name', 'timezone', 'variables', 'dnc', 'created_at']
-
-/** A fresh valid US number (+1 415 NXX XXXX). */
-function freshNumber(): string {
-  for (;;) {
-    const n = `+1415${2 + Math.floor(Math.random() * 8)}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`
-    if (canonicalE164(n) === n) return n
-  }
-}
-
-const expectError = (r: ApiResponse, status: number, code: string, field?: string | null) => {
-  expect(r.status, r.text).toBe(status)
-  expect(err(r).code).toBe(code)
-  if (field !== undefined) expect(err(r).field).toBe(field)
-}
 
 describe('contact lists (shared server)', () => {
   const base = inject('base')

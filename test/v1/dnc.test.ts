@@ -2,27 +2,13 @@
 // number already listed, written any way), list with its phone filter and keyset cursor, delete, E.164
 // validation, unknown fields, tenant isolation, multi-account keys and scopes.
 import { beforeAll, describe, expect, inject, it } from 'vitest'
-import { createApi, err, type ApiResponse } from '../helpers/api'
+import { createApi, expectError } from '../helpers/api'
+import { freshNumber } from '../helpers/phone'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
-import { canonicalE164 } from '~/domain/phone-numbers/schemas'
 
 const KEYS = ['dnc_id', 'account_id', 'phone_e164', 'reason', 'source', 'created_at']
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-
-/** A fresh valid US number (+1 415 NXX XXXX). */
-function freshNumber(): string {
-  for (;;) {
-    const n = `+1415${2 + Math.floor(Math.random() * 8)}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`
-    if (canonicalE164(n) === n) return n
-  }
-}
-
-const expectError = (r: ApiResponse, status: number, code: string, field?: string | null) => {
-  expect(r.status, r.text).toBe(status)
-  expect(err(r).code).toBe(code)
-  if (field !== undefined) expect(err(r).field).toBe(field)
-}
 
 describe('do-not-call list (shared server)', () => {
   const base = inject('base')

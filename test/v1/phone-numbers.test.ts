@@ -3,7 +3,8 @@
 // tenants and under a race, agents of other tenants refused, scopes, multi-account keys and tenant
 // isolation. Then, on a server of its own, findNumberByE164 read straight from the database.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { createApi, err, type ApiResponse } from '../helpers/api'
+import { createApi, err, expectError } from '../helpers/api'
+import { freshNumber } from '../helpers/phone'
 import { startSeededServer, type SeededServer } from '../helpers/agents'
 import { buildAgent } from '../helpers/build'
 import { withDatabase } from '../helpers/db'
@@ -12,24 +13,9 @@ import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 import { until } from '../helpers/wait'
 import { findNumberByE164 } from '~/domain/phone-numbers/numbers'
-import { canonicalE164 } from '~/domain/phone-numbers/schemas'
 
 const KEYS = ['number_id', 'account_id', 'e164', 'provider', 'agent_id', 'label', 'created_at', 'updated_at']
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-
-/** A fresh valid US number (+1 415 NXX XXXX) that no other run or file is likely to hold. */
-function freshNumber(): string {
-  for (;;) {
-    const n = `+1415${2 + Math.floor(Math.random() * 8)}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`
-    if (canonicalE164(n) === n) return n
-  }
-}
-
-const expectError = (r: ApiResponse, status: number, code: string, field?: string | null) => {
-  expect(r.status, r.text).toBe(status)
-  expect(err(r).code).toBe(code)
-  if (field !== undefined) expect(err(r).field).toBe(field)
-}
 
 describe('phone numbers (shared server)', () => {
   const base = inject('base')

@@ -3,7 +3,7 @@
 // is queued or running), capabilities validation, unknown keys, empty patch, tenant isolation and scopes.
 // Then fillProfile as a unit: filled role and greeting, missing_variable naming the field, bounded input.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { createApi, err, type ApiResponse } from '../helpers/api'
+import { createApi, type ApiResponse, expectError } from '../helpers/api'
 import { startSeededServer, type SeededServer } from '../helpers/agents'
 import { buildAgent } from '../helpers/build'
 import { withDatabase } from '../helpers/db'
@@ -32,12 +32,6 @@ const KEYS = [
   'updated_at',
 ]
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-
-const expectError = (r: ApiResponse, status: number, code: string, field?: string | null) => {
-  expect(r.status, r.text).toBe(status)
-  expect(err(r).code).toBe(code)
-  if (field !== undefined) expect(err(r).field).toBe(field)
-}
 
 const BODY = {
   name: 'Renewals',
