@@ -1088,6 +1088,21 @@ export const requirements = {
     behavior:
       "GET /widget-demo?agent=agt_… serves, outside production, an HTML page embedding the agent's snippet (with its appearance as data-* attributes) and warns when the page host is not an allowed domain; 400 without an agent id, 404 for an unknown agent, 409 for an agent with no token; under SVC_ENV=production it is 404 not_found.",
   },
+  'widget.voice-chat': {
+    source: 'decisions Run surfaces (Voice chat); issue 17 part 3',
+    behavior:
+      "GET /v1/widget/voice?token=wpk_… from an allowed Origin upgrades to a WebSocket: ready {conversation_id conv_u<n>, sample_rate 16000}, the greeting and each answer as binary PCM16 at 16 kHz with captions and marks, the visitor's PCM16 transcribed by the speech provider and answered with the voice_chat prompt from the agent's knowledge; stop (or a close) ends it with end {reason}; the account reads a completed voice_chat conversation whose turns carry audio offsets.",
+  },
+  'widget.voice-refusals': {
+    source: 'decisions Run surfaces (Voice chat): same token, origin and visitor rules as the widget',
+    behavior:
+      'The voice upgrade without a valid token or with an Authorization header is 401 invalid_widget_token, from another Origin or none 403 origin_not_allowed (the JSON envelope as the upgrade answer); plain HTTP is 426; audio faster than 1.5× real time closes the socket with 1008 and the conversation still completes; the socket is documented in /v1/openapi.json.',
+  },
+  'widget.voice-barge-in': {
+    source: "decisions Run surfaces (Voice chat): barge-in honoured when the agent's barge_in is true",
+    behavior:
+      "Visitor speech over the agent's unplayed audio makes the server send clear (drop what has not played) when barge_in is true, and not when it is false.",
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -66,6 +66,10 @@ export interface MediaLeg {
   clear(): void
   /** Asks the provider to echo `name` once everything sent before it has played. */
   mark(name: string): void
+  /** Legs that can show text (browser voice chat) get each line as it is said or heard. */
+  caption?(role: 'visitor' | 'agent', text: string): void
+  /** Legs that can tell their peer why the conversation ends hear it just before close(). */
+  ended?(reason: string): void
   close(): void
 }
 

@@ -8,8 +8,8 @@ import { defineNitroPlugin } from 'nitropack/runtime'
 /** One message at most: a Media Streams frame is under 1 KB; ws would take 100 MiB by default. */
 export const MAX_WS_MESSAGE_BYTES = 64 * 1024
 
-/** Paths that carry WebSockets: provider media streams (and browser voice chat, when it lands). */
-export const WEBSOCKET_PATHS = [/^\/telephony\/[a-z0-9_-]{1,32}\/media$/]
+/** Paths that carry WebSockets: provider media streams and browser voice chat. */
+export const WEBSOCKET_PATHS = [/^\/telephony\/[a-z0-9_-]{1,32}\/media$/, /^\/v1\/widget\/voice$/]
 
 export default defineNitroPlugin((nitroApp) => {
   // h3 builds the crossws options from app.options.websocket on first use, which is after the plugins run.

@@ -1,4 +1,4 @@
-// The voice session loop, shared by every telephony provider (and by browser voice chat later): caller
+// The voice session loop, shared by every telephony provider and by browser voice chat: caller
 // audio → utterance segmentation on silence → speech to text → the chat engine with the surface's prompt,
 // the calls knowledge block and (inbound) the caller's recent calls → text to speech → caller. It honours
 // barge-in, silence_timeout_s, max_call_duration_s and end_call_phrases, runs the agent's capabilities
@@ -16,7 +16,14 @@ import { rms } from '~/lib/audio'
 import { calls, conversations } from '~/db/schema'
 import { eq } from 'drizzle-orm'
 import { agentLanguage as languageOf, loadAgent, type AgentRow } from '~/domain/agents/agents'
-import { assembleTurn, claimTurn, completeWithTools, persistTurn, type Claimed } from '~/domain/conversations/messages'
+import {
+  assembleTurn,
+  chatTools,
+  claimTurn,
+  completeWithTools,
+  persistTurn,
+  type Claimed,
+} from '~/domain/conversations/messages'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
 import { resolveGreeting } from '~/domain/conversations/create'
 import { recentCallsFor } from '~/domain/conversations/import'
@@ -409,6 +416,7 @@ export class VoiceSession {
       return this.say(LINES.trouble)
     }
     if (!text) return
+    this.leg.caption?.('visitor', text)
     const visitor = { offsetMs: this.ms(u.startSample), durationMs: this.ms(u.lastVoicedSample - u.startSample) }
     const caller = typeof conv.identity?.phone_e164 === 'string' ? conv.identity.phone_e164 : null
     const endPhrases = Array.isArray(agent.settings?.end_call_phrases)
@@ -424,9 +432,11 @@ export class VoiceSession {
     }
     try {
       let reply: Awaited<ReturnType<typeof completeWithTools>>
+      // Browser voice chat answers with the voice_chat prompt and the chat tools (no line to transfer).
+      const voiceChat = conv.channel === 'voice_chat'
       const assembled = await assembleTurn(this.runtime, claimed, text, {
-        surface: 'phone',
-        tools: (a) => phoneTools(this.runtime, a),
+        surface: voiceChat ? 'voice_chat' : 'phone',
+        tools: (a) => (voiceChat ? chatTools : phoneTools)(this.runtime, a),
         extraKnowledge: this.extraKnowledge,
         script: this.script ? { instructions: this.script.call.instructions, tools: this.script.tools } : null,
       })
@@ -443,6 +453,7 @@ export class VoiceSession {
       const pcm = await this.synthesize(reply.reply.text)
       const agentOffset = this.clock
       this.play(pcm)
+      this.leg.caption?.('agent', reply.reply.text)
       const latencyMs = Math.round(performance.now() - u.lastVoicedWall)
       this.latencies.push(latencyMs)
       await persistTurn(this.runtime, claimed.conv, text, undefined, assembled, reply, {
@@ -474,6 +485,7 @@ export class VoiceSession {
     }
     const offset = this.clock
     this.play(pcm)
+    this.leg.caption?.('agent', text)
     if (this.conv)
       await writeAgentLine(this.runtime.database, this.conv, text, turnType, {
         offsetMs: this.ms(offset),
@@ -502,6 +514,8 @@ export class VoiceSession {
       clearTimeout(timer)
     }
     if (this.ended) return
+    // Browser voice chat has no provider call: closing the socket is the hang-up.
+    if (!this.providerCallId) return this.end(end.reason)
     const telephony = this.runtime.providers.telephony
     try {
       if (end.transferTo) await telephony.transfer(this.providerCallId, end.transferTo)
@@ -524,6 +538,7 @@ export class VoiceSession {
     this.ending = true
     this.stoppedTalking()
     liveSessions.delete(this.conversationId)
+    this.leg.ended?.(reason)
     this.leg.close()
     await this.ready
     // Turns still being written land before the conversation closes.

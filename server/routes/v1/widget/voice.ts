@@ -1,0 +1,163 @@
+// Browser voice chat: GET /v1/widget/voice?token=wpk_… upgraded to a WebSocket (protocol in
+// domain/widget/voice.ts). A browser cannot set headers on a WebSocket, so the agent's public token (public
+// by design: it is in the page's snippet) rides in the query string; the Origin header, which the browser
+// does set, must be in the agent's allowed_domains. The same refusals as the widget's HTTP routes, given
+// as the upgrade's HTTP answer: an Authorization header or a bad token → 401 invalid_widget_token (counted
+// as a failed authentication per IP), another Origin → 403 origin_not_allowed, the per-IP and per-token
+// limits → 429. The upgrade does not pass through the global middleware (crossws calls the route's hooks
+// directly), so it builds its own h3 event for the client-IP and failure-limit helpers and waits for boot.
+import { ServerResponse, type IncomingMessage } from 'node:http'
+import { createEvent, createError, defineEventHandler, type H3Event } from 'h3'
+import type { Peer } from 'crossws'
+import * as v from 'valibot'
+import { VoiceSession, liveSessions } from '~/domain/calls/session'
+import type { AgentRow } from '~/domain/agents/agents'
+import { originAllowed, originNotAllowed, widgetAgent, invalidWidgetToken } from '~/domain/widget/access'
+import { browserLeg, MAX_VOICE_CHATS, openVoiceChat, type BrowserLeg } from '~/domain/widget/voice'
+import { clientIp } from '~/http/client-ip'
+import { errorBody } from '~/http/envelope'
+import { countAuthFailure } from '~/http/pipeline/guards'
+import { chooseRequestId } from '~/http/request-id'
+import { WIDGET_RATE_DEFAULTS } from '~/http/define-widget-route'
+import type { ApiRouteMeta } from '~/http/route-meta'
+import { useRuntime, whenReady, type Runtime } from '~/kit/runtime'
+import { ApiError, Errors } from '~/lib/errors'
+import { sha256Hex } from '~/lib/opaque-token'
+
+interface Admitted {
+  agent: AgentRow
+  origin: string
+}
+
+interface Live {
+  leg: BrowserLeg
+  session: VoiceSession | null
+  opening: Promise<void>
+}
+const live = new WeakMap<Peer, Live>()
+
+async function limit(runtime: Runtime, key: string, name: keyof typeof WIDGET_RATE_DEFAULTS) {
+  const d = await runtime.rateLimiter.consume(
+    `${name}:${key}`,
+    runtime.config.rateLimits[name] ?? WIDGET_RATE_DEFAULTS[name],
+  )
+  if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
+}
+
+/** The widget routes' admission, on the upgrade request. */
+async function admit(event: H3Event, runtime: Runtime, token: string | null): Promise<Admitted> {
+  const headers = event.node.req.headers
+  if (headers.authorization !== undefined)
+    throw invalidWidgetToken('API keys are not accepted on widget routes; send the agent widget public token.')
+  await limit(runtime, clientIp(event), 'widget_ip')
+  let agent: AgentRow
+  try {
+    agent = await widgetAgent(runtime.database, token ?? undefined)
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) await countAuthFailure(event, runtime)
+    throw e
+  }
+  const origin = headers.origin
+  if (!origin || !originAllowed(origin, agent.allowedDomains)) throw originNotAllowed()
+  await limit(runtime, sha256Hex(token as string), 'widget_token')
+  return { agent, origin }
+}
+
+function refusal(event: H3Event, err: unknown): Response {
+  const api = err instanceof ApiError ? err : Errors.internal()
+  if (!(err instanceof ApiError))
+    console.error(`[voice-chat] upgrade failed: ${err instanceof Error ? err.message : err}`)
+  return new Response(JSON.stringify(errorBody(event, api.code, api.message, api.field)), {
+    status: api.status,
+    headers: { 'content-type': 'application/json', ...api.headers },
+  })
+}
+
+const http = defineEventHandler(() => {
+  // A plain GET: the route exists, but only as a WebSocket (h3's own answer, rendered as the envelope).
+  throw createError({ statusCode: 426, statusMessage: 'Upgrade Required' })
+})
+
+const handler = defineEventHandler({
+  handler: http,
+  websocket: {
+    async upgrade(request) {
+      const runtime = await whenReady()
+      const nodeReq = (request as unknown as { _req: IncomingMessage })._req
+      const event = createEvent(nodeReq, new ServerResponse(nodeReq))
+      event.context.requestId = chooseRequestId(nodeReq.headers['x-request-id'] as string | undefined)
+      try {
+        const token = new URL(request.url, 'http://localhost').searchParams.get('token')
+        const admitted = await admit(event, runtime, token)
+        Object.assign(request.context, admitted)
+      } catch (err) {
+        return refusal(event, err)
+      }
+    },
+    open(peer) {
+      const runtime = useRuntime()
+      const { agent, origin } = peer.context as unknown as Admitted
+      const leg = browserLeg({
+        send: (message) => {
+          peer.send(message)
+        },
+        sendBinary: (bytes) => {
+          peer.send(bytes)
+        },
+        close: () => peer.close(1000, 'conversation ended'),
+        closeWith: (code, reason) => peer.close(code, reason),
+      })
+      if (liveSessions.size >= MAX_VOICE_CHATS) return peer.close(1013, 'too many voice chats; try again later')
+      const entry: Live = { leg, session: null, opening: Promise.resolve() }
+      live.set(peer, entry)
+      entry.opening = openVoiceChat(runtime, agent, origin).then(
+        (conv) => {
+          if (live.get(peer) !== entry) return
+          leg.ready(conv.id)
+          entry.session = new VoiceSession(runtime, leg, conv.id, '')
+          entry.session.start()
+        },
+        (err) => {
+          const api = err instanceof ApiError ? err : Errors.internal()
+          if (!(err instanceof ApiError)) console.error(`[voice-chat] could not open: ${err}`)
+          peer.send(JSON.stringify({ type: 'error', code: api.code, message: api.message }))
+          peer.close(1008, api.code)
+        },
+      )
+    },
+    message(peer, message) {
+      const entry = live.get(peer)
+      if (!entry?.session) return
+      entry.session.onEvent(entry.leg.incoming(message.uint8Array()))
+      if (!entry.leg.withinPace) peer.close(1008, 'audio faster than real time')
+    },
+    close(peer) {
+      const entry = live.get(peer)
+      live.delete(peer)
+      void entry?.opening.then(() => entry.session?.callerHungUp())
+    },
+    error(peer) {
+      const entry = live.get(peer)
+      live.delete(peer)
+      void entry?.opening.then(() => entry.session?.callerHungUp())
+    },
+  },
+})
+
+const VoiceQuery = v.object({
+  token: v.pipe(v.string(), v.description("The agent's widget public token (wpk_…), as in the embed snippet.")),
+})
+
+/** Documented in /v1/openapi.json like the widget's HTTP routes (the 101 answer is the WebSocket). */
+const meta = {
+  summary: 'Voice chat (WebSocket)',
+  description:
+    "Upgrade to a WebSocket carrying a browser voice chat: binary frames of PCM16 little-endian mono at 16 kHz both ways (the visitor's microphone in, the agent's speech out), and JSON text messages: from the server `ready` {conversation_id, sample_rate}, `caption` {role, text}, `mark` {name}, `clear` (barge-in: drop unplayed audio), `end` {reason}, `error` {code, message}; from the browser `mark` {name} (echo once the audio before it has played) and `stop`. The agent's public token is the `token` query parameter (a browser cannot set WebSocket headers); the Origin must be in the agent's allowed_domains. Opens a conversation `conv_u<n>` on channel `voice_chat` with the agent's voice_chat prompt; it ends when either side closes, on silence or at the time limit. Audio faster than real time closes the socket (1008).",
+  query: VoiceQuery,
+  status: 101,
+  errors: ['invalid_widget_token', 'origin_not_allowed', 'rate_limited'],
+  auth: 'widget',
+  tags: ['Widget and voice'],
+} as unknown as ApiRouteMeta
+
+export default Object.assign(handler, { __api: meta })
