@@ -1103,6 +1103,11 @@ export const requirements = {
     behavior:
       "Visitor speech over the agent's unplayed audio makes the server send clear (drop what has not played) when barge_in is true, and not when it is false.",
   },
+  'widget.browser-voice': {
+    source: 'issue 17 must show: voice chat with Chromium\'s fake microphone and a local fake speech server',
+    behavior:
+      "In headless Chromium with a fake microphone playing the visitor's question, the widget's microphone button opens a voice chat: the question is transcribed by the (fake, OpenAI-compatible) speech server and shown as the visitor's caption, the answer from the site's knowledge is shown and played, and the account reads a completed voice_chat conversation with the transcribed turns.",
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

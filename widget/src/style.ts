@@ -28,6 +28,10 @@ h2{flex:1;margin:0;font-size:16px;font-weight:600;color:#fff}
 textarea{flex:1;resize:none;border:1px solid var(--line);border-radius:8px;padding:8px;background:var(--bg);color:var(--fg);max-height:120px}
 .send{border:0;border-radius:8px;padding:0 14px;background:${a.primary_color};color:#fff;font-weight:600;cursor:pointer}
 .send:disabled{opacity:.6;cursor:default}
+.mic{display:flex;align-items:center;border:1px solid var(--line);border-radius:8px;padding:0 9px;background:var(--bg);color:var(--fg);cursor:pointer}
+.mic svg{width:18px;height:18px}
+.mic[aria-pressed=true]{background:#dc2626;border-color:#dc2626;color:#fff}
+.note{margin:0;align-self:center;font-size:12px;color:var(--dim)}
 :host{--bg:#fff;--fg:#111827;--muted:#f1f3f5;--line:#d0d5dd;--dim:#6b7280}
 :host(.theme-dark){--bg:#1f2430;--fg:#f3f4f6;--muted:#2d3340;--line:#4b5263;--dim:#9ca3af}
 @media (prefers-color-scheme:dark){:host(.theme-auto){--bg:#1f2430;--fg:#f3f4f6;--muted:#2d3340;--line:#4b5263;--dim:#9ca3af}}

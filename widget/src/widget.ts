@@ -16,6 +16,7 @@ import {
   type Stored,
 } from './lib'
 import { css } from './style'
+import { startVoice, voiceSupported, type VoiceCall } from './voice'
 
 type EventType = 'widget.loaded' | 'widget.opened' | 'widget.closed' | 'message.shown' | 'link.clicked'
 
@@ -113,8 +114,22 @@ type EventType = 'widget.loaded' | 'widget.opened' | 'widget.closed' | 'message.
     maxlength: '4000',
   })
   const send = h('button', { type: 'submit', class: 'send' }, 'Send')
+  const mic = h('button', { type: 'button', class: 'mic', 'aria-label': 'Start voice chat', 'aria-pressed': 'false' })
+  // An inline icon: an emoji would depend on the visitor's fonts.
+  const SVG = 'http://www.w3.org/2000/svg'
+  const icon = document.createElementNS(SVG, 'svg')
+  icon.setAttribute('viewBox', '0 0 24 24')
+  icon.setAttribute('aria-hidden', 'true')
+  const glyph = document.createElementNS(SVG, 'path')
+  glyph.setAttribute(
+    'd',
+    'M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.92V21h2v-3.08A7 7 0 0 0 19 11z',
+  )
+  glyph.setAttribute('fill', 'currentColor')
+  icon.append(glyph)
+  mic.append(icon)
   header.append(avatar, title, close)
-  form.append(input, send)
+  form.append(input, ...(voiceSupported() ? [mic] : []), send)
   panel.append(header, log, status, form)
   root.append(style, launcher, panel)
 
@@ -212,6 +227,49 @@ type EventType = 'widget.loaded' | 'widget.opened' | 'widget.closed' | 'message.
       input.focus()
     }
   }
+
+  // --- voice chat ---------------------------------------------------------------------------------
+  // A separate conversation (channel voice_chat) on its own socket; its captions show in the log but are
+  // not kept across page loads (the text conversation is).
+  let call: VoiceCall | null = null
+  let calling = false
+  const note = (text: string) => {
+    log.append(h('p', { class: 'note' }, text))
+    log.scrollTop = log.scrollHeight
+  }
+  const voiceOff = () => {
+    call = null
+    calling = false
+    mic.setAttribute('aria-pressed', 'false')
+    mic.setAttribute('aria-label', 'Start voice chat')
+  }
+  mic.addEventListener('click', async () => {
+    if (call) return call.stop()
+    if (calling) return
+    calling = true
+    status.textContent = 'Starting voice chat…'
+    try {
+      call = await startVoice(origin, token!, {
+        live: () => {
+          note('Voice chat started')
+          mic.setAttribute('aria-pressed', 'true')
+          mic.setAttribute('aria-label', 'End voice chat')
+          status.textContent = 'Voice chat is on: speak now.'
+        },
+        caption: (role, text) => render({ role: role === 'visitor' ? 'user' : 'agent', text }, role === 'agent'),
+        ended: () => {
+          note('Voice chat ended')
+          voiceOff()
+          status.textContent = ''
+        },
+      })
+    } catch {
+      voiceOff()
+      status.textContent = ''
+      render({ role: 'error', text: 'Voice chat needs your microphone. You can type your message instead.' }, false)
+      input.focus()
+    }
+  })
 
   // --- open, close, keyboard ------------------------------------------------------------------------
   const isOpen = () => !panel.hidden
