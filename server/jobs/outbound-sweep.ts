@@ -2,7 +2,8 @@
 // and every running campaign gets a dispatch round (windows that opened, rounds lost to a crash).
 import { defineJob } from '~/kit/job'
 import { dispatchAllCampaigns } from '~/domain/calls/dialer'
-import { dispatchAllQueued, reconcileCalls } from '~/domain/calls/outbound'
+import { dispatchAllQueued } from '~/domain/calls/outbound'
+import { reconcileCalls } from '~/domain/calls/reconcile'
 
 export default defineJob({
   name: 'outbound.sweep',

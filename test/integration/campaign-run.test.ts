@@ -248,6 +248,25 @@ describe('campaigns dialling by themselves (simulated network)', () => {
     }
     await completed(id)
     await expectFinal(id, rows)
+    // A call cut off by a kill is closed by the survivor as its session would have closed it: the
+    // conversation is completed with end_reason interrupted and gets its summary (so the usage was closed
+    // and conversation.ended written in the same transaction), and none stays in progress.
+    const interrupted = (await callsOf(id)).filter((c) => c.outcome === 'interrupted' && c.conversation_id)
+    console.log(`[campaign] ${interrupted.length} answered calls were interrupted by the kills`)
+    for (const c of interrupted) {
+      const conv = await until(
+        `the summary of interrupted ${c.conversation_id}`,
+        async () => {
+          const r = await api.get(`/conversations/${c.conversation_id}?include=summary,metrics`)
+          return r.body.summary_status === 'ready' ? r.body : null
+        },
+        60_000,
+      )
+      expect(conv.status).toBe('completed')
+      expect(conv.metrics.end_reason).toBe('interrupted')
+    }
+    const open = await api.get(`/conversations?status=in_progress&channel=phone_outbound`)
+    expect(open.body.data).toEqual([])
   }, 360_000)
 
   it("dials only inside the window, in the contact's timezone, else the campaign's", async () => {

@@ -1,4 +1,4 @@
-// The end of a call: the conversation completes with its duration (answer to hang-up, on the call's audio
+// The end of a call (or of a browser voice chat): the conversation completes with its duration (answer to hang-up, on the call's audio
 // clock) and why it ended, the recording is stored, the session's usage gets its voice seconds and their
 // cost, conversation.ended fires and the summary job is queued. Ending twice changes nothing.
 import { and, eq, sql } from 'drizzle-orm'
@@ -10,7 +10,7 @@ import { closeUsage } from '~/domain/conversations/billing'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
 import { conversationResource } from '~/domain/conversations/read'
 import { SUMMARIZE_JOB } from '~/domain/conversations/summarize'
-import { afterSettled, completeCallOfConversation, outboundCtx } from './outbound'
+import { afterSettled, completeCallOfConversation, outboundCtx, type OutboundCtx } from './outbound'
 import type { Recording } from './recording'
 
 export type EndReason =
@@ -61,13 +61,28 @@ export async function finishCall(
   conv: ConversationRow,
   end: { reason: string; durationS: number; recording: Recording | null },
 ) {
-  const { database } = runtime
   const sid = `rec_${conv.id}`
   if (end.recording) await runtime.blobs.put(recordingKey(sid), end.recording.mp3)
-  const now = new Date()
-  const ctx = outboundCtx(runtime)
+  const recording = end.recording
+    ? { sid, duration_s: end.recording.durationS, format: 'mp3', bytes: end.recording.mp3.length }
+    : null
+  await closeConversation(outboundCtx(runtime), conv.id, { reason: end.reason, durationS: end.durationS, recording })
+}
+
+/**
+ * Closes a voice conversation that is still in progress, whoever ends it (its session, or the sweep for a
+ * call whose instance died): status, duration and end reason, the stored recording's facts, the usage's voice
+ * seconds, `conversation.ended`, the outbound call and its campaign contact, then the summary job. Answers
+ * false when the conversation was no longer in progress (ending twice changes nothing).
+ */
+export async function closeConversation(
+  ctx: OutboundCtx,
+  conversationId: string,
+  end: { reason: string; durationS: number; recording: Record<string, unknown> | null },
+  now = new Date(),
+): Promise<boolean> {
   let call: Awaited<ReturnType<typeof completeCallOfConversation>> = null
-  const ended = await database.tx(async (tx) => {
+  const ended = await ctx.database.tx(async (tx) => {
     const [row] = await tx
       .update(conversations)
       .set({
@@ -76,14 +91,9 @@ export async function finishCall(
         updatedAt: now,
         turnLockedUntil: null,
         metrics: sql`${conversations.metrics} || ${JSON.stringify({ duration_s: end.durationS, end_reason: end.reason })}::jsonb`,
-        ...(end.recording
-          ? {
-              hasRecording: true,
-              recording: { sid, duration_s: end.recording.durationS, format: 'mp3', bytes: end.recording.mp3.length },
-            }
-          : {}),
+        ...(end.recording ? { hasRecording: true, recording: end.recording } : {}),
       })
-      .where(and(eq(conversations.id, conv.id), eq(conversations.status, 'in_progress')))
+      .where(and(eq(conversations.id, conversationId), eq(conversations.status, 'in_progress')))
       .returning()
     if (!row) return null
     await closeUsage(tx, {
@@ -110,5 +120,6 @@ export async function finishCall(
     return row
   })
   if (call) await afterSettled(ctx, call)
-  if (ended) await runtime.queue.send(SUMMARIZE_JOB, { conversation_id: ended.id }, { singletonKey: ended.id })
+  if (ended) await ctx.send(SUMMARIZE_JOB, { conversation_id: ended.id }, { singletonKey: ended.id })
+  return !!ended
 }

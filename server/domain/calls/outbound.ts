@@ -7,7 +7,7 @@
 // A call holds a line from `ringing` until it ends. Every status change is a guarded move (calls.ts), so
 // the provider, the session, a cancel and the sweep may race and one wins.
 import { randomUUID } from 'node:crypto'
-import { and, asc, eq, inArray, isNull, lt, notInArray, or, sql } from 'drizzle-orm'
+import { and, asc, eq, isNull, sql } from 'drizzle-orm'
 import type { Config } from '~/config'
 import type { Database, Executor } from '~/db/client'
 import { rowsOf } from '~/db/client'
@@ -472,78 +472,6 @@ export async function beat(db: Executor) {
     .insert(instances)
     .values({ id: INSTANCE_ID })
     .onConflictDoUpdate({ target: instances.id, set: { seenAt: sql`now()` } })
-}
-
-/**
- * Calls whose owner stopped beating `staleS` ago died with it: one that was ringing was not answered as far
- * as we know (no_answer, failure_reason interrupted), one in progress completes with outcome interrupted and
- * closes its conversation. Calls ringing past RING_TIMEOUT_S are not answered either. Answers the count.
- */
-export async function reconcileCalls(ctx: OutboundCtx, staleS: number, now = new Date()) {
-  const db = ctx.database.db
-  const staleAt = new Date(now.getTime() - staleS * 1000)
-  const alive = db
-    .select({ id: instances.id })
-    .from(instances)
-    .where(sql`${instances.seenAt} >= ${staleAt.toISOString()}::timestamptz`)
-  const orphans = await db
-    .select()
-    .from(calls)
-    .where(
-      and(
-        inArray(calls.status, ['ringing', 'in_progress']),
-        or(
-          isNull(calls.ownerInstance),
-          notInArray(calls.ownerInstance, alive),
-          and(eq(calls.status, 'ringing'), lt(calls.startedAt, new Date(now.getTime() - RING_TIMEOUT_S * 1000))),
-        ),
-      ),
-    )
-    .limit(500)
-  let n = 0
-  for (const call of orphans) {
-    // The owner's own session may still be alive (a ring timeout): it ends the call itself.
-    if (call.ownerInstance === INSTANCE_ID && call.status === 'in_progress') continue
-    const row =
-      call.status === 'ringing'
-        ? await settle(ctx, call.id, ['ringing'], {
-            status: 'no_answer',
-            outcome: 'no_answer',
-            failureReason: call.ownerInstance === INSTANCE_ID ? 'ring_timeout' : 'interrupted',
-          })
-        : await ctx.database.tx(async (tx) => {
-            if (call.conversationId)
-              await tx
-                .update(conversations)
-                .set({
-                  status: 'completed',
-                  endedAt: now,
-                  updatedAt: now,
-                  turnLockedUntil: null,
-                  metrics: sql`${conversations.metrics} || ${JSON.stringify({ end_reason: 'interrupted' })}::jsonb`,
-                })
-                .where(and(eq(conversations.id, call.conversationId), eq(conversations.status, 'in_progress')))
-            return settle(
-              ctx,
-              call.id,
-              ['in_progress'],
-              {
-                status: 'completed',
-                outcome: 'interrupted',
-                failureReason: 'interrupted',
-                durationS: call.answeredAt ? Math.round((now.getTime() - call.answeredAt.getTime()) / 1000) : 0,
-              },
-              tx,
-            )
-          })
-    if (row) {
-      n++
-      if (row.status !== 'no_answer') await afterSettled(ctx, row)
-    }
-  }
-  // Old heartbeats are kept a day (they name the owners of old calls only).
-  await db.delete(instances).where(lt(instances.seenAt, new Date(now.getTime() - 86_400_000)))
-  return n
 }
 
 /** Accounts with queued calls get their free lines (a safety net for a dispatch lost to a crash). */

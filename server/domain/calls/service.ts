@@ -3,7 +3,8 @@
 // simulated network the people who answer the calls this process places.
 import type { Runtime } from '~/kit/runtime'
 import './dialer'
-import { beat, outboundCtx, reconcileCalls } from './outbound'
+import { beat, outboundCtx } from './outbound'
+import { reconcileCalls } from './reconcile'
 import { startSimulatedNetwork } from './simulator'
 
 const BEAT_MS = 2_000
