@@ -13,6 +13,7 @@ export interface VoiceMessage {
 
 export interface Refused {
   status: number
+  headers: Record<string, string | string[] | undefined>
   body: any
 }
 
@@ -53,7 +54,7 @@ export class VoiceChatClient {
         res.on('data', (c: Buffer) => chunks.push(c))
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8')
-          resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null })
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : null })
         })
       })
       ws.on('error', (err) => {

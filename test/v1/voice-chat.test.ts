@@ -159,6 +159,23 @@ describe('browser voice chat (shared server)', () => {
     }
   })
 
+  it('counts upgrades against the per-IP widget limit: 429 rate_limited with Retry-After past it', async () => {
+    verifies('widget.voice-refusals', 'widget.limits')
+    const ip = '192.0.2.77'
+    let last: Awaited<ReturnType<typeof connect>> | null = null
+    for (let i = 0; i < 61; i++) {
+      // Refused after the IP limit (another Origin), so no conversation is opened by the loop.
+      last = await connect({ origin: 'https://evil.example.net', headers: { 'x-forwarded-for': ip } })
+      if (refused(last) && last.status === 429) break
+      expect(refused(last) && last.status).toBe(403)
+    }
+    expect(last && refused(last) && last.status).toBe(429)
+    if (last && refused(last)) {
+      expect(last.body.error.code).toBe('rate_limited')
+      expect(Number(last.headers['retry-after'])).toBeGreaterThan(0)
+    }
+  })
+
   it('closes a socket that sends audio faster than real time, and the conversation still ends', async () => {
     verifies('widget.voice-refusals')
     const c = await open()
