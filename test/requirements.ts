@@ -1078,6 +1078,22 @@ export const requirements = {
     behavior:
       'Widget requests are limited per client IP (default 60 a minute) and per token (600 a minute); past the limit 429 rate_limited with Retry-After.',
   },
+  'widget.config': {
+    source: 'decisions Run surfaces (Widget runtime); docs/decisions.md "Widget, config and the per-IP 429"',
+    behavior:
+      "GET /v1/widget/config answers {appearance (every key, as GET /agents/{agt}/widget presents it), greeting (a new conversation's turn 0)} to the agent's token from an allowed Origin, with CORS and a GET preflight; POST /v1/widget/conversations answers the appearance too; another Origin is 403 origin_not_allowed and a bad token 401 invalid_widget_token, neither with Access-Control-Allow-Origin.",
+  },
+  'widget.preflight-limit': {
+    source:
+      'decisions Run surfaces (Widget runtime): rate-limited per IP; docs/decisions.md "Widget, config and the per-IP 429"',
+    behavior:
+      "A widget preflight (OPTIONS) spends a point of the per-IP limit (widget_ip) before the query that answers it: past the limit it is 429 rate_limited whatever its Origin, with no CORS headers, and the same budget refuses that IP's requests.",
+  },
+  'widget.limit-cors': {
+    source: 'docs/decisions.md "Widget, config and the per-IP 429" (CORS on the per-IP 429)',
+    behavior:
+      'A per-IP 429 on a widget route carries Access-Control-Allow-Origin, Vary and the exposed headers when this instance admitted that token from that Origin within ten minutes (no query); from any other Origin, token or none it carries none.',
+  },
   'widget.script': {
     source: 'issue 17: the embeddable script; decisions Run surfaces (Widget runtime)',
     behavior:

@@ -8,7 +8,9 @@ import type { Config } from '~/config'
  */
 export function publicOrigin(event: H3Event, config: Config): string {
   if (config.publicUrlExplicit || config.port !== 0) return config.publicUrl
-  const port = event.node.req.socket.localPort
+  const port = event.node.req.socket?.localPort
+  // A request from inside the process (the MCP connector's localFetch) has no socket to ask.
+  if (!port) return config.publicUrl
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return `http://${host}:${port}`
 }
