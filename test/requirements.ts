@@ -9,6 +9,9 @@ export interface Requirement {
   /** A rule about one engine only (the embedded database cannot be unreachable while the process runs);
    *  every other rule must be proven by a test that runs on both. */
   engines?: readonly ('pglite' | 'postgres')[]
+  /** Proven in a real browser (test/browser): excused from the `npm test` gate when Chromium is absent,
+   *  unless SVC_REQUIRE_BROWSER=1 (CI), see test/helpers/browser.ts. */
+  browser?: true
 }
 
 export const requirements = {
@@ -1093,6 +1096,30 @@ export const requirements = {
     source: 'docs/decisions.md "Widget, config and the per-IP 429" (CORS on the per-IP 429)',
     behavior:
       'A per-IP 429 on a widget route carries Access-Control-Allow-Origin, Vary and the exposed headers when this instance admitted that token from that Origin within ten minutes (no query); from any other Origin, token or none it carries none.',
+  },
+  'widget.browser.allowed': {
+    source: 'issue 17: the embeddable script in a real browser',
+    behavior:
+      "In headless Chromium, a page on an allowed host embedding the agent's embed_snippet as pasted mounts the launcher (painted with the settings), opens the dialog, sends a question and shows an answer quoting the site's knowledge.",
+    browser: true,
+  },
+  'widget.browser.disallowed': {
+    source: 'issue 17: CORS only for allowed_domains, in a real browser',
+    behavior:
+      'In headless Chromium, a page on a host not in allowed_domains embedding the same snippet mounts no widget host element: the settings preflight is 403 without Access-Control-Allow-Origin, the browser refuses the request, and the script warns once in the console.',
+    browser: true,
+  },
+  'widget.browser.reload': {
+    source: 'decisions docs/decisions.md "Widget script and demo page": sessionStorage conversation',
+    behavior:
+      'In headless Chromium, a reload keeps the conversation: the same conversation id in sessionStorage, the earlier messages re-rendered, and a further question continues that conversation (its turns in GET /conversations/{id}).',
+    browser: true,
+  },
+  'widget.browser.layout-shift': {
+    source: 'decisions Run surfaces (Widget runtime): no host-page layout shift',
+    behavior:
+      "In headless Chromium, loading, mounting and opening the widget causes a cumulative layout shift of 0 (every layout-shift entry, input or not) and leaves the bounding boxes of the page's main content unchanged.",
+    browser: true,
   },
   'widget.script': {
     source: 'issue 17: the embeddable script; decisions Run surfaces (Widget runtime)',
