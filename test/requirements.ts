@@ -9,6 +9,9 @@ export interface Requirement {
   /** A rule about one engine only (the embedded database cannot be unreachable while the process runs);
    *  every other rule must be proven by a test that runs on both. */
   engines?: readonly ('pglite' | 'postgres')[]
+  /** Proven in a real browser (test/browser): excused from the `npm test` gate when Chromium is absent,
+   *  unless SVC_REQUIRE_BROWSER=1 (CI), see test/helpers/browser.ts. */
+  browser?: true
 }
 
 export const requirements = {
@@ -1078,6 +1081,46 @@ export const requirements = {
     behavior:
       'Widget requests are limited per client IP (default 60 a minute) and per token (600 a minute); past the limit 429 rate_limited with Retry-After.',
   },
+  'widget.config': {
+    source: 'decisions Run surfaces (Widget runtime); docs/decisions.md "Widget, config and the per-IP 429"',
+    behavior:
+      "GET /v1/widget/config answers {appearance (every key, as GET /agents/{agt}/widget presents it), greeting (a new conversation's turn 0)} to the agent's token from an allowed Origin, with CORS and a GET preflight; POST /v1/widget/conversations answers the appearance too; another Origin is 403 origin_not_allowed and a bad token 401 invalid_widget_token, neither with Access-Control-Allow-Origin.",
+  },
+  'widget.preflight-limit': {
+    source:
+      'decisions Run surfaces (Widget runtime): rate-limited per IP; docs/decisions.md "Widget, config and the per-IP 429"',
+    behavior:
+      "A widget preflight (OPTIONS) spends a point of the per-IP limit (widget_ip) before the query that answers it: past the limit it is 429 rate_limited whatever its Origin, with no CORS headers, and the same budget refuses that IP's requests.",
+  },
+  'widget.limit-cors': {
+    source: 'docs/decisions.md "Widget, config and the per-IP 429" (CORS on the per-IP 429)',
+    behavior:
+      'A per-IP 429 on a widget route carries Access-Control-Allow-Origin, Vary and the exposed headers when this instance admitted that token from that Origin within ten minutes (no query); from any other Origin, token or none it carries none.',
+  },
+  'widget.browser.allowed': {
+    source: 'issue 17: the embeddable script in a real browser',
+    behavior:
+      "In headless Chromium, a page on an allowed host embedding the agent's embed_snippet as pasted mounts the launcher (painted with the settings), opens the dialog, sends a question and shows an answer quoting the site's knowledge.",
+    browser: true,
+  },
+  'widget.browser.disallowed': {
+    source: 'issue 17: CORS only for allowed_domains, in a real browser',
+    behavior:
+      'In headless Chromium, a page on a host not in allowed_domains embedding the same snippet mounts no widget host element: the settings preflight is 403 without Access-Control-Allow-Origin, the browser refuses the request, and the script warns once in the console.',
+    browser: true,
+  },
+  'widget.browser.reload': {
+    source: 'decisions docs/decisions.md "Widget script and demo page": sessionStorage conversation',
+    behavior:
+      'In headless Chromium, a reload keeps the conversation: the same conversation id in sessionStorage, the earlier messages re-rendered, and a further question continues that conversation (its turns in GET /conversations/{id}).',
+    browser: true,
+  },
+  'widget.browser.layout-shift': {
+    source: 'decisions Run surfaces (Widget runtime): no host-page layout shift',
+    behavior:
+      "In headless Chromium, loading, mounting and opening the widget causes a cumulative layout shift of 0 (every layout-shift entry, input or not) and leaves the bounding boxes of the page's main content unchanged.",
+    browser: true,
+  },
   'widget.script': {
     source: 'issue 17: the embeddable script; decisions Run surfaces (Widget runtime)',
     behavior:
@@ -1104,7 +1147,8 @@ export const requirements = {
       "Visitor speech over the agent's unplayed audio makes the server send clear (drop what has not played) when barge_in is true, and not when it is false.",
   },
   'widget.browser-voice': {
-    source: 'issue 17 must show: voice chat with Chromium\'s fake microphone and a local fake speech server',
+    source: "issue 17 must show: voice chat with Chromium's fake microphone and a local fake speech server",
+    browser: true,
     behavior:
       "In headless Chromium with a fake microphone playing the visitor's question, the widget's microphone button opens a voice chat: the question is transcribed by the (fake, OpenAI-compatible) speech server and shown as the visitor's caption, the answer from the site's knowledge is shown and played, and the account reads a completed voice_chat conversation with the transcribed turns.",
   },

@@ -4,7 +4,9 @@
 // the token (401 invalid_widget_token, counted as a failed authentication per IP), the Origin (403
 // origin_not_allowed, no CORS headers), CORS for the admitted Origin, the per-token limit, then the
 // same parse step and envelope as the API. Not audited (visitors are not credentials); no
-// Idempotency-Key. Preflights are answered by middleware 05 (a preflight carries no token).
+// Idempotency-Key. Preflights are answered by middleware 05 (a preflight carries no token) and count
+// against the same per-IP limit. A per-IP 429 carries CORS only for a token and Origin this instance
+// admitted lately (admitted-origins.ts): the limit runs before any query, so it cannot ask the database.
 import { defineEventHandler, getHeader, getRouterParams, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
 import type * as v from 'valibot'
 import type { AgentRow } from '~/domain/agents/agents'
@@ -13,6 +15,7 @@ import type { RateDecision } from '~/kit/rate-limit'
 import { useRuntime, type Runtime } from '~/kit/runtime'
 import { ApiError, Errors } from '~/lib/errors'
 import { sha256Hex } from '~/lib/opaque-token'
+import { admittedLately, rememberAdmitted } from './admitted-origins'
 import { clientIp } from './client-ip'
 import { envelopeOf } from './define-api-route'
 import { single } from './envelope'
@@ -43,12 +46,22 @@ type WidgetRouteOptions<PS, BS, R> = Pick<
   handler: (ctx: WidgetRouteContext<Out<PS>, Out<BS>>) => R | Promise<R>
 }
 
-async function limit(event: H3Event, runtime: Runtime, key: string, name: keyof typeof WIDGET_RATE_DEFAULTS) {
+function consume(runtime: Runtime, key: string, name: keyof typeof WIDGET_RATE_DEFAULTS) {
   const points = runtime.config.rateLimits[name] ?? WIDGET_RATE_DEFAULTS[name]
-  const d = await runtime.rateLimiter.consume(`${name}:${key}`, points)
+  return runtime.rateLimiter.consume(`${name}:${key}`, points)
+}
+
+async function limit(runtime: Runtime, key: string, name: keyof typeof WIDGET_RATE_DEFAULTS) {
+  const d = await consume(runtime, key, name)
   if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
   return d
 }
+
+/**
+ * The per-client-IP limit (widget_ip), spent by every widget request and preflight before any database
+ * query; 429 rate_limited past it, with no CORS headers (see the factory for its own 429).
+ */
+export const widgetIpLimit = (event: H3Event, runtime: Runtime) => limit(runtime, clientIp(event), 'widget_ip')
 
 function rateHeaders(event: H3Event, name: string, d: RateDecision) {
   setResponseHeader(event, 'X-RateLimit-Limit', String(d.limit))
@@ -66,6 +79,44 @@ export function allowOrigin(event: H3Event, origin: string) {
   setResponseHeader(event, 'Access-Control-Expose-Headers', WIDGET_EXPOSE_HEADERS)
 }
 
+/**
+ * Who is calling, for every widget entry point (the HTTP routes and the voice socket's upgrade): no
+ * Authorization header (401), the per-IP limit, the token (401, counted as a failed authentication), the
+ * Origin against that agent's allowed_domains (403, no CORS), CORS for it, then the per-token limit.
+ */
+export async function admitWidget(
+  event: H3Event,
+  runtime: Runtime,
+  token: string | undefined,
+): Promise<{ agent: AgentRow; origin: string; ipDecision: RateDecision }> {
+  // An API key (or any Authorization) is refused outright: these routes are for browsers, and a key
+  // sent from a page would be a leaked key.
+  if (getHeader(event, 'authorization') !== undefined)
+    throw invalidWidgetToken(
+      'API keys are not accepted on widget routes; send the agent widget public token in X-Svc-Widget-Token.',
+    )
+  const ipDecision = await consume(runtime, clientIp(event), 'widget_ip')
+  const origin = getHeader(event, 'origin')
+  if (!ipDecision.allowed) {
+    // Readable by the page (so the script can tell a 429 from a refusal) when this token was admitted
+    // from this Origin lately; known without a query, which the IP limit exists to spare.
+    if (admittedLately(token, origin)) allowOrigin(event, origin as string)
+    throw Errors.rateLimited(ipDecision.retryAfter)
+  }
+  let agent: AgentRow
+  try {
+    agent = await widgetAgent(runtime.database, token)
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) await countAuthFailure(event, runtime)
+    throw e
+  }
+  if (!origin || !originAllowed(origin, agent.allowedDomains)) throw originNotAllowed()
+  allowOrigin(event, origin)
+  rememberAdmitted(token as string, origin)
+  await limit(runtime, sha256Hex(token as string), 'widget_token')
+  return { agent, origin, ipDecision }
+}
+
 export function defineWidgetRoute<
   PS extends ObjSchema | undefined = undefined,
   BS extends v.GenericSchema | undefined = undefined,
@@ -80,26 +131,8 @@ export function defineWidgetRoute<
   } as ApiRouteMeta
   const handler = defineEventHandler(async (event) => {
     const runtime = useRuntime()
-    // An API key (or any Authorization) is refused outright: these routes are for browsers, and a key
-    // sent from a page would be a leaked key.
-    if (getHeader(event, 'authorization') !== undefined)
-      throw invalidWidgetToken(
-        'API keys are not accepted on widget routes; send the agent widget public token in X-Svc-Widget-Token.',
-      )
-    const ipDecision = await limit(event, runtime, clientIp(event), 'widget_ip')
-    const token = getHeader(event, 'x-svc-widget-token')
-    let agent: AgentRow
-    try {
-      agent = await widgetAgent(runtime.database, token)
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 401) await countAuthFailure(event, runtime)
-      throw e
-    }
-    const origin = getHeader(event, 'origin')
-    if (!origin || !originAllowed(origin, agent.allowedDomains)) throw originNotAllowed()
-    allowOrigin(event, origin)
+    const { agent, ipDecision } = await admitWidget(event, runtime, getHeader(event, 'x-svc-widget-token'))
     rateHeaders(event, 'widget_ip', ipDecision)
-    await limit(event, runtime, sha256Hex(token as string), 'widget_token')
     const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
     const body = await parseBody(event, meta)
     const result = await opts.handler({ event, params, body, agent, runtime } as any)

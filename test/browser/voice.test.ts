@@ -3,14 +3,14 @@
 // 16 kHz PCM16 over /v1/widget/voice, the server transcribes and answers through the fake OpenAI-compatible
 // speech server, and the widget shows both captions and plays the answer. The account then reads a
 // completed voice_chat conversation with the transcribed turns.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { encodeToneText, encodeWav } from '~/lib/audio'
 import { createApi } from '../helpers/api'
-import { existsSync } from 'node:fs'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { launchBrowser, screenshot, skipBrowserTests } from '../helpers/browser'
 import { buildAgent } from '../helpers/build'
 import { startFakeSpeech, type FakeSpeech } from '../helpers/fake-speech'
 import { startServer, type TestServer } from '../helpers/server'
@@ -22,11 +22,8 @@ import { verifies } from '../requirements'
 const QUESTION = 'How much does a sourdough loaf cost?'
 const HOST = 'shop.example.com'
 
-const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium'
-const screenshotPath = (name: string) => join('test-output', 'browser', name)
-
 describe('voice chat in Chromium', () => {
-  const browserOk = existsSync(CHROMIUM)
+  const browserOk = !skipBrowserTests('voice chat in Chromium')
   let browser: Browser | null = null
   let server: TestServer
   let speech: FakeSpeech
@@ -84,25 +81,14 @@ describe('voice chat in Chromium', () => {
 
       const port = new URL(host.origin).port
       const pageOrigin = `http://${HOST}:${port}`
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
-          '--use-fake-ui-for-media-stream',
-          '--use-fake-device-for-media-stream',
-          `--use-file-for-fake-audio-capture=${wavPath}`,
-          // getUserMedia needs a secure context; the test page is plain http on a mapped host name.
-          `--unsafely-treat-insecure-origin-as-secure=${pageOrigin}`,
-          '--autoplay-policy=no-user-gesture-required',
-        ],
-      })
+      browser = await launchBrowser([
+        '--use-fake-ui-for-media-stream',
+        '--use-fake-device-for-media-stream',
+        `--use-file-for-fake-audio-capture=${wavPath}`,
+        // getUserMedia needs a secure context; the test page is plain http on a mapped host name.
+        `--unsafely-treat-insecure-origin-as-secure=${pageOrigin}`,
+        '--autoplay-policy=no-user-gesture-required',
+      ])
       const context = await browser.newContext()
       try {
         const page = await context.newPage()
@@ -124,8 +110,7 @@ describe('voice chat in Chromium', () => {
         await userLine.first().waitFor({ timeout: 30_000 })
         const answer = page.locator('[data-svc-widget] .msg.agent', { hasText: '$9' })
         await answer.first().waitFor({ timeout: 30_000 })
-        mkdirSync(screenshotPath('.'), { recursive: true })
-        await page.screenshot({ path: screenshotPath('voice-chat.png') })
+        await screenshot(page, 'voice-chat')
         await page.locator('[data-svc-widget] .mic').click()
         await page.waitForFunction(
           () =>
@@ -166,22 +151,11 @@ describe('voice chat in Chromium', () => {
   it.skipIf(!browserOk)('without microphone permission the widget says so and stays a text chat', async () => {
     verifies('widget.browser-voice')
     const pageOrigin = `http://${HOST}:${new URL(host.origin).port}`
-    const denied = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
-        '--use-fake-device-for-media-stream',
-        '--deny-permission-prompts',
-        `--unsafely-treat-insecure-origin-as-secure=${pageOrigin}`,
-      ],
-    })
+    const denied = await launchBrowser([
+      '--use-fake-device-for-media-stream',
+      '--deny-permission-prompts',
+      `--unsafely-treat-insecure-origin-as-secure=${pageOrigin}`,
+    ])
     try {
       const voiceChats = async () =>
         (await t.api.get(`/conversations?channel=voice_chat&agent_id=${agentId}`)).body.data.length as number
@@ -196,8 +170,7 @@ describe('voice chat in Chromium', () => {
       await page.locator('[data-svc-widget] textarea').fill(QUESTION)
       await page.keyboard.press('Enter')
       await page.locator('[data-svc-widget] .msg.agent', { hasText: '$9' }).first().waitFor({ timeout: 30_000 })
-      mkdirSync(screenshotPath('.'), { recursive: true })
-      await page.screenshot({ path: screenshotPath('voice-chat-denied.png') })
+      await screenshot(page, 'voice-chat-denied')
       const widget = await t.api.get(`/conversations?channel=widget&agent_id=${agentId}`)
       expect(widget.body.data.length).toBeGreaterThanOrEqual(1)
       // The refused microphone opened no voice conversation.

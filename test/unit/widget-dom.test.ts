@@ -1,6 +1,7 @@
 // The built widget script run in a server-side DOM (linkedom) with a fake fetch and sessionStorage: not a
 // browser (no layout, no real focus), but it proves the script's wiring: shadow root, ARIA, greeting,
-// a message round trip, the API headers, events, the sessionStorage restore and Escape.
+// a message round trip, the API headers, events, the sessionStorage restore and Escape, and that it
+// mounts only after GET /v1/widget/config answered (nothing, and one console warning, when it fails).
 import { parseHTML } from 'linkedom'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { buildWidget } from '../../scripts/build-widget.mjs'
@@ -12,7 +13,20 @@ beforeAll(async () => {
 
 type Call = { url: string; body: any; headers: Record<string, string> }
 
-function page(store: Map<string, string>, calls: Call[]) {
+const APPEARANCE = {
+  theme: null,
+  primary_color: null,
+  position: null,
+  title: null,
+  launcher_text: 'Ask us',
+  avatar_url: null,
+  welcome_message: null,
+}
+type Config = { fail?: 'network' | 403 }
+const tick = () => new Promise((r) => setTimeout(r, 10))
+
+async function page(store: Map<string, string>, calls: Call[], config: Config = {}) {
+  const warnings: string[] = []
   const { window, document } = parseHTML(
     '<html><body><p>page</p><script src="https://svc.test/widget.js" data-token="wpk_abc" data-title="Help desk" data-primary-color="#112233"></script></body></html>',
   )
@@ -26,8 +40,19 @@ function page(store: Map<string, string>, calls: Call[]) {
       setItem: (k: string, v: string) => store.set(k, v),
       removeItem: (k: string) => store.delete(k),
     },
+    console: { warn: (...args: unknown[]) => warnings.push(args.join(' ')) },
     fetch: async (url: string, init: any) => {
-      calls.push({ url, body: JSON.parse(init.body), headers: init.headers })
+      calls.push({ url, body: init.body === undefined ? undefined : JSON.parse(init.body), headers: init.headers })
+      if (url.endsWith('/config')) {
+        if (config.fail === 'network') throw new TypeError('Failed to fetch')
+        if (config.fail)
+          return {
+            ok: false,
+            status: config.fail,
+            json: async () => ({ error: { code: 'origin_not_allowed', message: 'Not allowed.' } }),
+          }
+        return { ok: true, status: 200, json: async () => ({ appearance: APPEARANCE, greeting: 'Hi!' }) }
+      }
       const json = url.endsWith('/conversations')
         ? { conversation_id: 'conv_p1', visitor_token: 'vt_1', greeting: 'Hi! See https://x.test/a.' }
         : url.endsWith('/messages')
@@ -38,16 +63,18 @@ function page(store: Map<string, string>, calls: Call[]) {
   }
   Object.defineProperty(document, 'currentScript', { value: document.querySelector('script') })
   new Function(...Object.keys(globals), code)(...Object.values(globals))
-  const root = (document.querySelector('[data-svc-widget]') as any).shadowRoot
-  return { window, document, root }
+  // Nothing is mounted before the settings have answered.
+  expect(document.querySelector('[data-svc-widget]')).toBeNull()
+  await tick()
+  const root = (document.querySelector('[data-svc-widget]') as any)?.shadowRoot
+  return { window, document, root, warnings }
 }
-const tick = () => new Promise((r) => setTimeout(r, 10))
 
 describe('widget script in a DOM', () => {
   it('mounts a launcher and an accessible dialog in a shadow root, and chats', async () => {
     const store = new Map<string, string>()
     const calls: Call[] = []
-    const { window, document, root } = page(store, calls)
+    const { window, document, root } = await page(store, calls)
     expect(document.body.lastElementChild!.hasAttribute('data-svc-widget')).toBe(true)
     const launcher = root.querySelector('.launcher')
     expect(launcher.getAttribute('aria-expanded')).toBe('false')
@@ -57,6 +84,8 @@ describe('widget script in a DOM', () => {
     expect(root.querySelector('#' + panel.getAttribute('aria-labelledby')).textContent).toBe('Help desk')
     expect(root.querySelector('[role=log]').getAttribute('aria-live')).toBe('polite')
     expect(root.querySelector('style').textContent).toContain('#112233')
+    // The settings' appearance paints over the snippet's data-* attributes where it has a value.
+    expect(launcher.textContent).toBe('Ask us')
     expect(panel.hidden).toBe(true)
 
     launcher.dispatchEvent(new window.Event('click'))
@@ -70,6 +99,7 @@ describe('widget script in a DOM', () => {
     expect(msgs).toEqual(['msg agent: Hi! See https://x.test/a.', 'msg user: hello', 'msg agent: The answer.'])
     expect(root.querySelector('.msg a').getAttribute('href')).toBe('https://x.test/a')
     expect(calls.map((c) => c.url.replace('https://svc.test', ''))).toEqual([
+      '/v1/widget/config',
       '/v1/widget/events',
       '/v1/widget/events',
       '/v1/widget/conversations',
@@ -77,14 +107,15 @@ describe('widget script in a DOM', () => {
       '/v1/widget/conversations/conv_p1/messages',
       '/v1/widget/events',
     ])
-    expect(calls.map((c) => c.body.type).filter(Boolean)).toEqual([
+    expect(calls.map((c) => c.body?.type).filter(Boolean)).toEqual([
       'widget.loaded',
       'widget.opened',
       'message.shown',
       'message.shown',
     ])
     expect(calls.every((c) => c.headers['x-svc-widget-token'] === 'wpk_abc')).toBe(true)
-    expect(calls[4]).toMatchObject({ body: { text: 'hello' }, headers: { 'x-svc-visitor-token': 'vt_1' } })
+    expect(calls[0]).toMatchObject({ body: undefined, headers: { 'x-svc-widget-token': 'wpk_abc' } })
+    expect(calls[5]).toMatchObject({ body: { text: 'hello' }, headers: { 'x-svc-visitor-token': 'vt_1' } })
 
     const esc = Object.assign(new window.Event('keydown'), { key: 'Escape' })
     panel.dispatchEvent(esc)
@@ -97,13 +128,13 @@ describe('widget script in a DOM', () => {
   it('restores the transcript and the conversation after a page load', async () => {
     const store = new Map<string, string>()
     const first: Call[] = []
-    const a = page(store, first)
+    const a = await page(store, first)
     a.root.querySelector('.launcher').dispatchEvent(new a.window.Event('click'))
     await tick()
     expect(store.get('svc-widget:wpk_abc')).toContain('conv_p1')
 
     const calls: Call[] = []
-    const b = page(store, calls)
+    const b = await page(store, calls)
     expect([...b.root.querySelectorAll('.msg')].map((m: any) => m.textContent)).toEqual(['Hi! See https://x.test/a.'])
     b.root.querySelector('.launcher').dispatchEvent(new b.window.Event('click'))
     b.root.querySelector('textarea').value = 'again'
@@ -111,5 +142,17 @@ describe('widget script in a DOM', () => {
     await tick()
     expect(calls.some((c) => c.url.endsWith('/v1/widget/conversations'))).toBe(false)
     expect(calls.find((c) => c.url.endsWith('/messages'))!.url).toContain('/conversations/conv_p1/messages')
+  })
+
+  it('mounts nothing when the settings cannot be read, and says why in one console line', async () => {
+    for (const fail of ['network', 403] as const) {
+      const calls: Call[] = []
+      const p = await page(new Map(), calls, { fail })
+      expect(p.document.querySelector('[data-svc-widget]'), String(fail)).toBeNull()
+      expect(calls.map((c) => c.url)).toEqual(['https://svc.test/v1/widget/config'])
+      expect(p.warnings).toHaveLength(1)
+      expect(p.warnings[0]).toMatch(/^\[svc widget\] not shown: https:\/\/svc\.test\/v1\/widget\/config /)
+      expect(p.warnings[0]).toContain(fail === 403 ? 'answered 403: Not allowed.' : 'allowed_domains')
+    }
   })
 })

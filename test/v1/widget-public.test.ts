@@ -1,7 +1,8 @@
 // The public widget API (issue 17) on the shared server: an agent built from a site the test serves,
 // its widget allowed on shop.example.com and *.example.org. A visitor's browser (simulated with fetch and
-// an Origin header) starts a conversation, asks a question answered from the site, reports events; CORS,
-// tokens, visitor tokens, the per-IP limit and the separation from API credentials are checked.
+// an Origin header) reads the widget settings, starts a conversation, asks a question answered from the
+// site, reports events; CORS, tokens, visitor tokens, the per-IP limit (preflights included, and its 429
+// readable by an admitted Origin) and the separation from API credentials are checked.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
@@ -111,6 +112,52 @@ describe('public widget API (shared server)', () => {
     const listed = await t.api.get(`/conversations?channel=widget&agent_id=${agentId}`)
     expect(listed.status).toBe(200)
     expect(listed.body.data.map((x: any) => x.conversation_id)).toContain(conv)
+  })
+
+  it('answers the widget settings to an allowed Origin, and nothing readable to anyone else', async () => {
+    verifies('widget.config', 'widget.cors')
+    const set = await t.api.patch(`/agents/${otherAgentId}/widget`, {
+      appearance: { title: 'Ask the bakery', primary_color: '#aa5500', launcher_text: 'Questions?' },
+    })
+    expect(set.status).toBe(200)
+    const c = await widget('GET', '/config', { token: otherToken })
+    expect(c.status).toBe(200)
+    expect(c.body).toEqual({
+      appearance: set.body.appearance,
+      greeting: expect.any(String),
+      meta: expect.objectContaining({ request_id: expect.any(String) }),
+    })
+    expect(c.body.appearance).toMatchObject({ title: 'Ask the bakery', theme: null, avatar_url: null })
+    expect(c.headers.get('access-control-allow-origin')).toBe(ORIGIN)
+    expect(c.headers.get('vary')).toMatch(/origin/i)
+    expect(c.headers.get('access-control-expose-headers')).toContain('retry-after')
+    // The greeting is the one a conversation starts with, which also answers the appearance now.
+    const conv = await start({ token: otherToken })
+    expect(conv.status).toBe(201)
+    expect(conv.body.greeting).toBe(c.body.greeting)
+    expect(conv.body.appearance).toEqual(set.body.appearance)
+    // Also under /api/v1, and a GET is preflighted like the POSTs.
+    const alias = await fetch(`${serviceOrigin}/api/v1/widget/config`, {
+      headers: { 'x-svc-widget-token': otherToken, origin: ORIGIN, 'x-forwarded-for': freshIp() },
+    })
+    expect(alias.status).toBe(200)
+    const pre = await widget('OPTIONS', '/config', {
+      token: null,
+      headers: { 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-svc-widget-token' },
+    })
+    expect(pre.status).toBe(204)
+    expect(pre.headers.get('access-control-allow-methods')).toContain('GET')
+
+    const evil = await widget('GET', '/config', { token: otherToken, origin: 'https://evil.example.net' })
+    expect(evil.status).toBe(403)
+    expect(evil.body.error.code).toBe('origin_not_allowed')
+    expect(evil.headers.get('access-control-allow-origin')).toBeNull()
+    for (const tk of [null, 'nope', `wpk_${'B'.repeat(32)}`]) {
+      const bad = await widget('GET', '/config', { token: tk })
+      expect(bad.status).toBe(401)
+      expect(bad.body.error.code).toBe('invalid_widget_token')
+      expect(bad.headers.get('access-control-allow-origin')).toBeNull()
+    }
   })
 
   it('answers preflights only for allowed Origins', async () => {
@@ -294,16 +341,85 @@ describe('public widget API (shared server)', () => {
     expect((await widget('POST', '/events', { body: { type: 'widget.loaded' } })).status).toBe(204)
   })
 
+  it('counts preflights against the per-IP limit, before the query that answers them', async () => {
+    verifies('widget.preflight-limit')
+    const ip = '203.0.113.78'
+    const preflight = (origin: string) =>
+      widget('OPTIONS', '/conversations', {
+        token: null,
+        origin,
+        headers: { 'x-forwarded-for': ip, 'access-control-request-method': 'POST' },
+      })
+    const statuses: number[] = []
+    for (let i = 0; i < 60; i++) statuses.push((await preflight('https://evil.example.net')).status)
+    expect(statuses.filter((s) => s !== 403)).toEqual([])
+    // The 61st is refused by the limit whatever its Origin: no query decided it.
+    for (const origin of ['https://evil.example.net', ORIGIN]) {
+      const r = await preflight(origin)
+      expect(r.status, origin).toBe(429)
+      expect(r.body.error.code).toBe('rate_limited')
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect(r.headers.get('access-control-allow-origin')).toBeNull()
+    }
+    // One budget for preflights and requests: that IP's requests are refused too.
+    const req = await widget('POST', '/events', { body: { type: 'widget.loaded' }, headers: { 'x-forwarded-for': ip } })
+    expect(req.status).toBe(429)
+    // Another IP is not affected.
+    expect((await widget('OPTIONS', '/events', { token: null })).status).toBe(204)
+  })
+
+  it('lets an admitted Origin read its per-IP 429, and nobody else', async () => {
+    verifies('widget.limit-cors')
+    const ip = '203.0.113.79'
+    const headers = { 'x-forwarded-for': ip }
+    // Half the budget on preflights, half on requests (the first admits this token from ORIGIN).
+    for (let i = 0; i < 30; i++) {
+      expect((await widget('OPTIONS', '/config', { token: null, headers })).status).toBe(204)
+      expect((await widget('GET', '/config', { headers })).status).toBe(200)
+    }
+    const limited = await widget('GET', '/config', { headers })
+    expect(limited.status).toBe(429)
+    expect(limited.body.error.code).toBe('rate_limited')
+    expect(limited.headers.get('access-control-allow-origin')).toBe(ORIGIN)
+    expect(limited.headers.get('vary')).toMatch(/origin/i)
+    expect(limited.headers.get('access-control-expose-headers')).toContain('retry-after')
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    const post = await widget('POST', '/events', { body: { type: 'widget.loaded' }, headers })
+    expect(post.status).toBe(429)
+    expect(post.headers.get('access-control-allow-origin')).toBe(ORIGIN)
+    // A refused Origin, a token never admitted from this Origin, an unknown token: a 429 nobody can read.
+    for (const [tk, origin] of [
+      [token, 'https://evil.example.net'],
+      [otherToken, 'https://blog.example.org'],
+      [`wpk_${'C'.repeat(32)}`, ORIGIN],
+      [null, ORIGIN],
+    ] as const) {
+      const r = await widget('GET', '/config', { headers, token: tk, origin })
+      expect(r.status, `${tk} ${origin}`).toBe(429)
+      expect(r.headers.get('access-control-allow-origin'), `${tk} ${origin}`).toBeNull()
+    }
+  })
+
   it('is described in the OpenAPI document under Widget and voice', async () => {
     verifies('widget.public-api')
     const doc = (await fetch(`${base}/openapi.json`).then((r) => r.json())) as any
-    for (const p of ['/widget/conversations', '/widget/conversations/{conv}/messages', '/widget/events']) {
-      const op = doc.paths[p].post
+    for (const [p, m] of [
+      ['/widget/config', 'get'],
+      ['/widget/conversations', 'post'],
+      ['/widget/conversations/{conv}/messages', 'post'],
+      ['/widget/events', 'post'],
+    ]) {
+      const op = doc.paths[p][m]
       expect(op.tags, p).toEqual(['Widget and voice'])
       expect(op.security).toEqual([{ widgetToken: [] }])
       expect(op.responses['401'].description).toContain('invalid_widget_token')
       expect(op.responses['403'].description).toContain('origin_not_allowed')
     }
+    const config = doc.paths['/widget/config'].get.responses['200'].content['application/json'].schema
+    expect(config.required).toEqual(expect.arrayContaining(['appearance', 'greeting']))
+    expect(Object.keys(config.properties.appearance.properties)).toContain('primary_color')
+    const created = doc.paths['/widget/conversations'].post.responses['201'].content['application/json'].schema
+    expect(created.required).toContain('appearance')
     expect(doc.paths['/widget/conversations/{conv}/messages'].post.responses['403'].description).toContain(
       'invalid_visitor_token',
     )

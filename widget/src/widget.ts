@@ -2,7 +2,8 @@
 // (scripts/build-widget.mjs). The snippet `<script src=".../widget.js" data-token="wpk_…" async>` loads it;
 // it attaches an open shadow root to a host element appended to <body> (style isolation), shows a fixed
 // launcher and a chat dialog, and talks to the public widget API (/v1/widget/*) on the script's origin.
-// Nothing is in the page flow (position: fixed), so the host page has no layout shift.
+// Nothing is in the page flow (position: fixed), so the host page has no layout shift. It mounts only
+// once GET /v1/widget/config has answered for this token and page Origin: elsewhere it shows nothing.
 import {
   apiOrigin,
   appearanceFromDataset,
@@ -49,18 +50,24 @@ type EventType = 'widget.loaded' | 'widget.opened' | 'widget.closed' | 'message.
     }
   }
 
-  async function post(path: string, body: unknown): Promise<any> {
+  /** A POST with a JSON body, or a GET without `body`. */
+  async function post(path: string, body?: unknown): Promise<any> {
     let r: Response
     try {
-      r = await fetch(origin + path, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-svc-widget-token': token!,
-          ...(state ? { 'x-svc-visitor-token': state.visitor_token } : {}),
-        },
-        body: JSON.stringify(body),
-      })
+      r = await fetch(
+        origin + path,
+        body === undefined
+          ? { headers: { 'x-svc-widget-token': token! } }
+          : {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                'x-svc-widget-token': token!,
+                ...(state ? { 'x-svc-visitor-token': state.visitor_token } : {}),
+              },
+              body: JSON.stringify(body),
+            },
+      )
     } catch {
       throw new Error(errorMessage(null, 0))
     }
@@ -332,6 +339,22 @@ type EventType = 'widget.loaded' | 'widget.opened' | 'widget.closed' | 'message.
     document.body.appendChild(host)
     track('widget.loaded')
   }
-  if (document.body) mount()
-  else document.addEventListener('DOMContentLoaded', mount)
+  // The settings first: a page whose Origin is not allowed (the browser refuses the answer), a replaced
+  // token or any other failure mounts nothing, with one line in the console for the site's developer.
+  post('/v1/widget/config').then(
+    (r) => {
+      appearance = resolveAppearance(r?.appearance, state?.appearance, dataAppearance)
+      paint()
+      if (document.body) mount()
+      else document.addEventListener('DOMContentLoaded', mount)
+    },
+    (e: Error & { status?: number }) =>
+      console.warn(
+        `[svc widget] not shown: ${origin}/v1/widget/config ${
+          e.status
+            ? `answered ${e.status}: ${e.message}`
+            : "could not be read (a wrong data-token, this page's host not in the agent's allowed_domains, or the network)"
+        }`,
+      ),
+  )
 })()

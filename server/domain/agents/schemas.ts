@@ -217,7 +217,8 @@ export const APPEARANCE_KEYS = [
   'avatar_url',
   'welcome_message',
 ] as const
-const AppearanceOut = v.object(
+/** The widget's appearance as presented: every key, null when unset (GET /agents/{agt}/widget, GET /widget/config). */
+export const AppearanceOut = v.object(
   Object.fromEntries(APPEARANCE_KEYS.map((k) => [k, Str])) as Record<(typeof APPEARANCE_KEYS)[number], typeof Str>,
 )
 

@@ -5,7 +5,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
 import { conversations } from '~/db/schema'
-import type { AgentRow } from '~/domain/agents/agents'
+import { presentAppearance, type AgentRow } from '~/domain/agents/agents'
 import { createConversation, resolveGreeting } from '~/domain/conversations/create'
 import { postMessage } from '~/domain/conversations/messages'
 import type { Runtime } from '~/kit/runtime'
@@ -18,7 +18,18 @@ export const VISITOR_TOKEN_PREFIX = 'svc_vt_'
 export const invalidVisitorToken = () =>
   apiError('invalid_visitor_token', 'Send the visitor_token of this conversation in X-Svc-Visitor-Token.')
 
-/** 201 {conversation_id, visitor_token, greeting}: the greeting is stored as turn 0, as with send_greeting. */
+/**
+ * What the widget script needs before it shows anything (GET /widget/config): the appearance as
+ * GET /agents/{agt}/widget presents it and the greeting a new conversation would store as turn 0.
+ */
+export function widgetConfig(agent: AgentRow) {
+  return { appearance: presentAppearance(agent.appearance), greeting: resolveGreeting(agent, {}) }
+}
+
+/**
+ * 201 {conversation_id, visitor_token, greeting, appearance}: the greeting is stored as turn 0, as with
+ * send_greeting; the appearance lets the script repaint with the agent's current settings.
+ */
 export async function startWidgetConversation(runtime: Runtime, agent: AgentRow) {
   const visitorToken = mintToken(VISITOR_TOKEN_PREFIX)
   const conv = await createConversation(
@@ -28,7 +39,12 @@ export async function startWidgetConversation(runtime: Runtime, agent: AgentRow)
     { channel: 'widget', visitorTokenHash: sha256Hex(visitorToken) },
   )
   // The text stored as turn 0 (createConversation resolves it the same way; no identity yet).
-  return { conversation_id: conv.conversation_id, visitor_token: visitorToken, greeting: resolveGreeting(agent, {}) }
+  return {
+    conversation_id: conv.conversation_id,
+    visitor_token: visitorToken,
+    greeting: resolveGreeting(agent, {}),
+    appearance: presentAppearance(agent.appearance),
+  }
 }
 
 const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))

@@ -1,5 +1,6 @@
 // The public widget API's bodies and answers (issue 17): validated and documented from one declaration.
 import * as v from 'valibot'
+import { AppearanceOut } from '~/domain/agents/schemas'
 import { MessageOut } from '~/domain/conversations/chat-schemas'
 import { ConversationId } from '~/domain/conversations/schemas'
 
@@ -48,6 +49,13 @@ export const WidgetConversation = v.object({
   conversation_id: v.string(),
   visitor_token: v.pipe(v.string(), v.description('Shown once; send it as X-Svc-Visitor-Token with each message.')),
   greeting: v.string(),
+  appearance: AppearanceOut,
+})
+
+/** GET /widget/config: what the script paints before it mounts (every appearance key, null when unset). */
+export const WidgetConfig = v.object({
+  appearance: AppearanceOut,
+  greeting: v.pipe(v.string(), v.description('The greeting a new conversation starts with (its turn 0).')),
 })
 
 /** The API's message answer without `usage` (tokens and model are the account's business, not the visitor's). */

@@ -12,17 +12,13 @@ import type { Peer } from 'crossws'
 import * as v from 'valibot'
 import { VoiceSession, liveSessions } from '~/domain/calls/session'
 import type { AgentRow } from '~/domain/agents/agents'
-import { originAllowed, originNotAllowed, widgetAgent, invalidWidgetToken } from '~/domain/widget/access'
 import { browserLeg, MAX_VOICE_CHATS, openVoiceChat, type BrowserLeg } from '~/domain/widget/voice'
-import { clientIp } from '~/http/client-ip'
 import { errorBody } from '~/http/envelope'
-import { countAuthFailure } from '~/http/pipeline/guards'
 import { chooseRequestId } from '~/http/request-id'
-import { WIDGET_RATE_DEFAULTS } from '~/http/define-widget-route'
+import { admitWidget } from '~/http/define-widget-route'
 import type { ApiRouteMeta } from '~/http/route-meta'
-import { useRuntime, whenReady, type Runtime } from '~/kit/runtime'
+import { useRuntime, whenReady } from '~/kit/runtime'
 import { ApiError, Errors } from '~/lib/errors'
-import { sha256Hex } from '~/lib/opaque-token'
 
 interface Admitted {
   agent: AgentRow
@@ -35,33 +31,6 @@ interface Live {
   opening: Promise<void>
 }
 const live = new WeakMap<Peer, Live>()
-
-async function limit(runtime: Runtime, key: string, name: keyof typeof WIDGET_RATE_DEFAULTS) {
-  const d = await runtime.rateLimiter.consume(
-    `${name}:${key}`,
-    runtime.config.rateLimits[name] ?? WIDGET_RATE_DEFAULTS[name],
-  )
-  if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
-}
-
-/** The widget routes' admission, on the upgrade request. */
-async function admit(event: H3Event, runtime: Runtime, token: string | null): Promise<Admitted> {
-  const headers = event.node.req.headers
-  if (headers.authorization !== undefined)
-    throw invalidWidgetToken('API keys are not accepted on widget routes; send the agent widget public token.')
-  await limit(runtime, clientIp(event), 'widget_ip')
-  let agent: AgentRow
-  try {
-    agent = await widgetAgent(runtime.database, token ?? undefined)
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 401) await countAuthFailure(event, runtime)
-    throw e
-  }
-  const origin = headers.origin
-  if (!origin || !originAllowed(origin, agent.allowedDomains)) throw originNotAllowed()
-  await limit(runtime, sha256Hex(token as string), 'widget_token')
-  return { agent, origin }
-}
 
 function refusal(event: H3Event, err: unknown): Response {
   const api = err instanceof ApiError ? err : Errors.internal()
@@ -87,9 +56,9 @@ const handler = defineEventHandler({
       const event = createEvent(nodeReq, new ServerResponse(nodeReq))
       event.context.requestId = chooseRequestId(nodeReq.headers['x-request-id'] as string | undefined)
       try {
-        const token = new URL(request.url, 'http://localhost').searchParams.get('token')
-        const admitted = await admit(event, runtime, token)
-        Object.assign(request.context, admitted)
+        const token = new URL(request.url, 'http://localhost').searchParams.get('token') ?? undefined
+        const { agent, origin } = await admitWidget(event, runtime, token)
+        Object.assign(request.context, { agent, origin } satisfies Admitted)
       } catch (err) {
         return refusal(event, err)
       }

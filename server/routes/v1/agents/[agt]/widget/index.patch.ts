@@ -1,4 +1,5 @@
 import { defineApiRoute } from '~/http/define-api-route'
+import { publicOrigin } from '~/http/public-origin'
 import { AgentParams, Widget, WidgetPatch } from '~/domain/agents/schemas'
 import { agentAccount } from '~/domain/agents/agents'
 import { patchWidget } from '~/domain/agents/widget'
@@ -15,6 +16,12 @@ export default defineApiRoute({
   patch: true,
   response: Widget,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'empty_update'],
-  handler: ({ runtime, principal, account, params, body }) =>
-    patchWidget(runtime.database, runtime.config.publicUrl, agentAccount(principal, account), params.agt, body),
+  handler: ({ event, runtime, principal, account, params, body }) =>
+    patchWidget(
+      runtime.database,
+      publicOrigin(event, runtime.config),
+      agentAccount(principal, account),
+      params.agt,
+      body,
+    ),
 })

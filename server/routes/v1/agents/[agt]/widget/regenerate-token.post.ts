@@ -1,4 +1,5 @@
 import { defineApiRoute } from '~/http/define-api-route'
+import { publicOrigin } from '~/http/public-origin'
 import { AgentParams, Widget } from '~/domain/agents/schemas'
 import { agentAccount } from '~/domain/agents/agents'
 import { regenerateWidgetToken } from '~/domain/agents/widget'
@@ -13,6 +14,11 @@ export default defineApiRoute({
   response: Widget,
   secretResponse: true,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field'],
-  handler: ({ runtime, principal, account, params }) =>
-    regenerateWidgetToken(runtime.database, runtime.config.publicUrl, agentAccount(principal, account), params.agt),
+  handler: ({ event, runtime, principal, account, params }) =>
+    regenerateWidgetToken(
+      runtime.database,
+      publicOrigin(event, runtime.config),
+      agentAccount(principal, account),
+      params.agt,
+    ),
 })
