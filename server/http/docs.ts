@@ -5,6 +5,7 @@ import { stringify } from 'yaml'
 import { WEBHOOKS_GUIDE } from '~/domain/webhooks/guide'
 import { PHONE_GUIDE } from '~/domain/calls/guide'
 import { OUTBOUND_GUIDE } from '~/domain/calls/outbound-guide'
+import { WIDGET_GUIDE } from '~/domain/widget/guide'
 import { escapeHtml as esc } from '~/lib/html'
 
 /** The HTML page needs nothing but its own <style> block: no script, no frame, no form, no base. */
@@ -101,6 +102,7 @@ const GUIDES: Record<string, string> = {
   webhooks: WEBHOOKS_GUIDE,
   'phone-agents': PHONE_GUIDE,
   outbound: OUTBOUND_GUIDE,
+  'widget-and-voice': WIDGET_GUIDE,
 }
 
 export function markdownPages(doc: Doc): Map<string, string> {

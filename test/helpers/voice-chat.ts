@@ -24,7 +24,11 @@ export class VoiceChatClient {
   closeCode: number | null = null
   echoMarks = true
 
-  private constructor(readonly ws: WebSocket) {
+  private constructor(
+    readonly ws: WebSocket,
+    echoMarks: boolean,
+  ) {
+    this.echoMarks = echoMarks
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (isBinary) this.audioSamples += data.length >> 1
       else {
@@ -41,14 +45,19 @@ export class VoiceChatClient {
   }
 
   /** Opens the socket, or answers the upgrade's refusal (status and JSON body). */
-  static connect(url: string, headers: Record<string, string> = {}): Promise<VoiceChatClient | Refused> {
+  static connect(
+    url: string,
+    headers: Record<string, string> = {},
+    opts: { echoMarks?: boolean } = {},
+  ): Promise<VoiceChatClient | Refused> {
+    const echo = opts.echoMarks ?? true
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url, { headers })
       let client: VoiceChatClient | null = null
       ws.on('upgrade', () => {
-        client = new VoiceChatClient(ws)
+        client = new VoiceChatClient(ws, echo)
       })
-      ws.on('open', () => resolve(client ?? new VoiceChatClient(ws)))
+      ws.on('open', () => resolve(client ?? new VoiceChatClient(ws, echo)))
       ws.on('unexpected-response', (_req, res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))

@@ -22,7 +22,7 @@ const APPEARANCE = {
   avatar_url: null,
   welcome_message: null,
 }
-type Config = { fail?: 'network' | 403 }
+type Config = { fail?: 'network' | 403; createDelayMs?: number }
 const tick = () => new Promise((r) => setTimeout(r, 10))
 
 async function page(store: Map<string, string>, calls: Call[], config: Config = {}) {
@@ -53,6 +53,8 @@ async function page(store: Map<string, string>, calls: Call[], config: Config = 
           }
         return { ok: true, status: 200, json: async () => ({ appearance: APPEARANCE, greeting: 'Hi!' }) }
       }
+      if (url.endsWith('/conversations') && config.createDelayMs)
+        await new Promise((r) => setTimeout(r, config.createDelayMs))
       const json = url.endsWith('/conversations')
         ? { conversation_id: 'conv_p1', visitor_token: 'vt_1', greeting: 'Hi! See https://x.test/a.' }
         : url.endsWith('/messages')
@@ -123,6 +125,20 @@ describe('widget script in a DOM', () => {
     expect(launcher.getAttribute('aria-expanded')).toBe('false')
     await tick()
     expect(calls.at(-1)!.body).toMatchObject({ type: 'widget.closed', conversation_id: 'conv_p1' })
+  })
+
+  it('sends a message typed while the conversation is still being created (it waits for it)', async () => {
+    const calls: Call[] = []
+    const { window, root } = await page(new Map(), calls, { createDelayMs: 40 })
+    root.querySelector('.launcher').dispatchEvent(new window.Event('click'))
+    // At once, before the create has answered.
+    root.querySelector('textarea').value = 'quick question'
+    root.querySelector('form').dispatchEvent(new window.Event('submit'))
+    await new Promise((r) => setTimeout(r, 80))
+    const msgs = [...root.querySelectorAll('.msg')].map((m: any) => `${m.className}: ${m.textContent}`)
+    expect(msgs).toEqual(['msg agent: Hi! See https://x.test/a.', 'msg user: quick question', 'msg agent: The answer.'])
+    expect(calls.filter((c) => c.url.endsWith('/conversations'))).toHaveLength(1)
+    expect(root.querySelector('.send').disabled).toBe(false)
   })
 
   it('restores the transcript and the conversation after a page load', async () => {

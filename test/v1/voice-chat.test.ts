@@ -27,14 +27,19 @@ describe('browser voice chat (shared server)', () => {
   let ipCounter = 0
   const freshIp = () => `198.51.100.${(++ipCounter % 250) + 1}`
 
-  const connect = (opts: { token?: string | null; origin?: string | null; headers?: Record<string, string> } = {}) => {
+  const connect = (
+    opts: { token?: string | null; origin?: string | null; headers?: Record<string, string>; echoMarks?: boolean } = {},
+  ) => {
     const headers: Record<string, string> = { 'x-forwarded-for': freshIp(), ...(opts.headers ?? {}) }
     const origin = opts.origin === undefined ? ORIGIN : opts.origin
     if (origin) headers.origin = origin
-    return VoiceChatClient.connect(wsUrl(opts.token === undefined ? token : opts.token), headers)
+    return VoiceChatClient.connect(wsUrl(opts.token === undefined ? token : opts.token), headers, {
+      echoMarks: opts.echoMarks,
+    })
   }
-  const open = async () => {
-    const c = await connect()
+  /** A live voice chat; without echoed marks the agent's audio "plays" on the visitor's clock only. */
+  const open = async (echoMarks = true) => {
+    const c = await connect({ echoMarks })
     if (refused(c)) throw new Error(`refused: ${JSON.stringify(c)}`)
     await c.waitFor((x) => x.of('ready').length === 1, 15_000, 'ready')
     return c
@@ -92,6 +97,18 @@ describe('browser voice chat (shared server)', () => {
     // The voice socket is documented with the widget routes.
     const doc = await (await fetch(`${base}/openapi.json`)).json()
     expect(doc.paths['/widget/voice'].get.responses['101']).toBeDefined()
+    // And the Widget and voice docs page explains embedding, the browser API and voice chat.
+    const page = await fetch(`${base}/docs/pages/widget-and-voice.md`)
+    expect(page.status).toBe(200)
+    const text = await page.text()
+    for (const words of [
+      'embed_snippet',
+      'X-Svc-Visitor-Token',
+      '/widget/voice?token=',
+      'voice_chat',
+      'GET /widget/voice',
+    ])
+      expect(text).toContain(words)
   })
 
   it('greets, hears the visitor, answers from the knowledge in 16 kHz PCM16, and the account reads a voice_chat conversation', async () => {
@@ -138,8 +155,7 @@ describe('browser voice chat (shared server)', () => {
   it('stops talking when the visitor barges in (barge_in true), and not when it is off', async () => {
     verifies('widget.voice-barge-in')
     // Marks are not echoed: the greeting "plays" on the visitor's clock, so speech over it interrupts it.
-    const c = await open()
-    c.echoMarks = false
+    const c = await open(false)
     await c.waitFor((x) => x.captions('agent').length >= 1, 15_000, 'the greeting')
     await c.stream(encodeToneText('Hello there, can you hear me?', VOICE_RATE))
     await c.waitFor((x) => x.of('clear').length >= 1, 10_000, 'the clear of barge-in')
@@ -147,8 +163,7 @@ describe('browser voice chat (shared server)', () => {
 
     expect((await t.api.patch(`/agents/${agentId}`, { barge_in: false })).status).toBe(200)
     try {
-      const quiet = await open()
-      quiet.echoMarks = false
+      const quiet = await open(false)
       await quiet.waitFor((x) => x.captions('agent').length >= 1, 15_000, 'the greeting')
       await quiet.stream(encodeToneText('Hello there, can you hear me?', VOICE_RATE))
       await quiet.silence(500)

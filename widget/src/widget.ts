@@ -208,11 +208,15 @@ type EventType = 'widget.loaded' | 'widget.opened' | 'widget.closed' | 'message.
     status.textContent = text
   }
 
+  let sending = false
   async function submit() {
     const text = input.value.trim()
-    if (!text || busy) return
+    if (!text || sending) return
+    sending = true
     setBusy(true, 'Sending…')
     try {
+      // A message typed while the conversation is still being created (just after opening) waits for it.
+      if (starting) await starting.catch(() => {})
       if (!state) await start()
       input.value = ''
       add({ role: 'user', text })
@@ -230,6 +234,7 @@ type EventType = 'widget.loaded' | 'widget.opened' | 'widget.closed' | 'message.
       }
       render({ role: 'error', text: (e as Error).message }, false)
     } finally {
+      sending = false
       setBusy(false)
       input.focus()
     }
@@ -290,7 +295,9 @@ type EventType = 'widget.loaded' | 'widget.opened' | 'widget.closed' | 'message.
       setBusy(true, 'Connecting…')
       start()
         .catch((e: Error) => render({ role: 'error', text: e.message }, false))
-        .finally(() => setBusy(false))
+        .finally(() => {
+          if (!sending) setBusy(false)
+        })
     }
   }
   function shut() {
