@@ -56,13 +56,19 @@ export const users = pgTable(
     currencyCode: text('currency_code').notNull().default('USD'),
     externalIds: jsonb('external_ids').$type<Record<string, string>>().notNull().default({}),
     passwordHash: text('password_hash').notNull(),
+    /** The partner (a user holding partners:manage) that created this user as its member (POST /partners/members). */
+    partnerId: text('partner_id'),
     passwordGenerated: boolean('password_generated').notNull().default(false),
     status: text('status').notNull().default('active'),
     limits: jsonb('limits').$type<Record<string, number>>().notNull().default({}),
     createdAt: now('created_at'),
     updatedAt: now('updated_at'),
   },
-  (t) => [uniqueIndex('users_email_uq').on(sql`lower(${t.email})`), index('users_created_idx').on(t.createdAt, t.id)],
+  (t) => [
+    uniqueIndex('users_email_uq').on(sql`lower(${t.email})`),
+    index('users_created_idx').on(t.createdAt, t.id),
+    index('users_partner_idx').on(t.partnerId, t.createdAt, t.id).where(sql`partner_id IS NOT NULL`),
+  ],
 )
 
 export const subscriptions = pgTable('subscriptions', {
@@ -287,6 +293,8 @@ export const agents = pgTable(
     /** Non-behavioural whitelist fields other than name and website_url, by API name. */
     settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
     // Widget: the public token is null until minted (non-empty allowed_domains or regenerate-token).
+    /** Set by an operator (POST /admin/agents/{agt}/actions pause): the agent refuses new conversations and calls. */
+    pausedAt: ts('paused_at'),
     publicToken: text('public_token'),
     allowedDomains: jsonb('allowed_domains').$type<string[]>().notNull().default([]),
     appearance: jsonb('appearance').$type<Record<string, unknown>>().notNull().default({}),
@@ -1094,3 +1102,49 @@ export const campaignContacts = pgTable(
     index('campaign_contacts_due_idx').on(t.campaignId, t.status, t.nextAttemptAt),
   ],
 )
+
+// The operator surface (issue 18). Every write of an /admin route, with its request id.
+export const adminActionSeq = pgSequence('admin_action_seq', { startWith: 1 })
+export const adminActions = pgTable(
+  'admin_actions',
+  {
+    id: text('id').primaryKey().default(sql`'act_' || nextval('admin_action_seq')`),
+    action: text('action').notNull(),
+    target: text('target'),
+    params: jsonb('params').$type<Record<string, unknown>>().notNull().default({}),
+    requestId: text('request_id').notNull(),
+    createdAt: now('created_at'),
+  },
+  (t) => [index('admin_actions_created_idx').on(t.createdAt, t.id)],
+)
+
+// The wallet as a ledger (issue 18): credits (top-ups), debits (usage charged to the wallet) and
+// adjustments are rows; an account's wallet balance is the sum of its entries' amounts. balance_after is
+// that sum including the entry, written under the account's subscription row lock.
+export const walletEntrySeq = pgSequence('wallet_entry_seq', { startWith: 1 })
+export const walletEntries = pgTable(
+  'wallet_entries',
+  {
+    id: text('id').primaryKey().default(sql`'wal_' || nextval('wallet_entry_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    amount: numeric('amount', { precision: 12, scale: 4, mode: 'number' }).notNull(),
+    currencyCode: text('currency_code').notNull(),
+    kind: text('kind').notNull(),
+    reason: text('reason').notNull(),
+    balanceAfter: numeric('balance_after', { precision: 12, scale: 4, mode: 'number' }).notNull(),
+    /** What the entry settles, when it is derived (e.g. usage of a month), for idempotent settlement. */
+    source: text('source'),
+    requestId: text('request_id'),
+    createdAt: now('created_at'),
+  },
+  (t) => [index('wallet_entries_account_idx').on(t.accountId, t.createdAt, t.id)],
+)
+
+// Operator-set platform defaults (issue 18: GET/PATCH /admin/config), read by every instance within 10 s.
+export const platformConfig = pgTable('platform_config', {
+  key: text('key').primaryKey(),
+  value: jsonb('value').notNull(),
+  updatedAt: now('updated_at'),
+})
