@@ -9,6 +9,7 @@ import { openDatabase, type Database } from '~/db/client'
 import { INVALIDATE_CHANNEL } from '~/db/bus'
 import { migrate, type Migration } from '~/db/migrate'
 import { configureQuotas } from '~/domain/limits/quotas'
+import { readStoredConfig, applyConfig, startConfigPoller } from '~/domain/admin/config'
 import { startWebhookPump } from '~/domain/webhooks/pump'
 import { startOutbound } from '~/domain/calls/service'
 import { startQueue } from '~/jobs/_queue'
@@ -100,6 +101,9 @@ export async function buildRuntime(
     webhooks: startWebhookPump({ database, config, intervalMs: config.jobPollSeconds * 1000 }),
     startedAt: new Date(),
   }
+  // The operator's stored defaults (platform_config) apply before the first request, then every few seconds.
+  applyConfig(runtime, await readStoredConfig(database.db))
+  configStops.set(runtime, startConfigPoller(runtime))
   outboundStops.set(runtime, startOutbound(runtime))
   console.log(
     `[boot] ready on ${database.kind === 'pglite' ? `embedded PGlite (${config.dataDir})` : 'PostgreSQL'}: ${config.publicUrl}/v1`,
@@ -124,10 +128,13 @@ function bridgeBusToRedis(
 const redisSubscribers = new Set<{ disconnect(): void }>()
 /** The outbound service of each runtime (heartbeat, call reconciliation, the simulated network). */
 const outboundStops = new WeakMap<Runtime, () => void>()
+/** The platform_config poller of each runtime (domain/admin/config.ts). */
+const configStops = new WeakMap<Runtime, () => void>()
 
 /** Shutdown in reverse order of dependence; each part is stopped even when another fails. */
 export async function stopRuntime(runtime: Runtime | undefined) {
   if (runtime) outboundStops.get(runtime)?.()
+  if (runtime) configStops.get(runtime)?.()
   await runtime?.webhooks.stop().catch(() => {})
   await runtime?.audit.stop().catch(() => {})
   await runtime?.queue.stop().catch(() => {})

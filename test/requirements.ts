@@ -1152,6 +1152,55 @@ export const requirements = {
     behavior:
       "In headless Chromium with a fake microphone playing the visitor's question, the widget's microphone button opens a voice chat: the question is transcribed by the (fake, OpenAI-compatible) speech server and shown as the visitor's caption, the answer from the site's knowledge is shown and played, and the account reads a completed voice_chat conversation with the transcribed turns.",
   },
+  'admin.system-refusals': {
+    source: 'issue 18 must show: every refusal; decisions Run surfaces (Operator surface: master key only)',
+    behavior:
+      'Every route of agents, credentials, system, config, reload, ai-models and migrations answers 401 missing_credentials without a key and 403 forbidden to a tenant key holding every scope, and does nothing.',
+  },
+  'admin.agents-list': {
+    source: 'decisions Run surfaces (Operator surface): GET /admin/agents',
+    behavior:
+      "GET /admin/agents lists every account's agents newest first with account name and status and paused/paused_at, filtered by account_id, paused and q, with a keyset cursor; bad filters are 400.",
+  },
+  'admin.agent-pause': {
+    source: 'issue 18: a paused agent refuses new conversations and calls with 409 agent_paused',
+    behavior:
+      'After POST /admin/agents/{agt}/actions {action: pause}, POST /conversations, a message on an existing conversation, POST /widget/conversations, the voice chat socket (error agent_paused) and POST /calls are refused with 409 agent_paused, and an inbound call is refused with a failed conversation (failure_reason agent_paused); resume restores them.',
+  },
+  'admin.agent-rebuild': {
+    source: 'decisions Run surfaces (Operator surface): POST /admin/agents/{agt}/actions {action: rebuild}',
+    behavior:
+      'rebuild queues a build through the ordinary build path (from_step honoured) that succeeds; an unknown action or missing action is 400 validation_error, from_step without rebuild 400 validation_error, an extra key 400 unsupported_field, an unknown agent 404 agent_not_found, a malformed id 400 invalid_id.',
+  },
+  'admin.action-log': {
+    source: 'issue 18: the action log: every operator write with its request id',
+    behavior:
+      "Each operator write of this surface (agent.pause, agent.resume, agent.rebuild, credential.revoke, config.update, config.reload) appears in GET /admin/actions with the request id of the write's response, its target and its parameters.",
+  },
+  'admin.credentials': {
+    source: 'decisions Run surfaces (Operator surface): GET/DELETE /admin/credentials/{key}',
+    behavior:
+      "GET /admin/credentials/{key} shows any key without its secret, with its source, user and accounts; DELETE revokes it (204, again 204) and the key's very next request is 401 invalid_credentials; unknown key 404 not_found, malformed id 400 invalid_id.",
+  },
+  'admin.system': {
+    source: 'decisions Run surfaces (Operator surface): system status and errors, ai-models, migrations',
+    behavior:
+      'GET /admin/system/status reports the database probe, queue depth, live instances (the answering one current), version and uptime; GET /admin/system/errors lists recent 5xx and failed jobs (bad hours 400 validation_error, bad limit 400 invalid_limit); GET /admin/ai-models lists the chat engines with their models, one active; GET /admin/migrations the applied ledger in order with checksums.',
+  },
+  'admin.config-validation': {
+    source: 'issue 18 config; contract errors (unsupported_field, empty_update, validation_error)',
+    behavior:
+      'PATCH /admin/config takes only the rate classes and quota names: an unknown key is 400 unsupported_field, an empty patch 400 empty_update, a figure that is not a whole number from 1 to 1,000,000 400 validation_error naming the field; nothing is stored on a refusal.',
+  },
+  'admin.config-effect': {
+    source: 'issue 18 must show: the config-reload effect observed through the ordinary API',
+    behavior:
+      "Lowering the read class with PATCH /admin/config makes a tenant's reads 429 rate_limited within 10 s without a restart; null removes the override; overrides stored in platform_config apply at boot and POST /admin/reload applies them at once.",
+  },
+  'admin.no-mcp': {
+    source: 'issue 18: MCP: no operator tools; the master key stays refused on /mcp',
+    behavior: 'tools/list names no operator route, and the master key is refused on /mcp with 401.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -13,8 +13,9 @@ type AdminRouteOptions<PS, QS, BS, R> = Omit<
   ApiRouteOptions<PS, QS, BS, R>,
   'scope' | 'anyScope' | 'tags' | 'auth' | 'dataRoute'
 > & {
-  /** The action's name in the log (customer.wallet.credit, agent.pause…); only on writes. */
-  action?: string
+  /** The action's name in the log (customer.wallet.credit, agent.pause…); only on writes. A function names it
+   *  from the parsed body (POST /admin/agents/{agt}/actions: agent.<action>). */
+  action?: string | ((body: BS extends v.GenericSchema ? v.InferOutput<BS> : undefined) => string)
 }
 
 /** Body keys never copied into the action log. */
@@ -40,7 +41,7 @@ export function defineAdminRoute<
         const body = ctx.body && typeof ctx.body === 'object' ? (ctx.body as Record<string, unknown>) : {}
         const params = Object.fromEntries(Object.entries(body).filter(([k]) => !SECRET_KEYS.has(k)))
         await recordAction(ctx.runtime.database.db, {
-          action,
+          action: typeof action === 'function' ? action(ctx.body as never) : action,
           target: (ids as string[]).join('/') || null,
           params,
           requestId: requestIdOf(ctx.event),

@@ -57,6 +57,7 @@ export const ERROR_CODES = {
   number_taken: [409, 'The phone number is already held by an account'],
   version_label_exists: [409, 'The version label is taken'],
   build_in_progress: [409, 'A build of this agent is running'],
+  agent_paused: [409, 'The agent is paused by the operator'],
   turn_in_progress: [409, 'Another message of this conversation is being answered'],
   conversation_ended: [409, 'The conversation has ended'],
   call_not_cancelable: [409, 'Only a queued or ringing call can be canceled'],

@@ -18,6 +18,7 @@ export {
   agentLanguage,
   agentNotFound,
   agentVersionOf,
+  assertNotPaused,
   loadAgent,
   type AgentRow,
   type PromptVersionRow,

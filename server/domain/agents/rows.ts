@@ -30,6 +30,15 @@ export function agentAccount(principal: Principal, account: AccountScope, pathAc
   return pathAccount
 }
 
+/** A paused agent (operator action, POST /admin/agents/{agt}/actions) takes no new conversation, message or call. */
+export function assertNotPaused(agent: Pick<AgentRow, 'id' | 'pausedAt'>) {
+  if (agent.pausedAt)
+    throw apiError(
+      'agent_paused',
+      `Agent ${agent.id} is paused by the operator; it takes no new conversations or calls.`,
+    )
+}
+
 /** The agent of that account, optionally locked for update; another account's agent is agent_not_found. */
 export async function loadAgent(ex: Executor, accountId: string, agentId: string, lock = false): Promise<AgentRow> {
   const q = ex

@@ -13,7 +13,7 @@
 import { and, asc, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm'
 import type { Executor } from '~/db/client'
 import { rowsOf } from '~/db/client'
-import { calls, campaignContacts, campaigns, dncEntries } from '~/db/schema'
+import { agents, calls, campaignContacts, campaigns, dncEntries } from '~/db/schema'
 import { ApiError } from '~/lib/errors'
 import { effectiveLimits } from '~/domain/limits/quotas'
 import { loadProfileForCall } from '~/domain/profiles/profiles'
@@ -91,6 +91,10 @@ export async function dispatchCampaign(ctx: OutboundCtx, campaignId: string, at?
     // its calls with a time before the calls that ended meanwhile.
     now = at ?? new Date()
     if (!cmp || cmp.status !== 'running') return []
+    // A paused agent's campaign is held (still running, nothing dialled); the minute sweep dials again
+    // once the operator resumes the agent.
+    const [agent] = await tx.select({ pausedAt: agents.pausedAt }).from(agents).where(eq(agents.id, cmp.agentId))
+    if (agent?.pausedAt) return []
     // Instances dial through their own telephony provider: a campaign stays with the provider it began on.
     const provider = ctx.providers.telephony.name
     if (cmp.provider && cmp.provider !== provider) return []

@@ -98,6 +98,8 @@ export async function acceptInboundCall(
   const row = await database.tx(async (tx) => {
     const agent = number.agentId ? await loadAgent(tx, accountId, number.agentId).catch(() => null) : null
     if (!refusal && !agent) refusal = { message: MESSAGES.noAgent, reason: 'no_agent' }
+    // A paused agent (operator action) refuses like an unavailable line; the conversation says why.
+    if (!refusal && agent?.pausedAt) refusal = { message: MESSAGES.unavailable, reason: 'agent_paused' }
     if (!refusal) {
       const slot = await takeCallSlot(tx, database, accountId)
       if (slot) refusal = { message: MESSAGES.busy, reason: slot }

@@ -17,7 +17,7 @@ import type { Providers } from '~/kit/providers'
 import type { Runtime } from '~/kit/runtime'
 import type { InboundAnswer } from '~/kit/telephony'
 import { apiError, Errors } from '~/lib/errors'
-import { agentLanguage, agentVersionOf, loadAgent, resolveModel } from '~/domain/agents/agents'
+import { agentLanguage, agentVersionOf, assertNotPaused, loadAgent, resolveModel } from '~/domain/agents/agents'
 import { addUsage, checkBalance } from '~/domain/conversations/billing'
 import { conversationResource } from '~/domain/conversations/read'
 import { emitEvent } from '~/domain/events/emit'
@@ -164,6 +164,7 @@ export async function createCall(runtime: Runtime, accountId: string, body: Crea
       'greeting and voicemail_message go with an inline role; a profile has its own.',
     )
   const agent = await loadAgent(db, accountId, body.agent_id)
+  assertNotPaused(agent)
   const variables = body.variables ?? {}
   const { profileId, script } = await scriptFor(db, accountId, agent.id, body, variables)
   const from = await callerIdFor(db, accountId, agent.id, body.from_number_id)

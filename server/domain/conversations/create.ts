@@ -10,6 +10,7 @@ import {
   activePromptLabel,
   agentLanguage,
   agentVersionOf,
+  assertNotPaused,
   loadAgent,
   resolveModel,
   type AgentRow,
@@ -69,6 +70,7 @@ export async function createConversation(
   await checkBalance(database.db, accountId)
   const result = await database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, body.agent_id)
+    assertNotPaused(agent)
     const [{ n }] = rowsOf<{ n: string }>(await tx.execute(sql`SELECT nextval('conversation_seq')::text AS n`))
     const now = new Date()
     const [conv] = await tx

@@ -15,7 +15,7 @@ import type { Capability, CapabilityResult } from '~/kit/capability'
 import { withKnowledge, type ChatMessage, type Surface, type ToolCall, type ToolSpec } from '~/kit/chat-engine'
 import { Errors, apiError } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
-import { agentLanguage, type AgentRow } from '~/domain/agents/agents'
+import { agentLanguage, assertNotPaused, type AgentRow } from '~/domain/agents/agents'
 import { consumeQuota, refundQuota } from '~/domain/limits/quotas'
 import { chatCost, checkBalance } from './billing'
 import { turnContext } from './turn-context'
@@ -189,6 +189,8 @@ export async function postMessage(
     await consumeQuota(database.db, accountId, 'chat_messages', 1, new Date(), database)
     quotaTaken = true
     const turn = await assembleTurn(runtime, claimed, body.text)
+    // The turn context is cached per agent revision and a pause moves the revision: seen on the next turn.
+    assertNotPaused(turn.agent)
     const completed = await completeWithTools(runtime, conv, turn)
     const response = await persistTurn(runtime, conv, body.text, key, turn, completed)
     written = true

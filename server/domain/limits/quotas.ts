@@ -29,6 +29,8 @@ export const DEFAULT_QUOTAS: Record<QuotaKind, number> = {
 }
 /** The defaults this process applies: DEFAULT_QUOTAS with the operator's SVC_QUOTAS on top (configureQuotas at boot). */
 let baseQuotas: Record<QuotaKind, number> = { ...DEFAULT_QUOTAS }
+/** SVC_QUOTAS as read at boot: the layer under the operator's stored defaults (PATCH /admin/config). */
+let envQuotas: Record<string, number> = {}
 
 /** Boot: operator overrides of the default daily quotas (SVC_QUOTAS, e.g. chat_messages=1000000 for a bench). An unknown kind fails the boot. */
 export function configureQuotas(overrides: Record<string, number>) {
@@ -36,8 +38,18 @@ export function configureQuotas(overrides: Record<string, number>) {
     if (!(QUOTA_KINDS as readonly string[]).includes(k))
       throw new Error(`[config] SVC_QUOTAS: unknown quota "${k}"; expected ${QUOTA_KINDS.join(', ')}`)
   }
+  envQuotas = { ...overrides }
   baseQuotas = { ...DEFAULT_QUOTAS, ...overrides }
 }
+
+/** The operator's stored quota defaults (platform_config, domain/admin/config.ts) over SVC_QUOTAS and the
+ *  built-in figures; an empty object goes back to those. Per-user PATCH /users limits still win. */
+export function applyQuotaDefaults(stored: Partial<Record<QuotaKind, number>>) {
+  baseQuotas = { ...DEFAULT_QUOTAS, ...envQuotas, ...stored } as Record<QuotaKind, number>
+}
+
+/** The default daily quotas this process applies now. */
+export const currentQuotaDefaults = (): Record<QuotaKind, number> => ({ ...baseQuotas })
 export const DEFAULT_MAX_CONCURRENT_BUILDS = 2
 export const DEFAULT_CALL_LIMITS = { max_concurrent_calls: 5, max_calls_per_day: 100 }
 

@@ -12,7 +12,14 @@
 import { sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
 import { conversations } from '~/db/schema'
-import { activePromptLabel, agentLanguage, agentVersionOf, resolveModel, type AgentRow } from '~/domain/agents/agents'
+import {
+  activePromptLabel,
+  agentLanguage,
+  agentVersionOf,
+  assertNotPaused,
+  resolveModel,
+  type AgentRow,
+} from '~/domain/agents/agents'
 import { addUsage, checkBalance } from '~/domain/conversations/billing'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
 import { conversationResource } from '~/domain/conversations/read'
@@ -32,6 +39,7 @@ const AUDIO_SLACK_MS = 3_000
 /** Opens the visitor's voice chat: the balance check (402), then the conversation, its usage row and its event. */
 export async function openVoiceChat(runtime: Runtime, agent: AgentRow, origin: string): Promise<ConversationRow> {
   const { database } = runtime
+  assertNotPaused(agent)
   await checkBalance(database.db, agent.accountId)
   const sessionId = `vch_${ulid()}`
   return database.tx(async (tx) => {

@@ -1,0 +1,11 @@
+import { aiModels } from '~/domain/admin/system'
+import { AiModels } from '~/domain/admin/schemas'
+import { defineAdminRoute } from '~/http/define-admin-route'
+
+export default defineAdminRoute({
+  summary: 'Chat engines and their models',
+  description:
+    'Every installed chat engine (providers/chat) with its models; active marks the one SVC_CHAT_ENGINE selected on this instance, whose default_model and large_model are what agents use (use_large_model picks the second).',
+  response: AiModels,
+  handler: ({ runtime }) => ({ data: aiModels(runtime) }),
+})

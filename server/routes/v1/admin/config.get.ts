@@ -1,0 +1,11 @@
+import { getConfig } from '~/domain/admin/config'
+import { PlatformConfig } from '~/domain/admin/schemas'
+import { defineAdminRoute } from '~/http/define-admin-route'
+
+export default defineAdminRoute({
+  summary: 'Read the platform defaults',
+  description:
+    'The per-minute rate limits per class and the default daily quotas this instance applies now (built-in figures, then SVC_RATE_LIMITS / SVC_QUOTAS, then the stored overrides), the stored overrides themselves, when they were last changed and when this instance last applied them. Every instance re-reads the stored overrides every poll_interval_s seconds.',
+  response: PlatformConfig,
+  handler: ({ runtime }) => getConfig(runtime),
+})

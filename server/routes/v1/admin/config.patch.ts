@@ -1,0 +1,20 @@
+import { patchConfig } from '~/domain/admin/config'
+import { ConfigPatch, PlatformConfig } from '~/domain/admin/schemas'
+import { defineAdminRoute } from '~/http/define-admin-route'
+import { apiError } from '~/lib/errors'
+
+export default defineAdminRoute({
+  summary: 'Change the platform defaults',
+  description:
+    'Sets or removes (null) stored overrides of the rate classes (rate_limits: read, metrics, audio, backfill, write, calls, build, chat; requests per minute per credential) and the default daily quotas (quotas: agent_creates, builds, kb_documents, chat_messages, webhook_tests, reindexes; per-user limits still win), each a whole number from 1 to 1,000,000. Stored in the database; applied on this instance at once and on every other instance within 10 s, without a restart. Unknown key → 400 unsupported_field. Recorded in the action log as config.update.',
+  body: ConfigPatch,
+  patch: true,
+  response: PlatformConfig,
+  errors: ['validation_error'],
+  action: 'config.update',
+  handler: ({ runtime, body }) => {
+    if (!Object.values(body).some((section) => section && Object.keys(section).length))
+      throw apiError('empty_update', 'Name at least one rate class or quota to change.')
+    return patchConfig(runtime.database, runtime, body)
+  },
+})

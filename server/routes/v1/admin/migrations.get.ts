@@ -1,0 +1,11 @@
+import { appliedMigrations } from '~/domain/admin/system'
+import { Migrations } from '~/domain/admin/schemas'
+import { defineAdminRoute } from '~/http/define-admin-route'
+
+export default defineAdminRoute({
+  summary: 'Applied migrations',
+  description:
+    'The ledger server/db/migrate.ts writes (schema_migrations): every applied migration file by name, with the SHA-256 of its SQL and when it was applied, in application order.',
+  response: Migrations,
+  handler: async ({ runtime }) => ({ data: await appliedMigrations(runtime) }),
+})
