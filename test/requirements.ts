@@ -1201,6 +1201,12 @@ export const requirements = {
     source: 'issue 18: MCP: no operator tools; the master key stays refused on /mcp',
     behavior: 'tools/list names no operator route, and the master key is refused on /mcp with 401.',
   },
+  'admin.config-poll': {
+    source: 'issue 18: config picked up by every instance within 10 s, without a restart',
+    engines: ['postgres'],
+    behavior:
+      'With two instances on one PostgreSQL database, a PATCH /admin/config through one, or a platform_config row written by hand, limits reads on the other (429) within 10 s, without a restart or a reload.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -432,3 +432,64 @@ describe('operator config takes effect through the ordinary API without a restar
     expect(cleared.body.overrides).toEqual({ rate_limits: {}, quotas: {} })
   }, 120_000)
 })
+
+// Two instances on one PostgreSQL database of this file's own (created and dropped here, so the shared
+// database's figures are never touched): a change made through one instance, or written straight into
+// platform_config, reaches the other within 10 s without a restart or a reload.
+describe.skipIf(!process.env.DATABASE_URL)('operator config reaches every instance within 10 s (PostgreSQL)', () => {
+  const dbName = `svc_cfg_${process.pid}_${Date.now().toString(36)}`
+  const url = new URL(process.env.DATABASE_URL ?? 'postgres://x/y')
+  url.pathname = `/${dbName}`
+  const env = { DATABASE_URL: url.toString(), SVC_RATE_LIMITS: 'read=1000' }
+  let a: TestServer
+  let b: TestServer
+  let t: Tenant
+
+  beforeAll(async () => {
+    await withDatabase('', (db) => db.executeSql(`CREATE DATABASE ${dbName}`))
+    a = await startServer({ env })
+    b = await startServer({ env, masterKey: a.masterKey })
+    t = await createTenant(createApi(a.base, a.masterKey))
+  }, 120_000)
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()])
+    await withDatabase('', (db) => db.executeSql(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)).catch(() => {})
+  })
+
+  const limitedWithin = async (api: Api, figure: number, ms: number) => {
+    const t0 = Date.now()
+    return until(
+      `reads limited to ${figure}`,
+      async () => {
+        const r = await api.get(`/accounts/${t.accountId}`)
+        // The 429 of this figure (each instance counts in its own memory, per figure).
+        if (r.status !== 429 || r.headers.get('x-ratelimit-limit') !== String(figure)) return null
+        return Date.now() - t0
+      },
+      ms,
+      250,
+    )
+  }
+
+  it('a PATCH on one instance limits reads on the other within 10 s; so does a row written by hand', async () => {
+    verifies('admin.config-poll')
+    const onB = createApi(b.base, t.key)
+    expect((await onB.get(`/accounts/${t.accountId}`)).status).toBe(200)
+    const p = await createApi(a.base, a.masterKey).patch('/admin/config', { rate_limits: { read: 5 } })
+    expect(p.status, p.text).toBe(200)
+    expect(await limitedWithin(onB, 5, 10_000)).toBeLessThan(10_000)
+    const seen = await createApi(b.base, b.masterKey).get('/admin/config')
+    expect(seen.body.rate_limits.read).toBe(5)
+
+    await withDatabase(
+      '',
+      (db) =>
+        db.executeSql(`UPDATE platform_config SET value = '{"read": 4}', updated_at = now() WHERE key = 'rate_limits'`),
+      { url: env.DATABASE_URL },
+    )
+    const onA = createApi(a.base, t.key)
+    expect(await limitedWithin(onA, 4, 10_000)).toBeLessThan(10_000)
+    const cleared = await createApi(b.base, b.masterKey).patch('/admin/config', { rate_limits: { read: null } })
+    expect(cleared.body.rate_limits.read).toBe(1000)
+  }, 60_000)
+})

@@ -23,6 +23,7 @@ export default defineApiRoute({
   body: CreateCallBody,
   response: CallResource,
   errors: [
+    'agent_paused',
     'agent_not_found',
     'not_found',
     'invalid_phone',

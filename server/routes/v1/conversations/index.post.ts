@@ -14,6 +14,7 @@ export default defineApiRoute({
   status: 201,
   response: ChatConversationOut,
   errors: [
+    'agent_paused',
     'invalid_id',
     'unsupported_field',
     'invalid_type',

@@ -16,6 +16,7 @@ export default defineApiRoute({
   body: MessageBody,
   response: MessageOut,
   errors: [
+    'agent_paused',
     'invalid_id',
     'not_found',
     'conversation_deleted',

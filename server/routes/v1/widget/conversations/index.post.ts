@@ -9,6 +9,6 @@ export default defineWidgetRoute({
   body: WidgetConversationBody,
   status: 201,
   response: WidgetConversation,
-  errors: ['payment_required'],
+  errors: ['agent_paused', 'payment_required'],
   handler: ({ runtime, agent }) => startWidgetConversation(runtime, agent),
 })

@@ -11,6 +11,7 @@ export default defineWidgetRoute({
   body: WidgetMessageBody,
   response: WidgetMessageAnswer,
   errors: [
+    'agent_paused',
     'invalid_id',
     'invalid_visitor_token',
     'not_found',
