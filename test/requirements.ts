@@ -1165,7 +1165,7 @@ export const requirements = {
   'admin.agent-pause': {
     source: 'issue 18: a paused agent refuses new conversations and calls with 409 agent_paused',
     behavior:
-      'After POST /admin/agents/{agt}/actions {action: pause}, POST /conversations, a message on an existing conversation, POST /widget/conversations, the voice chat socket (error agent_paused) and POST /calls are refused with 409 agent_paused, and an inbound call is refused with a failed conversation (failure_reason agent_paused); resume restores them.',
+      'After POST /admin/agents/{agt}/actions {action: pause}, POST /conversations, a message on an existing conversation, POST /widget/conversations, the voice chat socket (error agent_paused) and POST /calls are refused with 409 agent_paused, an inbound call is refused with a failed conversation (failure_reason agent_paused), and a running campaign of the agent dials nothing; resume restores them and dials the held campaign at once.',
   },
   'admin.agent-rebuild': {
     source: 'decisions Run surfaces (Operator surface): POST /admin/agents/{agt}/actions {action: rebuild}',

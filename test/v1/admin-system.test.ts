@@ -10,7 +10,8 @@ import { startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { refused, VoiceChatClient } from '../helpers/voice-chat'
-import { until } from '../helpers/wait'
+import { sleep, until } from '../helpers/wait'
+import { freshNumber } from '../helpers/phone'
 import { withDatabase } from '../helpers/db'
 import { verifies } from '../requirements'
 
@@ -180,6 +181,33 @@ describe('operator surface: agents, credentials, system, config (shared server)'
 
     const pp = await act(phoneAgent, { action: 'pause' })
     expect(pp.status).toBe(200)
+    // A running campaign of the paused agent dials nothing (held, still running).
+    const prf = await t.api.post(`/agents/${phoneAgent}/profiles`, { name: 'Renewals', role: 'the renewals assistant' })
+    expect(prf.status, prf.text).toBe(201)
+    const list = await t.api.post(`/agents/${phoneAgent}/lists`, { name: 'One' })
+    const contact = freshNumber((n) => !n.endsWith('0000') && !n.endsWith('9999'))
+    expect((await t.api.post(`/lists/${list.body.list_id}/import`, { contacts: [{ phone: contact }] })).status).toBe(
+      200,
+    )
+    const cmp = await t.api.post('/campaigns', {
+      agent_id: phoneAgent,
+      profile_id: prf.body.profile_id,
+      list_id: list.body.list_id,
+      name: 'Held',
+      schedule: {
+        timezone: 'UTC',
+        days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+        start: '00:00',
+        end: '24:00',
+      },
+    })
+    expect(cmp.status, cmp.text).toBe(201)
+    const started = await t.api.post(`/campaigns/${cmp.body.campaign_id}/start`)
+    expect(started.status, started.text).toBe(200)
+    await sleep(1500)
+    const held = await t.api.get(`/campaigns/${cmp.body.campaign_id}/progress`)
+    expect(held.body).toMatchObject({ total: 1, pending: 1, in_progress: 0 })
+    expect((await t.api.get(`/campaigns/${cmp.body.campaign_id}`)).body.status).toBe('running')
     expectError(
       await t.api.post('/calls', { agent_id: phoneAgent, to: `+1646555${pid4}`, role: 'a caller' }),
       409,
@@ -208,6 +236,15 @@ describe('operator surface: agents, credentials, system, config (shared server)'
     expect(msg.status, msg.text).toBeLessThan(300)
     expect((await widgetStart()).status).toBe(201)
     expect((await act(phoneAgent, { action: 'resume' })).status).toBe(200)
+    // Resumed: the held campaign dials its contact at once.
+    await until(
+      'the held campaign to dial',
+      async () => {
+        const pr = await t.api.get(`/campaigns/${cmp.body.campaign_id}/progress`)
+        return pr.body.pending === 0 ? pr.body : null
+      },
+      15_000,
+    )
     const call = await t.api.post('/calls', { agent_id: phoneAgent, to: `+1646555${pid4}`, role: 'a caller' })
     expect(call.body?.error?.code).not.toBe('agent_paused')
   }, 90_000)

@@ -4,9 +4,10 @@
 // cached context sees it on the next turn on every instance, and the other refusals read the row itself.
 import { and, desc, eq, ilike, isNotNull, isNull, or, type SQL } from 'drizzle-orm'
 import type { Database } from '~/db/client'
-import { accounts, agents } from '~/db/schema'
+import { accounts, agents, campaigns } from '~/db/schema'
 import { BUILD_JOB, rerunBuild } from '~/domain/builds/builds'
 import type { BuildStepName } from '~/domain/builds/schemas'
+import { kickCampaign } from '~/domain/campaigns/scheduler'
 import type { Runtime } from '~/kit/runtime'
 import { afterPosition, type KeysetRequest, keysetPage } from '~/lib/keyset'
 import { apiError } from '~/lib/errors'
@@ -101,5 +102,13 @@ export async function actOnAgent(runtime: Runtime, agentId: string, body: AgentA
   const pausedAt = body.action === 'pause' ? (before.pausedAt ?? new Date()) : null
   if ((before.pausedAt === null) !== (pausedAt === null))
     await database.db.update(agents).set({ pausedAt, updatedAt: new Date() }).where(eq(agents.id, agentId))
+  // The dialler held the agent's running campaigns: a round each now rather than at the next minute's sweep.
+  if (body.action === 'resume' && before.pausedAt) {
+    const running = await database.db
+      .select({ id: campaigns.id })
+      .from(campaigns)
+      .where(and(eq(campaigns.agentId, agentId), eq(campaigns.status, 'running')))
+    for (const c of running) await kickCampaign(runtime, c.id)
+  }
   return { agent: presentAdminAgent(await adminAgent(database, agentId)), build: null }
 }
