@@ -1172,7 +1172,7 @@ export const requirements = {
     behavior:
       'rebuild queues a build through the ordinary build path (from_step honoured) that succeeds; an unknown action or missing action is 400 validation_error, from_step without rebuild 400 validation_error, an extra key 400 unsupported_field, an unknown agent 404 agent_not_found, a malformed id 400 invalid_id.',
   },
-  'admin.action-log': {
+  'admin.system-action-log': {
     source: 'issue 18: the action log: every operator write with its request id',
     behavior:
       "Each operator write of this surface (agent.pause, agent.resume, agent.rebuild, credential.revoke, config.update, config.reload) appears in GET /admin/actions with the request id of the write's response, its target and its parameters.",

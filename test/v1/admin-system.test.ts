@@ -139,7 +139,7 @@ describe('operator surface: agents, credentials, system, config (shared server)'
   })
 
   it('pause: the agent refuses new conversations, messages, widget and voice chats, calls (409 agent_paused) and inbound calls; resume restores them; both in the action log', async () => {
-    verifies('admin.agent-pause', 'admin.action-log')
+    verifies('admin.agent-pause', 'admin.system-action-log')
     const before = await t.api.post('/conversations', { agent_id: chatAgent })
     expect(before.status).toBe(201)
 
@@ -416,7 +416,7 @@ describe('operator config takes effect through the ordinary API without a restar
   }
 
   it('PATCH /admin/config lowers the read class: the tenant gets 429 within 10 s; null restores; stored across a restart; reload applies', async () => {
-    verifies('admin.config-effect', 'admin.action-log')
+    verifies('admin.config-effect', 'admin.system-action-log')
     const before = await master.get('/admin/config')
     expect(before.body.rate_limits.read).toBe(1000)
     const p = await master.patch('/admin/config', { rate_limits: { read: 3 }, quotas: { chat_messages: 7 } })
