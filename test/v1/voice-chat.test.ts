@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { encodeToneText } from '~/lib/audio'
 import { createApi } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
-import { html, serveSite, type TestSite } from '../helpers/site'
+import { serveBakery, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { refused, VOICE_RATE, VoiceChatClient } from '../helpers/voice-chat'
 import { until } from '../helpers/wait'
@@ -55,17 +55,7 @@ describe('browser voice chat (shared server)', () => {
     )
 
   beforeAll(async () => {
-    site = await serveSite({
-      '/': {
-        body: html(
-          'Quokka Bakery | Home',
-          '<h1>Quokka Bakery</h1><p>Quokka Bakery bakes sourdough in Fremantle.</p><a href="/prices">Prices</a>',
-        ),
-      },
-      '/prices': {
-        body: html('Prices | Quokka Bakery', '<p>A sourdough loaf costs $9.</p><p>A dozen croissants cost $30.</p>'),
-      },
-    })
+    site = await serveBakery('Quokka Bakery', 'Fremantle')
     t = await createTenant(master)
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
     const w = await t.api.patch(`/agents/${agentId}/widget`, { allowed_domains: ['shop.example.com'] })
