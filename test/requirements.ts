@@ -1152,6 +1152,16 @@ export const requirements = {
     behavior:
       "In headless Chromium with a fake microphone playing the visitor's question, the widget's microphone button opens a voice chat: the question is transcribed by the (fake, OpenAI-compatible) speech server and shown as the visitor's caption, the answer from the site's knowledge is shown and played, and the account reads a completed voice_chat conversation with the transcribed turns.",
   },
+  'admin.master-only': {
+    source: 'decisions Run surfaces (Operator surface): master key only; issue 18',
+    behavior:
+      'Every /v1/admin operation (tag Operator in the OpenAPI document) answers 401 without a credential and 403 forbidden to any credential other than the master key, whatever its scopes.',
+  },
+  'admin.action-log': {
+    source: 'decisions Run surfaces (Operator surface): every write recorded in GET /admin/actions',
+    behavior:
+      'GET /admin/actions lists operator writes newest first as {action_id (act_<n>), action, target, params, request_id, created_at}, keyset-paged, filtered by action and target; each successful /admin write adds one row with its request id and its body without secrets.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
