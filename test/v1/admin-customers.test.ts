@@ -424,7 +424,7 @@ describe('operator surface: customers and the wallet', () => {
     // plus whatever the account spent before (building, the overview test's chat).
     expect(b.monthly_spending).toBeGreaterThan(spentBefore)
     expect(round4(-debits.reduce((n, d) => n + d.amount, 0))).toBe(round4(b.monthly_spending))
-    expect(b.wallet_balance).toBeCloseTo(5 - 0.25 + 2 - b.monthly_spending, 4)
+    expect(b.wallet_balance).toBeCloseTo(5 - 0.25 + 2 - round4(b.monthly_spending), 4)
     // Settling again adds nothing: reads are idempotent.
     expect(await wallet(usr)).toEqual(entries)
     const overview = await master.get(`/admin/customers/${usr}`)
@@ -459,5 +459,27 @@ describe('operator surface: customers and the wallet', () => {
     await expectLedgerEqualsBalance(t)
     const log = await master.get(`/admin/actions?action=customer.wallet.credit&target=${usr}`)
     expect(log.body.data[0]).toMatchObject({ params: { amount: 1, reason: 'Top-up #3' } })
+  }, 60_000)
+  it('serialises concurrent credits and settlements on the row lock: no lost entry, no double debit', async () => {
+    verifies('admin.customers.wallet-ledger')
+    const usr = t.userId
+    const before = await expectLedgerEqualsBalance(t)
+    await chat(['Which plants need little water?'])
+    const results = await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) =>
+        master.post(`/admin/customers/${usr}/wallet/credits`, { amount: 0.1, reason: `Parallel ${i}` }),
+      ),
+      ...Array.from({ length: 4 }, () => master.get(`/admin/customers/${usr}/wallet`)),
+      ...Array.from({ length: 2 }, () => t.api.get(`/accounts/${t.accountId}/balance`)),
+    ])
+    for (const r of results) expect([200, 201], r.text).toContain(r.status)
+    const { b, entries } = await expectLedgerEqualsBalance(t)
+    expect(entries.filter((e) => e.reason.startsWith('Parallel '))).toHaveLength(6)
+    const debited = -entries.filter((e) => e.kind === 'debit').reduce((n, e) => n + e.amount, 0)
+    expect(round4(debited)).toBe(round4(b.monthly_spending))
+    expect(b.wallet_balance).toBeCloseTo(
+      before.b.wallet_balance + 0.6 - (round4(b.monthly_spending) - round4(before.b.monthly_spending)),
+      4,
+    )
   }, 60_000)
 })
