@@ -1162,6 +1162,52 @@ export const requirements = {
     behavior:
       'GET /admin/actions lists operator writes newest first as {action_id (act_<n>), action, target, params, request_id, created_at}, keyset-paged, filtered by action and target; each successful /admin write adds one row with its request id and its body without secrets.',
   },
+  'admin.customers.refusals': {
+    source: 'decisions Run surfaces (Operator surface); issue 18 must show: every refusal',
+    behavior:
+      'Every customer and wallet route of /admin (overview, customers, customer, wallet, credits, plan, status, login links) answers 401 without a key and 403 forbidden to a tenant key (any plan), and a refused write changes nothing and is not in the action log.',
+  },
+  'admin.customers.overview': {
+    source: 'decisions Run surfaces (Operator surface): GET /admin/overview',
+    behavior:
+      "GET /admin/overview counts users, accounts by plan and status, agents, conversations and calls started today and in 7 days, the wallet total, 5xx in 24 h and the queue depth; a new conversation shows in today's count.",
+  },
+  'admin.customers.search': {
+    source: 'decisions Run surfaces (Operator surface): GET /admin/customers',
+    behavior:
+      'GET /admin/customers finds customers by a part of the e-mail, name or company (case-insensitive, % and _ literal), filters by status and plan (an unknown value is 400 unsupported_filter), and pages newest first by cursor.',
+  },
+  'admin.customers.customer': {
+    source: 'decisions Run surfaces (Operator surface): GET /admin/customers/{usr}',
+    behavior:
+      "GET /admin/customers/{usr} shows the user, the account, its agents, the 30-day usage by channel, the wallet and the account's recent 4xx/5xx requests (with request ids); an unknown usr is 404 and a malformed one 400 invalid_id on every customer route.",
+  },
+  'admin.customers.plan': {
+    source: 'decisions Run surfaces (Operator surface): PATCH /admin/customers/{usr}/plan',
+    behavior:
+      'PATCH /admin/customers/{usr}/plan {plan, plan_expires_at?, plan_limit?} changes the plan, its expiry and the monthly limit (the plan price by default), seen at once through the ordinary API; empty is 400 empty_update, an unknown key 400 unsupported_field, a bad value 400 validation_error/invalid_date with field; recorded in the action log.',
+  },
+  'admin.customers.status': {
+    source: 'decisions Run surfaces (Operator surface) and Security rules (Suspension); issue 18 part 1',
+    behavior:
+      "PATCH /admin/customers/{usr}/status {status: suspended, reason} makes the account's keys answer 403 account_suspended on the very next request; {status: active} lets them in again at once; reason is required; both are in the action log with the reason.",
+  },
+  'admin.customers.login-links': {
+    source: 'decisions Run surfaces (Operator surface): POST /admin/customers/{usr}/login-links',
+    behavior:
+      "POST /admin/customers/{usr}/login-links answers a one-time link whose token opens a dashboard session for the customer's user once; the token is not in the action log.",
+  },
+  'admin.customers.wallet-ledger': {
+    source:
+      'issue 18 part 2: the wallet as a ledger; contract Balance (plan_limit: spending above it is charged to the wallet)',
+    behavior:
+      "Credits, usage debits (spending above plan_limit in a UTC month, settled idempotently) and adjustments are rows of GET /admin/customers/{usr}/wallet; after API chats and a simulated phone call over the limit, GET /accounts/{acc}/balance wallet_balance equals the sum of the entries' amounts and the newest balance_after, every balance_after is the running sum, the debits equal the month's overage, and reading again adds nothing. Bad credits are 400 validation_error with field.",
+  },
+  'admin.customers.wallet-topup': {
+    source: 'decisions Run surfaces (Operator surface): POST /admin/customers/{usr}/wallet/credits; issue 18 part 2',
+    behavior:
+      'An account blocked with 402 payment_required (wallet 0, spending over the plan limit) gets a credit and its next POST /v1/conversations succeeds.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
