@@ -2,6 +2,7 @@
 // envelope, audited when the response finishes), with the route's options attached to the handler it
 // returns, which is what the OpenAPI builder reads (pitfall 8: lazy routes, no import side effects).
 import { defineEventHandler, getHeader, getQuery, getRouterParams, setResponseStatus } from 'h3'
+import { apiError } from '~/lib/errors'
 import type * as v from 'valibot'
 import { resolveAccount, type AccountScope } from '~/domain/accounts/resolve'
 import type { Principal } from '~/domain/credentials/principal'
@@ -62,6 +63,9 @@ export function defineApiRoute<
       event.context.principal = principal
       requireAllowedIp(event, principal.ipAllowlist, 'key')
       warnOfExpiry(event, principal)
+      // The operator surface refuses every other credential before it parses or reads anything.
+      if (opts.masterOnly && principal.type !== 'master')
+        throw apiError('forbidden', 'The operator surface takes the master key only.')
       requireScope(principal, opts)
       await applyRateLimit(event, runtime, principal, rateClassOf(opts, event))
     }
