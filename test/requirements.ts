@@ -1197,6 +1197,12 @@ export const requirements = {
     behavior:
       "The User shape carries partner_id: null for users made with POST /users, the partner's usr_ for members, in POST /users, GET /users/{usr} and GET /users.",
   },
+  'partners.member-accounts-cross-instance': {
+    source: 'issue 18 (a member created must be reachable by the partner key on every instance)',
+    behavior:
+      "A member created through one instance is reachable by the partner's key already cached on another instance on the same PostgreSQL within milliseconds (the creating transaction notifies user:<partner>).",
+    engines: ['postgres'],
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
