@@ -1203,6 +1203,16 @@ export const requirements = {
       "A member created through one instance is reachable by the partner's key already cached on another instance on the same PostgreSQL within milliseconds (the creating transaction notifies user:<partner>).",
     engines: ['postgres'],
   },
+  'admin.master-only': {
+    source: 'decisions Run surfaces (Operator surface): master key only; issue 18',
+    behavior:
+      'Every /v1/admin operation (tag Operator in the OpenAPI document) answers 401 without a credential and 403 forbidden to any credential other than the master key, whatever its scopes.',
+  },
+  'admin.action-log': {
+    source: 'decisions Run surfaces (Operator surface): every write recorded in GET /admin/actions',
+    behavior:
+      'GET /admin/actions lists operator writes newest first as {action_id (act_<n>), action, target, params, request_id, created_at}, keyset-paged, filtered by action and target; each successful /admin write adds one row with its request id and its body without secrets.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements
