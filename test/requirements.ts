@@ -1152,6 +1152,57 @@ export const requirements = {
     behavior:
       "In headless Chromium with a fake microphone playing the visitor's question, the widget's microphone button opens a voice chat: the question is transcribed by the (fake, OpenAI-compatible) speech server and shown as the visitor's caption, the answer from the site's knowledge is shown and played, and the account reads a completed voice_chat conversation with the transcribed turns.",
   },
+  'partners.create-member': {
+    source: 'decisions Run surfaces (Partners); issue 18 part 3',
+    behavior:
+      "POST /partners/members {email, name?, company_name?, plan?, external_ids?} with a personal key holding partners:manage answers 201 User with partner_id the partner's usr_, creating the member's user, account and subscription; an unknown field is 400 unsupported_field, a bad value 400 validation_error (or invalid_email) naming the field, a taken e-mail 409 email_exists.",
+  },
+  'partners.read-list': {
+    source: 'decisions Run surfaces (Partners)',
+    behavior:
+      "GET /partners/members/{usr} reads one of the partner's own members (another partner's member, an ordinary user or an unknown id is 404 not_found); GET /partners/members lists the partner's members only, newest first, keyset on (created_at, id) with the list envelope and cursor.",
+  },
+  'partners.isolation': {
+    source: 'issue 18 must show: two partners and their members, each sees only its own',
+    behavior:
+      "Of two partners with members, each lists and reads only its own members, reaches only its own members' accounts through the ordinary routes (another partner's member's account is 403 forbidden_account or 404), and cannot issue keys or login links for the other's members (403 forbidden_account).",
+  },
+  'partners.member-accounts': {
+    source: "decisions Run surfaces (Partners): its key's account_ids grow with each member",
+    behavior:
+      "A partner's existing key reaches a member's account on the very next request after POST /partners/members (GET /accounts/{acc}, GET /accounts lists it, X-Svc-Account on data routes such as GET /agents), and no other tenant's account.",
+  },
+  'partners.member-keys': {
+    source: 'decisions Run surfaces (Partners): a partner may issue keys for its members',
+    behavior:
+      "POST /users/{member}/credentials with a partners:manage key issues a key of the member's user on the member's account only, with scopes the partner key holds; partners:manage itself is 400 invalid_scope; the member's key works on its account and not on the partner's; a key with partners:manage but without credentials:manage cannot issue keys for its own user (403 insufficient_scope).",
+  },
+  'partners.login-links': {
+    source: "decisions Login links: a partners:manage key only for its members' users",
+    behavior:
+      "A partner key issues a login link for its member's user; the session it opens holds at most the partner key's scopes and never partners:manage; a password login's session never holds partners:manage (only the master key confers it), so no user makes itself a partner from the dashboard.",
+  },
+  'partners.audit': {
+    source: 'issue 18: everything a partner does to a member is audited with cross_account true',
+    behavior:
+      "Audit rows of a partner key creating, reading or listing members, issuing keys or login links for them, and acting on a member's account (path or X-Svc-Account) carry cross_account true and the member's account id; its requests on its own account stay cross_account false.",
+  },
+  'partners.refusals': {
+    source: 'issue 18 must show: every refusal',
+    behavior:
+      'The partner routes without a key are 401 missing_credentials; with a key lacking partners:manage, or with the master key (which holds no such scope; it creates tenants with POST /users), 403 insufficient_scope; a malformed member id is 400 invalid_id.',
+  },
+  'users.partner-id': {
+    source: 'decisions Run surfaces (Partners): User with partner_id',
+    behavior:
+      "The User shape carries partner_id: null for users made with POST /users, the partner's usr_ for members, in POST /users, GET /users/{usr} and GET /users.",
+  },
+  'partners.member-accounts-cross-instance': {
+    source: 'issue 18 (a member created must be reachable by the partner key on every instance)',
+    behavior:
+      "A member created through one instance is reachable by the partner's key already cached on another instance on the same PostgreSQL within milliseconds (the creating transaction notifies user:<partner>).",
+    engines: ['postgres'],
+  },
   'admin.master-only': {
     source: 'decisions Run surfaces (Operator surface): master key only; issue 18',
     behavior:

@@ -10,7 +10,7 @@ import { useRuntime } from '~/kit/runtime'
 import type { Page } from '~/lib/keyset'
 import { list, single } from './envelope'
 import { bindKeyset } from './keyset'
-import { auditedCredential, auditOnFinish } from './pipeline/audit'
+import { auditedCredential, auditMemberParams, auditOnFinish } from './pipeline/audit'
 import {
   applyRateLimit,
   authenticateRequest,
@@ -83,6 +83,7 @@ export function defineApiRoute<
           })
         : null
       event.context.account = account
+      if (principal) auditMemberParams(event, principal, params)
       return { params, query, body, parts, account }
     }
     const execute = async ({ params, query, body, parts, account }: Prepared): Promise<Answer> => {
