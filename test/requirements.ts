@@ -1152,6 +1152,113 @@ export const requirements = {
     behavior:
       "In headless Chromium with a fake microphone playing the visitor's question, the widget's microphone button opens a voice chat: the question is transcribed by the (fake, OpenAI-compatible) speech server and shown as the visitor's caption, the answer from the site's knowledge is shown and played, and the account reads a completed voice_chat conversation with the transcribed turns.",
   },
+  'partners.create-member': {
+    source: 'decisions Run surfaces (Partners); issue 18 part 3',
+    behavior:
+      "POST /partners/members {email, name?, company_name?, plan?, external_ids?} with a personal key holding partners:manage answers 201 User with partner_id the partner's usr_, creating the member's user, account and subscription; an unknown field is 400 unsupported_field, a bad value 400 validation_error (or invalid_email) naming the field, a taken e-mail 409 email_exists.",
+  },
+  'partners.read-list': {
+    source: 'decisions Run surfaces (Partners)',
+    behavior:
+      "GET /partners/members/{usr} reads one of the partner's own members (another partner's member, an ordinary user or an unknown id is 404 not_found); GET /partners/members lists the partner's members only, newest first, keyset on (created_at, id) with the list envelope and cursor.",
+  },
+  'partners.isolation': {
+    source: 'issue 18 must show: two partners and their members, each sees only its own',
+    behavior:
+      "Of two partners with members, each lists and reads only its own members, reaches only its own members' accounts through the ordinary routes (another partner's member's account is 403 forbidden_account or 404), and cannot issue keys or login links for the other's members (403 forbidden_account).",
+  },
+  'partners.member-accounts': {
+    source: "decisions Run surfaces (Partners): its key's account_ids grow with each member",
+    behavior:
+      "A partner's existing key reaches a member's account on the very next request after POST /partners/members (GET /accounts/{acc}, GET /accounts lists it, X-Svc-Account on data routes such as GET /agents), and no other tenant's account.",
+  },
+  'partners.member-keys': {
+    source: 'decisions Run surfaces (Partners): a partner may issue keys for its members',
+    behavior:
+      "POST /users/{member}/credentials with a partners:manage key issues a key of the member's user on the member's account only, with scopes the partner key holds; partners:manage itself is 400 invalid_scope; the member's key works on its account and not on the partner's; a key with partners:manage but without credentials:manage cannot issue keys for its own user (403 insufficient_scope).",
+  },
+  'partners.login-links': {
+    source: "decisions Login links: a partners:manage key only for its members' users",
+    behavior:
+      "A partner key issues a login link for its member's user; the session it opens holds at most the partner key's scopes and never partners:manage; a password login's session never holds partners:manage (only the master key confers it), so no user makes itself a partner from the dashboard.",
+  },
+  'partners.audit': {
+    source: 'issue 18: everything a partner does to a member is audited with cross_account true',
+    behavior:
+      "Audit rows of a partner key creating, reading or listing members, issuing keys or login links for them, and acting on a member's account (path or X-Svc-Account) carry cross_account true and the member's account id; its requests on its own account stay cross_account false.",
+  },
+  'partners.refusals': {
+    source: 'issue 18 must show: every refusal',
+    behavior:
+      'The partner routes without a key are 401 missing_credentials; with a key lacking partners:manage, or with the master key (which holds no such scope; it creates tenants with POST /users), 403 insufficient_scope; a malformed member id is 400 invalid_id.',
+  },
+  'users.partner-id': {
+    source: 'decisions Run surfaces (Partners): User with partner_id',
+    behavior:
+      "The User shape carries partner_id: null for users made with POST /users, the partner's usr_ for members, in POST /users, GET /users/{usr} and GET /users.",
+  },
+  'partners.member-accounts-cross-instance': {
+    source: 'issue 18 (a member created must be reachable by the partner key on every instance)',
+    behavior:
+      "A member created through one instance is reachable by the partner's key already cached on another instance on the same PostgreSQL within milliseconds (the creating transaction notifies user:<partner>).",
+    engines: ['postgres'],
+  },
+  'admin.master-only': {
+    source: 'decisions Run surfaces (Operator surface): master key only; issue 18',
+    behavior:
+      'Every /v1/admin operation (tag Operator in the OpenAPI document) answers 401 without a credential and 403 forbidden to any credential other than the master key, whatever its scopes.',
+  },
+  'admin.action-log': {
+    source: 'decisions Run surfaces (Operator surface): every write recorded in GET /admin/actions',
+    behavior:
+      'GET /admin/actions lists operator writes newest first as {action_id (act_<n>), action, target, params, request_id, created_at}, keyset-paged, filtered by action and target; each successful /admin write adds one row with its request id and its body without secrets.',
+  },
+  'admin.customers.refusals': {
+    source: 'decisions Run surfaces (Operator surface); issue 18 must show: every refusal',
+    behavior:
+      'Every customer and wallet route of /admin (overview, customers, customer, wallet, credits, plan, status, login links) answers 401 without a key and 403 forbidden to a tenant key (any plan), and a refused write changes nothing and is not in the action log.',
+  },
+  'admin.customers.overview': {
+    source: 'decisions Run surfaces (Operator surface): GET /admin/overview',
+    behavior:
+      "GET /admin/overview counts users, accounts by plan and status, agents, conversations and calls started today and in 7 days, the wallet total, 5xx in 24 h and the queue depth; a new conversation shows in today's count.",
+  },
+  'admin.customers.search': {
+    source: 'decisions Run surfaces (Operator surface): GET /admin/customers',
+    behavior:
+      'GET /admin/customers finds customers by a part of the e-mail, name or company (case-insensitive, % and _ literal), filters by status and plan (an unknown value is 400 unsupported_filter), and pages newest first by cursor.',
+  },
+  'admin.customers.customer': {
+    source: 'decisions Run surfaces (Operator surface): GET /admin/customers/{usr}',
+    behavior:
+      "GET /admin/customers/{usr} shows the user, the account, its agents, the 30-day usage by channel, the wallet and the account's recent 4xx/5xx requests (with request ids); an unknown usr is 404 and a malformed one 400 invalid_id on every customer route.",
+  },
+  'admin.customers.plan': {
+    source: 'decisions Run surfaces (Operator surface): PATCH /admin/customers/{usr}/plan',
+    behavior:
+      'PATCH /admin/customers/{usr}/plan {plan, plan_expires_at?, plan_limit?} changes the plan, its expiry and the monthly limit (the plan price by default), seen at once through the ordinary API; empty is 400 empty_update, an unknown key 400 unsupported_field, a bad value 400 validation_error/invalid_date with field; recorded in the action log.',
+  },
+  'admin.customers.status': {
+    source: 'decisions Run surfaces (Operator surface) and Security rules (Suspension); issue 18 part 1',
+    behavior:
+      "PATCH /admin/customers/{usr}/status {status: suspended, reason} makes the account's keys answer 403 account_suspended on the very next request; {status: active} lets them in again at once; reason is required; both are in the action log with the reason.",
+  },
+  'admin.customers.login-links': {
+    source: 'decisions Run surfaces (Operator surface): POST /admin/customers/{usr}/login-links',
+    behavior:
+      "POST /admin/customers/{usr}/login-links answers a one-time link whose token opens a dashboard session for the customer's user once; the token is not in the action log.",
+  },
+  'admin.customers.wallet-ledger': {
+    source:
+      'issue 18 part 2: the wallet as a ledger; contract Balance (plan_limit: spending above it is charged to the wallet)',
+    behavior:
+      "Credits, usage debits (spending above plan_limit in a UTC month, settled idempotently) and adjustments are rows of GET /admin/customers/{usr}/wallet; after API chats and a simulated phone call over the limit, GET /accounts/{acc}/balance wallet_balance equals the sum of the entries' amounts and the newest balance_after, every balance_after is the running sum, the debits equal the month's overage, and reading again adds nothing. Bad credits are 400 validation_error with field.",
+  },
+  'admin.customers.wallet-topup': {
+    source: 'decisions Run surfaces (Operator surface): POST /admin/customers/{usr}/wallet/credits; issue 18 part 2',
+    behavior:
+      'An account blocked with 402 payment_required (wallet 0, spending over the plan limit) gets a credit and its next POST /v1/conversations succeeds.',
+  },
   'admin.system-refusals': {
     source: 'issue 18 must show: every refusal; decisions Run surfaces (Operator surface: master key only)',
     behavior:

@@ -7,11 +7,10 @@ import { recordAction } from '~/domain/admin/actions'
 import type { ObjSchema, ApiRouteOptions } from './route-meta'
 import { defineApiRoute } from './define-api-route'
 import { requestIdOf } from './envelope'
-import { apiError } from '~/lib/errors'
 
 type AdminRouteOptions<PS, QS, BS, R> = Omit<
   ApiRouteOptions<PS, QS, BS, R>,
-  'scope' | 'anyScope' | 'tags' | 'auth' | 'dataRoute'
+  'scope' | 'anyScope' | 'tags' | 'auth' | 'dataRoute' | 'masterOnly'
 > & {
   /** The action's name in the log (customer.wallet.credit, agent.pause…); only on writes. A function names it
    *  from the parsed body (POST /admin/agents/{agt}/actions: agent.<action>). */
@@ -31,10 +30,9 @@ export function defineAdminRoute<
   return defineApiRoute<PS, QS, BS, R>({
     ...rest,
     tags: ['Operator'],
+    masterOnly: true,
     errors: ['forbidden', ...(rest.errors ?? [])],
     async handler(ctx) {
-      if (ctx.principal.type !== 'master')
-        throw apiError('forbidden', 'The operator surface takes the master key only.')
       const result = await handler(ctx)
       if (action) {
         const ids = Object.values((ctx.params ?? {}) as Record<string, unknown>).filter((x) => typeof x === 'string')

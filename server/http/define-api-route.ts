@@ -2,6 +2,7 @@
 // envelope, audited when the response finishes), with the route's options attached to the handler it
 // returns, which is what the OpenAPI builder reads (pitfall 8: lazy routes, no import side effects).
 import { defineEventHandler, getHeader, getQuery, getRouterParams, setResponseStatus } from 'h3'
+import { apiError } from '~/lib/errors'
 import type * as v from 'valibot'
 import { resolveAccount, type AccountScope } from '~/domain/accounts/resolve'
 import type { Principal } from '~/domain/credentials/principal'
@@ -9,7 +10,7 @@ import { useRuntime } from '~/kit/runtime'
 import type { Page } from '~/lib/keyset'
 import { list, single } from './envelope'
 import { bindKeyset } from './keyset'
-import { auditedCredential, auditOnFinish } from './pipeline/audit'
+import { auditedCredential, auditMemberParams, auditOnFinish } from './pipeline/audit'
 import {
   applyRateLimit,
   authenticateRequest,
@@ -62,6 +63,9 @@ export function defineApiRoute<
       event.context.principal = principal
       requireAllowedIp(event, principal.ipAllowlist, 'key')
       warnOfExpiry(event, principal)
+      // The operator surface refuses every other credential before it parses or reads anything.
+      if (opts.masterOnly && principal.type !== 'master')
+        throw apiError('forbidden', 'The operator surface takes the master key only.')
       requireScope(principal, opts)
       await applyRateLimit(event, runtime, principal, rateClassOf(opts, event))
     }
@@ -79,6 +83,7 @@ export function defineApiRoute<
           })
         : null
       event.context.account = account
+      if (principal) auditMemberParams(event, principal, params)
       return { params, query, body, parts, account }
     }
     const execute = async ({ params, query, body, parts, account }: Prepared): Promise<Answer> => {

@@ -9,18 +9,28 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { encodeToneText, encodeWav } from '~/lib/audio'
 import { createApi } from '../helpers/api'
-import type { Browser } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { launchBrowser, screenshot, skipBrowserTests } from '../helpers/browser'
 import { buildAgent } from '../helpers/build'
 import { startFakeSpeech, type FakeSpeech } from '../helpers/fake-speech'
 import { startServer, type TestServer } from '../helpers/server'
-import { html, serveSite, type TestSite } from '../helpers/site'
+import { html, serveBakery, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { until } from '../helpers/wait'
 import { verifies } from '../requirements'
 
 const QUESTION = 'How much does a sourdough loaf cost?'
 const HOST = 'shop.example.com'
+
+/** Waits for the widget's microphone button to show `pressed` (voice chat on or off). */
+const micPressed = (page: Page, pressed: boolean, timeout: number) =>
+  page.waitForFunction(
+    (want) =>
+      document.querySelector('[data-svc-widget]')?.shadowRoot?.querySelector('.mic')?.getAttribute('aria-pressed') ===
+      want,
+    String(pressed),
+    { timeout },
+  )
 
 describe('voice chat in Chromium', () => {
   const browserOk = !skipBrowserTests('voice chat in Chromium')
@@ -38,17 +48,7 @@ describe('voice chat in Chromium', () => {
     server = await startServer({
       env: { SVC_SPEECH: 'openai', SPEECH_BASE_URL: speech.url, SPEECH_API_KEY: 'sk-fake-speech' },
     })
-    site = await serveSite({
-      '/': {
-        body: html(
-          'Numbat Bakery | Home',
-          '<h1>Numbat Bakery</h1><p>Numbat Bakery bakes sourdough in Perth.</p><a href="/prices">Prices</a>',
-        ),
-      },
-      '/prices': {
-        body: html('Prices | Numbat Bakery', '<p>A sourdough loaf costs $9.</p><p>A dozen croissants cost $30.</p>'),
-      },
-    })
+    site = await serveBakery('Numbat Bakery', 'Perth')
     const master = createApi(server.base, server.masterKey)
     t = await createTenant(master)
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
@@ -97,30 +97,14 @@ describe('voice chat in Chromium', () => {
         await page.goto(`${pageOrigin}/`)
         await page.locator('[data-svc-widget] .launcher').click()
         await page.locator('[data-svc-widget] .mic').click()
-        await page.waitForFunction(
-          () =>
-            document
-              .querySelector('[data-svc-widget]')
-              ?.shadowRoot?.querySelector('.mic')
-              ?.getAttribute('aria-pressed') === 'true',
-          null,
-          { timeout: 15_000 },
-        )
+        await micPressed(page, true, 15_000)
         const userLine = page.locator('[data-svc-widget] .msg.user', { hasText: QUESTION })
         await userLine.first().waitFor({ timeout: 30_000 })
         const answer = page.locator('[data-svc-widget] .msg.agent', { hasText: '$9' })
         await answer.first().waitFor({ timeout: 30_000 })
         await screenshot(page, 'voice-chat')
         await page.locator('[data-svc-widget] .mic').click()
-        await page.waitForFunction(
-          () =>
-            document
-              .querySelector('[data-svc-widget]')
-              ?.shadowRoot?.querySelector('.mic')
-              ?.getAttribute('aria-pressed') === 'false',
-          null,
-          { timeout: 10_000 },
-        )
+        await micPressed(page, false, 10_000)
         expect(errors).toEqual([])
       } finally {
         await context.close()

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi } from '../helpers/api'
 import { launchBrowser, screenshot, skipBrowserTests } from '../helpers/browser'
 import { buildAgent } from '../helpers/build'
-import { html, serveSite, type TestSite } from '../helpers/site'
+import { serveBakery, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 
@@ -74,17 +74,7 @@ describe.skipIf(skipBrowserTests('test/browser/widget.test.ts'))('the widget in 
     // Chromium starts while the agent builds (a launch failure is thrown below, not left unhandled).
     const launching = launchBrowser()
     launching.catch(() => {})
-    site = await serveSite({
-      '/': {
-        body: html(
-          'Wombat Bakery | Home',
-          '<h1>Wombat Bakery</h1><p>Wombat Bakery bakes sourdough in Ballarat.</p><a href="/prices">Prices</a>',
-        ),
-      },
-      '/prices': {
-        body: html('Prices | Wombat Bakery', '<p>A sourdough loaf costs $9.</p><p>A dozen croissants cost $30.</p>'),
-      },
-    })
+    site = await serveBakery('Wombat Bakery', 'Ballarat')
     t = await createTenant(master)
     const agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
     const w = await t.api.patch(`/agents/${agentId}/widget`, {

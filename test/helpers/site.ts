@@ -50,3 +50,20 @@ export async function serveSite(pages: Record<string, Page>): Promise<TestSite> 
 
 export const html = (title: string, body: string) =>
   `<!doctype html><html><head><title>${title}</title></head><body><nav><a href="/">Home</a></nav><main>${body}</main><footer>© Footer text</footer></body></html>`
+
+/**
+ * A bakery's two-page site (home and prices), the knowledge the widget and voice tests ask about: a
+ * sourdough loaf costs $9, a dozen croissants $30.
+ */
+export const serveBakery = (name: string, town: string) =>
+  serveSite({
+    '/': {
+      body: html(
+        `${name} | Home`,
+        `<h1>${name}</h1><p>${name} bakes sourdough in ${town}.</p><a href="/prices">Prices</a>`,
+      ),
+    },
+    '/prices': {
+      body: html(`Prices | ${name}`, '<p>A sourdough loaf costs $9.</p><p>A dozen croissants cost $30.</p>'),
+    },
+  })

@@ -167,4 +167,23 @@ describe.runIf(!!process.env.DATABASE_URL)('principal cache across two instances
       5,
     )
   })
+
+  it("a partner's member created on A is reached by the partner's key cached on B within milliseconds", async () => {
+    verifies('partners.member-accounts-cross-instance')
+    const partner = await warmKey(['partners:manage', 'accounts:read'], [base, b.base])
+    const created = await createApi(base, partner.secret).post('/partners/members', {
+      email: `member-${process.pid}-${Date.now()}@example.com`,
+    })
+    expect(created.status, created.text).toBe(201)
+    const started = Date.now()
+    await until(
+      "B to let the partner's key read its new member's account",
+      async () => (await createApi(b.base, partner.secret).get(`/accounts/${created.body.account_id}`)).status === 200,
+      2_000,
+      5,
+    )
+    const ms = Date.now() - started
+    console.log(`[principal-cache] new partner member reachable on B after ${ms} ms`)
+    expect(ms).toBeLessThan(1_000)
+  })
 })

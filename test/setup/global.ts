@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { browserMissing, browserRequired } from '../helpers/browser'
-import { startServer, type TestServer } from '../helpers/server'
+import { preparePgliteTemplate, startServer, type TestServer } from '../helpers/server'
 import { executedCitations } from '../citations'
 import { requirements, type Requirement } from '../requirements'
 import { coverageReport } from '../requirements-coverage'
@@ -27,6 +27,8 @@ export async function setup(project: TestProject) {
     })
     if (r.status !== 0) throw new Error('nitropack build failed')
   }
+  // Every test server on an embedded database starts from one migrated copy (helpers/server.ts).
+  await preparePgliteTemplate()
   // One master key drives every file's requests: lift the per-credential write and read limits so the
   // suite tests validation, not the limiter (which has its own tests).
   // 127.0.0.1 is exempt from the private-host check so tests can build agents from sites they serve

@@ -2,11 +2,12 @@
 // the browser: the upgrade's refusals, a conversation spoken in tone text (the offline speech provider
 // really transcribes it) and answered from the site's knowledge, barge-in, the pace bound, and the
 // conversation the account then reads (conv_u, channel voice_chat, turns with audio offsets).
+import WebSocket from 'ws'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { encodeToneText } from '~/lib/audio'
 import { createApi } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
-import { html, serveSite, type TestSite } from '../helpers/site'
+import { serveBakery, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { refused, VOICE_RATE, VoiceChatClient } from '../helpers/voice-chat'
 import { until } from '../helpers/wait'
@@ -55,17 +56,7 @@ describe('browser voice chat (shared server)', () => {
     )
 
   beforeAll(async () => {
-    site = await serveSite({
-      '/': {
-        body: html(
-          'Quokka Bakery | Home',
-          '<h1>Quokka Bakery</h1><p>Quokka Bakery bakes sourdough in Fremantle.</p><a href="/prices">Prices</a>',
-        ),
-      },
-      '/prices': {
-        body: html('Prices | Quokka Bakery', '<p>A sourdough loaf costs $9.</p><p>A dozen croissants cost $30.</p>'),
-      },
-    })
+    site = await serveBakery('Quokka Bakery', 'Fremantle')
     t = await createTenant(master)
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
     const w = await t.api.patch(`/agents/${agentId}/widget`, { allowed_domains: ['shop.example.com'] })
@@ -189,6 +180,31 @@ describe('browser voice chat (shared server)', () => {
       expect(last.body.error.code).toBe('rate_limited')
       expect(Number(last.headers['retry-after'])).toBeGreaterThan(0)
     }
+  })
+
+  it('closes the conversation of a socket that left while it was being opened', async () => {
+    verifies('widget.voice-chat')
+    // Closed right after the upgrade, before ready: whichever side wins the race, nothing stays in progress.
+    for (let i = 0; i < 5; i++) {
+      const ws = new WebSocket(wsUrl(token), { headers: { origin: ORIGIN, 'x-forwarded-for': freshIp() } })
+      // Dropped the moment the upgrade is answered, while the server opens the conversation.
+      await new Promise<void>((resolve, reject) => {
+        ws.on('upgrade', () => {
+          ws.terminate()
+          resolve()
+        })
+        ws.on('error', () => resolve())
+        ws.on('unexpected-response', () => reject(new Error('refused')))
+      })
+    }
+    await until(
+      'no voice chat of the agent in progress',
+      async () => {
+        const r = await t.api.get(`/conversations?channel=voice_chat&status=in_progress&agent_id=${agentId}`)
+        return r.status === 200 && r.body.data.length === 0
+      },
+      15_000,
+    )
   })
 
   it('closes a socket that sends audio faster than real time, and the conversation still ends', async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
-import { html, serveSite, type TestSite } from '../helpers/site'
+import { serveBakery, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 
@@ -48,17 +48,7 @@ describe('public widget API (shared server)', () => {
   const start = (opts: Parameters<typeof widget>[2] = {}) => widget('POST', '/conversations', opts)
 
   beforeAll(async () => {
-    site = await serveSite({
-      '/': {
-        body: html(
-          'Wombat Bakery | Home',
-          '<h1>Wombat Bakery</h1><p>Wombat Bakery bakes sourdough in Ballarat.</p><a href="/prices">Prices</a>',
-        ),
-      },
-      '/prices': {
-        body: html('Prices | Wombat Bakery', '<p>A sourdough loaf costs $9.</p><p>A dozen croissants cost $30.</p>'),
-      },
-    })
+    site = await serveBakery('Wombat Bakery', 'Ballarat')
     t = await createTenant(master)
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
     otherAgentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en', name: 'Second' })

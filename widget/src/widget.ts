@@ -270,7 +270,13 @@ type EventType = 'widget.loaded' | 'widget.opened' | 'widget.closed' | 'message.
         },
         caption: (role, text) => render({ role: role === 'visitor' ? 'user' : 'agent', text }, role === 'agent'),
         ended: () => {
-          note('Voice chat ended')
+          // A socket refused or lost before the conversation opened never went live.
+          if (mic.getAttribute('aria-pressed') === 'true') note('Voice chat ended')
+          else
+            render(
+              { role: 'error', text: 'Voice chat is not available right now. You can type your message instead.' },
+              false,
+            )
           voiceOff()
           status.textContent = ''
         },

@@ -11,7 +11,7 @@ export interface AccountScope {
   id: string | null
   /** Every account the request named (query account_id may repeat). */
   ids: string[]
-  /** True when the master key acts for an account (audit cross_account). */
+  /** True when the master key acts for an account, or a partner key for a member's (audit cross_account). */
   crossAccount: boolean
 }
 
@@ -53,5 +53,7 @@ export async function resolveAccount(
   const allowed = principal.accountIds ?? []
   for (const id of ids) if (!allowed.includes(id)) throw Errors.forbiddenAccount()
   const home = principal.homeAccountId
-  return { id: ids[0] ?? home, ids: ids.length ? ids : home ? [home] : [], crossAccount: false }
+  const members = principal.memberAccountIds ?? []
+  const crossAccount = ids.some((id) => members.includes(id))
+  return { id: ids[0] ?? home, ids: ids.length ? ids : home ? [home] : [], crossAccount }
 }

@@ -1,6 +1,8 @@
 // Shapes of the operator surface (issue 18), shared by its routes.
 import * as v from 'valibot'
-import { Cursor, Limit } from '~/lib/schemas'
+import { coded } from '~/lib/errors'
+import { Cursor, Limit, Timestamp } from '~/lib/schemas'
+import { PLANS } from '~/domain/limits/plans'
 
 export const AdminAction = v.object({
   action_id: v.pipe(v.string(), v.description('act_<n>')),
@@ -16,6 +18,155 @@ export const AdminActionQuery = v.object({
   target: v.optional(v.pipe(v.string(), v.maxLength(100))),
   limit: Limit(100, 50),
   cursor: Cursor,
+})
+
+// Customers and the wallet (issue 18; server/domain/admin/customers.ts, wallet.ts).
+export { UserParams as CustomerParams } from '~/domain/users/schemas'
+
+const Ts = v.pipe(v.string(), v.isoTimestamp())
+const Reason = v.pipe(v.string(), v.trim(), v.minLength(1, 'reason must not be empty.'), v.maxLength(500))
+
+export const CustomerQuery = v.object({
+  q: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200))),
+  status: v.optional(
+    v.picklist(['active', 'suspended'], coded('unsupported_filter', 'status must be active or suspended.')),
+  ),
+  plan: v.optional(v.picklist(PLANS, coded('unsupported_filter', `plan must be one of ${PLANS.join(', ')}.`))),
+  limit: Limit(100, 50),
+  cursor: Cursor,
+})
+
+export const Customer = v.object({
+  user_id: v.string(),
+  account_id: v.string(),
+  email: v.string(),
+  name: v.nullable(v.string()),
+  company_name: v.nullable(v.string()),
+  plan: v.string(),
+  plan_expires_at: v.nullable(Ts),
+  plan_limit: v.pipe(v.number(), v.description('Monthly allowance; spending above it is charged to the wallet')),
+  status: v.picklist(['active', 'suspended']),
+  subscription_status: v.pipe(v.string(), v.description('active, suspended, expired… (402 unless active)')),
+  wallet_balance: v.number(),
+  currency_code: v.string(),
+  partner_id: v.nullable(v.string()),
+  created_at: Ts,
+})
+
+export const WalletEntry = v.object({
+  entry_id: v.pipe(v.string(), v.description('wal_<n>')),
+  amount: v.pipe(v.number(), v.description('Positive adds to the wallet, negative takes from it')),
+  currency_code: v.string(),
+  kind: v.picklist(['credit', 'debit', 'adjustment']),
+  reason: v.string(),
+  balance_after: v.pipe(v.number(), v.description('The wallet balance including this entry')),
+  created_at: Ts,
+})
+
+export const WalletQuery = v.object({ limit: Limit(200, 50), cursor: Cursor })
+
+const Amount = v.pipe(
+  v.number(),
+  v.finite(),
+  v.check((x) => Math.abs(x) <= 1_000_000, 'amount must be at most 1,000,000 in absolute value.'),
+  v.check((x) => Math.round(x * 10_000) / 10_000 === x, 'amount takes at most 4 decimals.'),
+)
+
+export const WalletCreditBody = v.strictObject({
+  amount: v.pipe(
+    Amount,
+    v.description('A credit: more than 0. An adjustment: any non-zero amount (negative corrects down).'),
+  ),
+  reason: Reason,
+  kind: v.optional(v.picklist(['credit', 'adjustment'], 'kind must be credit or adjustment.'), 'credit'),
+})
+
+export const PlanBody = v.strictObject({
+  plan: v.picklist(PLANS, `plan must be one of ${PLANS.join(', ')}.`),
+  plan_expires_at: v.optional(v.nullable(Timestamp)),
+  plan_limit: v.optional(
+    v.pipe(
+      v.number(),
+      v.finite(),
+      v.minValue(0, 'plan_limit must be 0 or more.'),
+      v.maxValue(1_000_000, 'plan_limit must be at most 1,000,000.'),
+      v.check((x) => Math.round(x * 100) / 100 === x, 'plan_limit takes at most 2 decimals.'),
+    ),
+  ),
+})
+
+export const StatusBody = v.strictObject({
+  status: v.picklist(['active', 'suspended'], 'status must be active or suspended.'),
+  reason: Reason,
+})
+
+const Counts = v.object({ today: v.number(), last_7_days: v.number() })
+export const Overview = v.object({
+  users: v.number(),
+  accounts: v.object({
+    total: v.number(),
+    by_plan: v.record(v.string(), v.number()),
+    by_status: v.record(v.string(), v.number()),
+  }),
+  agents: v.number(),
+  conversations: v.pipe(Counts, v.description('Every channel but phone calls, by started_at (UTC day)')),
+  calls: v.pipe(Counts, v.description('phone_inbound and phone_outbound')),
+  wallet_total: v.number(),
+  errors_5xx_24h: v.number(),
+  queue_depth: v.pipe(v.nullable(v.number()), v.description('Jobs waiting (created or retry); null if unreadable')),
+  generated_at: Ts,
+})
+
+export const CustomerOverview = v.object({
+  user: v.object({
+    user_id: v.string(),
+    email: v.string(),
+    name: v.nullable(v.string()),
+    company_name: v.nullable(v.string()),
+    status: v.string(),
+    currency_code: v.string(),
+    partner_id: v.nullable(v.string()),
+    created_at: Ts,
+  }),
+  account: v.object({
+    account_id: v.string(),
+    name: v.string(),
+    plan: v.string(),
+    plan_expires_at: v.nullable(Ts),
+    plan_limit: v.number(),
+    status: v.string(),
+    subscription_status: v.string(),
+    created_at: Ts,
+  }),
+  agents: v.array(
+    v.object({ agent_id: v.string(), name: v.string(), agent_type: v.string(), paused: v.boolean(), created_at: Ts }),
+  ),
+  usage_30d: v.object({
+    from: Ts,
+    to: Ts,
+    conversations: v.number(),
+    tokens: v.number(),
+    cost_usd: v.number(),
+    by_channel: v.array(
+      v.object({ channel: v.string(), conversations: v.number(), tokens: v.number(), cost_usd: v.number() }),
+    ),
+  }),
+  wallet: v.object({
+    balance: v.number(),
+    currency_code: v.string(),
+    monthly_spending: v.number(),
+    recent_entries: v.array(WalletEntry),
+  }),
+  recent_errors: v.array(
+    v.object({
+      request_id: v.string(),
+      method: v.string(),
+      path: v.string(),
+      status_code: v.number(),
+      error_code: v.nullable(v.string()),
+      created_at: v.string(),
+    }),
+  ),
 })
 
 // --- Agents, credentials, system and config (issue 18, wt-ops-system) ---

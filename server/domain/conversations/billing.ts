@@ -49,17 +49,39 @@ export async function balanceFacts(ex: Executor, accountId: string, now = new Da
     .where(eq(accounts.id, accountId))
   if (!row) return null
   const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
+  // One statement: the month's spending and what of its overage the wallet ledger already debited
+  // (source usage:YYYY-MM, docs/decisions.md "Operator surface: customers and the wallet").
   const [spent] = await ex
-    .select({ total: sql<string>`coalesce(sum(${usageRecords.costUsd}), 0)` })
+    .select({
+      total: sql<string>`coalesce(sum(${usageRecords.costUsd}), 0)`,
+      debited: sql<string>`(SELECT coalesce(sum(-w.amount), 0) FROM wallet_entries w WHERE w.account_id = ${accountId} AND w.source = ${`usage:${now.toISOString().slice(0, 7)}`})`,
+    })
     .from(usageRecords)
     .where(and(eq(usageRecords.accountId, accountId), gte(usageRecords.startedAt, monthStart)))
+  const planLimit = Number(row.subscriptions.planLimit)
+  const monthlySpending = Number(spent?.total ?? 0)
   return {
     status: subscriptionStatus(row.subscriptions, row.accounts, now),
     plan: row.accounts.plan,
-    walletBalance: Number(row.subscriptions.walletBalance),
-    planLimit: Number(row.subscriptions.planLimit),
-    monthlySpending: Number(spent?.total ?? 0),
+    walletBalance: effectiveWallet(
+      row.accounts.plan,
+      Number(row.subscriptions.walletBalance),
+      monthlySpending,
+      planLimit,
+      Number(spent?.debited ?? 0),
+    ),
+    planLimit,
+    monthlySpending,
   }
+}
+
+/** The wallet as settlement will leave it: the cached ledger sum less this month's overage that is not yet a
+ *  debit entry. The 402 decision reads this, so it agrees with the ledger before and after a settlement run. */
+export function effectiveWallet(plan: string, wallet: number, spending: number, planLimit: number, debited: number) {
+  if (plan === 'trial') return wallet
+  const overage = Math.round((spending - planLimit) * 10_000) / 10_000
+  const pending = Math.max(0, Math.round((overage - debited) * 10_000) / 10_000)
+  return wallet - pending
 }
 
 /** 402 payment_required unless the account may be billed; a positive answer is cached up to 10 minutes. */

@@ -80,6 +80,10 @@ export function assertOwnUser(principal: Principal, userId: string) {
   }
 }
 
+/**
+ * `userId`: the key's user. A personal principal names its own user; a partners:manage key may also name
+ * one of its members (decisions "Partners (issue 18)"), never granting partners:manage to it.
+ */
 export async function createKey(
   database: Database,
   principal: Principal,
@@ -87,10 +91,16 @@ export async function createKey(
   input: Pick<KeyCreate, 'name' | 'scopes' | 'account_ids' | 'expires_in_days' | 'ip_allowlist'>,
   source: 'api' | 'dashboard' | 'oauth' = 'api',
 ): Promise<ApiKey> {
-  assertOwnUser(principal, userId)
+  const forMember = principal.type !== 'master' && principal.userId !== userId
+  if (forMember && !principal.scopes.has('partners:manage')) assertOwnUser(principal, userId)
   const scopes = checkScopes(input.scopes, principal)
+  if (forMember && scopes.includes('partners:manage'))
+    throw apiError('invalid_scope', 'A partner cannot grant partners:manage to its members.', 'scopes')
   const ipAllowlist = allowlistOf(input.ip_allowlist ?? [], principal)
   const [user] = await database.db.select().from(users).where(eq(users.id, userId))
+  // A partner key names only its own members: anyone else, existing or not, answers like another tenant.
+  if (forMember && user?.partnerId !== principal.userId)
+    throw Errors.forbiddenAccount('A partners:manage key may issue keys only for its own user and its members.')
   if (!user) throw Errors.notFound('User')
   const requested = [...new Set((input.account_ids ?? []).map((id) => id.replace(/^usr_/, 'acc_')))]
   const accountIds = [user.accountId, ...requested.filter((id) => id !== user.accountId)]
@@ -263,7 +273,32 @@ export function personalKeyResolver(database: Database) {
       .where(eq(apiKeys.keyHash, sha256Hex(token)))
     if (!row || row.key.status !== 'active') return null
     if (isSuspended(row.userStatus, row.accountStatus)) throw Errors.accountSuspended()
-    return principalOf(row.key)
+    const principal = principalOf(row.key)
+    if (!principal.scopes.has('partners:manage')) return principal
+    return withMembers(principal, await memberAccountIds(database, row.key.userId))
+  }
+}
+
+/**
+ * A partner key reaches its members' accounts (decisions "Partners (issue 18)"): read when the principal is
+ * resolved, so every key of the partner, old or new, reaches a member from the request after its creation.
+ * The cached principal carries user:<partner>, which creating a member drops on every instance.
+ */
+export async function memberAccountIds(database: Database, partnerUserId: string): Promise<string[]> {
+  const rows = await database.db
+    .select({ accountId: users.accountId })
+    .from(users)
+    .where(eq(users.partnerId, partnerUserId))
+  return rows.map((r) => r.accountId)
+}
+
+export function withMembers(principal: Principal, members: string[]): Principal {
+  if (!members.length) return { ...principal, memberAccountIds: [] }
+  const own = principal.accountIds ?? []
+  return {
+    ...principal,
+    accountIds: [...own, ...members.filter((id) => !own.includes(id))],
+    memberAccountIds: members,
   }
 }
 

@@ -10,6 +10,11 @@ export interface Principal {
   /** Accounts the credential may act for; null for the master key (any account). */
   accountIds: readonly string[] | null
   homeAccountId: string | null
+  /**
+   * A partners:manage key: the accounts of its partner's members (POST /partners/members), also listed in
+   * accountIds. Acting for one of them is audited cross_account.
+   */
+  memberAccountIds?: readonly string[]
   ipAllowlist: readonly string[]
   expiresAt: Date | null
   /** Cache tags beyond key, user and accounts (an OAuth token: its grant and client). */

@@ -26,7 +26,8 @@ export interface Session {
 
 /**
  * What a session may do at most (decisions "Login links"): the scopes and ip_allowlist of the credential
- * that issued its login link. Null scopes: every grantable scope (password login, master-key links).
+ * that issued its login link. Null scopes (a password login): every grantable scope but partners:manage
+ * (SESSION_SCOPES); a master-key link stores every grantable scope.
  */
 export interface Ceiling {
   scopes: Scope[] | null
@@ -182,23 +183,33 @@ export async function authorizeLoginLink(database: Database, principal: Principa
   if (principal.type === 'master') {
     const [user] = await database.db.select({ id: users.id }).from(users).where(eq(users.id, userId))
     if (!user) throw Errors.notFound('User')
-    return NO_CEILING
+    return MASTER_LINK_CEILING
   }
   if (principal.userId === userId) {
     throw linkRefused(
       'A key cannot issue a login link for its own user: that would open a session beyond the key itself.',
     )
   }
-  // Partner membership (POST /partners/members) has no storage yet, so a partner key has no members and
-  // every other user is outside it. Refused like a user of another tenant, before any lookup, so the
-  // answer does not reveal which user ids exist.
-  throw linkRefused('A partners:manage key may issue login links only for the users of its partner members.')
+  // Only the partner's own members (users.partner_id); a user of another tenant, existing or not, gets the
+  // same answer, so it does not reveal which user ids exist.
+  const [member] = principal.scopes.has('partners:manage')
+    ? await database.db
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.id, userId), eq(users.partnerId, principal.userId ?? '')))
+    : []
+  if (!member)
+    throw linkRefused('A partners:manage key may issue login links only for the users of its partner members.')
+  return ceilingOf(principal)
 }
 
-/** The ceiling a principal hands on: its grantable scopes and its ip_allowlist. */
+/**
+ * The ceiling a principal hands on: its scopes and its ip_allowlist. A partner's link for its member never
+ * carries partners:manage: a member is not a partner.
+ */
 export function ceilingOf(principal: Principal): Ceiling {
-  if (principal.type === 'master') return NO_CEILING
-  return { scopes: GRANTABLE_SCOPES.filter((s) => principal.scopes.has(s)), ipAllowlist: [...principal.ipAllowlist] }
+  if (principal.type === 'master') return MASTER_LINK_CEILING
+  return { scopes: SESSION_SCOPES.filter((s) => principal.scopes.has(s)), ipAllowlist: [...principal.ipAllowlist] }
 }
 
 export async function issueLoginLink(
@@ -253,6 +264,16 @@ export async function redeemLoginLink(database: Database, token: string, now = n
 export const GRANTABLE_SCOPES: readonly Scope[] = SCOPES.filter((s) => !MASTER_ONLY.includes(s))
 
 /**
+ * What a session without a ceiling (a password login) holds: every grantable scope but partners:manage, so
+ * that no user makes itself a partner from the dashboard (decisions "Partners (issue 18)"). Only the master
+ * key confers it: on a key it issues, or through a login link it issues (MASTER_LINK_CEILING).
+ */
+export const SESSION_SCOPES: readonly Scope[] = GRANTABLE_SCOPES.filter((s) => s !== 'partners:manage')
+
+/** A master-key link: every grantable scope, partners:manage included, no ip_allowlist. */
+const MASTER_LINK_CEILING: Ceiling = { scopes: [...GRANTABLE_SCOPES], ipAllowlist: [] }
+
+/**
  * The acting principal of a dashboard request: the user's own personal identity holding the session's
  * scopes (every grantable one unless a login link's ceiling narrowed them) and ip_allowlist, so the key
  * rules in credentials/keys.ts apply unchanged (own user only, home account only, no master-only scope,
@@ -263,7 +284,7 @@ export function sessionPrincipal(user: SessionUser): Principal {
     type: 'personal',
     credentialId: `session:${user.userId}`,
     userId: user.userId,
-    scopes: new Set(user.scopes ? GRANTABLE_SCOPES.filter((s) => user.scopes!.includes(s)) : GRANTABLE_SCOPES),
+    scopes: new Set(user.scopes ? GRANTABLE_SCOPES.filter((s) => user.scopes!.includes(s)) : SESSION_SCOPES),
     accountIds: [user.accountId],
     homeAccountId: user.accountId,
     ipAllowlist: user.ipAllowlist,

@@ -6,14 +6,14 @@ import { PLANS } from '~/domain/limits/plans'
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'))
 const ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC'])
 
-const Email = v.pipe(
+export const Email = v.pipe(
   v.string(coded('invalid_email', 'email must be a string.')),
   v.trim(),
   v.maxLength(254, coded('invalid_email', 'email is too long.')),
   v.email(coded('invalid_email', 'email is not a valid address.')),
   v.description('Unique per service.'),
 )
-const Text = (max: number) => v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(max))
+export const Text = (max: number) => v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(max))
 const CurrencyCode = v.pipe(
   v.string(),
   v.check((s) => CURRENCIES.has(s), 'currency_code must be an ISO 4217 code such as USD.'),
@@ -28,7 +28,7 @@ const Language = v.pipe(
   v.string(),
   v.regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'language must be a BCP-47 tag such as en or pt-BR.'),
 )
-const ExternalIds = v.pipe(
+export const ExternalIds = v.pipe(
   v.record(
     v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')),
     v.pipe(v.string(), v.maxLength(256)),
@@ -57,6 +57,10 @@ const Ts = v.pipe(v.string(), v.isoTimestamp())
 export const User = v.object({
   user_id: v.string(),
   account_id: v.string(),
+  partner_id: v.pipe(
+    v.nullable(v.string()),
+    v.description('The partner (usr_) whose member this user is (POST /partners/members); null otherwise.'),
+  ),
   email: v.string(),
   name: v.nullable(v.string()),
   plan: v.picklist(PLANS),

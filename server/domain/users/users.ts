@@ -15,10 +15,11 @@ import { planTerms, TRIAL_DAYS } from '~/domain/limits/plans'
 type UserRow = typeof users.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
 
-function present(u: UserRow, a: AccountRow): User {
+export function present(u: UserRow, a: AccountRow): User {
   return {
     user_id: u.id,
     account_id: a.id,
+    partner_id: u.partnerId,
     email: u.email,
     name: u.name,
     plan: a.plan as User['plan'],
@@ -36,7 +37,16 @@ function present(u: UserRow, a: AccountRow): User {
   }
 }
 
-export async function createUser(database: Database, input: UserCreate): Promise<User> {
+/**
+ * `partnerId`: the partner (POST /partners/members) whose member this user becomes. Its cached principals
+ * list their members' accounts, so the same transaction tells every instance to drop them (an INSERT fires
+ * no invalidation trigger); the caller publishes `user:<partner>` here once it commits.
+ */
+export async function createUser(
+  database: Database,
+  input: UserCreate,
+  opts: { partnerId?: string } = {},
+): Promise<User> {
   // Hash before the transaction: scrypt takes ~100 ms and PGlite serialises transactions.
   const passwordHash = await hashPassword(input.password ?? randomBytes(32).toString('base64url'))
   try {
@@ -68,6 +78,7 @@ export async function createUser(database: Database, input: UserCreate): Promise
           externalIds: input.external_ids ?? {},
           passwordHash,
           passwordGenerated: input.password === undefined,
+          partnerId: opts.partnerId ?? null,
           createdAt: now,
           updatedAt: now,
         })
@@ -79,6 +90,7 @@ export async function createUser(database: Database, input: UserCreate): Promise
         createdAt: now,
         updatedAt: now,
       })
+      if (opts.partnerId) await tx.execute(sql`SELECT svc_invalidate(ARRAY[${`user:${opts.partnerId}`}::text])`)
       return present(user, account)
     })
   } catch (err) {

@@ -2,7 +2,7 @@
 // the audit writer). The factories say who the request acted as once that is known; the row takes it
 // when the response finishes, so a request refused early is audited too.
 import type { H3Event } from 'h3'
-import type { AccountScope } from '~/domain/accounts/resolve'
+import { normaliseAccountId, type AccountScope } from '~/domain/accounts/resolve'
 import type { Principal } from '~/domain/credentials/principal'
 import type { Runtime } from '~/kit/runtime'
 import { clientIp } from '../client-ip'
@@ -34,14 +34,41 @@ export function auditOnFinish(event: H3Event, runtime: Runtime, who: () => Audit
   })
 }
 
-/** An API request: the credential and the resolved account, or the credential's home account. */
+/**
+ * A request that acted on other tenants' accounts without naming them (a partner creating, reading or
+ * issuing keys and links for its members): its audit row lists those accounts and is cross_account.
+ */
+export function auditCrossAccount(event: H3Event, accountIds: readonly string[]) {
+  const seen = (event.context.crossAccountIds as string[] | undefined) ?? []
+  event.context.crossAccountIds = [...new Set([...seen, ...accountIds])]
+}
+
+/**
+ * A partner key naming one of its members' tenants in the path (/accounts/{acc}/…, /users/{usr}/…,
+ * /partners/members/{usr}): the row is the member's account's, cross_account.
+ */
+export function auditMemberParams(event: H3Event, principal: Principal, params: unknown) {
+  const members = principal.memberAccountIds
+  if (!members?.length || !params || typeof params !== 'object') return
+  const named = [(params as Record<string, unknown>).acc, (params as Record<string, unknown>).usr]
+    .filter((x): x is string => typeof x === 'string')
+    .map((id) => normaliseAccountId(id))
+    .filter((id): id is string => !!id && members.includes(id))
+  if (named.length) auditCrossAccount(event, named)
+}
+
+/**
+ * An API request: the credential and the resolved account, or the credential's home account. The master
+ * key, and a partner key acting for its members' accounts, are cross_account.
+ */
 export function auditedCredential(event: H3Event): AuditedAs {
   const principal = event.context.principal as Principal | null | undefined
   const account = event.context.account as AccountScope | null | undefined
+  const crossIds = event.context.crossAccountIds as string[] | undefined
   return {
     credentialType: principal?.type ?? null,
     credentialId: principal?.credentialId ?? null,
-    accountIds: account?.ids ?? (principal?.homeAccountId ? [principal.homeAccountId] : []),
-    crossAccount: principal?.type === 'master',
+    accountIds: crossIds ?? account?.ids ?? (principal?.homeAccountId ? [principal.homeAccountId] : []),
+    crossAccount: principal?.type === 'master' || !!crossIds || !!account?.crossAccount,
   }
 }

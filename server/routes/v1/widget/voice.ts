@@ -10,6 +10,8 @@ import { ServerResponse, type IncomingMessage } from 'node:http'
 import { createEvent, createError, defineEventHandler, type H3Event } from 'h3'
 import type { Peer } from 'crossws'
 import * as v from 'valibot'
+import { closeConversation } from '~/domain/calls/finish'
+import { outboundCtx } from '~/domain/calls/outbound'
 import { VoiceSession, liveSessions } from '~/domain/calls/session'
 import type { AgentRow } from '~/domain/agents/agents'
 import { browserLeg, MAX_VOICE_CHATS, openVoiceChat, type BrowserLeg } from '~/domain/widget/voice'
@@ -81,7 +83,13 @@ const handler = defineEventHandler({
       live.set(peer, entry)
       entry.opening = openVoiceChat(runtime, agent, origin).then(
         (conv) => {
-          if (live.get(peer) !== entry) return
+          // The browser left while the conversation was being opened: close it at once, as a hang-up.
+          if (live.get(peer) !== entry)
+            return void closeConversation(outboundCtx(runtime), conv.id, {
+              reason: 'caller_hung_up',
+              durationS: 0,
+              recording: null,
+            })
           leg.ready(conv.id)
           entry.session = new VoiceSession(runtime, leg, conv.id, '')
           entry.session.start()

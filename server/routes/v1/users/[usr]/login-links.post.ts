@@ -15,6 +15,7 @@ export default defineApiRoute({
   response: LoginLink,
   secretResponse: true,
   errors: ['invalid_id', 'not_found'],
+  // A partner's link for its member is audited cross_account on the member's account (auditMemberParams).
   handler: ({ runtime, principal, params }) =>
     issueLoginLink(runtime.database, principal, params.usr, runtime.config.publicUrl),
 })
