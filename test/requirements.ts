@@ -1314,6 +1314,12 @@ export const requirements = {
     behavior:
       'With two instances on one PostgreSQL database, a PATCH /admin/config through one, or a platform_config row written by hand, limits reads on the other (429) within 10 s, without a restart or a reload.',
   },
+  'admin.system-errors': {
+    source: 'decisions Run surfaces (Operator surface): GET /admin/system/errors (recent 5xx and failed jobs)',
+    engines: ['postgres'],
+    behavior:
+      'A job failed through pg-boss and a 5xx audit row appear in GET /admin/system/errors (the job with its queue name and error message, the request with its request id, status and error code), and the failed job counts in GET /admin/system/status queue.failed_24h.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

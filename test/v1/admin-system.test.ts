@@ -530,3 +530,57 @@ describe.skipIf(!process.env.DATABASE_URL)('operator config reaches every instan
     expect(cleared.body.rate_limits.read).toBe(1000)
   }, 60_000)
 })
+
+describe.skipIf(!process.env.DATABASE_URL)('recent errors list real failures (PostgreSQL)', () => {
+  const master = createApi(inject('base'), inject('masterKey'))
+
+  it('a job failed through pg-boss and a 5xx audit row show in GET /admin/system/errors', async () => {
+    verifies('admin.system-errors')
+    // A 5xx cannot be caused on purpose through the API, and no job fails on demand: both are made the
+    // way a crash would leave them, in the run's own database (a failed job through pg-boss's own API).
+    const { default: postgres } = await import('postgres')
+    const { default: PgBoss } = await import('pg-boss')
+    const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} })
+    const requestId = `req_test5xx${Date.now().toString(36)}`
+    const boss = new PgBoss({
+      connectionString: process.env.DATABASE_URL!,
+      supervise: false,
+      schedule: false,
+      migrate: false,
+    })
+    boss.on('error', () => {})
+    const queue = `test.failing.${Date.now().toString(36)}`
+    try {
+      await sql`INSERT INTO audit_log (request_id, method, path, status_code, error_code, duration_ms)
+        VALUES (${requestId}, 'GET', '/v1/agents', 503, 'internal_error', 12)`
+      await boss.start()
+      await boss.createQueue(queue)
+      await boss.send(queue, { n: 1 }, { retryLimit: 0 })
+      const [job] = await boss.fetch(queue)
+      await boss.fail(queue, job.id, { message: 'the provider went away' })
+      const e = await master.get('/admin/system/errors?hours=1&limit=100')
+      expect(e.status, e.text).toBe(200)
+      expect(e.body.requests).toContainEqual(
+        expect.objectContaining({
+          request_id: requestId,
+          status: 503,
+          error_code: 'internal_error',
+          path: '/v1/agents',
+        }),
+      )
+      expect(e.body.jobs).toContainEqual(
+        expect.objectContaining({
+          job_id: job.id,
+          name: queue,
+          error: expect.stringContaining('the provider went away'),
+        }),
+      )
+      const s = await master.get('/admin/system/status')
+      expect(s.body.queue.failed_24h).toBeGreaterThanOrEqual(1)
+    } finally {
+      await boss.stop({ graceful: false }).catch(() => {})
+      await sql`DELETE FROM audit_log WHERE request_id = ${requestId}`
+      await sql.end()
+    }
+  })
+})
