@@ -57,6 +57,12 @@ const Env = v.object({
     '',
   ),
   SVC_JOB_POLL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '1'),
+  // The PostgreSQL schema of the job queue: deployments (or test servers) sharing one database with queues
+  // of their own set it; instances that must share their jobs use the same one.
+  SVC_QUEUE_SCHEMA: v.optional(
+    v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'SVC_QUEUE_SCHEMA must be a lower-case SQL name')),
+    'pgboss',
+  ),
   SVC_CALL_STALE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '15'),
   // Test and operations knob: the webhook retry delays in seconds (decisions "Retries" by default).
   SVC_WEBHOOK_RETRY_SCHEDULE: v.optional(
@@ -120,6 +126,8 @@ export interface Config {
   smtpUrl: string | undefined
   smtpFrom: string
   jobPollSeconds: number
+  /** The job queue's schema (SVC_QUEUE_SCHEMA, default pgboss). */
+  queueSchema: string
   /** An instance silent this long is dead: its ringing and live calls are reconciled by the others. */
   callStaleSeconds: number
   /** Delays before webhook attempts 2, 3, …; one more attempt than delays, then `exhausted`. */
@@ -213,6 +221,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: e.SMTP_URL,
     smtpFrom: e.SMTP_FROM,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
+    queueSchema: e.SVC_QUEUE_SCHEMA,
     callStaleSeconds: Math.max(2, Number(e.SVC_CALL_STALE_SECONDS)),
     webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
     crawlDeadlineMs: Number(e.SVC_CRAWL_DEADLINE_SECONDS) * 1000,

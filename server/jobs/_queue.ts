@@ -25,10 +25,10 @@ export async function startQueue(opts: {
   registry.registerAll(opts.jobs)
   const log = opts.log ?? ((m, extra) => console.log(`[jobs] ${m}`, extra ?? ''))
   const boss = opts.databaseUrl
-    ? new PgBoss({ connectionString: opts.databaseUrl, max: 4, schema: 'pgboss' })
+    ? new PgBoss({ connectionString: opts.databaseUrl, max: 4, schema: opts.config.queueSchema })
     : new PgBoss({
         db: { executeSql: (text: string, values?: unknown[]) => opts.database.executeSql(text, values) },
-        schema: 'pgboss',
+        schema: opts.config.queueSchema,
       } as any)
   let lastErrorAt = 0
   boss.on('error', (err) => {

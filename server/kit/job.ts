@@ -1,5 +1,6 @@
 // A job kind is one file under server/jobs/ exporting defineJob({...}). Handlers must be idempotent:
 // pg-boss delivers at least once (a crash after the work and before the ack runs it again).
+import { sql } from 'drizzle-orm'
 import type { Config } from '~/config'
 import type { Database } from '~/db/client'
 import type { Registries } from './registries'
@@ -47,3 +48,6 @@ export interface Queue {
   state(): Promise<'ok' | 'degraded'>
   stop(): Promise<void>
 }
+
+/** The queue's job table (SVC_QUEUE_SCHEMA, a validated SQL name), for the operator's counts. */
+export const jobTable = (schema: string) => sql`${sql.identifier(schema)}.job`

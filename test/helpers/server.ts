@@ -86,6 +86,11 @@ export async function startServer(
     ...(process.env.DATABASE_URL ? { SVC_BLOB_DIR: sharedBlobDir(process.env.DATABASE_URL) } : {}),
     ...opts.env,
   }
+  // On PostgreSQL each test server has a job queue of its own, keyed by its data dir (a restart on the same
+  // data dir resumes its jobs): a server a test stops or kills must not take another test's build or
+  // delivery with it. Instances that must share their jobs name one SVC_QUEUE_SCHEMA.
+  if (env.DATABASE_URL && !env.SVC_QUEUE_SCHEMA)
+    env.SVC_QUEUE_SCHEMA = `pgboss_t${createHash('sha256').update(dataDir).digest('hex').slice(0, 12)}`
   // A new embedded database starts as a copy of the migrated template (made with the default secret).
   const embedded = !env.DATABASE_URL
   if (!opts.dataDir && embedded && opts.template !== false && !opts.secret) {

@@ -19,6 +19,8 @@ const ENV = {
   // A killed instance is declared dead after 6 s (15 s by default). Shorter risks declaring a live but
   // loaded instance dead (its calls then end as interrupted and are retried).
   SVC_CALL_STALE_SECONDS: '6',
+  // Every instance of this file (the second one, the restarted ones) shares one job queue, and no other.
+  SVC_QUEUE_SCHEMA: 'pgboss_campaign_run',
 }
 const ALL_DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']
 const MAX_ATTEMPTS = 2

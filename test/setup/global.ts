@@ -37,6 +37,7 @@ export async function setup(project: TestProject) {
     env: {
       SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000,calls=100000',
       SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
+      SVC_QUEUE_SCHEMA: 'pgboss',
     },
   })
   project.provide('base', server.base)

@@ -13,6 +13,8 @@ import { forgetBalance } from '~/domain/conversations/billing'
 import { planTerms, TRIAL_DAYS } from '~/domain/limits/plans'
 import { patchUser } from '~/domain/users/users'
 import { recentEntries, settleWallet } from './wallet'
+import { queueCounts } from './system'
+import type { Runtime } from '~/kit/runtime'
 
 type Row = {
   users: typeof users.$inferSelect
@@ -235,7 +237,8 @@ export async function setStatus(database: Database, userId: string, status: 'act
 }
 
 /** Counts for the operator's front page. */
-export async function platformOverview(database: Database, now = new Date()) {
+export async function platformOverview(runtime: Runtime, now = new Date()) {
+  const { database } = runtime
   const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()))
   const week = new Date(now.getTime() - 7 * 86_400_000)
   const dayIso = day.toISOString()
@@ -263,15 +266,9 @@ export async function platformOverview(database: Database, now = new Date()) {
   const byStatus = rowsOf<{ status: string; n: number }>(
     await database.db.execute(sql`SELECT status, count(*)::int AS n FROM accounts GROUP BY status ORDER BY status`),
   )
-  let queueDepth: number | null = null
-  try {
-    const [q] = rowsOf<{ n: number }>(
-      await database.db.execute(sql`SELECT count(*)::int AS n FROM pgboss.job WHERE state IN ('created', 'retry')`),
-    )
-    queueDepth = Number(q?.n ?? 0)
-  } catch {
-    queueDepth = null
-  }
+  // Waiting jobs (created or retrying), as the system status counts them; null when the queue cannot be read.
+  const queue = await queueCounts(runtime)
+  const queueDepth = queue ? queue.created + queue.retry : null
   const n = (k: string) => Number(counts?.[k] ?? 0)
   return {
     users: n('users'),

@@ -8,6 +8,7 @@ import { auditLog, instances } from '~/db/schema'
 import { INSTANCE_ID } from '~/domain/calls/outbound'
 import { resolveModel } from '~/domain/agents/agents'
 import { checkHealth, VERSION } from '~/domain/platform/health'
+import { jobTable } from '~/kit/job'
 import type { Runtime } from '~/kit/runtime'
 
 /** An instance is live when it beat within this window (it beats every few seconds, domain/calls/service.ts). */
@@ -20,7 +21,7 @@ interface QueueCounts {
   failed_24h: number
 }
 
-async function queueCounts(runtime: Runtime): Promise<QueueCounts | null> {
+export async function queueCounts(runtime: Runtime): Promise<QueueCounts | null> {
   try {
     const [row] = rowsOf<Record<string, number>>(
       await runtime.database.db.execute(sql`SELECT
@@ -28,7 +29,7 @@ async function queueCounts(runtime: Runtime): Promise<QueueCounts | null> {
         count(*) FILTER (WHERE state = 'retry')::int AS retry,
         count(*) FILTER (WHERE state = 'active')::int AS active,
         count(*) FILTER (WHERE state = 'failed' AND completed_on > now() - interval '24 hours')::int AS failed_24h
-        FROM pgboss.job`),
+        FROM ${jobTable(runtime.config.queueSchema)}`),
     )
     return {
       created: Number(row?.created ?? 0),
@@ -94,7 +95,7 @@ export async function recentErrors(runtime: Runtime, opts: { hours: number; limi
   try {
     jobs = rowsOf<Record<string, unknown>>(
       await db.execute(sql`SELECT id::text AS id, name, retry_count, output, created_on, completed_on
-        FROM pgboss.job WHERE state = 'failed' AND completed_on >= ${since.toISOString()}::timestamptz
+        FROM ${jobTable(runtime.config.queueSchema)} WHERE state = 'failed' AND completed_on >= ${since.toISOString()}::timestamptz
         ORDER BY completed_on DESC LIMIT ${opts.limit}`),
     )
   } catch {
