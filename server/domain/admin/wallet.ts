@@ -9,15 +9,9 @@ import { rowsOf } from '~/db/client'
 import { accounts, subscriptions, usageRecords, users, walletEntries } from '~/db/schema'
 import { Errors } from '~/lib/errors'
 import { afterPosition, type KeysetRequest, keysetPage } from '~/lib/keyset'
-import { forgetBalance } from '~/domain/conversations/billing'
+import { forgetBalance, round4, usageSource } from '~/domain/conversations/billing'
 
 export type WalletKind = 'credit' | 'debit' | 'adjustment'
-
-/** Amounts are kept to 4 decimals (numeric(12,4)). */
-export const round4 = (x: number) => Math.round(x * 10_000) / 10_000
-
-/** `usage:YYYY-MM` of a UTC month. */
-export const usageSource = (d: Date) => `usage:${d.toISOString().slice(0, 7)}`
 
 const monthStart = (d: Date, back = 0) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - back, 1))
 
@@ -111,7 +105,7 @@ async function settleLocked(tx: Executor, w: Locked, now: Date) {
       GROUP BY 1 ORDER BY 1`),
   )
   const over = months
-    .map((m) => ({ source: `usage:${m.month}`, month: m.month, overage: round4(Number(m.spent) - w.planLimit) }))
+    .map((m) => ({ source: usageSource(m.month), month: m.month, overage: round4(Number(m.spent) - w.planLimit) }))
     .filter((m) => m.overage > 0)
   if (!over.length) return 0
   const debited = await tx

@@ -86,15 +86,21 @@ export async function dispatchCampaign(ctx: OutboundCtx, campaignId: string, at?
   const { database } = ctx
   let now = at ?? new Date()
   const placed = await database.tx(async (tx) => {
-    const [cmp] = await tx.select().from(campaigns).where(eq(campaigns.id, campaignId)).for('update')
+    // The campaign row is locked; its agent's pause is read in the same statement.
+    const [held] = await tx
+      .select({ cmp: campaigns, agentPausedAt: agents.pausedAt })
+      .from(campaigns)
+      .leftJoin(agents, eq(agents.id, campaigns.agentId))
+      .where(eq(campaigns.id, campaignId))
+      .for('update', { of: campaigns })
+    const cmp = held?.cmp
     // The clock is read once the round holds the campaign: a round that waited for the lock must not stamp
     // its calls with a time before the calls that ended meanwhile.
     now = at ?? new Date()
     if (!cmp || cmp.status !== 'running') return []
     // A paused agent's campaign is held (still running, nothing dialled); the minute sweep dials again
     // once the operator resumes the agent.
-    const [agent] = await tx.select({ pausedAt: agents.pausedAt }).from(agents).where(eq(agents.id, cmp.agentId))
-    if (agent?.pausedAt) return []
+    if (held.agentPausedAt) return []
     // Instances dial through their own telephony provider: a campaign stays with the provider it began on.
     const provider = ctx.providers.telephony.name
     if (cmp.provider && cmp.provider !== provider) return []

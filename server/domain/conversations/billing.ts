@@ -54,7 +54,7 @@ export async function balanceFacts(ex: Executor, accountId: string, now = new Da
   const [spent] = await ex
     .select({
       total: sql<string>`coalesce(sum(${usageRecords.costUsd}), 0)`,
-      debited: sql<string>`(SELECT coalesce(sum(-w.amount), 0) FROM wallet_entries w WHERE w.account_id = ${accountId} AND w.source = ${`usage:${now.toISOString().slice(0, 7)}`})`,
+      debited: sql<string>`(SELECT coalesce(sum(-w.amount), 0) FROM wallet_entries w WHERE w.account_id = ${accountId} AND w.source = ${usageSource(now.toISOString().slice(0, 7))})`,
     })
     .from(usageRecords)
     .where(and(eq(usageRecords.accountId, accountId), gte(usageRecords.startedAt, monthStart)))
@@ -77,10 +77,16 @@ export async function balanceFacts(ex: Executor, accountId: string, now = new Da
 
 /** The wallet as settlement will leave it: the cached ledger sum less this month's overage that is not yet a
  *  debit entry. The 402 decision reads this, so it agrees with the ledger before and after a settlement run. */
+/** Wallet amounts are kept to 4 decimals (numeric(12,4)). */
+export const round4 = (x: number) => Math.round(x * 10_000) / 10_000
+
+/** The wallet ledger's source of the usage debits of a UTC month ('YYYY-MM'). */
+export const usageSource = (month: string) => `usage:${month}`
+
 export function effectiveWallet(plan: string, wallet: number, spending: number, planLimit: number, debited: number) {
   if (plan === 'trial') return wallet
-  const overage = Math.round((spending - planLimit) * 10_000) / 10_000
-  const pending = Math.max(0, Math.round((overage - debited) * 10_000) / 10_000)
+  const overage = round4(spending - planLimit)
+  const pending = Math.max(0, round4(overage - debited))
   return wallet - pending
 }
 

@@ -2,13 +2,13 @@
 // (a user and an account each, users.partner_id naming the partner), reads and lists its own members only,
 // and reaches their accounts through the ordinary routes: the partner key's principal lists its members'
 // accounts (credentials/keys.ts, memberAccountIds), so a member is reachable from the next request on.
-import { and, desc, eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { Database } from '~/db/client'
-import { accounts, users } from '~/db/schema'
+import { users } from '~/db/schema'
 import { Errors } from '~/lib/errors'
-import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
+import type { KeysetRequest } from '~/lib/keyset'
 import type { Principal } from '~/domain/credentials/principal'
-import { createUser, present } from '~/domain/users/users'
+import { createUser, findUser, pageUsers } from '~/domain/users/users'
 import type { User } from '~/domain/users/schemas'
 import type { MemberCreate } from './schemas'
 
@@ -30,32 +30,11 @@ export async function createMember(database: Database, principal: Principal, inp
 }
 
 /** Another partner's member, an ordinary user and an unknown id all answer 404. */
-export async function getMember(database: Database, principal: Principal, userId: string): Promise<User> {
-  const [row] = await database.db
-    .select()
-    .from(users)
-    .innerJoin(accounts, eq(accounts.id, users.accountId))
-    .where(and(eq(users.id, userId), eq(users.partnerId, partnerOf(principal))))
-  if (!row) throw Errors.notFound('Member')
-  return present(row.users, row.accounts)
+export function getMember(database: Database, principal: Principal, userId: string): Promise<User> {
+  return findUser(database, and(eq(users.id, userId), eq(users.partnerId, partnerOf(principal))), 'Member')
 }
 
 /** Newest first, keyset on (created_at, id) over users_partner_idx. */
-export async function listMembers(database: Database, principal: Principal, page: KeysetRequest) {
-  const conds = [eq(users.partnerId, partnerOf(principal))]
-  const after = afterPosition(page, users.createdAt, users.id)
-  if (after) conds.push(after)
-  const rows = await database.db
-    .select()
-    .from(users)
-    .innerJoin(accounts, eq(accounts.id, users.accountId))
-    .where(and(...conds))
-    .orderBy(desc(users.createdAt), desc(users.id))
-    .limit(page.binding.limit + 1)
-  return keysetPage(
-    page,
-    rows,
-    (r) => [r.users.createdAt.toISOString(), r.users.id],
-    (r) => present(r.users, r.accounts),
-  )
+export function listMembers(database: Database, principal: Principal, page: KeysetRequest) {
+  return pageUsers(database, [eq(users.partnerId, partnerOf(principal))], page)
 }

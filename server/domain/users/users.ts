@@ -1,6 +1,6 @@
 // Tenants: one transaction creates the user, its account (same number) and its subscription.
 import { randomBytes } from 'node:crypto'
-import { and, desc, eq, gt, sql } from 'drizzle-orm'
+import { and, desc, eq, gt, sql, type SQL } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { rowsOf } from '~/db/client'
 import { accounts, subscriptions, users } from '~/db/schema'
@@ -99,31 +99,23 @@ export async function createUser(
   }
 }
 
-export async function getUser(database: Database, id: string): Promise<User> {
-  const [row] = await database.db
-    .select()
-    .from(users)
-    .innerJoin(accounts, eq(accounts.id, users.accountId))
-    .where(eq(users.id, id))
-  if (!row) throw Errors.notFound('User')
+/** The one user (with its account) that `cond` selects, else 404 naming `what`. */
+export async function findUser(database: Database, cond: SQL | undefined, what = 'User'): Promise<User> {
+  const [row] = await database.db.select().from(users).innerJoin(accounts, eq(accounts.id, users.accountId)).where(cond)
+  if (!row) throw Errors.notFound(what)
   return present(row.users, row.accounts)
 }
 
-export async function listUsers(
-  database: Database,
-  filters: { status?: string; updated_since?: string },
-  page: KeysetRequest,
-) {
-  const conds = []
-  if (filters.status) conds.push(eq(users.status, filters.status))
-  if (filters.updated_since) conds.push(gt(users.updatedAt, new Date(filters.updated_since)))
-  const after = afterPosition(page, users.createdAt, users.id)
-  if (after) conds.push(after)
+export const getUser = (database: Database, id: string): Promise<User> => findUser(database, eq(users.id, id))
+
+/** Users (with their accounts) where `conds` hold, newest first, keyset on (created_at, id). */
+export async function pageUsers(database: Database, conds: (SQL | undefined)[], page: KeysetRequest) {
+  const where = [...conds, afterPosition(page, users.createdAt, users.id)].filter((c): c is SQL => !!c)
   const rows = await database.db
     .select()
     .from(users)
     .innerJoin(accounts, eq(accounts.id, users.accountId))
-    .where(conds.length ? and(...conds) : undefined)
+    .where(where.length ? and(...where) : undefined)
     .orderBy(desc(users.createdAt), desc(users.id))
     .limit(page.binding.limit + 1)
   return keysetPage(
@@ -131,6 +123,21 @@ export async function listUsers(
     rows,
     (r) => [r.users.createdAt.toISOString(), r.users.id],
     (r) => present(r.users, r.accounts),
+  )
+}
+
+export async function listUsers(
+  database: Database,
+  filters: { status?: string; updated_since?: string },
+  page: KeysetRequest,
+) {
+  return pageUsers(
+    database,
+    [
+      filters.status ? eq(users.status, filters.status) : undefined,
+      filters.updated_since ? gt(users.updatedAt, new Date(filters.updated_since)) : undefined,
+    ],
+    page,
   )
 }
 
