@@ -70,8 +70,9 @@ export function applyConfig(runtime: Runtime, stored: StoredConfig) {
 }
 
 export async function reloadConfig(runtime: Runtime) {
-  applyConfig(runtime, await readStoredConfig(runtime.database.db))
-  return presentConfig(runtime, await readStoredConfig(runtime.database.db))
+  const stored = await readStoredConfig(runtime.database.db)
+  applyConfig(runtime, stored)
+  return presentConfig(runtime, stored)
 }
 
 /** Polls platform_config; answers the stop function. A failed read is logged and retried on the next tick. */
