@@ -1,0 +1,252 @@
+// The consistency checks after a load or chaos run, one implementation for both (bench/load.mjs and
+// test/integration/chaos.test.ts). Input: the ledger the actors wrote (bench/load-workload.mjs), the
+// receiver, and a request function. Each check answers {name, ok, detail}; nothing throws on a failed
+// check, so a report always lists all of them.
+//   written    every accepted (2xx) write is readable afterwards, and nothing was created twice
+//   terminal   builds, KB ingests, campaigns, calls and simulated calls reach a terminal state (bounded wait)
+//   turns      per conversation: turn indexes 0…n-1 with turn_count n, each client message id once when
+//              accepted, at most once when its answer was lost, never when refused; no message abandoned
+//   delivered  every event of the accepted work reached every endpoint of its account at least once,
+//              after the outbox drained (bounded wait); no delivery exhausted
+//   quotas     today's counters equal the work that exists: chat_messages = API message turns,
+//              kb_documents = documents, builds = builds, agent_creates = agents, calls_today = calls
+import { sleep } from './load-workload.mjs'
+
+const DRAIN_MS = Number(process.env.SVC_LOAD_DRAIN_SECONDS ?? 180) * 1000
+
+/** GET with retries over a lost answer (the checks run after the chaos, but a proxy may still be settling). */
+async function get(request, key, path) {
+  for (let i = 0; ; i++) {
+    const r = await request('GET', path, { key, route: 'check' })
+    if (!r.failure || i >= 5) return r
+    await sleep(500)
+  }
+}
+
+/** Every page of a list route. */
+async function all(request, key, path) {
+  const out = []
+  let cursor = null
+  for (;;) {
+    const sep = path.includes('?') ? '&' : '?'
+    const r = await get(request, key, `${path}${cursor ? `${sep}cursor=${encodeURIComponent(cursor)}` : ''}`)
+    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text.slice(0, 200)}`)
+    out.push(...r.body.data)
+    if (!r.body.pagination?.has_more) return out
+    cursor = r.body.pagination.next_cursor
+  }
+}
+
+/** Polls until `pending()` answers an empty list or the bound passes; answers what is still pending. */
+async function waitFor(pending, ms = DRAIN_MS) {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const left = await pending()
+    if (!left.length || Date.now() > deadline) return left
+    await sleep(1000)
+  }
+}
+
+const check = (name, problems, summary) => ({
+  name,
+  ok: problems.length === 0,
+  detail: problems.length ? problems.slice(0, 20).join('; ') + (problems.length > 20 ? ` (+${problems.length - 20} more)` : '') : summary,
+})
+
+const TERMINAL_CALL = ['completed', 'no_answer', 'failed', 'canceled']
+
+export async function checkConsistency({ request, ledger, receiver, log = () => {} }) {
+  const results = []
+  const written = []
+  const terminal = []
+  const turns = []
+  const delivered = []
+  const quotas = []
+  const expected = [] // [tenant, type, subject]
+  const counts = { conversations: 0, messages: 0, docs: 0, calls: 0, inbound: 0, builds: 0, campaigns: 0, events: 0 }
+
+  for (const l of ledger.tenants) {
+    const t = l.tenant
+    const key = t.key
+
+    // terminal: wait first, so that the reads below see the settled state.
+    log(`[check] tenant ${t.index}: waiting for builds, ingests, campaigns and calls to finish`)
+    const buildsLeft = await waitFor(async () => {
+      const left = []
+      for (const agent of [t.chatAgent, t.phoneAgent]) {
+        const r = await get(request, key, `/agents/${agent}/build`)
+        if (!['succeeded', 'failed'].includes(r.body?.status)) left.push(`${agent} build ${r.body?.status ?? r.status}`)
+      }
+      return left
+    })
+    terminal.push(...buildsLeft)
+    const docsLeft = await waitFor(async () => {
+      const docs = await all(request, key, `/agents/${t.chatAgent}/kb/documents?limit=100`)
+      return docs.filter((d) => d.status === 'processing').map((d) => `${d.doc_id} processing`)
+    })
+    terminal.push(...docsLeft)
+    const campaignsLeft = await waitFor(async () => {
+      const left = []
+      for (const [id, c] of l.campaigns) {
+        const r = await get(request, key, `/campaigns/${id}`)
+        if (r.status !== 200) left.push(`${id} unreadable ${r.status}`)
+        else if (c.started && r.body.status !== 'completed') left.push(`${id} ${r.body.status}`)
+      }
+      return left
+    })
+    terminal.push(...campaignsLeft)
+    const callsLeft = await waitFor(async () => {
+      const calls = await all(request, key, '/calls?limit=100')
+      return calls.filter((c) => !TERMINAL_CALL.includes(c.status)).map((c) => `${c.call_id} ${c.status}`)
+    })
+    terminal.push(...callsLeft)
+    const inboundLeft = await waitFor(async () => {
+      const left = []
+      for (const id of l.inbound.keys()) {
+        const r = await get(request, key, `/conversations/${id}`)
+        if (r.body?.status === 'in_progress') left.push(`${id} in_progress`)
+      }
+      return left
+    })
+    terminal.push(...inboundLeft)
+
+    // written and turns: every accepted conversation, its messages, and nothing created twice.
+    const listed = await all(request, key, '/conversations?limit=200&channel=api')
+    const byExt = new Map()
+    for (const c of listed) if (c.external_session_id) byExt.set(c.external_session_id, [...(byExt.get(c.external_session_id) ?? []), c.conversation_id])
+    for (const [ext, ids] of byExt) if (ids.length > 1) written.push(`external_session_id ${ext} created ${ids.length}× (${ids.join(', ')})`)
+    let apiMessageTurns = 0
+    for (const c of listed) {
+      const r = await get(request, key, `/conversations/${c.conversation_id}?include=transcript`)
+      if (r.status !== 200) {
+        written.push(`${c.conversation_id} unreadable: ${r.status}`)
+        continue
+      }
+      const tr = r.body.transcript ?? []
+      apiMessageTurns += tr.filter((x) => x.speaker === 'visitor' && x.turn_type === 'message').length
+      const mine = l.conversations.get(c.conversation_id)
+      if (!mine && !l.lostCreates.includes(c.external_session_id)) {
+        written.push(`${c.conversation_id} (${c.external_session_id}) exists but was never asked for`)
+        continue
+      }
+      counts.conversations++
+      const indexes = tr.map((x) => x.turn_index)
+      if (indexes.some((x, i) => x !== i)) turns.push(`${c.conversation_id}: turn indexes ${indexes.join(',')}`)
+      if (r.body.turn_count !== undefined && r.body.turn_count !== tr.length)
+        turns.push(`${c.conversation_id}: turn_count ${r.body.turn_count} but ${tr.length} turns`)
+      const visitors = tr.filter((x) => x.speaker === 'visitor').map((x) => x.text)
+      for (const m of mine?.messages ?? []) {
+        const n = visitors.filter((x) => x === m.text).length
+        counts.messages += n
+        if (m.state === 'accepted' && n !== 1) turns.push(`${m.mid}: accepted, found ${n}×`)
+        if (m.state === 'ambiguous' && n > 1) turns.push(`${m.mid}: answer lost, found ${n}×`)
+        if (m.state === 'rejected' && n !== 0) turns.push(`${m.mid}: refused, found ${n}×`)
+      }
+      const known = new Set((mine?.messages ?? []).map((m) => m.text))
+      for (const v of visitors) if (!known.has(v)) turns.push(`${c.conversation_id}: a visitor turn nobody sent: ${v.slice(0, 60)}`)
+      // Each visitor turn is answered: the next turn that is not a tool turn is the agent's answer.
+      for (let i = 0; i < tr.length; i++) {
+        if (tr[i].speaker !== 'visitor') continue
+        let j = i + 1
+        while (j < tr.length && tr[j].turn_type === 'tool') j++
+        if (tr[j]?.turn_type !== 'answer') turns.push(`${c.conversation_id}: visitor turn ${i} has no answer`)
+      }
+      if (mine?.ended && r.body.status !== 'completed') written.push(`${c.conversation_id}: ended (200) but ${r.body.status}`)
+      if (mine) expected.push([t, 'conversation.started', c.conversation_id])
+      if (mine?.ended) expected.push([t, 'conversation.ended', c.conversation_id])
+    }
+    for (const id of l.conversations.keys())
+      if (!listed.some((c) => c.conversation_id === id)) written.push(`${id}: created (201) but not listed`)
+    for (const a of ledger.abandoned.filter((x) => x.conv && l.conversations.has(x.conv)))
+      turns.push(`${a.mid}: abandoned after retries (${a.status} ${a.code ?? ''})`)
+
+    // Documents: every accepted one readable, titles once.
+    const docs = [
+      ...(await all(request, key, `/agents/${t.chatAgent}/kb/documents?limit=100`)),
+      ...(await all(request, key, `/agents/${t.phoneAgent}/kb/documents?limit=100`)),
+    ]
+    const byTitle = new Map()
+    for (const d of docs) if (d.source !== 'build') byTitle.set(d.title, (byTitle.get(d.title) ?? 0) + 1)
+    for (const [title, n] of byTitle) if (n > 1) written.push(`document "${title}" stored ${n}×`)
+    for (const [id, d] of l.docs) {
+      counts.docs++
+      const r = await get(request, key, `/agents/${d.agent}/kb/documents/${id}`)
+      if (r.status !== 200) written.push(`${id}: accepted (202) but ${r.status}`)
+      else if (r.body.status !== 'indexed') terminal.push(`${id}: ${r.body.status} ${r.body.error ?? ''}`)
+    }
+
+    // Calls: every accepted outbound call readable and ended, with its event; simulated inbound calls too.
+    const calls = await all(request, key, '/calls?limit=100')
+    for (const id of l.calls.keys()) if (!calls.some((c) => c.call_id === id)) written.push(`${id}: created (201) but not listed`)
+    for (const c of calls) {
+      counts.calls++
+      if (c.status === 'completed' || c.status === 'no_answer' || c.status === 'failed') expected.push([t, `call.${c.status}`, c.call_id])
+    }
+    for (const id of l.inbound.keys()) {
+      counts.inbound++
+      const r = await get(request, key, `/conversations/${id}`)
+      if (r.status !== 200) written.push(`${id}: simulated (202) but ${r.status}`)
+      else if (r.body.status !== 'failed') expected.push([t, 'conversation.started', id])
+    }
+    for (const [id, c] of l.campaigns) {
+      counts.campaigns++
+      if (!c.started) continue
+      const p = await get(request, key, `/campaigns/${id}/progress`)
+      const sum = ['completed', 'no_answer', 'failed', 'dnc_skipped'].reduce((a, k) => a + (p.body?.[k] ?? 0), 0)
+      if (p.body?.total !== c.contacts || sum !== c.contacts)
+        terminal.push(`${id}: progress ${JSON.stringify(p.body)} for ${c.contacts} contacts`)
+    }
+    counts.builds += l.builds.length
+
+    // Quotas: today's counters equal the work that exists.
+    const lim = await get(request, key, `/accounts/${t.accountId}/limits`)
+    const used = (k) => lim.body?.quotas?.[k]?.used
+    const buildNumbers = []
+    for (const agent of [t.chatAgent, t.phoneAgent]) buildNumbers.push((await get(request, key, `/agents/${agent}/build`)).body?.build_number ?? 0)
+    const want = {
+      chat_messages: apiMessageTurns,
+      // Pages of a build's crawl take no unit (only uploads, texts and KB crawls do).
+      kb_documents: docs.filter((d) => d.source !== 'build').length,
+      builds: buildNumbers.reduce((a, b) => a + b, 0),
+      agent_creates: 2,
+    }
+    for (const [k, v] of Object.entries(want)) if (used(k) !== v) quotas.push(`tenant ${t.index} ${k}: used ${used(k)}, work ${v}`)
+    if (lim.body?.calls_today !== calls.length) quotas.push(`tenant ${t.index} calls_today ${lim.body?.calls_today}, calls ${calls.length}`)
+  }
+
+  // delivered: wait for the outbox to drain, then every expected event at every endpoint of its tenant.
+  log(`[check] waiting for ${expected.length} events to reach every endpoint`)
+  const missing = await waitFor(async () => {
+    const left = []
+    for (const [t, type, subject] of expected) {
+      const ids = [...receiver.events].filter(([, e]) => e.type === type && e.subject === subject).map(([id]) => id)
+      if (!ids.length) {
+        left.push(`${type} ${subject}: never delivered`)
+        continue
+      }
+      for (const ep of t.endpoints)
+        if (!ids.some((id) => receiver.byPath.get(ep.path)?.has(id))) left.push(`${type} ${subject}: not at ${ep.path}`)
+    }
+    // Any event an endpoint got reached its tenant's every endpoint.
+    for (const l of ledger.tenants) {
+      const paths = l.tenant.endpoints.map((e) => e.path)
+      const seen = new Set(paths.flatMap((p) => [...(receiver.byPath.get(p)?.keys() ?? [])]))
+      for (const id of seen) for (const p of paths) if (!receiver.byPath.get(p)?.has(id)) left.push(`${id}: not at ${p}`)
+    }
+    return left
+  })
+  delivered.push(...missing)
+  counts.events = receiver.events.size
+  for (const l of ledger.tenants) {
+    const exhausted = await all(request, l.tenant.key, '/webhooks/deliveries?status=exhausted&limit=100').catch((e) => [{ delivery_id: String(e) }])
+    for (const d of exhausted) delivered.push(`${d.delivery_id ?? d.id} exhausted`)
+  }
+
+  const unexpected = ledger.unexpected.map((u) => `${u.what}: ${u.status} ${u.text ?? ''}`)
+  results.push(check('written', [...written, ...unexpected], `${counts.conversations} conversations, ${counts.docs} documents, ${counts.calls} calls, ${counts.inbound} simulated calls, ${counts.campaigns} campaigns readable; nothing created twice`))
+  results.push(check('terminal', terminal, `builds, ingests, ${counts.campaigns} campaigns and every call finished`))
+  results.push(check('turns', turns, `${counts.messages} messages, each once; turn indexes contiguous`))
+  results.push(check('delivered', delivered, `${expected.length} events × every endpoint (${receiver.total} deliveries, ${counts.events} distinct events); none exhausted`))
+  results.push(check('quotas', quotas, 'chat_messages, kb_documents, builds, agent_creates and calls_today equal the work'))
+  return results
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// `npm run load`: a bounded mixed load against 2 instances behind the round-robin proxy on PostgreSQL and
+// Redis, then the consistency checks (bench/load-consistency.mjs). Reports req/s, p50 and p99 per route and
+// the 5xx count; exits 1 on any 5xx, any rate-limit 429 or any failed check.
+//
+//   DATABASE_URL=postgres://… npm run load -- --minutes 10 [--tenants 2] [--users 12] [--instances 2]
+//     starts the cluster itself (scripts/cluster.mjs: the built server, a Redis of its own unless
+//     REDIS_URL is given), with SVC_RATE_LIMITS set to LOAD_RATE_LIMITS; the actors pace each tenant's
+//     requests of a class at PACE (80 %) of its limit, so the load stays within the limits.
+//   LOAD_URL=http://host:port LOAD_MASTER_KEY=svc_mk_… npm run load
+//     targets a running deployment instead (its own rate limits apply: pass --rate read=…,write=…).
+//   BENCH_JSON=path writes the report as JSON as well.
+// Run `npx nitropack build` first when the cluster is started here.
+import { writeFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { checkConsistency } from './load-consistency.mjs'
+import {
+  LOAD_QUOTAS,
+  LOAD_RATE_LIMITS,
+  createActors,
+  createClient,
+  createLedger,
+  createRecorder,
+  rateLimitsEnv,
+  runActors,
+  setupTenants,
+  startReceiver,
+  startSite,
+} from './load-workload.mjs'
+
+const { values: args } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: process.env.LOAD_MINUTES ?? '10' },
+    tenants: { type: 'string', default: '2' },
+    users: { type: 'string', default: '12' },
+    instances: { type: 'string', default: '2' },
+    rate: { type: 'string' },
+  },
+})
+
+/** The load's mix: weights of the ops of bench/load-workload.mjs (webhook fan-out follows from chats and calls). */
+const LOAD_MIX = { read: 30, list: 20, chat: 30, kb: 6, calls: 14 }
+
+const limits = args.rate
+  ? Object.fromEntries(args.rate.split(',').map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])]))
+  : LOAD_RATE_LIMITS
+const log = (m) => console.error(m)
+
+const site = await startSite()
+const receiver = await startReceiver()
+let cluster = null
+let url = process.env.LOAD_URL
+let masterKey = process.env.LOAD_MASTER_KEY
+if (!url) {
+  if (!process.env.DATABASE_URL) {
+    console.error('Set DATABASE_URL (the cluster is started here) or LOAD_URL and LOAD_MASTER_KEY.')
+    process.exit(2)
+  }
+  const { startCluster } = await import('../scripts/cluster.mjs')
+  cluster = await startCluster({
+    instances: Number(args.instances),
+    databaseUrl: process.env.DATABASE_URL,
+    redisUrl: process.env.REDIS_URL,
+    env: {
+      SVC_RATE_LIMITS: rateLimitsEnv(limits),
+      SVC_QUOTAS: LOAD_QUOTAS,
+      SVC_TELEPHONY: 'simulated',
+      SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
+      SVC_WEBHOOK_RETRY_SCHEDULE: '1,2,4,8,16,32',
+    },
+    log,
+  })
+  url = cluster.url
+  masterKey = cluster.masterKey
+  log(`[load] ${cluster.nodes.length} instances behind ${url}`)
+}
+
+const recorder = createRecorder()
+const request = createClient(`${url}/v1`, recorder)
+let code = 0
+try {
+  log('[load] setting up tenants (builds, numbers, endpoints)')
+  const tenants = await setupTenants({ request, masterKey, count: Number(args.tenants), site, receiver })
+  const ledger = createLedger(tenants)
+  const ops = createActors({ request, ledger, limits })
+  const minutes = Number(args.minutes)
+  const from = Date.now()
+  const stopAt = from + minutes * 60_000
+  log(`[load] ${minutes} min, ${args.users} users, ${tenants.length} tenants, limits ${rateLimitsEnv(limits)}`)
+  const ticker = setInterval(() => {
+    const r = recorder.report(from, Date.now())
+    log(`[load] ${r.seconds} s: ${r.requests} requests (${r.per_s}/s), 5xx ${r.status_5xx}, 429 ${r.status_429}, lost ${r.lost}`)
+  }, 30_000)
+  await runActors({ ops, tenants, weights: LOAD_MIX, users: Number(args.users), stopAt })
+  clearInterval(ticker)
+  const to = Date.now()
+  const report = recorder.report(from, to)
+  log('[load] checking consistency')
+  const checks = await checkConsistency({ request, ledger, receiver, log })
+  const all5xx = recorder.all.filter((r) => !r.failure && r.status >= 500).length
+  const lost = recorder.all.filter((r) => r.failure).length
+  const rate429 = recorder.all.filter((r) => r.status === 429).length
+  const out = { minutes, instances: cluster?.nodes.length ?? null, limits, mix: LOAD_MIX, ...report, status_5xx_total: all5xx, lost_total: lost, checks }
+  print(out)
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(out, null, 2))
+  if (all5xx || lost || rate429 || checks.some((c) => !c.ok)) code = 1
+} catch (e) {
+  console.error(e)
+  code = 1
+} finally {
+  await cluster?.stop()
+  await site.close()
+  await receiver.close()
+}
+process.exit(code)
+
+function print(r) {
+  const lines = []
+  lines.push(`load: ${r.minutes} min against ${r.instances ?? '?'} instances; ${r.requests} requests, ${r.per_s} req/s; 5xx ${r.status_5xx_total}; 429 ${r.status_429}; lost ${r.lost_total}`)
+  lines.push('route                                       req     req/s   p50 ms  p99 ms   2xx   4xx   429   5xx  lost')
+  for (const x of r.routes)
+    lines.push(
+      `${x.route.padEnd(42)} ${String(x.requests).padStart(6)} ${String(x.per_s).padStart(8)} ${String(x.p50_ms).padStart(8)} ${String(x.p99_ms).padStart(7)} ${String(x['2xx']).padStart(5)} ${String(x['4xx']).padStart(5)} ${String(x['429']).padStart(5)} ${String(x['5xx']).padStart(5)} ${String(x.lost).padStart(5)}`,
+    )
+  lines.push('checks:')
+  for (const c of r.checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`)
+  console.log(lines.join('\n'))
+}
