@@ -117,8 +117,10 @@ export function createClient(base, recorder, { ip = '198.18.200.1', timeoutMs = 
       try {
         json = JSON.parse(text)
       } catch {}
-      // Ours always carry the envelope with a request id; anything else in the 5xx range is the proxy's.
-      if (status >= 500 && !json?.error?.request_id) failure = 'proxy'
+      // The proxy's own answers (scripts/cluster.mjs): 502 bad_gateway when the instance died with the
+      // request, no_instance when none is up. Ours always carry the envelope's request id.
+      if (status === 502 && !json?.error?.request_id && ['bad_gateway', 'no_instance'].includes(json?.error?.code))
+        failure = 'proxy'
     } catch (e) {
       failure = 'transport'
       error = String(e?.cause?.code ?? e?.name ?? e)

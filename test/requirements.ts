@@ -1320,6 +1320,12 @@ export const requirements = {
     behavior:
       'A job failed through pg-boss and a 5xx audit row appear in GET /admin/system/errors (the job with its queue name and error message, the request with its request id, status and error code), and the failed job counts in GET /admin/system/status queue.failed_24h.',
   },
+  'reliability.chaos': {
+    source: 'issue 19: crashes (a chaos test that SIGKILLs one of two instances at random moments)',
+    engines: ['postgres'],
+    behavior:
+      'Two instances on one PostgreSQL behind the round-robin proxy run chat turns, agent builds, KB ingests, campaign dialling, simulated calls and webhook fan-out while a seeded PRNG (printed; SVC_CHAOS_SEED replays it) SIGKILLs one of them at random moments and restarts it. Only requests overlapping a kill may fail, and only with a transport error or the proxy\'s 502; then every accepted write is readable and none is duplicated, every turn exists once with contiguous indexes, builds, ingests, campaigns and calls finish, every event reaches every subscribed endpoint, and the daily quota counters equal the work.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -1,0 +1,113 @@
+// Types of bench/load-workload.mjs for the chaos test (TypeScript) — the module itself is plain ESM.
+export interface Recorded {
+  route: string
+  method: string
+  path: string
+  status: number
+  ms: number
+  t0: number
+  t1: number
+  failure: 'transport' | 'proxy' | null
+}
+export interface Answer extends Recorded {
+  body: any
+  text: string
+  error: string | null
+}
+export type Request = (
+  method: string,
+  path: string,
+  opts?: {
+    key?: string
+    body?: unknown
+    form?: FormData
+    headers?: Record<string, string>
+    route?: string
+    idempotencyKey?: string
+  },
+) => Promise<Answer>
+export interface RouteReport {
+  route: string
+  requests: number
+  per_s: number
+  p50_ms: number
+  p99_ms: number
+  '2xx': number
+  '4xx': number
+  '429': number
+  '5xx': number
+  lost: number
+}
+export interface Report {
+  seconds: number
+  requests: number
+  per_s: number
+  status_5xx: number
+  status_429: number
+  lost: number
+  routes: RouteReport[]
+}
+export interface Recorder {
+  all: Recorded[]
+  add(r: Recorded): void
+  report(from: number, to: number): Report
+}
+export interface Tenant {
+  index: number
+  userId: string
+  accountId: string
+  key: string
+  endpoints: { id: string; path: string }[]
+  chatAgent: string
+  phoneAgent: string
+  number: string
+  profile: string
+}
+export interface Ledger {
+  tenants: { tenant: Tenant; [k: string]: unknown }[]
+  unexpected: { what: string; status: number; failure: string | null; t0: number; t1: number; text?: string }[]
+  abandoned: { what: string; conv: string; mid: string; status: number; code?: string }[]
+}
+export interface Receiver {
+  origin: string
+  byPath: Map<string, Map<string, number>>
+  events: Map<string, { type: string; account: string; subject: string }>
+  readonly total: number
+  close(): Promise<void>
+}
+export type Op = 'read' | 'list' | 'chat' | 'kb' | 'calls' | 'build' | 'campaign'
+
+export declare const sleep: (ms: number) => Promise<void>
+export declare const LOAD_RATE_LIMITS: Record<string, number>
+export declare const LOAD_QUOTAS: string
+export declare const PACE: number
+export declare function rateLimitsEnv(limits?: Record<string, number>): string
+export declare function prng(seed: number): () => number
+export declare function createRecorder(): Recorder
+export declare function createClient(base: string, recorder: Recorder | null, opts?: { ip?: string; timeoutMs?: number }): Request
+export declare function startSite(): Promise<{ origin: string; close(): Promise<void> }>
+export declare function startReceiver(): Promise<Receiver>
+export declare function setupTenants(opts: {
+  request: Request
+  masterKey: string
+  count: number
+  site: { origin: string }
+  receiver: Receiver
+  tag?: string
+}): Promise<Tenant[]>
+export declare function createLedger(tenants: Tenant[]): Ledger
+export declare function createActors(opts: {
+  request: Request
+  ledger: Ledger
+  limits?: Record<string, number>
+  random?: () => number
+  retryMs?: number
+}): Record<Op, (t: Tenant) => Promise<void>>
+export declare function runActors(opts: {
+  ops: Record<Op, (t: Tenant) => Promise<void>>
+  tenants: Tenant[]
+  weights: Partial<Record<Op, number>>
+  users: number
+  stopAt: number
+  random?: () => number
+}): Promise<void>

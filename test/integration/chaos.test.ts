@@ -1,0 +1,119 @@
+// Crashes at random moments: two instances on one PostgreSQL behind the round-robin proxy
+// (scripts/cluster.mjs), a workload of chat turns, agent builds, KB ingests, campaign dialling, simulated
+// calls and webhook fan-out (bench/load-workload.mjs), and a seeded PRNG that SIGKILLs one of the two
+// instances at random moments, restarting it each time. Then the chaos stops, the work drains and the
+// consistency checks of `npm run load` run (bench/load-consistency.mjs, one implementation).
+//
+// What may fail (decisions "Load and crashes"): a request whose instance died under it, i.e. a transport
+// error (reset, refused) or the proxy's own 502 (bad_gateway: the instance died with the request; no
+// envelope request id), and only when the request overlaps a kill (from the signal until the instance
+// is back up, plus 2 s). Never a 5xx of our own, never a failure outside a kill. Nothing accepted may be
+// lost or duplicated; builds, ingests, campaigns and calls must finish; every event must be delivered.
+//
+// SVC_CHAOS_SECONDS (default 100) bounds the chaos; SVC_CHAOS_SEED replays a run (the seed is printed).
+// PostgreSQL only: PGlite is one process's database, so there is no second instance to survive a kill.
+import { afterAll, describe, expect, it } from 'vitest'
+import { checkConsistency } from '../../bench/load-consistency.mjs'
+import {
+  LOAD_QUOTAS,
+  LOAD_RATE_LIMITS,
+  createActors,
+  createClient,
+  createLedger,
+  createRecorder,
+  prng,
+  rateLimitsEnv,
+  runActors,
+  setupTenants,
+  sleep,
+  startReceiver,
+  startSite,
+} from '../../bench/load-workload.mjs'
+import { startCluster, type Cluster } from '../../scripts/cluster.mjs'
+import { verifies } from '../requirements'
+
+const SECONDS = Number(process.env.SVC_CHAOS_SECONDS ?? 100)
+const SEED = Number(process.env.SVC_CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31))
+/** After a kill, the instance's requests may still be failing for this long once it is back up. */
+const SETTLE_MS = 2000
+const MIX = { read: 10, list: 5, chat: 40, kb: 15, calls: 12, build: 6, campaign: 6 }
+
+const pg = !!process.env.DATABASE_URL
+if (!pg) console.log('[chaos] skipped: PostgreSQL only (set DATABASE_URL); PGlite cannot be shared by two instances')
+
+describe.skipIf(!pg)('chaos: SIGKILLs of one of two instances at random moments (PostgreSQL)', () => {
+  let cluster: Cluster | undefined
+  const closers: (() => Promise<void>)[] = []
+  afterAll(async () => {
+    await cluster?.stop()
+    for (const c of closers) await c()
+  })
+
+  it(
+    `loses and duplicates nothing through ${SECONDS} s of kills; everything finishes and is delivered`,
+    async () => {
+      verifies('reliability.chaos')
+      console.log(`[chaos] seed ${SEED} (replay with SVC_CHAOS_SEED=${SEED}), ${SECONDS} s`)
+      const random = prng(SEED)
+      const site = await startSite()
+      const receiver = await startReceiver()
+      closers.push(site.close, receiver.close)
+      cluster = await startCluster({
+        instances: 2,
+        databaseUrl: process.env.DATABASE_URL,
+        env: {
+          SVC_RATE_LIMITS: rateLimitsEnv(),
+          SVC_QUOTAS: LOAD_QUOTAS,
+          SVC_TELEPHONY: 'simulated',
+          SVC_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
+          SVC_JOB_POLL_SECONDS: '0.5',
+          SVC_WEBHOOK_RETRY_SCHEDULE: '1,1,2,2,4,4',
+          // A killed instance's calls are reconciled after 6 s instead of 15.
+          SVC_CALL_STALE_SECONDS: '6',
+        },
+      })
+      const c = cluster
+      const recorder = createRecorder()
+      const request = createClient(`${c.url}/v1`, recorder)
+      const tenants = await setupTenants({ request, masterKey: c.masterKey, count: 2, site, receiver, tag: 'chaos' })
+      const ledger = createLedger(tenants)
+      const ops = createActors({ request, ledger, limits: LOAD_RATE_LIMITS, random: prng(SEED + 1) })
+
+      const from = Date.now()
+      const stopAt = from + SECONDS * 1000
+      const kills: { node: number; at: number; back: number }[] = []
+      const chaos = (async () => {
+        for (;;) {
+          await sleep(3000 + random() * 9000)
+          if (Date.now() >= stopAt) return
+          const node = random() < 0.5 ? 0 : 1
+          const at = Date.now()
+          await c.kill(node, 'SIGKILL')
+          await c.restart(node)
+          kills.push({ node, at, back: Date.now() })
+          console.log(`[chaos] kill ${kills.length}: node ${node} at +${((at - from) / 1000).toFixed(1)} s, back in ${((Date.now() - at) / 1000).toFixed(1)} s`)
+        }
+      })()
+      await Promise.all([chaos, runActors({ ops, tenants, weights: MIX, users: 8, stopAt, random: prng(SEED + 2) })])
+      const to = Date.now()
+      const report = recorder.report(from, to)
+      console.log(
+        `[chaos] ${kills.length} kills; ${report.requests} requests (${report.per_s}/s), lost ${report.lost}, 5xx ${report.status_5xx}; proxy ${JSON.stringify(c.stats)}`,
+      )
+
+      const checks = await checkConsistency({ request, ledger, receiver, log: (m) => console.log(m) })
+      for (const x of checks) console.log(`[chaos] ${x.ok ? 'ok  ' : 'FAIL'} ${x.name}: ${x.detail}`)
+
+      // A failure is allowed only when the request overlaps a kill of its instance's lifetime.
+      const duringKill = (r: { t0: number; t1: number }) => kills.some((k) => r.t0 <= k.back + SETTLE_MS && r.t1 >= k.at)
+      const ours5xx = recorder.all.filter((r) => !r.failure && r.status >= 500)
+      const lostOutside = recorder.all.filter((r) => r.failure && !duringKill(r))
+      expect(kills.length, 'the chaos killed an instance several times').toBeGreaterThanOrEqual(Math.min(3, Math.floor(SECONDS / 15)))
+      expect(ours5xx.map((r) => `${r.route} ${r.status}`)).toEqual([])
+      expect(lostOutside.map((r) => `${r.route} ${r.failure} at +${r.t0 - from} ms`)).toEqual([])
+      expect(checks.filter((x) => !x.ok).map((x) => `${x.name}: ${x.detail}`)).toEqual([])
+      expect(checks).toHaveLength(5)
+    },
+    (SECONDS + 900) * 1000,
+  )
+})
