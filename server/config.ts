@@ -81,6 +81,16 @@ const Env = v.object({
     '600',
   ),
   SVC_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
+  // Graceful shutdown (decisions "Graceful shutdown"): the bound for live sessions and in-flight requests,
+  // and a pause in the draining state before the port closes (for balancers that poll health).
+  SVC_SHUTDOWN_TIMEOUT_SECONDS: v.optional(
+    v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'SVC_SHUTDOWN_TIMEOUT_SECONDS is a number of seconds')),
+    '20',
+  ),
+  SVC_SHUTDOWN_DELAY_SECONDS: v.optional(
+    v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'SVC_SHUTDOWN_DELAY_SECONDS is a number of seconds')),
+    '0',
+  ),
   SVC_OAUTH_ACCESS_TTL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3600'),
   SVC_OAUTH_REFRESH_GRACE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '30'),
   // Peers whose X-Forwarded-For / X-Forwarded-Proto are believed (decisions "Client IP"); empty trusts none.
@@ -145,6 +155,10 @@ export interface Config {
   oauthRefreshGraceSeconds: number
   /** IPs and CIDRs of the proxies allowed to name the client (X-Forwarded-For) and scheme (X-Forwarded-Proto). */
   trustedProxies: string[]
+  /** SIGTERM: live sessions and in-flight requests get this long each (SVC_SHUTDOWN_TIMEOUT_SECONDS, 20). */
+  shutdownTimeoutSeconds: number
+  /** SIGTERM: stay up this long answering health 503 before the port closes (SVC_SHUTDOWN_DELAY_SECONDS, 0). */
+  shutdownDelaySeconds: number
 }
 
 // A generated dev secret lives in the data dir (mode 0600) so restarts keep cursors and keys valid.
@@ -235,6 +249,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustedProxies: e.SVC_TRUSTED_PROXIES.split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    shutdownTimeoutSeconds: Number(e.SVC_SHUTDOWN_TIMEOUT_SECONDS),
+    shutdownDelaySeconds: Number(e.SVC_SHUTDOWN_DELAY_SECONDS),
   }
   return cached
 }
