@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { join, resolve } from 'node:path'
 import * as v from 'valibot'
 import { isValidAllowEntry } from '~/lib/ip'
+import { parseS3Url, type S3Location } from '~/kit/blob-store'
 
 const Env = v.object({
   PORT: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3000'),
@@ -26,6 +27,10 @@ const Env = v.object({
   // Uploaded originals (fs driver). Instances that share one PostgreSQL must share this directory too:
   // any of them may run the ingest job of another's upload.
   SVC_BLOB_DIR: v.optional(v.pipe(v.string(), v.minLength(1))),
+  // Where blobs go (decisions "Blob storage"): fs under SVC_BLOB_DIR, or s3 at SVC_BLOB_URL
+  // (https://KEY_ID:SECRET@host/bucket?region=…, any S3-compatible store).
+  SVC_BLOB_DRIVER: v.optional(v.picklist(['fs', 's3'], 'SVC_BLOB_DRIVER is fs or s3'), 'fs'),
+  SVC_BLOB_URL: v.optional(v.string()),
   SVC_PUBLIC_URL: v.optional(v.pipe(v.string(), v.url())),
   SVC_ALLOW_PRIVATE_HOSTS: v.optional(v.string(), ''),
   SVC_CHAT_ENGINE: v.optional(v.string(), 'local'),
@@ -117,6 +122,9 @@ export interface Config {
   databaseUrl: string | undefined
   dataDir: string
   blobDir: string
+  /** SVC_BLOB_DRIVER: fs (blobDir) or s3 (blobS3, parsed from SVC_BLOB_URL). */
+  blobDriver: 'fs' | 's3'
+  blobS3: S3Location | undefined
   production: boolean
   masterKey: string
   masterKeyFile: string | undefined
@@ -202,6 +210,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error('[config] SVC_TELEPHONY=twilio requires SVC_PUBLIC_URL (the public https origin Twilio calls)')
   if (e.SVC_MAIL === 'smtp' && !e.SMTP_URL)
     throw new Error('[config] SVC_MAIL=smtp requires SMTP_URL (smtp://user:pass@host:port)')
+  if (e.SVC_BLOB_DRIVER === 's3' && !e.SVC_BLOB_URL)
+    throw new Error('[config] SVC_BLOB_DRIVER=s3 requires SVC_BLOB_URL (https://KEY_ID:SECRET@host/bucket?region=…)')
+  let blobS3: S3Location | undefined
+  try {
+    blobS3 = e.SVC_BLOB_DRIVER === 's3' && e.SVC_BLOB_URL ? parseS3Url(e.SVC_BLOB_URL) : undefined
+  } catch (err) {
+    throw new Error(`[config] ${(err as Error).message}`)
+  }
   let masterKey = e.SVC_MASTER_KEY
   let masterKeyFile: string | undefined
   if (!masterKey) {
@@ -217,6 +233,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     dataDir,
     blobDir: e.SVC_BLOB_DIR ? resolve(e.SVC_BLOB_DIR) : join(dataDir, 'blobs'),
+    blobDriver: e.SVC_BLOB_DRIVER,
+    blobS3,
     production,
     masterKey,
     masterKeyFile,

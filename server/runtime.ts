@@ -15,7 +15,7 @@ import { startOutbound } from '~/domain/calls/service'
 import { retire } from '~/domain/calls/outbound'
 import { startQueue } from '~/jobs/_queue'
 import { createAuditWriter } from '~/kit/audit-writer'
-import { createFsBlobStore } from '~/kit/blob-store'
+import { createBlobStore } from '~/kit/blob-store'
 import type { Capability } from '~/kit/capability'
 import type { ChatEngine } from '~/kit/chat-engine'
 import type { JobDefinition } from '~/kit/job'
@@ -72,7 +72,7 @@ export async function buildRuntime(
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, prepare: config.pgPrepare })
   const applied = await migrate(database, installed.migrations)
   if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
-  const blobs = createFsBlobStore(config.blobDir)
+  const blobs = await createBlobStore(config)
   const queue = await startQueue({
     database,
     databaseUrl: config.databaseUrl,
@@ -86,7 +86,15 @@ export async function buildRuntime(
   let redis: unknown
   if (config.redisUrl) {
     const { default: Redis } = await import('ioredis')
-    redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    // Redis down: the limiters count in memory meanwhile (kit/rate-limit.ts); say so once a minute, not per retry.
+    let saidAt = 0
+    client.on('error', (err: Error) => {
+      if (Date.now() - saidAt < 60_000) return
+      saidAt = Date.now()
+      console.error(`[redis] ${err.message} (rate limits count per instance until it is back)`)
+    })
+    redis = client
     bridgeBusToRedis(database, config.redisUrl, redis as InstanceType<typeof Redis>, Redis)
     redisSubscribers.add(redis as InstanceType<typeof Redis>)
   }

@@ -1338,6 +1338,17 @@ export const requirements = {
     behavior:
       'An instance SIGTERMed while a webhook send hangs gives the delivery lease back within its 2 s bound and exits 0; the other instance delivers it at once instead of after the lease lapses.',
   },
+  'scale.redis-optional': {
+    source: 'issue 19: Redis is optional at run time',
+    engines: ['postgres'],
+    behavior:
+      "With REDIS_URL set and Redis stopped, requests keep answering (no 5xx): the rate limits count in each instance's memory until Redis is back, and a limit still answers 429.",
+  },
+  'blobs.driver': {
+    source: 'issue 19: blobs go through an unstorage driver chosen by configuration (decisions Blob storage)',
+    behavior:
+      'SVC_BLOB_DRIVER=s3 with SVC_BLOB_URL stores an upload as a SigV4-signed object in the bucket and the ingest job reads it back; s3 without a usable URL stops the boot naming what is missing.',
+  },
   'shutdown.graceful': {
     source: 'issue 19: SIGTERM finishes in-flight requests within a bound and exits 0 (decisions Graceful shutdown)',
     behavior:

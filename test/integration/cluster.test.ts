@@ -3,7 +3,7 @@
 // instances, a SIGTERMed instance handing its webhook lease to the other, and a rolling restart under
 // mixed load with no failed request. PostgreSQL only: the embedded database belongs to one process.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startCluster, type Cluster } from '../../scripts/cluster.mjs'
+import { startCluster, startRedis, type Cluster } from '../../scripts/cluster.mjs'
 import { seedAgents } from '../helpers/agents'
 import { createApi, type Api } from '../helpers/api'
 import { startReceiver, type Receiver } from '../helpers/receiver'
@@ -19,12 +19,16 @@ describe.skipIf(!process.env.DATABASE_URL)('two instances behind the proxy (Post
   let t: Tenant
   let agentId: string
   let rx: Receiver
+  let redis: Awaited<ReturnType<typeof startRedis>>
   /** A client of one node directly (its current origin: restarts change the port). */
   const on = (i: number, key = t.key, api?: Api) => api ?? createApi(`${cluster.nodes[i].origin}/v1`, key)
 
   beforeAll(async () => {
+    // A Redis of the test's own, so that the last test can stop it under the cluster.
+    redis = await startRedis()
     cluster = await startCluster({
       instances: 2,
+      redisUrl: redis.url,
       env: {
         SVC_RATE_LIMITS: `metrics=${METRICS_LIMIT},read=100000,write=100000,chat=100000`,
         SVC_QUOTAS: 'chat_messages=1000000',
@@ -39,6 +43,7 @@ describe.skipIf(!process.env.DATABASE_URL)('two instances behind the proxy (Post
   }, 120_000)
   afterAll(async () => {
     await cluster?.stop()
+    await redis?.stop()
     await rx?.close()
   })
 
@@ -130,4 +135,17 @@ describe.skipIf(!process.env.DATABASE_URL)('two instances behind the proxy (Post
     expect(counts.read).toBeGreaterThan(10)
     expect(cluster.stats.failures).toBe(0)
   }, 90_000)
+
+  it('Redis stopped: no 5xx, the limits count per instance meanwhile', async () => {
+    verifies('scale.redis-optional')
+    await redis.stop()
+    const api = on(0)
+    expect((await api.get(`/agents/${agentId}`)).status).toBe(200)
+    // The metrics budget was spent in Redis above; node 0's own memory starts afresh and still limits.
+    const statuses: number[] = []
+    for (let n = 0; n < METRICS_LIMIT + 1; n++) statuses.push((await api.get('/metrics')).status)
+    expect(statuses.slice(0, METRICS_LIMIT)).toEqual(Array(METRICS_LIMIT).fill(200))
+    expect(statuses[METRICS_LIMIT]).toBe(429)
+    expect((await on(1, 'svc_sk_live_wrong').get('/accounts')).status).toBe(401)
+  }, 30_000)
 })
