@@ -14,6 +14,9 @@ import { verifies } from '../requirements'
 /** The metrics class is the limit under test (GET /metrics), so reads stay free for the load below. */
 const METRICS_LIMIT = 12
 
+if (!process.env.DATABASE_URL)
+  console.log('cluster tests skipped: several instances need PostgreSQL (set DATABASE_URL); PGlite is one process')
+
 describe.skipIf(!process.env.DATABASE_URL)('two instances behind the proxy (PostgreSQL and Redis)', () => {
   let cluster: Cluster
   let t: Tenant
