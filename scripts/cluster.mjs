@@ -60,17 +60,19 @@ export async function startRedis({ log } = {}) {
         ),
       )
     })
-    child.once('exit', (code) => {
+    const onEarlyExit = (code) => {
       clearTimeout(timer)
       fail(new Error(`redis-server exited (${code}):\n${out.join('')}`))
-    })
-    child.stdout.on('data', () => {
-      if (/Ready to accept connections/.test(out.join(''))) {
-        clearTimeout(timer)
-        child.removeAllListeners('exit')
-        ready()
-      }
-    })
+    }
+    child.once('exit', onEarlyExit)
+    const onData = () => {
+      if (!/Ready to accept connections/.test(out.join(''))) return
+      clearTimeout(timer)
+      child.stdout.off('data', onData)
+      child.off('exit', onEarlyExit)
+      ready()
+    }
+    child.stdout.on('data', onData)
   })
   log?.(`[cluster] redis-server on 127.0.0.1:${port}`)
   return { url: `redis://127.0.0.1:${port}`, child, stop: () => stopChild(child, 'SIGTERM') }

@@ -4,6 +4,7 @@
 // streams; a route's own upgrade hook still decides for its path (crossws: the route's answer wins when it
 // gives one, otherwise the global one applies).
 import { defineNitroPlugin } from 'nitropack/runtime'
+import { isDraining, sessionClosed, sessionOpened } from '~/kit/drain'
 
 /** One message at most: a Media Streams frame is under 1 KB; ws would take 100 MiB by default. */
 export const MAX_WS_MESSAGE_BYTES = 64 * 1024
@@ -24,6 +25,15 @@ export default defineNitroPlugin((nitroApp) => {
       upgrade(request: Request) {
         const path = new URL(request.url, 'http://localhost').pathname
         if (!WEBSOCKET_PATHS.some((re) => re.test(path))) return new Response('Not Found', { status: 404 })
+        // A draining process takes no new session; the client reconnects through the balancer elsewhere.
+        if (isDraining()) return new Response('Service Unavailable: shutting down', { status: 503 })
+      },
+      // Live sessions are counted so that a SIGTERM waits for them (plugins/05.shutdown.ts).
+      open(peer: unknown) {
+        sessionOpened(peer)
+      },
+      close(peer: unknown) {
+        sessionClosed(peer)
       },
     },
   }
