@@ -50,7 +50,9 @@ async function waitFor(pending, ms = DRAIN_MS) {
 const check = (name, problems, summary) => ({
   name,
   ok: problems.length === 0,
-  detail: problems.length ? problems.slice(0, 20).join('; ') + (problems.length > 20 ? ` (+${problems.length - 20} more)` : '') : summary,
+  detail: problems.length
+    ? problems.slice(0, 20).join('; ') + (problems.length > 20 ? ` (+${problems.length - 20} more)` : '')
+    : summary,
 })
 
 const TERMINAL_CALL = ['completed', 'no_answer', 'failed', 'canceled']
@@ -113,8 +115,11 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
     // written and turns: every accepted conversation, its messages, and nothing created twice.
     const listed = await all(request, key, '/conversations?limit=200&channel=api')
     const byExt = new Map()
-    for (const c of listed) if (c.external_session_id) byExt.set(c.external_session_id, [...(byExt.get(c.external_session_id) ?? []), c.conversation_id])
-    for (const [ext, ids] of byExt) if (ids.length > 1) written.push(`external_session_id ${ext} created ${ids.length}× (${ids.join(', ')})`)
+    for (const c of listed)
+      if (c.external_session_id)
+        byExt.set(c.external_session_id, [...(byExt.get(c.external_session_id) ?? []), c.conversation_id])
+    for (const [ext, ids] of byExt)
+      if (ids.length > 1) written.push(`external_session_id ${ext} created ${ids.length}× (${ids.join(', ')})`)
     let apiMessageTurns = 0
     for (const c of listed) {
       const r = await get(request, key, `/conversations/${c.conversation_id}?include=transcript`)
@@ -143,7 +148,8 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
         if (m.state === 'rejected' && n !== 0) turns.push(`${m.mid}: refused, found ${n}×`)
       }
       const known = new Set((mine?.messages ?? []).map((m) => m.text))
-      for (const v of visitors) if (!known.has(v)) turns.push(`${c.conversation_id}: a visitor turn nobody sent: ${v.slice(0, 60)}`)
+      for (const v of visitors)
+        if (!known.has(v)) turns.push(`${c.conversation_id}: a visitor turn nobody sent: ${v.slice(0, 60)}`)
       // Each visitor turn is answered: the next turn that is not a tool turn is the agent's answer.
       for (let i = 0; i < tr.length; i++) {
         if (tr[i].speaker !== 'visitor') continue
@@ -151,7 +157,8 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
         while (j < tr.length && tr[j].turn_type === 'tool') j++
         if (tr[j]?.turn_type !== 'answer') turns.push(`${c.conversation_id}: visitor turn ${i} has no answer`)
       }
-      if (mine?.ended && r.body.status !== 'completed') written.push(`${c.conversation_id}: ended (200) but ${r.body.status}`)
+      if (mine?.ended && r.body.status !== 'completed')
+        written.push(`${c.conversation_id}: ended (200) but ${r.body.status}`)
       if (mine) expected.push([t, 'conversation.started', c.conversation_id])
       if (mine?.ended) expected.push([t, 'conversation.ended', c.conversation_id])
     }
@@ -177,10 +184,12 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
 
     // Calls: every accepted outbound call readable and ended, with its event; simulated inbound calls too.
     const calls = await all(request, key, '/calls?limit=100')
-    for (const id of l.calls.keys()) if (!calls.some((c) => c.call_id === id)) written.push(`${id}: created (201) but not listed`)
+    for (const id of l.calls.keys())
+      if (!calls.some((c) => c.call_id === id)) written.push(`${id}: created (201) but not listed`)
     for (const c of calls) {
       counts.calls++
-      if (c.status === 'completed' || c.status === 'no_answer' || c.status === 'failed') expected.push([t, `call.${c.status}`, c.call_id])
+      if (c.status === 'completed' || c.status === 'no_answer' || c.status === 'failed')
+        expected.push([t, `call.${c.status}`, c.call_id])
     }
     for (const id of l.inbound.keys()) {
       counts.inbound++
@@ -202,7 +211,8 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
     const lim = await get(request, key, `/accounts/${t.accountId}/limits`)
     const used = (k) => lim.body?.quotas?.[k]?.used
     const buildNumbers = []
-    for (const agent of [t.chatAgent, t.phoneAgent]) buildNumbers.push((await get(request, key, `/agents/${agent}/build`)).body?.build_number ?? 0)
+    for (const agent of [t.chatAgent, t.phoneAgent])
+      buildNumbers.push((await get(request, key, `/agents/${agent}/build`)).body?.build_number ?? 0)
     const want = {
       chat_messages: apiMessageTurns,
       // Pages of a build's crawl take no unit (only uploads, texts and KB crawls do).
@@ -210,8 +220,10 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
       builds: buildNumbers.reduce((a, b) => a + b, 0),
       agent_creates: 2,
     }
-    for (const [k, v] of Object.entries(want)) if (used(k) !== v) quotas.push(`tenant ${t.index} ${k}: used ${used(k)}, work ${v}`)
-    if (lim.body?.calls_today !== calls.length) quotas.push(`tenant ${t.index} calls_today ${lim.body?.calls_today}, calls ${calls.length}`)
+    for (const [k, v] of Object.entries(want))
+      if (used(k) !== v) quotas.push(`tenant ${t.index} ${k}: used ${used(k)}, work ${v}`)
+    if (lim.body?.calls_today !== calls.length)
+      quotas.push(`tenant ${t.index} calls_today ${lim.body?.calls_today}, calls ${calls.length}`)
   }
 
   // delivered: wait for the outbox to drain, then every expected event at every endpoint of its tenant.
@@ -231,22 +243,39 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
     for (const l of ledger.tenants) {
       const paths = l.tenant.endpoints.map((e) => e.path)
       const seen = new Set(paths.flatMap((p) => [...(receiver.byPath.get(p)?.keys() ?? [])]))
-      for (const id of seen) for (const p of paths) if (!receiver.byPath.get(p)?.has(id)) left.push(`${id}: not at ${p}`)
+      for (const id of seen)
+        for (const p of paths) if (!receiver.byPath.get(p)?.has(id)) left.push(`${id}: not at ${p}`)
     }
     return left
   })
   delivered.push(...missing)
   counts.events = receiver.events.size
   for (const l of ledger.tenants) {
-    const exhausted = await all(request, l.tenant.key, '/webhooks/deliveries?status=exhausted&limit=100').catch((e) => [{ delivery_id: String(e) }])
+    const exhausted = await all(request, l.tenant.key, '/webhooks/deliveries?status=exhausted&limit=100').catch((e) => [
+      { delivery_id: String(e) },
+    ])
     for (const d of exhausted) delivered.push(`${d.delivery_id ?? d.id} exhausted`)
   }
 
   const unexpected = ledger.unexpected.map((u) => `${u.what}: ${u.status} ${u.text ?? ''}`)
-  results.push(check('written', [...written, ...unexpected], `${counts.conversations} conversations, ${counts.docs} documents, ${counts.calls} calls, ${counts.inbound} simulated calls, ${counts.campaigns} campaigns readable; nothing created twice`))
+  results.push(
+    check(
+      'written',
+      [...written, ...unexpected],
+      `${counts.conversations} conversations, ${counts.docs} documents, ${counts.calls} calls, ${counts.inbound} simulated calls, ${counts.campaigns} campaigns readable; nothing created twice`,
+    ),
+  )
   results.push(check('terminal', terminal, `builds, ingests, ${counts.campaigns} campaigns and every call finished`))
   results.push(check('turns', turns, `${counts.messages} messages, each once; turn indexes contiguous`))
-  results.push(check('delivered', delivered, `${expected.length} events × every endpoint (${receiver.total} deliveries, ${counts.events} distinct events); none exhausted`))
-  results.push(check('quotas', quotas, 'chat_messages, kb_documents, builds, agent_creates and calls_today equal the work'))
+  results.push(
+    check(
+      'delivered',
+      delivered,
+      `${expected.length} events × every endpoint (${receiver.total} deliveries, ${counts.events} distinct events); none exhausted`,
+    ),
+  )
+  results.push(
+    check('quotas', quotas, 'chat_messages, kb_documents, builds, agent_creates and calls_today equal the work'),
+  )
   return results
 }

@@ -84,7 +84,11 @@ export declare const PACE: number
 export declare function rateLimitsEnv(limits?: Record<string, number>): string
 export declare function prng(seed: number): () => number
 export declare function createRecorder(): Recorder
-export declare function createClient(base: string, recorder: Recorder | null, opts?: { ip?: string; timeoutMs?: number }): Request
+export declare function createClient(
+  base: string,
+  recorder: Recorder | null,
+  opts?: { ip?: string; timeoutMs?: number },
+): Request
 export declare function startSite(): Promise<{ origin: string; close(): Promise<void> }>
 export declare function startReceiver(): Promise<Receiver>
 export declare function setupTenants(opts: {

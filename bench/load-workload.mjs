@@ -74,7 +74,7 @@ export function createRecorder() {
             p99_ms: Math.round(quantile(s, 0.99)),
             '2xx': e.s2,
             '4xx': e.s4,
-            '429': e.s429,
+            429: e.s429,
             '5xx': e.s5,
             lost: e.lost,
           }
@@ -111,7 +111,12 @@ export function createClient(base, recorder, { ip = '198.18.200.1', timeoutMs = 
     let failure = null
     let error = null
     try {
-      const res = await fetch(base + path, { method, headers: h, body: payload, signal: AbortSignal.timeout(timeoutMs) })
+      const res = await fetch(base + path, {
+        method,
+        headers: h,
+        body: payload,
+        signal: AbortSignal.timeout(timeoutMs),
+      })
       status = res.status
       text = await res.text()
       try {
@@ -220,7 +225,13 @@ export function subjectOf(ev) {
   return ev.type.startsWith('call.') ? d.call_id : (d.conversation_id ?? d.id)
 }
 
-export const WEBHOOK_EVENTS = ['conversation.started', 'conversation.ended', 'call.completed', 'call.no_answer', 'call.failed']
+export const WEBHOOK_EVENTS = [
+  'conversation.started',
+  'conversation.ended',
+  'call.completed',
+  'call.no_answer',
+  'call.failed',
+]
 const ENDPOINTS_PER_TENANT = 3
 
 /** Throws unless 2xx: set-up steps retry a lost answer themselves (with the same Idempotency-Key). */
@@ -262,7 +273,15 @@ async function buildAgent(request, t, site, agentType) {
     request,
     'POST',
     `/accounts/${t.accountId}/agents/build`,
-    { key: t.key, body: { website_url: `${site.origin}/`, voice_id: voices.data[0].voice_id, language: 'en', agent_type: agentType } },
+    {
+      key: t.key,
+      body: {
+        website_url: `${site.origin}/`,
+        voice_id: voices.data[0].voice_id,
+        language: 'en',
+        agent_type: agentType,
+      },
+    },
     'build',
   )
   await untilDone(
@@ -333,7 +352,13 @@ export async function setupTenants({ request, masterKey, count, site, receiver, 
     t.chatAgent = await buildAgent(request, t, site, 'chat')
     t.phoneAgent = await buildAgent(request, t, site, 'phone')
     t.number = freshPhone(1000 + i)
-    await must(request, 'POST', '/phone-numbers', { key: t.key, body: { e164: t.number, agent_id: t.phoneAgent } }, 'number')
+    await must(
+      request,
+      'POST',
+      '/phone-numbers',
+      { key: t.key, body: { e164: t.number, agent_id: t.phoneAgent } },
+      'number',
+    )
     const p = await must(
       request,
       'POST',
@@ -418,7 +443,14 @@ export function createActors({ request, ledger, limits = LOAD_RATE_LIMITS, rando
     return request(method, path, { key: t.key, ...opts })
   }
   const unexpected = (what, r) =>
-    ledger.unexpected.push({ what, status: r.status, failure: r.failure, t0: r.t0, t1: r.t1, text: r.text?.slice(0, 300) })
+    ledger.unexpected.push({
+      what,
+      status: r.status,
+      failure: r.failure,
+      t0: r.t0,
+      t1: r.t1,
+      text: r.text?.slice(0, 300),
+    })
   const ok = (r) => r.status >= 200 && r.status < 300
 
   /** A write retried while its answer is lost or its key still in use; answers the last attempt and whether it is ambiguous. */
@@ -450,7 +482,8 @@ export function createActors({ request, ledger, limits = LOAD_RATE_LIMITS, rando
       let r
       if (choice === 0 && convs.length)
         r = await call(t, 'GET', `/conversations/${pick(convs)}`, { route: 'GET /conversations/{conv}' })
-      else if (choice === 1 && calls.length) r = await call(t, 'GET', `/calls/${pick(calls)}`, { route: 'GET /calls/{call}' })
+      else if (choice === 1 && calls.length)
+        r = await call(t, 'GET', `/calls/${pick(calls)}`, { route: 'GET /calls/{call}' })
       else if (choice === 2) r = await call(t, 'GET', `/agents/${t.chatAgent}`, { route: 'GET /agents/{agt}' })
       else r = await call(t, 'GET', `/accounts/${t.accountId}/limits`, { route: 'GET /accounts/{acc}/limits' })
       if (!ok(r) && !r.failure) unexpected('read', r)
@@ -498,7 +531,13 @@ export function createActors({ request, ledger, limits = LOAD_RATE_LIMITS, rando
         if (ok(sent.r)) m.state = 'accepted'
         else if (sent.ambiguous || sent.r.body?.error?.code === 'turn_in_progress') {
           m.state = 'ambiguous'
-          ledger.abandoned.push({ what: 'message', conv: conv.id, mid, status: sent.r.status, code: sent.r.body?.error?.code })
+          ledger.abandoned.push({
+            what: 'message',
+            conv: conv.id,
+            mid,
+            status: sent.r.status,
+            code: sent.r.body?.error?.code,
+          })
           return
         } else {
           m.state = 'rejected'
@@ -540,7 +579,8 @@ export function createActors({ request, ledger, limits = LOAD_RATE_LIMITS, rando
           })
           if (ok(res.r)) l.inbound.set(res.r.body.conversation_id, { status: res.r.body.status })
           else if (!res.ambiguous) unexpected('inbound call', res.r)
-          if (ok(res.r)) await settle(t, `/conversations/${res.r.body.conversation_id}`, (b) => b.status !== 'in_progress')
+          if (ok(res.r))
+            await settle(t, `/conversations/${res.r.body.conversation_id}`, (b) => b.status !== 'in_progress')
         } else {
           const res = await write(t, 'POST', '/calls', {
             route: 'POST /calls',
@@ -589,7 +629,12 @@ export function createActors({ request, ledger, limits = LOAD_RATE_LIMITS, rando
           profile_id: t.profile,
           list_id: list.r.body.list_id,
           name: `Reminders ${seq}`,
-          schedule: { timezone: 'UTC', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], start: '00:00', end: '24:00' },
+          schedule: {
+            timezone: 'UTC',
+            days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+            start: '00:00',
+            end: '24:00',
+          },
           max_concurrent: 2,
           max_attempts: 2,
           retry_delay_minutes: 0.02,
@@ -609,7 +654,9 @@ export function createActors({ request, ledger, limits = LOAD_RATE_LIMITS, rando
   async function settle(t, path, done) {
     const deadline = Date.now() + 60_000
     while (Date.now() < deadline) {
-      const r = await call(t, 'GET', path, { route: path.startsWith('/calls') ? 'GET /calls/{call}' : 'GET /conversations/{conv}' })
+      const r = await call(t, 'GET', path, {
+        route: path.startsWith('/calls') ? 'GET /calls/{call}' : 'GET /conversations/{conv}',
+      })
       if (ok(r) && done(r.body)) return
       await sleep(500)
     }

@@ -89,7 +89,9 @@ try {
   log(`[load] ${minutes} min, ${args.users} users, ${tenants.length} tenants, limits ${rateLimitsEnv(limits)}`)
   const ticker = setInterval(() => {
     const r = recorder.report(from, Date.now())
-    log(`[load] ${r.seconds} s: ${r.requests} requests (${r.per_s}/s), 5xx ${r.status_5xx}, 429 ${r.status_429}, lost ${r.lost}`)
+    log(
+      `[load] ${r.seconds} s: ${r.requests} requests (${r.per_s}/s), 5xx ${r.status_5xx}, 429 ${r.status_429}, lost ${r.lost}`,
+    )
   }, 30_000)
   await runActors({ ops, tenants, weights: LOAD_MIX, users: Number(args.users), stopAt })
   clearInterval(ticker)
@@ -100,7 +102,16 @@ try {
   const all5xx = recorder.all.filter((r) => !r.failure && r.status >= 500).length
   const lost = recorder.all.filter((r) => r.failure).length
   const rate429 = recorder.all.filter((r) => r.status === 429).length
-  const out = { minutes, instances: cluster?.nodes.length ?? null, limits, mix: LOAD_MIX, ...report, status_5xx_total: all5xx, lost_total: lost, checks }
+  const out = {
+    minutes,
+    instances: cluster?.nodes.length ?? null,
+    limits,
+    mix: LOAD_MIX,
+    ...report,
+    status_5xx_total: all5xx,
+    lost_total: lost,
+    checks,
+  }
   print(out)
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(out, null, 2))
   if (all5xx || lost || rate429 || checks.some((c) => !c.ok)) code = 1
@@ -116,7 +127,9 @@ process.exit(code)
 
 function print(r) {
   const lines = []
-  lines.push(`load: ${r.minutes} min against ${r.instances ?? '?'} instances; ${r.requests} requests, ${r.per_s} req/s; 5xx ${r.status_5xx_total}; 429 ${r.status_429}; lost ${r.lost_total}`)
+  lines.push(
+    `load: ${r.minutes} min against ${r.instances ?? '?'} instances; ${r.requests} requests, ${r.per_s} req/s; 5xx ${r.status_5xx_total}; 429 ${r.status_429}; lost ${r.lost_total}`,
+  )
   lines.push('route                                       req     req/s   p50 ms  p99 ms   2xx   4xx   429   5xx  lost')
   for (const x of r.routes)
     lines.push(

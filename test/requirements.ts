@@ -121,6 +121,11 @@ export const requirements = {
     behavior:
       'A turn that fails after its claim leaves nothing half-written: no visitor turn without its answer, no usage, the chat_messages quota unit given back, and the conversation free for the next message.',
   },
+  'chat.turn-crash': {
+    source: 'issue 19: crashes lose and duplicate nothing (finding of the chaos test)',
+    behavior:
+      'A message whose instance dies after the turn was claimed (its quota unit taken, its idempotency_key stored without a response) is written exactly once when retried with the same idempotency_key after the claim lapses (it was 409 turn_in_progress for 24 hours), and the chat_messages counter counts it once (the dead claim\'s unit is inherited, not taken again).',
+  },
   'health.public': { source: 'contract Platform', behavior: 'Platform routes need no credential and are unmetered.' },
   'openapi.document': {
     source: 'contract Platform',
@@ -1325,6 +1330,12 @@ export const requirements = {
     engines: ['postgres'],
     behavior:
       'Two instances on one PostgreSQL behind the round-robin proxy run chat turns, agent builds, KB ingests, campaign dialling, simulated calls and webhook fan-out while a seeded PRNG (printed; SVC_CHAOS_SEED replays it) SIGKILLs one of them at random moments and restarts it. Only requests overlapping a kill may fail, and only with a transport error or the proxy\'s 502; then every accepted write is readable and none is duplicated, every turn exists once with contiguous indexes, builds, ingests, campaigns and calls finish, every event reaches every subscribed endpoint, and the daily quota counters equal the work.',
+  },
+  'reliability.jobs-takeover': {
+    source: 'issue 19: crashes (finding of the chaos test: builds and ingests of a killed instance waited 15 minutes)',
+    engines: ['postgres'],
+    behavior:
+      'A build and a KB page ingest whose instance is SIGKILLed mid-run are finished by another instance on the same queue within a minute (the queue fails the jobs of an instance that stopped beating, and a retried build job takes its running build over), instead of staying running or processing until pg-boss expires the job after 15 minutes.',
   },
   'scale.shared-limits': {
     source: 'issue 19: rate limits and the unauthenticated-failure limit are global across instances',

@@ -7,6 +7,10 @@ import { resolveProviders, type Providers } from '~/kit/providers'
 export type { Queue } from '~/kit/job'
 import { createRegistry } from '~/kit/registry'
 import { createFsBlobStore, type BlobStore } from '~/kit/blob-store'
+import { INSTANCE_ID } from '~/domain/calls/outbound'
+
+/** How often each instance looks for jobs held by an instance that stopped beating. */
+const REAP_MS = 5_000
 
 export async function startQueue(opts: {
   database: Database
@@ -52,6 +56,43 @@ export async function startQueue(opts: {
     blobs: opts.blobs ?? createFsBlobStore(opts.config.blobDir),
   }
 
+  // pg-boss records no worker: an active job whose process was killed stays active until it expires (15
+  // minutes), and its document, build or summary waits as long. Each job names its instance in its output
+  // while it runs (the job's output is only written again when it completes); any instance fails the jobs
+  // of an instance that has not beaten (the instances table, calls/service.ts) for SVC_CALL_STALE_SECONDS,
+  // and pg-boss retries them after their retry delay. Handlers are idempotent, so a job whose instance only
+  // looked dead runs twice at worst.
+  const schema = opts.config.queueSchema
+  const own = (id: string) =>
+    opts.database
+      .executeSql(
+        `UPDATE ${schema}.job SET output = jsonb_build_object('instance', $1::text) WHERE id = $2::uuid AND state = 'active'`,
+        [INSTANCE_ID, id],
+      )
+      .catch((err) => log(`own ${id}: ${err instanceof Error ? err.message : err}`))
+  const stale = opts.config.callStaleSeconds
+  const reap = async () => {
+    try {
+      const { rows } = await opts.database.executeSql(
+        `SELECT j.name, j.id FROM ${schema}.job j
+          WHERE j.state = 'active' AND j.output ? 'instance' AND j.output->>'instance' <> $1::text
+            AND j.started_on < now() - make_interval(secs => $2::double precision)
+            AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = j.output->>'instance'
+              AND i.seen_at > now() - make_interval(secs => $2::double precision))
+          LIMIT 100`,
+        [INSTANCE_ID, stale],
+      )
+      for (const r of rows as { name: string; id: string }[]) {
+        await boss.fail(r.name, r.id, { error: 'the instance running this job stopped' })
+        log(`retrying ${r.name} job ${r.id}: its instance stopped`)
+      }
+    } catch (err) {
+      log(`reap: ${err instanceof Error ? err.message : err}`)
+    }
+  }
+  const reaper = setInterval(reap, REAP_MS)
+  reaper.unref()
+
   for (const job of registry.list()) {
     await boss.createQueue(job.name, {
       name: job.name,
@@ -65,7 +106,10 @@ export async function startQueue(opts: {
         job.name,
         { pollingIntervalSeconds: Math.max(0.5, opts.pollSeconds), batchSize: 1, includeMetadata: true },
         async (batch) => {
-          for (const j of batch) await job.run(j.data as any, ctx, { id: j.id, retryCount: j.retryCount })
+          for (const j of batch) {
+            await own(j.id)
+            await job.run(j.data as any, ctx, { id: j.id, retryCount: j.retryCount })
+          }
         },
       )
     }
@@ -82,6 +126,9 @@ export async function startQueue(opts: {
     async state() {
       return Date.now() - lastErrorAt < 60_000 ? 'degraded' : 'ok'
     },
-    stop: () => boss.stop({ graceful: true, wait: true, timeout: 5000 }),
+    stop: () => {
+      clearInterval(reaper)
+      return boss.stop({ graceful: true, wait: true, timeout: 5000 })
+    },
   }
 }

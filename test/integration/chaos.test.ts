@@ -91,7 +91,9 @@ describe.skipIf(!pg)('chaos: SIGKILLs of one of two instances at random moments 
           await c.kill(node, 'SIGKILL')
           await c.restart(node)
           kills.push({ node, at, back: Date.now() })
-          console.log(`[chaos] kill ${kills.length}: node ${node} at +${((at - from) / 1000).toFixed(1)} s, back in ${((Date.now() - at) / 1000).toFixed(1)} s`)
+          console.log(
+            `[chaos] kill ${kills.length}: node ${node} at +${((at - from) / 1000).toFixed(1)} s, back in ${((Date.now() - at) / 1000).toFixed(1)} s`,
+          )
         }
       })()
       await Promise.all([chaos, runActors({ ops, tenants, weights: MIX, users: 8, stopAt, random: prng(SEED + 2) })])
@@ -101,14 +103,27 @@ describe.skipIf(!pg)('chaos: SIGKILLs of one of two instances at random moments 
         `[chaos] ${kills.length} kills; ${report.requests} requests (${report.per_s}/s), lost ${report.lost}, 5xx ${report.status_5xx}; proxy ${JSON.stringify(c.stats)}`,
       )
 
-      const checks = await checkConsistency({ request, ledger, receiver, log: (m) => console.log(m) })
+      const checks = await checkConsistency({ request, ledger, receiver, log: (m) => console.log(m) }).catch(
+        (e: unknown) => [{ name: 'written' as const, ok: false, detail: `the checks failed: ${e}` }],
+      )
       for (const x of checks) console.log(`[chaos] ${x.ok ? 'ok  ' : 'FAIL'} ${x.name}: ${x.detail}`)
+      // The instances' own account of anything that went wrong (5xx answers log their stack).
+      for (const n of c.nodes) {
+        const errors = n.logs
+          .join('')
+          .split('\n')
+          .filter((l) => /error|Error|ERR|at /.test(l))
+        if (errors.length) console.log(`[chaos] node ${n.index} log:\n${errors.slice(-60).join('\n')}`)
+      }
 
       // A failure is allowed only when the request overlaps a kill of its instance's lifetime.
-      const duringKill = (r: { t0: number; t1: number }) => kills.some((k) => r.t0 <= k.back + SETTLE_MS && r.t1 >= k.at)
+      const duringKill = (r: { t0: number; t1: number }) =>
+        kills.some((k) => r.t0 <= k.back + SETTLE_MS && r.t1 >= k.at)
       const ours5xx = recorder.all.filter((r) => !r.failure && r.status >= 500)
       const lostOutside = recorder.all.filter((r) => r.failure && !duringKill(r))
-      expect(kills.length, 'the chaos killed an instance several times').toBeGreaterThanOrEqual(Math.min(3, Math.floor(SECONDS / 15)))
+      expect(kills.length, 'the chaos killed an instance several times').toBeGreaterThanOrEqual(
+        Math.min(3, Math.floor(SECONDS / 15)),
+      )
       expect(ours5xx.map((r) => `${r.route} ${r.status}`)).toEqual([])
       expect(lostOutside.map((r) => `${r.route} ${r.failure} at +${r.t0 - from} ms`)).toEqual([])
       expect(checks.filter((x) => !x.ok).map((x) => `${x.name}: ${x.detail}`)).toEqual([])

@@ -3,25 +3,43 @@
 // file, which answers one turn with a token count PostgreSQL's integer columns cannot hold, so the write
 // itself is refused by the database after the claim, the quota and the engine have run.
 // Own server on the embedded database: on PostgreSQL every test server shares one job queue, and this
-// file's engine would then answer other files' summary jobs.
+// file's engine would then answer other files' summary jobs. The last test kills the server while the
+// engine holds a turn (the fake never answers it) and retries the message on the restarted server.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSeededServer, type SeededServer } from '../helpers/agents'
-import type { Api } from '../helpers/api'
+import { createApi, type Api } from '../helpers/api'
+import { withDatabase } from '../helpers/db'
+import { startServer } from '../helpers/server'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
 
 let fake: Server
 let nextUsage = 7
 let nextContent = 'We open at 9am.'
+/** While set, the fake engine takes requests and never answers them (a turn held by its instance). */
+let hang = false
+let held = 0
 let seeded: SeededServer<Tenant>
 let api: Api
+
+/** This file's server: its own PGlite, the openai engine pointed at the fake. */
+const engineEnv = () => ({
+  DATABASE_URL: undefined as unknown as string,
+  SVC_CHAT_ENGINE: 'openai',
+  OPENAI_BASE_URL: `http://127.0.0.1:${(fake.address() as AddressInfo).port}/v1`,
+  OPENAI_API_KEY: 'sk-test-fake',
+})
 
 beforeAll(async () => {
   fake = createServer((req, res) => {
     req.resume()
     req.on('end', () => {
+      if (hang) {
+        held++
+        return
+      }
       const completion = {
         id: 'chatcmpl-1',
         object: 'chat.completion',
@@ -33,14 +51,8 @@ beforeAll(async () => {
     })
   })
   await new Promise<void>((ok) => fake.listen(0, '127.0.0.1', ok))
-  const env = {
-    DATABASE_URL: undefined as unknown as string,
-    SVC_CHAT_ENGINE: 'openai',
-    OPENAI_BASE_URL: `http://127.0.0.1:${(fake.address() as AddressInfo).port}/v1`,
-    OPENAI_API_KEY: 'sk-test-fake',
-  }
   seeded = await startSeededServer({
-    env,
+    env: engineEnv(),
     prepare: (master) => createTenant(master),
     agents: (tenant) => [{ accountId: tenant.accountId }],
   })
@@ -49,6 +61,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await seeded?.server.stop('SIGKILL')
+  fake?.closeAllConnections()
   await new Promise((ok) => fake?.close(ok))
 })
 
@@ -113,4 +126,51 @@ describe('a chat turn that fails after its claim', () => {
       nextContent = 'We open at 9am.'
     }
   })
+
+  it('a message whose instance died mid-turn is written once when retried with its idempotency_key, and costs one unit', async () => {
+    verifies('chat.turn-crash')
+    const acc = seeded.prepared.accountId
+    const conv = await api.post('/conversations', { agent_id: seeded.agentIds[0] })
+    expect(conv.status, conv.text).toBe(201)
+    const id = conv.body.conversation_id
+    const usedBefore = (await api.get(`/accounts/${acc}/limits`)).body.quotas.chat_messages.used
+    const body = { text: 'Do you open on public holidays?', idempotency_key: 'crash-1' }
+
+    // The turn is claimed (unit taken, key stored without a response), then its instance dies.
+    hang = true
+    const lost = api.post(`/conversations/${id}/messages`, body).catch((e: unknown) => e)
+    const waitUntil = Date.now() + 10_000
+    while (held === 0 && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 50))
+    expect(held, 'the engine holds the turn').toBe(1)
+    const old = seeded.server
+    await old.stop('SIGKILL')
+    expect(await lost).toBeInstanceOf(Error)
+    hang = false
+    // The dead turn's claim lapses after 60 s; the clock is moved past it instead of waiting.
+    await withDatabase(
+      old.dataDir,
+      (db) =>
+        db.db.execute(`UPDATE conversations SET turn_locked_until = now() - interval '1 second' WHERE id = '${id}'`),
+      { url: null },
+    )
+    seeded.server = await startServer({ dataDir: old.dataDir, masterKey: old.masterKey, env: engineEnv() })
+    api = createApi(seeded.server.base, seeded.prepared.key)
+
+    // The retry takes the orphaned key over (it was 409 turn_in_progress for 24 hours) and the dead
+    // claim's unit (it was counted twice).
+    const retried = await api.post(`/conversations/${id}/messages`, body)
+    expect(retried.status, retried.text).toBe(200)
+    const replay = await api.post(`/conversations/${id}/messages`, body)
+    expect(replay.status, replay.text).toBe(200)
+    expect(replay.headers.get('idempotent-replayed')).toBe('true')
+    const read = await api.get(`/conversations/${id}?include=transcript`)
+    expect(read.body.transcript.filter((t: { text: string }) => t.text === body.text)).toHaveLength(1)
+    expect(read.body.transcript.map((t: { turn_index: number }) => t.turn_index)).toEqual([
+      ...read.body.transcript.keys(),
+    ])
+    expect((await api.get(`/accounts/${acc}/limits`)).body.quotas.chat_messages.used).toBe(usedBefore + 1)
+    // The next message takes a unit of its own again.
+    expect((await api.post(`/conversations/${id}/messages`, { text: 'Thanks!' })).status).toBe(200)
+    expect((await api.get(`/accounts/${acc}/limits`)).body.quotas.chat_messages.used).toBe(usedBefore + 2)
+  }, 120_000)
 })

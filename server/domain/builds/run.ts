@@ -153,7 +153,13 @@ function describe(step: BuildStepName, err: unknown): string {
   return publicMessage(err, step === 'crawl' ? PUBLIC_MESSAGES.crawl : PUBLIC_MESSAGES.engine)
 }
 
-async function claim(ctx: JobContext, buildId: string): Promise<BuildRow | undefined> {
+/**
+ * Takes the build: a queued one; a running one whose worker has been silent STALE_RUN_MS; or, on a retry of
+ * its job (`takeover`), a running one at once — a job is retried only when its previous run ended without
+ * recording the build's end: its instance was killed (the queue fails the jobs of a stopped instance) or an
+ * error escaped the steps. It was stuck as running for 15 minutes.
+ */
+async function claim(ctx: JobContext, buildId: string, takeover = false): Promise<BuildRow | undefined> {
   const [row] = await ctx.database.db
     .update(agentBuilds)
     .set({ status: 'running', startedAt: sql`coalesce(${agentBuilds.startedAt}, now())` })
@@ -164,7 +170,9 @@ async function claim(ctx: JobContext, buildId: string): Promise<BuildRow | undef
           eq(agentBuilds.status, 'queued'),
           and(
             eq(agentBuilds.status, 'running'),
-            sql`${agentBuilds.startedAt} < now() - make_interval(secs => ${STALE_RUN_MS / 1000})`,
+            takeover
+              ? sql`true`
+              : sql`${agentBuilds.startedAt} < now() - make_interval(secs => ${STALE_RUN_MS / 1000})`,
           ),
         ),
       ),
@@ -177,8 +185,8 @@ async function save(tx: Tx | JobContext['database']['db'], buildId: string, set:
   await tx.update(agentBuilds).set(set).where(eq(agentBuilds.id, buildId))
 }
 
-export async function runBuild(ctx: JobContext, buildId: string): Promise<void> {
-  const build = await claim(ctx, buildId)
+export async function runBuild(ctx: JobContext, buildId: string, opts: { takeover?: boolean } = {}): Promise<void> {
+  const build = await claim(ctx, buildId, opts.takeover)
   if (!build) return
   const [agent] = await ctx.database.db.select().from(agents).where(eq(agents.id, build.agentId))
   if (!agent) return save(ctx.database.db, build.id, { status: 'failed', finishedAt: new Date() })

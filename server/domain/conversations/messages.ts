@@ -143,7 +143,9 @@ export async function postMessage(
           'idempotency_key',
         )
       if (known.response) return { replayed: true, response: known.response }
-      throw turnInProgress()
+      // No response yet: its turn runs (the claim below then refuses, 409 turn_in_progress), or its
+      // instance died after taking the key. Only the claim can tell: it succeeds once the dead turn's claim
+      // has lapsed, and the key is then taken over below.
     }
     if (known)
       await database.db
@@ -178,11 +180,29 @@ export async function postMessage(
   let written = false
   try {
     if (key !== undefined) {
-      const ins = await database.db
-        .insert(messageKeys)
-        .values({ conversationId: conv.id, key, textHash, response: null })
-        .onConflictDoNothing()
-        .returning({ key: messageKeys.key })
+      const take = () =>
+        database.db
+          .insert(messageKeys)
+          .values({ conversationId: conv.id, key, textHash, response: null })
+          .onConflictDoNothing()
+          .returning({ key: messageKeys.key })
+      let ins = await take()
+      if (!ins.length) {
+        // We hold the turn, so a key of this text still without a response belongs to a turn that can no
+        // longer write (its instance died holding it; its claim lapsed): it is ours now. Another text's key,
+        // or one with a response, stays as it is.
+        await database.db
+          .delete(messageKeys)
+          .where(
+            and(
+              eq(messageKeys.conversationId, conv.id),
+              eq(messageKeys.key, key),
+              eq(messageKeys.textHash, textHash),
+              isNull(messageKeys.response),
+            ),
+          )
+        ins = await take()
+      }
       if (!ins.length) throw turnInProgress()
       keyClaimed = true
     }
@@ -242,10 +262,17 @@ function claimStatement(database: Database, quota: boolean) {
     .returning()
   const columns = getTableColumns(conversations)
   const claimed = db.$with('claimed', columns).as(claim.getSQL())
+  // The lock as it was before this claim (every part of one statement reads the same snapshot). Set and
+  // lapsed means the turn that took it never wrote nor gave it back: its instance died after its claim had
+  // taken a unit. This turn inherits that unit instead of taking another, so the counter stays equal to
+  // the turns written.
+  const prev = db
+    .$with('prev', { held: sql<Date | null>`held`.as('held') })
+    .as(sql`SELECT turn_locked_until AS held FROM conversations WHERE id = ${sql.placeholder('id')}`)
   const taken = db.$with('taken', { used: sql<number>`used`.as('used') }).as(
     sql`INSERT INTO quota_usage (account_id, day, kind, used)
       SELECT ${sql.placeholder('accountId')}::text, ${sql.placeholder('day')}::date, 'chat_messages', 1 FROM claimed
-      WHERE 1 <= ${sql.placeholder('limit')}::int
+      WHERE 1 <= ${sql.placeholder('limit')}::int AND NOT EXISTS (SELECT 1 FROM prev WHERE held IS NOT NULL)
       ON CONFLICT (account_id, day, kind) DO UPDATE SET used = quota_usage.used + 1
       WHERE quota_usage.used + 1 <= ${sql.placeholder('limit')}::int
       RETURNING used`,
@@ -257,14 +284,16 @@ function claimStatement(database: Database, quota: boolean) {
     history: sql<{ s: string; x: string }[]>`(SELECT coalesce(json_agg(json_build_object('s', t.speaker, 'x', t.text)
         ORDER BY t.turn_index) FILTER (WHERE t.turn_type <> 'tool'), '[]'::json)
       FROM turns t WHERE t.conversation_id = ${claimed.id})`,
-    agentRevision: sql<number | null>`(SELECT a.revision FROM agents a WHERE a.id = ${claimed.agentId})`.mapWith(
-      (v) => (v === null ? null : Number(v)),
+    agentRevision: sql<number | null>`(SELECT a.revision FROM agents a WHERE a.id = ${claimed.agentId})`.mapWith((v) =>
+      v === null ? null : Number(v),
     ),
     quotaUsed: quota
-      ? sql<number | null>`(SELECT used FROM taken)`.mapWith((v) => (v === null ? null : Number(v)))
+      ? sql<number | null>`coalesce((SELECT used FROM taken), (SELECT 0 FROM prev WHERE held IS NOT NULL))`.mapWith(
+          (v) => (v === null ? null : Number(v)),
+        )
       : sql<number | null>`null::int`,
   }
-  return (quota ? db.with(claimed, taken) : db.with(claimed))
+  return (quota ? db.with(claimed, prev, taken) : db.with(claimed))
     .select(fields)
     .from(claimed)
     .prepare(quota ? 'svc_claim_turn_quota' : 'svc_claim_turn')

@@ -98,7 +98,8 @@ export async function getLatestProfileBuild(database: Database, accountId: strin
 export const strandedProfileBuilds = (database: Database, olderThanMs: number) =>
   strandedIn(database, profileBuilds, olderThanMs)
 
-async function claim(database: Database, buildId: string): Promise<ProfileBuildRow | undefined> {
+/** As the agent build's claim (domain/builds/run.ts): `takeover` on a retry of the job takes a running build at once. */
+async function claim(database: Database, buildId: string, takeover = false): Promise<ProfileBuildRow | undefined> {
   const [row] = await database.db
     .update(profileBuilds)
     .set({ status: 'running', startedAt: sql`coalesce(${profileBuilds.startedAt}, now())` })
@@ -109,7 +110,9 @@ async function claim(database: Database, buildId: string): Promise<ProfileBuildR
           eq(profileBuilds.status, 'queued'),
           and(
             eq(profileBuilds.status, 'running'),
-            sql`${profileBuilds.startedAt} < now() - make_interval(secs => ${STALE_RUN_MS / 1000})`,
+            takeover
+              ? sql`true`
+              : sql`${profileBuilds.startedAt} < now() - make_interval(secs => ${STALE_RUN_MS / 1000})`,
           ),
         ),
       ),
@@ -145,8 +148,12 @@ const same = (a: ProfileRow, b: ProfileRow) =>
   JSON.stringify(a.capabilities) === JSON.stringify(b.capabilities)
 
 /** Runs one profile build; safe to deliver twice (the build is claimed first). */
-export async function runProfileBuild(ctx: JobContext, buildId: string): Promise<void> {
-  const build = await claim(ctx.database, buildId)
+export async function runProfileBuild(
+  ctx: JobContext,
+  buildId: string,
+  opts: { takeover?: boolean } = {},
+): Promise<void> {
+  const build = await claim(ctx.database, buildId, opts.takeover)
   if (!build) return
   const startedAt = new Date().toISOString()
   const step: BuildStep = {
