@@ -674,7 +674,10 @@ export async function runActors({ ops, tenants, weights, users, stopAt, random =
   const total = entries.reduce((a, [, w]) => a + w, 0)
   const choose = () => {
     let x = random() * total
-    for (const [name, w] of entries) if ((x -= w) < 0) return name
+    for (const [name, w] of entries) {
+      x -= w
+      if (x < 0) return name
+    }
     return entries[0][0]
   }
   const user = async (u) => {

@@ -124,7 +124,7 @@ export const requirements = {
   'chat.turn-crash': {
     source: 'issue 19: crashes lose and duplicate nothing (finding of the chaos test)',
     behavior:
-      'A message whose instance dies after the turn was claimed (its quota unit taken, its idempotency_key stored without a response) is written exactly once when retried with the same idempotency_key after the claim lapses (it was 409 turn_in_progress for 24 hours), and the chat_messages counter counts it once (the dead claim\'s unit is inherited, not taken again).',
+      "A message whose instance dies after the turn was claimed (its quota unit taken, its idempotency_key stored without a response) is written exactly once when retried with the same idempotency_key after the claim lapses (it was 409 turn_in_progress for 24 hours), and the chat_messages counter counts it once (the dead claim's unit is inherited, not taken again).",
   },
   'health.public': { source: 'contract Platform', behavior: 'Platform routes need no credential and are unmetered.' },
   'openapi.document': {
@@ -1329,7 +1329,7 @@ export const requirements = {
     source: 'issue 19: crashes (a chaos test that SIGKILLs one of two instances at random moments)',
     engines: ['postgres'],
     behavior:
-      'Two instances on one PostgreSQL behind the round-robin proxy run chat turns, agent builds, KB ingests, campaign dialling, simulated calls and webhook fan-out while a seeded PRNG (printed; SVC_CHAOS_SEED replays it) SIGKILLs one of them at random moments and restarts it. Only requests overlapping a kill may fail, and only with a transport error or the proxy\'s 502; then every accepted write is readable and none is duplicated, every turn exists once with contiguous indexes, builds, ingests, campaigns and calls finish, every event reaches every subscribed endpoint, and the daily quota counters equal the work.',
+      "Two instances on one PostgreSQL behind the round-robin proxy run chat turns, agent builds, KB ingests, campaign dialling, simulated calls and webhook fan-out while a seeded PRNG (printed; SVC_CHAOS_SEED replays it) SIGKILLs one of them at random moments and restarts it. Only requests overlapping a kill may fail, and only with a transport error or the proxy's 502; then every accepted write is readable and none is duplicated, every turn exists once with contiguous indexes, builds, ingests, campaigns and calls finish, every event reaches every subscribed endpoint, and the daily quota counters equal the work.",
   },
   'reliability.jobs-takeover': {
     source: 'issue 19: crashes (finding of the chaos test: builds and ingests of a killed instance waited 15 minutes)',
