@@ -257,8 +257,8 @@ function claimStatement(database: Database, quota: boolean) {
     history: sql<{ s: string; x: string }[]>`(SELECT coalesce(json_agg(json_build_object('s', t.speaker, 'x', t.text)
         ORDER BY t.turn_index) FILTER (WHERE t.turn_type <> 'tool'), '[]'::json)
       FROM turns t WHERE t.conversation_id = ${claimed.id})`,
-    agentRevision: sql<number | null>`(SELECT a.revision FROM agents a WHERE a.id = ${claimed.agentId})`.mapWith(
-      (v) => (v === null ? null : Number(v)),
+    agentRevision: sql<number | null>`(SELECT a.revision FROM agents a WHERE a.id = ${claimed.agentId})`.mapWith((v) =>
+      v === null ? null : Number(v),
     ),
     quotaUsed: quota
       ? sql<number | null>`(SELECT used FROM taken)`.mapWith((v) => (v === null ? null : Number(v)))
@@ -283,9 +283,15 @@ export async function claimTurn(
   quota?: { limit: number; now: Date },
 ): Promise<Claimed | null> {
   let statements = claimStatements.get(database)
-  if (!statements) claimStatements.set(database, (statements = new Map()))
+  if (!statements) {
+    statements = new Map()
+    claimStatements.set(database, statements)
+  }
   let statement = statements.get(!!quota)
-  if (!statement) statements.set(!!quota, (statement = claimStatement(database, !!quota)))
+  if (!statement) {
+    statement = claimStatement(database, !!quota)
+    statements.set(!!quota, statement)
+  }
   const [row] = await statement.execute({
     id: convId,
     accountId,
