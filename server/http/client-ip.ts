@@ -25,7 +25,10 @@ export function fromTrustedProxy(event: H3Event): boolean {
   const trusted = loadConfig().trustedProxies
   // A keep-alive connection keeps its peer: decided once per socket (and per trusted list), not per request.
   const seen = socketTrust.get(socket)
-  if (seen?.trusted === trusted) return (event.context.fromTrustedProxy = seen.answer)
+  if (seen?.trusted === trusted) {
+    event.context.fromTrustedProxy = seen.answer
+    return seen.answer
+  }
   const peer = socket.remoteAddress
   // ipAllowed treats an empty list as "everyone": an empty SVC_TRUSTED_PROXIES means nobody.
   const answer = !!peer && trusted.length > 0 && ipAllowed(peer, trusted)

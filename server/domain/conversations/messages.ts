@@ -312,9 +312,15 @@ export async function claimTurn(
   quota?: { limit: number; now: Date },
 ): Promise<Claimed | null> {
   let statements = claimStatements.get(database)
-  if (!statements) claimStatements.set(database, (statements = new Map()))
+  if (!statements) {
+    statements = new Map()
+    claimStatements.set(database, statements)
+  }
   let statement = statements.get(!!quota)
-  if (!statement) statements.set(!!quota, (statement = claimStatement(database, !!quota)))
+  if (!statement) {
+    statement = claimStatement(database, !!quota)
+    statements.set(!!quota, statement)
+  }
   const [row] = await statement.execute({
     id: convId,
     accountId,
