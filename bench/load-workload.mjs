@@ -411,14 +411,15 @@ function createPacers(limits) {
   }
 }
 
-/** Runs `fn` with at most `n` at once per key (a tenant's phone lines). */
+/** Runs `fn` when fewer than `n` run for the key (a tenant's phone lines); answers false, without waiting, when not. */
 function createGate(n) {
   const busy = new Map()
   return async (key, fn) => {
-    while ((busy.get(key) ?? 0) >= n) await sleep(50)
+    if ((busy.get(key) ?? 0) >= n) return false
     busy.set(key, (busy.get(key) ?? 0) + 1)
     try {
-      return await fn()
+      await fn()
+      return true
     } finally {
       busy.set(key, busy.get(key) - 1)
     }
@@ -571,7 +572,8 @@ export function createActors({ request, ledger, limits = LOAD_RATE_LIMITS, rando
     /** A simulated call, inbound (the simulator route) or outbound (POST /calls), on one of two lines. */
     async calls(t) {
       const l = L(t)
-      await lines(t.index, async () => {
+      // Both lines busy: a read instead, so that no user waits for a line.
+      const placed = await lines(t.index, async () => {
         if (random() < 0.5) {
           const res = await write(t, 'POST', '/simulator/inbound-calls', {
             route: 'POST /simulator/inbound-calls',
@@ -592,6 +594,7 @@ export function createActors({ request, ledger, limits = LOAD_RATE_LIMITS, rando
           if (ok(res.r)) await settle(t, `/calls/${res.r.body.call_id}`, (b) => !!b.ended_at)
         }
       })
+      if (!placed) await ops.read(t)
     },
     /** A re-run of the chat agent's build (one at a time per account: 409 while one runs is expected). */
     async build(t) {

@@ -1337,6 +1337,12 @@ export const requirements = {
     behavior:
       'A build and a KB page ingest whose instance is SIGKILLed mid-run are finished by another instance on the same queue within a minute (the queue fails the jobs of an instance that stopped beating, and a retried build job takes its running build over), instead of staying running or processing until pg-boss expires the job after 15 minutes.',
   },
+  'kb.ingest-requeue': {
+    source:
+      'issue 19: crashes (finding of the chaos test: a document committed before its job was sent stayed processing)',
+    behavior:
+      'A knowledge document still processing a minute after its creation with no kb.ingest job in the queue (its instance died between the commit and the send) is ingested by the requeue sweep, which runs at start and every minute.',
+  },
   'scale.shared-limits': {
     source: 'issue 19: rate limits and the unauthenticated-failure limit are global across instances',
     engines: ['postgres'],
