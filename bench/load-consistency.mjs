@@ -9,7 +9,8 @@
 //   delivered  every event of the accepted work reached every endpoint of its account at least once,
 //              after the outbox drained (bounded wait); no delivery exhausted
 //   quotas     today's counters equal the work that exists: chat_messages = API message turns,
-//              kb_documents = documents, builds = builds, agent_creates = agents, calls_today = calls
+//              kb_documents = documents, builds = builds, agent_creates = agents, calls_today =
+//              answered outbound calls
 import { sleep } from './load-workload.mjs'
 
 const DRAIN_MS = Number(process.env.SVC_LOAD_DRAIN_SECONDS ?? 180) * 1000
@@ -222,8 +223,11 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
     }
     for (const [k, v] of Object.entries(want))
       if (used(k) !== v) quotas.push(`tenant ${t.index} ${k}: used ${used(k)}, work ${v}`)
-    if (lim.body?.calls_today !== calls.length)
-      quotas.push(`tenant ${t.index} calls_today ${lim.body?.calls_today}, calls ${calls.length}`)
+    // calls_today counts outbound usage records (contract): one per answered call, so not the calls that
+    // rang out or failed.
+    const answered = calls.filter((c) => c.conversation_id).length
+    if (lim.body?.calls_today !== answered)
+      quotas.push(`tenant ${t.index} calls_today ${lim.body?.calls_today}, answered calls ${answered}`)
   }
 
   // delivered: wait for the outbox to drain, then every expected event at every endpoint of its tenant.

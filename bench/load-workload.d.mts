@@ -106,6 +106,8 @@ export declare function createActors(opts: {
   limits?: Record<string, number>
   random?: () => number
   retryMs?: number
+  /** Simulated inbound calls in the calls op (default true; else outbound calls only). */
+  inbound?: boolean
 }): Record<Op, (t: Tenant) => Promise<void>>
 export declare function runActors(opts: {
   ops: Record<Op, (t: Tenant) => Promise<void>>

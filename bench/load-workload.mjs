@@ -433,7 +433,14 @@ const CLASS_OF = { GET: 'read' }
  * lost is retried with the same Idempotency-Key (the chat message with its idempotency_key) for a bounded
  * time, the way a careful client would; whatever stays unanswered is recorded as ambiguous.
  */
-export function createActors({ request, ledger, limits = LOAD_RATE_LIMITS, random = Math.random, retryMs = 120_000 }) {
+export function createActors({
+  request,
+  ledger,
+  limits = LOAD_RATE_LIMITS,
+  random = Math.random,
+  retryMs = 120_000,
+  inbound = true,
+}) {
   const pace = createPacers(limits)
   const lines = createGate(2)
   const pick = (xs) => xs[Math.floor(random() * xs.length)]
@@ -574,7 +581,7 @@ export function createActors({ request, ledger, limits = LOAD_RATE_LIMITS, rando
       const l = L(t)
       // Both lines busy: a read instead, so that no user waits for a line.
       const placed = await lines(t.index, async () => {
-        if (random() < 0.5) {
+        if (inbound && random() < 0.5) {
           const res = await write(t, 'POST', '/simulator/inbound-calls', {
             route: 'POST /simulator/inbound-calls',
             body: { to: t.number, from: freshPhone(t.index), utterances: ['When do you open on Sunday?'] },

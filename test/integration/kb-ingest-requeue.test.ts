@@ -4,6 +4,7 @@
 // restarted server's requeue sweep (run at start, then every minute) indexes it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSeededServer, type SeededServer } from '../helpers/agents'
+import { createApi } from '../helpers/api'
 import { withDatabase } from '../helpers/db'
 import { startServer } from '../helpers/server'
 import { createTenant, type Tenant } from '../helpers/tenant'
@@ -50,7 +51,7 @@ describe('a document whose ingest job was never sent', () => {
       }),
     )
     seeded.server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey })
-    const api = seeded.as(seeded.prepared.key)
+    const api = createApi(seeded.server.base, seeded.prepared.key)
     const doc = await until(
       `${docId} to leave processing`,
       async () => {
