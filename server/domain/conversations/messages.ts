@@ -5,7 +5,7 @@
 // conversation_ended) with the daily chat_messages quota in the same statement, then the engine, the tools
 // and one statement that writes the turns, the records, the usage and the stored response. With warm caches
 // a turn makes two round trips: claim (with its quota unit), write (issue 14; it made about 14).
-import { and, eq, getTableColumns, isNull, lt, or, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, isNull, lt, or, type SQL, sql } from 'drizzle-orm'
 import { toJsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
 import type { MessageBody } from './chat-schemas'
@@ -148,15 +148,7 @@ export async function postMessage(
       // has lapsed, and the key is then taken over below.
     }
     if (known)
-      await database.db
-        .delete(messageKeys)
-        .where(
-          and(
-            eq(messageKeys.conversationId, conv.id),
-            eq(messageKeys.key, key),
-            lt(messageKeys.createdAt, new Date(Date.now() - MESSAGE_KEY_TTL_MS)),
-          ),
-        )
+      await dropKey(database, conv.id, key, lt(messageKeys.createdAt, new Date(Date.now() - MESSAGE_KEY_TTL_MS)))
     if (conv.status !== 'in_progress') throw conversationEnded()
   }
   // The balance answer is cached per account (billing.ts); a refusal still says 404/410/409 first when
@@ -191,16 +183,7 @@ export async function postMessage(
         // We hold the turn, so a key of this text still without a response belongs to a turn that can no
         // longer write (its instance died holding it; its claim lapsed): it is ours now. Another text's key,
         // or one with a response, stays as it is.
-        await database.db
-          .delete(messageKeys)
-          .where(
-            and(
-              eq(messageKeys.conversationId, conv.id),
-              eq(messageKeys.key, key),
-              eq(messageKeys.textHash, textHash),
-              isNull(messageKeys.response),
-            ),
-          )
+        await dropKey(database, conv.id, key, and(eq(messageKeys.textHash, textHash), isNull(messageKeys.response)))
         ins = await take()
       }
       if (!ins.length) throw turnInProgress()
@@ -214,16 +197,19 @@ export async function postMessage(
     written = true
     return { replayed: false, response }
   } catch (err) {
-    if (keyClaimed)
-      await database.db
-        .delete(messageKeys)
-        .where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key!)))
-        .catch(() => {})
+    if (keyClaimed) await dropKey(database, conv.id, key!, undefined).catch(() => {})
     // A turn that was not written is not counted: the quota unit the claim took goes back.
     if (!written) await refundQuota(database.db, accountId, 'chat_messages').catch(() => {})
     await releaseTurn(database, conv.id)
     throw err
   }
+}
+
+/** Deletes a message idempotency key of the conversation where `also` holds (expired, or left by a dead turn). */
+function dropKey(database: Database, convId: string, key: string, also: SQL | undefined) {
+  return database.db
+    .delete(messageKeys)
+    .where(and(eq(messageKeys.conversationId, convId), eq(messageKeys.key, key), also))
 }
 
 /** Why a claim or a balance check was refused, as the client should hear it: 404, 410 or 409 ended. */
