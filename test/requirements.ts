@@ -126,6 +126,17 @@ export const requirements = {
     behavior:
       "A message whose instance dies after the turn was claimed (its quota unit taken, its idempotency_key stored without a response) is written exactly once when retried with the same idempotency_key after the claim lapses (it was 409 turn_in_progress for 24 hours), and the chat_messages counter counts it once (the dead claim's unit is inherited, not taken again).",
   },
+  'idempotency.retry-later': {
+    source: 'issue 19: crashes (finding of the chaos test: a retried message answered a stored 409 for 24 hours)',
+    behavior:
+      'A refusal that means "not now" (409 turn_in_progress or build_in_progress, 429 rate_limited or quota_exceeded) is not stored under the request\'s Idempotency-Key: a retry with the same key once the cause has passed runs the request (and its answer is then the one stored).',
+  },
+  'builds.lock-order': {
+    source: 'issue 19: load and crashes (finding of the chaos test: a rebuild deadlocked with conversation creates)',
+    engines: ['postgres'],
+    behavior:
+      "A rebuild fired together with conversation creates on the same agent never deadlocks: the rebuild answers 202 and every create 201 (the agent and account row locks are FOR NO KEY UPDATE, which the creates' foreign-key checks do not wait for).",
+  },
   'health.public': { source: 'contract Platform', behavior: 'Platform routes need no credential and are unmetered.' },
   'openapi.document': {
     source: 'contract Platform',

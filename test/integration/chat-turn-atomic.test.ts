@@ -18,9 +18,9 @@ import { verifies } from '../requirements'
 let fake: Server
 let nextUsage = 7
 let nextContent = 'We open at 9am.'
-/** While set, the fake engine takes requests and never answers them (a turn held by its instance). */
+/** While set, the fake engine holds the requests it takes (a turn held by its instance); `held` answers them. */
 let hang = false
-let held = 0
+let held: (() => void)[] = []
 let seeded: SeededServer<Tenant>
 let api: Api
 
@@ -36,18 +36,18 @@ beforeAll(async () => {
   fake = createServer((req, res) => {
     req.resume()
     req.on('end', () => {
-      if (hang) {
-        held++
-        return
+      const answer = () => {
+        const completion = {
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          model: 'fake-mini',
+          choices: [{ index: 0, message: { role: 'assistant', content: nextContent }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: nextUsage, completion_tokens: 3, total_tokens: nextUsage + 3 },
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion))
       }
-      const completion = {
-        id: 'chatcmpl-1',
-        object: 'chat.completion',
-        model: 'fake-mini',
-        choices: [{ index: 0, message: { role: 'assistant', content: nextContent }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: nextUsage, completion_tokens: 3, total_tokens: nextUsage + 3 },
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion))
+      if (hang) held.push(answer)
+      else answer()
     })
   })
   await new Promise<void>((ok) => fake.listen(0, '127.0.0.1', ok))
@@ -127,6 +127,30 @@ describe('a chat turn that fails after its claim', () => {
     }
   })
 
+  it('a 409 turn_in_progress is not stored under an Idempotency-Key: the retry after the turn runs', async () => {
+    verifies('idempotency.retry-later')
+    const conv = await api.post('/conversations', { agent_id: seeded.agentIds[0] })
+    const id = conv.body.conversation_id
+    hang = true
+    const first = api.post(`/conversations/${id}/messages`, { text: 'Are you open today?' })
+    const waitUntil = Date.now() + 10_000
+    while (held.length === 0 && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 50))
+    const headers = { 'idempotency-key': 'later-1' }
+    const refused = await api.post(`/conversations/${id}/messages`, { text: 'And tomorrow?' }, { headers })
+    expect(refused.status, refused.text).toBe(409)
+    expect(refused.body.error.code).toBe('turn_in_progress')
+    hang = false
+    for (const answer of held.splice(0)) answer()
+    expect((await first).status).toBe(200)
+    // Stored, the 409 answered this retry (and every other for 24 hours).
+    const retried = await api.post(`/conversations/${id}/messages`, { text: 'And tomorrow?' }, { headers })
+    expect(retried.status, retried.text).toBe(200)
+    expect(retried.headers.get('idempotent-replayed')).toBeNull()
+    const replay = await api.post(`/conversations/${id}/messages`, { text: 'And tomorrow?' }, { headers })
+    expect(replay.headers.get('idempotent-replayed')).toBe('true')
+    expect(replay.body.turn.turn_index).toBe(retried.body.turn.turn_index)
+  })
+
   it('a message whose instance died mid-turn is written once when retried with its idempotency_key, and costs one unit', async () => {
     verifies('chat.turn-crash')
     const acc = seeded.prepared.accountId
@@ -142,12 +166,13 @@ describe('a chat turn that fails after its claim', () => {
     hang = true
     const lost = api.post(`/conversations/${id}/messages`, body, { headers }).catch((e: unknown) => e)
     const waitUntil = Date.now() + 10_000
-    while (held === 0 && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 50))
-    expect(held, 'the engine holds the turn').toBe(1)
+    while (held.length === 0 && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 50))
+    expect(held, 'the engine holds the turn').toHaveLength(1)
     const old = seeded.server
     await old.stop('SIGKILL')
     expect(await lost).toBeInstanceOf(Error)
     hang = false
+    held = []
     // The dead turn's claim lapses after 60 s, and the dead instance is known dead after its stale window:
     // the clock is moved a minute on instead of waiting.
     await withDatabase(

@@ -39,13 +39,18 @@ export function assertNotPaused(agent: Pick<AgentRow, 'id' | 'pausedAt'>) {
     )
 }
 
-/** The agent of that account, optionally locked for update; another account's agent is agent_not_found. */
+/**
+ * The agent of that account, optionally locked; another account's agent is agent_not_found. The lock is
+ * FOR NO KEY UPDATE (as the account locks of build and endpoint admission): it serialises the writers of the
+ * row but not the foreign-key checks (KEY SHARE) of inserts that reference it. FOR UPDATE blocked those, and
+ * a rebuild (agent, then account) deadlocked with conversation creates (account, then agent) under load.
+ */
 export async function loadAgent(ex: Executor, accountId: string, agentId: string, lock = false): Promise<AgentRow> {
   const q = ex
     .select()
     .from(agents)
     .where(and(eq(agents.id, agentId), eq(agents.accountId, accountId)))
-  const [row] = lock ? await q.for('update') : await q
+  const [row] = lock ? await q.for('no key update') : await q
   if (!row) throw agentNotFound()
   return row
 }

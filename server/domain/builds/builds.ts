@@ -89,7 +89,7 @@ export async function preflightSite(url: string, allowPrivateHosts: readonly str
 
 /** Serialises build admission per account (row lock), then checks billing (402), max_concurrent_builds and the builds quota. */
 async function admitBuild(tx: Executor, accountId: string) {
-  await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update')
+  await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('no key update')
   // A build runs the engine (summary, greeting, instructions): billable work, refused like chat when billing blocks.
   await checkBalance(tx, accountId)
   const { maxConcurrentBuilds } = await effectiveLimits(tx, accountId)

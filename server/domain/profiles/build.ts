@@ -66,7 +66,7 @@ export async function startProfileBuild(database: Database, accountId: string, i
     if (last && (last.status === 'queued' || last.status === 'running')) {
       throw apiError('build_in_progress', `Build ${last.id} of this profile is ${last.status}; wait for it to finish.`)
     }
-    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update')
+    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('no key update')
     await checkBalance(tx, accountId)
     await consumeQuota(tx, accountId, 'builds')
     const steps: BuildStep[] = [

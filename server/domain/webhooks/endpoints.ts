@@ -81,7 +81,7 @@ export async function createEndpoint(runtime: Runtime, accountId: string, body: 
   const secret = newSigningSecret()
   const row = await runtime.database.tx(async (tx) => {
     // The account row lock serialises creates of one account, so two concurrent creates at 19 cannot both pass.
-    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update')
+    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('no key update')
     const [{ n }] = await tx
       .select({ n: count() })
       .from(webhookEndpoints)

@@ -33,6 +33,18 @@ export interface Answer {
   payload: unknown
 }
 
+/**
+ * Refusals that say "not now" rather than "no": the same request may succeed later, so the key is released
+ * like a 5xx instead of storing them. Stored, a 409 turn_in_progress met by a retry after a crash (the dead
+ * turn's claim not yet lapsed) answered every later retry with that key for 24 hours (chaos test finding).
+ */
+const RETRY_LATER: ReadonlySet<ErrorCode> = new Set([
+  'turn_in_progress',
+  'build_in_progress',
+  'rate_limited',
+  'quota_exceeded',
+])
+
 export async function withIdempotency(
   event: H3Event,
   runtime: Runtime,
@@ -94,7 +106,7 @@ export async function withIdempotency(
     return answer
   } catch (err) {
     const api = toApiError(err)
-    if (api.status < 500) {
+    if (api.status < 500 && !RETRY_LATER.has(api.code)) {
       await complete(runtime.database, k, {
         status: api.status,
         kind: 'error',
