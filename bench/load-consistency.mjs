@@ -15,10 +15,17 @@ import { sleep } from './load-workload.mjs'
 
 const DRAIN_MS = Number(process.env.SVC_LOAD_DRAIN_SECONDS ?? 180) * 1000
 
-/** GET with retries over a lost answer (the checks run after the chaos, but a proxy may still be settling). */
+/**
+ * GET with retries over a lost answer (the checks run after the chaos, but a proxy may still be settling)
+ * and over the read limit: the checks read every conversation as fast as they can, and wait out a 429.
+ */
 async function get(request, key, path) {
   for (let i = 0; ; i++) {
     const r = await request('GET', path, { key, route: 'check' })
+    if (r.status === 429) {
+      await sleep(1000 * Math.min(60, Number(r.headers?.get?.('retry-after') ?? 0) || 2))
+      continue
+    }
     if (!r.failure || i >= 5) return r
     await sleep(500)
   }

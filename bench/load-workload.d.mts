@@ -13,6 +13,7 @@ export interface Answer extends Recorded {
   body: any
   text: string
   error: string | null
+  headers: Headers | null
 }
 export type Request = (
   method: string,

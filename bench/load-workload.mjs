@@ -110,6 +110,7 @@ export function createClient(base, recorder, { ip = '198.18.200.1', timeoutMs = 
     let json = null
     let failure = null
     let error = null
+    let resHeaders = null
     try {
       const res = await fetch(base + path, {
         method,
@@ -118,6 +119,7 @@ export function createClient(base, recorder, { ip = '198.18.200.1', timeoutMs = 
         signal: AbortSignal.timeout(timeoutMs),
       })
       status = res.status
+      resHeaders = res.headers
       text = await res.text()
       try {
         json = JSON.parse(text)
@@ -133,7 +135,7 @@ export function createClient(base, recorder, { ip = '198.18.200.1', timeoutMs = 
     const t1 = Date.now()
     const r = { route: route ?? `${method} ${path.split('?')[0]}`, method, path, status, ms: t1 - t0, t0, t1, failure }
     recorder?.add(r)
-    return { ...r, body: json, text, error }
+    return { ...r, body: json, text, error, headers: resHeaders }
   }
 }
 
