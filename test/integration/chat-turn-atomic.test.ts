@@ -65,6 +65,13 @@ afterAll(async () => {
   await new Promise((ok) => fake?.close(ok))
 })
 
+/** A new conversation with the seeded agent; answers its id. */
+async function openConversation(): Promise<string> {
+  const conv = await api.post('/conversations', { agent_id: seeded.agentIds[0] })
+  expect(conv.status, conv.text).toBe(201)
+  return conv.body.conversation_id
+}
+
 describe('a chat turn that fails after its claim', () => {
   it('writes no turn, no usage, gives the quota unit back and leaves the conversation free', async () => {
     verifies('chat.turn-atomic')
@@ -129,8 +136,7 @@ describe('a chat turn that fails after its claim', () => {
 
   it('a 409 turn_in_progress is not stored under an Idempotency-Key: the retry after the turn runs', async () => {
     verifies('idempotency.retry-later')
-    const conv = await api.post('/conversations', { agent_id: seeded.agentIds[0] })
-    const id = conv.body.conversation_id
+    const id = await openConversation()
     hang = true
     const first = api.post(`/conversations/${id}/messages`, { text: 'Are you open today?' })
     const waitUntil = Date.now() + 10_000
@@ -154,9 +160,7 @@ describe('a chat turn that fails after its claim', () => {
   it('a message whose instance died mid-turn is written once when retried with its idempotency_key, and costs one unit', async () => {
     verifies('chat.turn-crash')
     const acc = seeded.prepared.accountId
-    const conv = await api.post('/conversations', { agent_id: seeded.agentIds[0] })
-    expect(conv.status, conv.text).toBe(201)
-    const id = conv.body.conversation_id
+    const id = await openConversation()
     const usedBefore = (await api.get(`/accounts/${acc}/limits`)).body.quotas.chat_messages.used
     const body = { text: 'Do you open on public holidays?', idempotency_key: 'crash-1' }
     // The general Idempotency-Key too: its claim, left running by the dead instance, must not block the retry.
