@@ -105,7 +105,7 @@ export const Errors = {
       null,
       allow.length ? { Allow: allow.join(', ') } : {},
     ),
-  invalidJson: () => new ApiError(400, 'invalid_json', 'The request body is not valid JSON.'),
+  invalidJson: (message = 'The request body is not valid JSON.') => new ApiError(400, 'invalid_json', message),
   unsupportedMediaType: (expected: string) =>
     new ApiError(415, 'unsupported_media_type', `Send the body as ${expected}.`),
   payloadTooLarge: (limitBytes: number) =>
