@@ -6,7 +6,7 @@ import { createApi, type Api } from './api'
 import { buildAgent } from './build'
 import { freshNumber } from './phone'
 import { html, serveSite, type TestSite } from './site'
-import { createTenant, type Tenant } from './tenant'
+import { ALL_PERSONAL_SCOPES, createTenant, type Tenant } from './tenant'
 import { sleep } from './wait'
 
 export interface FixtureTenant {
@@ -25,8 +25,16 @@ export interface FixtureTenant {
 }
 
 // Fields that move without a write of the tenant's: request ids, last use of a key, the operator view's
-// log of the latest failed requests.
-const VOLATILE = new Set(['request_id', 'last_used_at', 'last_used_ip', 'next_attempt_at', 'recent_errors'])
+// log of the latest failed requests, default windows (from/to = the last 30 days).
+const VOLATILE = new Set([
+  'request_id',
+  'last_used_at',
+  'last_used_ip',
+  'next_attempt_at',
+  'recent_errors',
+  'from',
+  'to',
+])
 
 function stable(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stable)
@@ -154,7 +162,6 @@ export async function createFixtureTenant(master: Api, label: string): Promise<F
       m(`/users/${t.userId}`),
       m(`/admin/customers/${t.userId}`),
       m(`/admin/customers/${t.userId}/wallet?limit=100`),
-      m('/admin/config'),
     ]
   }
   return {
@@ -173,4 +180,16 @@ export async function createFixtureTenant(master: Api, label: string): Promise<F
     },
     close: () => site.close(),
   }
+}
+
+/**
+ * Whether an OpenAPI operation is the master key's alone: the Operator surface, or a route none of whose
+ * scopes a personal key can hold (the description lists them: "Scope: `users:manage` or `credentials:manage`").
+ */
+export function masterOnly(op: any): boolean {
+  if (op.tags?.includes('Operator')) return true
+  if (!op['x-scope']) return false
+  const listed = /Scope: ((?:`[^`]+`(?: or )?)+)/.exec(op.description ?? '')?.[1] ?? `\`${op['x-scope']}\``
+  const scopes = [...listed.matchAll(/`([^`]+)`/g)].map((m) => m[1])
+  return !scopes.some((s) => ALL_PERSONAL_SCOPES.includes(s))
 }

@@ -11,10 +11,9 @@ import { gzipSync } from 'node:zlib'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createApi, type ApiResponse } from '../helpers/api'
-import { createFixtureTenant, type FixtureTenant } from '../helpers/fixture-tenant'
+import { createFixtureTenant, masterOnly, type FixtureTenant } from '../helpers/fixture-tenant'
 import { validOf } from '../helpers/schema-fuzz'
 import { serveSite, type TestSite } from '../helpers/site'
-import { ALL_PERSONAL_SCOPES } from '../helpers/tenant'
 import { sleep } from '../helpers/wait'
 import { verifies } from '../requirements'
 
@@ -58,10 +57,7 @@ function authOf(op: any): Op['auth'] {
   if (!sec.length) return 'public'
   if (sec.some((s: any) => s.sessionAuth)) return 'session'
   if (sec.some((s: any) => s.widgetToken)) return 'widget'
-  // Master-only: the Operator surface and every scope no personal key can hold (users:manage, audit:read).
-  return op.tags?.includes('Operator') || (op['x-scope'] && !ALL_PERSONAL_SCOPES.includes(op['x-scope']))
-    ? 'master'
-    : 'tenant'
+  return masterOnly(op) ? 'master' : 'tenant'
 }
 
 beforeAll(async () => {
@@ -83,8 +79,12 @@ afterAll(async () => {
 describe('API1 Broken Object Level Authorization', () => {
   it("every operation with an id parameter answers 404 for another tenant's real id, and B is unchanged", async () => {
     verifies('security.owasp.bola', 'tenancy.isolation')
+    // OAuth connection ids need the whole OAuth flow to exist; oauth.test.ts tries another user's.
     const targets = ops.filter(
-      (o) => /\{\w+\}/.test(o.path) && (o.auth === 'tenant' || o.auth === 'session') && !o.op.tags?.includes('Operator'),
+      (o) =>
+        /\{\w+\}/.test(o.path) &&
+        (o.auth === 'tenant' || o.auth === 'session') &&
+        !o.path.startsWith('/api/oauth/connections/'),
     )
     expect(targets.length).toBeGreaterThan(40)
     const before = await b.snapshot()
@@ -104,7 +104,9 @@ describe('API1 Broken Object Level Authorization', () => {
           ? fc.sample(validOf(schema, { overrides: { agent_id: fc.constant(b.ids.agt) } }), { numRuns: 12, seed: 19 })
           : [undefined]
         let r: ApiResponse | undefined
+        let sent: unknown
         for (const body of bodies) {
+          sent = body
           r = await client.request(o.method.toUpperCase(), path, { body, headers })
           const parseRefusal = r.status === 400 || r.status === 413
           if (!parseRefusal) break
@@ -114,15 +116,18 @@ describe('API1 Broken Object Level Authorization', () => {
         expect(r!.status, `${what} → ${show(r!)}`).toBeGreaterThanOrEqual(400)
         for (const s of secrets) expect(r!.text, what).not.toContain(s)
         if (r!.status === 400) refusedBeforeLookup.push(`${what}: ${r!.body.error.code} ${r!.body.error.field}`)
-        // Under another account's id a route may refuse the account itself (403 forbidden_account); every
-        // other refusal is 404, as if the object did not exist.
-        else if (r!.status === 403 && names[0] === 'acc' && path.includes(b.ids.acc))
+        else if (r!.status === 403) {
+          // A refusal of the account or user itself (403 forbidden_account) is allowed only when an id that
+          // exists nowhere gets the very same answer: no oracle of what B owns.
           expectEnvelope(r!, what, 403, ['forbidden_account'])
-        else expectEnvelope(r!, what, 404)
+          const nowhere = path.replace(/\b([a-z]+)_([pud]?)\d+\b/g, '$1_$2999999999')
+          const n = await client.request(o.method.toUpperCase(), nowhere, { body: sent, headers })
+          expect(`${n.status} ${n.body?.error?.code}`, `${o.method.toUpperCase()} ${nowhere}`).toBe('403 forbidden_account')
+        } else expectEnvelope(r!, what, 404)
       }
     }
     // Bodies no sample got past the parse step prove nothing about the lookup: there must be none.
-    expect(refusedBeforeLookup).toEqual([])
+    expect(refusedBeforeLookup.join('\n')).toBe('')
     expect(await b.snapshot()).toEqual(before)
   }, 180_000)
 })
@@ -133,7 +138,8 @@ describe('API2 Broken Authentication', () => {
     const revoked = await master.post(`/users/${a.t.userId}/credentials`, { name: 'revoked', scopes: ['agents:read'] })
     expect(revoked.status, revoked.text).toBe(201)
     expect((await master.delete(`/credentials/${revoked.body.key_id}`)).status).toBe(204)
-    const guarded = ops.filter((o) => o.auth !== 'public' && !o.op.tags?.includes('OAuth'))
+    // /widget/voice is a WebSocket: it authenticates the upgrade (voice-chat.test.ts), any plain request is 426.
+    const guarded = ops.filter((o) => o.auth !== 'public' && !o.op.tags?.includes('OAuth') && o.path !== '/widget/voice')
     expect(guarded.length).toBeGreaterThan(100)
     for (const o of guarded) {
       const path = concrete(o.path, a.ids)
@@ -146,7 +152,10 @@ describe('API2 Broken Authentication', () => {
             : ['Bearer svc_sk_live_forged-key-0000000000000000000000000000', `Bearer ${revoked.body.secret}`, 'Basic Zm9vOmJhcg==']
       for (const authorization of [undefined, ...bad]) {
         const r = await fresh(o).request(method, path, {
-          headers: authorization ? { authorization, origin: a.widget.origin } : {},
+          headers: {
+            ...(authorization ? { authorization } : {}),
+            ...(o.auth === 'widget' ? { origin: a.widget.origin } : {}),
+          },
           ...(o.op.requestBody ? { body: {} } : {}),
         })
         // /mcp answers its challenge with the envelope too; the widget routes name the widget token.
@@ -189,7 +198,8 @@ describe('API3 Broken Object Property Level Authorization', () => {
     const text = JSON.stringify(await a.snapshot())
     // content_hash (a SHA-256 of a document's public text) is the one hash a client is meant to see.
     expect(text).not.toMatch(/"(?!content_hash")[a-z_]*(password|_hash|hashed|secret_enc)[a-z_]*":/i)
-    expect(text).not.toMatch(/svc_(sk|mk)_live_[A-Za-z0-9_-]{8}|svc_ses_[A-Za-z0-9_-]{8}|svc_lnk_/)
+    // A key's public prefix (key_prefix, a few characters) is shown; a whole secret never is.
+    expect(text.match(/svc_(sk|mk)_live_[A-Za-z0-9_-]{20,}|svc_ses_[A-Za-z0-9_-]{20,}|svc_lnk_[A-Za-z0-9_-]{20,}/g)).toBeNull()
     expect(text).not.toContain(a.t.key)
   })
 })
@@ -233,13 +243,17 @@ describe('API5 Broken Function Level Authorization', () => {
     const masterOnly = ops.filter((o) => o.auth === 'master')
     const paths = masterOnly.map((o) => o.path)
     // Derived from the document: the Operator surface, /users and /audit at least.
-    expect(paths).toEqual(expect.arrayContaining(['/admin/config', '/users', '/users/{usr}/credentials', '/audit']))
+    expect(paths).toEqual(expect.arrayContaining(['/admin/config', '/admin/customers/{usr}', '/users', '/audit']))
     for (const o of masterOnly) {
       const path = concrete(o.path, b.ids)
       const body = o.op.requestBody ? {} : undefined
       const method = o.method.toUpperCase()
       const tenant = await fresh(o, a.t.key).request(method, path, { body })
-      expectEnvelope(tenant, `${method} ${o.path} with a tenant key`, 403, ['forbidden', 'insufficient_scope'])
+      expectEnvelope(tenant, `${method} ${o.path} with a tenant key`, 403, [
+        'forbidden',
+        'insufficient_scope',
+        'forbidden_account',
+      ])
       const session = await fresh(o).request(method, path, { body, headers: { authorization: `Session ${a.session}` } })
       expectEnvelope(session, `${method} ${o.path} with a session`, 401)
     }
@@ -462,7 +476,8 @@ describe('API9 Improper Inventory Management', () => {
       }
       // Nothing else: a method the document does not list on the path is 405, and Allow lists the served ones.
       const other = ['PUT', 'PATCH', 'DELETE', 'POST'].find((m) => !served.includes(m))
-      if (!other || path === '/mcp') continue
+      // /mcp answers every method itself (JSON-RPC); /widget/voice is a WebSocket (426 to any plain request).
+      if (!other || path === '/mcp' || path === '/widget/voice') continue
       const r = await fresh(list[0]).request(other, url)
       expect(r.status, `${other} ${path} → ${show(r)}`).toBe(405)
       const allow = (r.headers.get('allow') ?? '').split(/,\s*/).filter((m) => m && m !== 'HEAD' && m !== 'OPTIONS')
@@ -499,6 +514,8 @@ describe('API10 Unsafe Consumption of APIs', () => {
     const deep = `<html><body>${'<div>'.repeat(100_000)}deep${'</div>'.repeat(100_000)}</body></html>`
     hostile = await serveSite({
       '/deep': { body: deep },
+      // The nesting Readability chokes on: 1,000 levels held the process for 13 s before the bound.
+      '/deep-1000': { body: `<html><body>${'<div>'.repeat(1000)}<p>Deep text.</p>${'</div>'.repeat(1000)}</body></html>` },
       '/garbage': { body: '\u0000\uffff\ud800'.repeat(10_000), type: 'text/html; charset=utf-8' },
     })
     // The gzip bomb needs its own header: served by a bare server.
@@ -518,19 +535,20 @@ describe('API10 Unsafe Consumption of APIs', () => {
 
   it('a gzip bomb, a page nested 100,000 deep and binary garbage from a third party end in a clear state, not a 5xx', async () => {
     verifies('security.owasp.unsafe-consumption')
-    for (const url of [bombUrl, `${hostile.origin}/deep`, `${hostile.origin}/garbage`]) {
+    for (const url of [bombUrl, `${hostile.origin}/deep`, `${hostile.origin}/deep-1000`, `${hostile.origin}/garbage`]) {
       const t0 = performance.now()
       const r = await a.t.api.post(`/agents/${a.ids.agt}/kb/documents`, { url, mode: 'page' })
       expect(r.status, show(r)).toBe(202)
-      let status = 'processing'
-      for (let i = 0; i < 300 && status === 'processing'; i++) {
+      let d: ApiResponse = r
+      for (let i = 0; i < 300 && d.body.status === 'processing'; i++) {
         await sleep(100)
-        const d = await a.t.api.get(`/agents/${a.ids.agt}/kb/documents/${r.body.doc_id}`)
+        d = await a.t.api.get(`/agents/${a.ids.agt}/kb/documents/${r.body.doc_id}`)
         expect(d.status).toBe(200)
-        status = d.body.status
       }
-      expect(['indexed', 'failed'], url).toContain(status)
-      expect(performance.now() - t0, url).toBeLessThan(30_000)
+      expect(['indexed', 'failed'], url).toContain(d.body.status)
+      // A clear failure names what was wrong with the page; "an internal error" was a NUL the store refused.
+      expect(d.body.error ?? '', url).not.toMatch(/internal error/i)
+      expect(performance.now() - t0, url).toBeLessThan(10_000)
       expect((await createApi(base).get('/health')).status).toBe(200)
     }
   }, 120_000)
