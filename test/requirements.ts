@@ -810,7 +810,7 @@ export const requirements = {
   'security.fuzz.no-5xx': {
     source: 'issue 19 item 4 (fuzz)',
     behavior:
-      'Valid and boundary bodies generated from each write route\'s OpenAPI schema never answer a 5xx; every refusal is the error envelope.',
+      "Valid and boundary bodies generated from each write route's OpenAPI schema never answer a 5xx; every refusal is the error envelope.",
   },
   'security.fuzz.query': {
     source: 'issue 19 item 4 (fuzz); decisions Validation codes',
@@ -828,7 +828,8 @@ export const requirements = {
   },
   'security.owasp.bola': {
     source: 'issue 19 item 4 (OWASP API1)',
-    behavior: 'Every OpenAPI operation with an id path parameter answers 404 (never data) for another tenant\'s real id.',
+    behavior:
+      "Every OpenAPI operation with an id path parameter answers 404 (never data) for another tenant's real id.",
   },
   'security.owasp.authentication': {
     source: 'issue 19 item 4 (OWASP API2)',
@@ -852,7 +853,8 @@ export const requirements = {
   },
   'security.owasp.business-flows': {
     source: 'issue 19 item 4 (OWASP API6)',
-    behavior: 'Repeated failed logins and failed authentications are limited per client (429) before they can be brute-forced.',
+    behavior:
+      'Repeated failed logins and failed authentications are limited per client (429) before they can be brute-forced.',
   },
   'security.owasp.ssrf': {
     source: 'issue 19 item 4 (OWASP API7)',

@@ -96,7 +96,7 @@ export async function createFixtureTenant(master: Api, label: string): Promise<F
   const call = await api.post('/calls', {
     agent_id: agt,
     profile_id: ids.prf,
-    to: freshNumber((n) => n.endsWith('0000')) ,
+    to: freshNumber((n) => n.endsWith('0000')),
   })
   ok(call, 'call')
   ids.call = call.body.call_id

@@ -85,7 +85,8 @@ export function validOf(s: Schema, opts: ValidOptions = {}, depth = 0, name = ''
   if (s.const !== undefined) return fc.constant(s.const)
   if (s.enum) return fc.constantFrom(...s.enum)
   if (s.anyOf) return fc.oneof(...s.anyOf.map((b: Schema) => validOf(b, opts, depth, name)))
-  if (Array.isArray(s.type)) return fc.oneof(...s.type.map((t: string) => validOf({ ...s, type: t }, opts, depth, name)))
+  if (Array.isArray(s.type))
+    return fc.oneof(...s.type.map((t: string) => validOf({ ...s, type: t }, opts, depth, name)))
   switch (s.type) {
     case 'string':
       return validString(s)

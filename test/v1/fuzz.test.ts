@@ -63,7 +63,10 @@ let widgetConv: { id: string; visitor: string } | null = null
 const parsedBase = new Map<string, Record<string, unknown>>()
 
 function apiFor(o: Op): { api: Api; headers: Record<string, string> } {
-  const api = createApi(o.op.servers ? origin : base, o.auth === 'master' ? masterKey : o.auth === 'tenant' ? fx.t.key : undefined)
+  const api = createApi(
+    o.op.servers ? origin : base,
+    o.auth === 'master' ? masterKey : o.auth === 'tenant' ? fx.t.key : undefined,
+  )
   const headers: Record<string, string> = {}
   if (o.auth === 'session') headers.authorization = `Session ${fx.session}`
   if (o.auth === 'widget') {
@@ -199,9 +202,9 @@ describe('generative fuzz of every write route and query string (shared server)'
       )
     }
     // The fixture's widget stays admitted for the later phases whatever the fuzz set.
-    expect((await fx.t.api.patch(`/agents/${fx.ids.agt}/widget`, { allowed_domains: ['fixture.example'] })).status).toBe(
-      200,
-    )
+    expect(
+      (await fx.t.api.patch(`/agents/${fx.ids.agt}/widget`, { allowed_domains: ['fixture.example'] })).status,
+    ).toBe(200)
     console.log(`phase 1: ${routes.length} routes; a parsed base for ${parsedBase.size}`)
   }, 240_000)
 
@@ -263,7 +266,11 @@ describe('generative fuzz of every write route and query string (shared server)'
       const props: Record<string, Schema> = o.body!.properties ?? {}
       const closed = o.body!.additionalProperties === false
       const known = parsedBase.get(o.key)
-      const baseBody = (known ?? fc.sample(validOf(o.body!, { overrides: overrides() }), { numRuns: 1, seed: SEED })[0]) as Record<string, unknown>
+      const baseBody = (known ??
+        fc.sample(validOf(o.body!, { overrides: overrides() }), { numRuns: 1, seed: SEED })[0]) as Record<
+        string,
+        unknown
+      >
       const type = jsonBody(o) ? 'application/json' : 'application/x-www-form-urlencoded'
       const strict = o.envelope && type === 'application/json'
       const post = (raw: string | Uint8Array, t = type) => send(o, { raw, type: t })
@@ -287,13 +294,17 @@ describe('generative fuzz of every write route and query string (shared server)'
       // An unknown key, alone or beside valid ones: 400 unsupported_field naming it (the unknown key wins).
       if (closed)
         await fc.assert(
-          fc.asyncProperty(fc.stringMatching(/^[a-z_][a-z0-9_]{0,20}$/), fc.jsonValue({ maxDepth: 2 }), async (k, v) => {
-            fc.pre(!(k in props))
-            const r = await post(JSON.stringify({ ...baseBody, [k]: v }))
-            cases++
-            if (strict) expectError(o, r, `unknown key ${k}`, [400], ['unsupported_field'], k)
-            else expectSound(o, r, `unknown key ${k}`)
-          }),
+          fc.asyncProperty(
+            fc.stringMatching(/^[a-z_][a-z0-9_]{0,20}$/),
+            fc.jsonValue({ maxDepth: 2 }),
+            async (k, v) => {
+              fc.pre(!(k in props))
+              const r = await post(JSON.stringify({ ...baseBody, [k]: v }))
+              cases++
+              if (strict) expectError(o, r, `unknown key ${k}`, [400], ['unsupported_field'], k)
+              else expectSound(o, r, `unknown key ${k}`)
+            },
+          ),
           { seed: SEED, numRuns: 3 * SCALE },
         )
       // A free-text property (no pattern, enum or format that would refuse the value first).
@@ -336,11 +347,22 @@ describe('generative fuzz of every write route and query string (shared server)'
       }
       // A record (a map of the client's own keys) given a key valibot's record used to drop silently.
       for (const [p, ps] of Object.entries(props)) {
-        const rec = [ps, ...(ps.anyOf ?? [])].find((x: Schema) => x.type === 'object' && !x.properties && x.additionalProperties !== false)
+        const rec = [ps, ...(ps.anyOf ?? [])].find(
+          (x: Schema) => x.type === 'object' && !x.properties && x.additionalProperties !== false,
+        )
         if (!rec) continue
-        const v = rec.additionalProperties && typeof rec.additionalProperties === 'object' ? fc.sample(validOf(rec.additionalProperties), { numRuns: 1, seed: SEED })[0] : 'x'
+        const v =
+          rec.additionalProperties && typeof rec.additionalProperties === 'object'
+            ? fc.sample(validOf(rec.additionalProperties), { numRuns: 1, seed: SEED })[0]
+            : 'x'
         for (const k of ['constructor', '__proto__'])
-          raws.push([`${p}.${k}`, JSON.stringify({ ...baseBody, [p]: { [k]: v } }), [400], known ? ['validation_error'] : [], known ? p : undefined])
+          raws.push([
+            `${p}.${k}`,
+            JSON.stringify({ ...baseBody, [p]: { [k]: v } }),
+            [400],
+            known ? ['validation_error'] : [],
+            known ? p : undefined,
+          ])
       }
       if (o.op.requestBody && !o.op.requestBody.required && o.method === 'patch')
         raws.push(['an empty patch', '{}', [400], ['empty_update'], null])

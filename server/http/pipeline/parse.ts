@@ -160,7 +160,8 @@ export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unk
       throw Errors.invalidJson()
     }
     const dup = duplicateKey(text)
-    if (dup !== null) throw Errors.invalidJson(`The request body gives the key "${dup.slice(0, 100)}" twice in one object.`)
+    if (dup !== null)
+      throw Errors.invalidJson(`The request body gives the key "${dup.slice(0, 100)}" twice in one object.`)
     if (body === null || typeof body !== 'object' || Array.isArray(body))
       throw Errors.validation(null, 'The request body must be a JSON object.')
     // JSON.parse takes any depth, but later steps (schemas that measure a value with JSON.stringify, the
