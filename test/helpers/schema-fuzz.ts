@@ -193,8 +193,3 @@ export function invalidOf(s: Schema): { value: unknown; why: string }[] {
   }
   return out
 }
-
-/** A hostile string of about `n` characters of the kind named. */
-export function hugeString(n: number): string {
-  return 'ab\u00e9\u4e2d '.repeat(Math.ceil(n / 5)).slice(0, n)
-}
