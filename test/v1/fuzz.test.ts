@@ -198,7 +198,7 @@ describe('generative fuzz of every write route and query string (shared server)'
           const parsed = r.status < 400 || (r.status !== 400 && r.status !== 413 && r.status !== 429)
           if (parsed && !parsedBase.has(o.key) && body && typeof body === 'object') parsedBase.set(o.key, body as any)
         }),
-        { seed: SEED, numRuns: 8 * SCALE },
+        { seed: SEED, numRuns: 12 * SCALE },
       )
     }
     // The fixture's widget stays admitted for the later phases whatever the fuzz set.
@@ -289,7 +289,7 @@ describe('generative fuzz of every write route and query string (shared server)'
             expectError(o, r, `${m.p}: ${m.why}`, [400, 413], null, field)
             if (r.status === 400) expect(r.body.error.field, label(o, `${m.p}: ${m.why}`)).not.toBeNull()
           }),
-          { seed: SEED, numRuns: Math.min(mutations.length, 12 * SCALE) },
+          { seed: SEED, numRuns: Math.min(mutations.length, 16 * SCALE) },
         )
       // An unknown key, alone or beside valid ones: 400 unsupported_field naming it (the unknown key wins).
       if (closed)

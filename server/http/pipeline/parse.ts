@@ -22,9 +22,40 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   return false
 }
 
+const isUnknownKey = (i: v.BaseIssue<unknown>) =>
+  (i.type === 'strict_object' || i.type === 'object') && i.expected === 'never'
+
+const OBJECT_TYPES = new Set(['object', 'strict_object', 'loose_object', 'object_with_rest', 'record'])
+const WRAPPERS = new Set(['optional', 'nullable', 'nullish', 'exact_optional', 'undefinedable'])
+
+/**
+ * The dot path of the first place where `input` holds a JSON array and `schema` an object, or null.
+ * valibot's object schemas take any object, arrays included: `rate_limits: []` passed as {} when every
+ * key is optional (issue 19 fuzz). Walked with its own stack, alongside the input.
+ */
+export function arrayForObject(schema: unknown, input: unknown): string | null {
+  const pending: [any, unknown, string][] = [[schema, input, '']]
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    let [s, value] = next
+    const at = next[2]
+    while (s && WRAPPERS.has(s.type)) s = s.wrapped
+    if (!s || !value || typeof value !== 'object') continue
+    const record = value as Record<string, unknown>
+    const join = (k: string | number) => (at ? `${at}.${k}` : String(k))
+    if (OBJECT_TYPES.has(s.type)) {
+      if (Array.isArray(value)) return at
+      if (s.type === 'record') for (const [k, inner] of Object.entries(record)) pending.push([s.value, inner, join(k)])
+      else
+        for (const [k, inner] of Object.entries<unknown>(s.entries ?? {}))
+          if (Object.hasOwn(record, k)) pending.push([inner, record[k], join(k)])
+    } else if (s.type === 'array' && Array.isArray(value)) value.forEach((x, i) => pending.push([s.item, x, join(i)]))
+  }
+  return null
+}
+
 /** Turns the first valibot issue into the contract's error: unknown key first, then the first bad value. */
 export function issueToError(issues: readonly v.BaseIssue<unknown>[], where: 'body' | 'query' | 'params'): ApiError {
-  const unknown = issues.find((i) => (i.type === 'strict_object' || i.type === 'object') && i.expected === 'never')
+  const unknown = issues.find(isUnknownKey)
   if (unknown) {
     const key = v.getDotPath(unknown) ?? String(unknown.received).replace(/^"|"$/g, '')
     return where === 'query' ? Errors.unsupportedFilter(key) : Errors.unsupportedField(key)
@@ -67,6 +98,13 @@ export function parseWith<S extends v.GenericSchema | undefined>(
 ): Out<S> {
   if (!schema) return undefined as Out<S>
   const r = v.safeParse(schema, input)
+  // An array where the body expects an object is named before other bad values (which its emptiness may
+  // cause), but after an unknown key, which wins over everything.
+  if (where === 'body' && !r.issues?.some(isUnknownKey)) {
+    const at = arrayForObject(schema, input)
+    if (at !== null)
+      throw Errors.validation(at || null, `${at || 'The body'}: Expected an object but received an array.`)
+  }
   if (!r.success) throw issueToError(r.issues, where)
   if (where === 'params') refuseNul(input, '')
   return r.output as Out<S>
