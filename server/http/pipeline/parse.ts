@@ -42,13 +42,18 @@ export function arrayForObject(schema: unknown, input: unknown): string | null {
     if (!s || !value || typeof value !== 'object') continue
     const record = value as Record<string, unknown>
     const join = (k: string | number) => (at ? `${at}.${k}` : String(k))
+    const inner: [any, unknown, string][] = []
     if (OBJECT_TYPES.has(s.type)) {
       if (Array.isArray(value)) return at
-      if (s.type === 'record') for (const [k, inner] of Object.entries(record)) pending.push([s.value, inner, join(k)])
+      if (s.type === 'record') for (const [k, x] of Object.entries(record)) inner.push([s.value, x, join(k)])
       else
-        for (const [k, inner] of Object.entries<unknown>(s.entries ?? {}))
-          if (Object.hasOwn(record, k)) pending.push([inner, record[k], join(k)])
-    } else if (s.type === 'array' && Array.isArray(value)) value.forEach((x, i) => pending.push([s.item, x, join(i)]))
+        for (const [k, x] of Object.entries<unknown>(s.entries ?? {}))
+          if (Object.hasOwn(record, k)) inner.push([x, record[k], join(k)])
+    } else if (s.type === 'array' && Array.isArray(value)) {
+      for (const [i, x] of value.entries()) inner.push([s.item, x, join(i)])
+    }
+    // Reversed onto the stack, so the first key (in the schema's order) is looked at first.
+    for (let i = inner.length - 1; i >= 0; i--) pending.push(inner[i])
   }
   return null
 }
