@@ -1352,7 +1352,7 @@ export const requirements = {
   'shutdown.graceful': {
     source: 'issue 19: SIGTERM finishes in-flight requests within a bound and exits 0 (decisions Graceful shutdown)',
     behavior:
-      'On SIGTERM /v1/health answers 503 (status down, components.api down) while the instance drains; a chat turn in flight when the signal lands completes with 200 and Connection: close; the process exits 0.',
+      'On SIGTERM /v1/health answers 503 (status down, components.api down) while the instance drains; a new voice session is refused 503 while a live one is waited for (the port stays open until it ends); a chat turn in flight when the signal lands completes with 200 and Connection: close; the process exits 0.',
   },
 } satisfies Record<string, Requirement>
 
