@@ -90,3 +90,15 @@ export async function giveChatKnowledge(origin, key, agentId) {
     await sleep(200)
   }
 }
+
+const sqlText = (s) => `'${String(s).replaceAll("'", "''")}'`
+
+/**
+ * The statement GET /v1/conversations?limit=50 sends (default include summary and identity; copied from the
+ * server's log, server/domain/conversations/list.ts and present.ts build it), with literals for its four
+ * parameters, for pgbench: the PostgreSQL-bound reference of the list row. pgbench reads `:name` as a
+ * variable, so to_char's `HH24:MI:SS` is written `HH24@MI@SS` and the `@` replaced by chr(58) — a little
+ * more work per row than the server's statement, never less. Keep in step with listItemJson.
+ */
+export const listStatementSql = (acc, from, to) =>
+  `SELECT json_build_object('conversation_id', "conversations"."id", 'account_id', "conversations"."account_id", 'agent_id', "conversations"."agent_id", 'agent_type', "conversations"."agent_type", 'status', "conversations"."status", 'session_id', "conversations"."session_id", 'external_session_id', "conversations"."external_session_id", 'agent_version', "conversations"."agent_version", 'prompt_version', "conversations"."prompt_version", 'model', "conversations"."model", 'channel_detail', json_build_object('channel', "conversations"."channel"), 'started_at', replace(to_char("conversations"."started_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24@MI@SS.MS"Z"'),'@',chr(58)), 'ended_at', replace(to_char("conversations"."ended_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24@MI@SS.MS"Z"'),'@',chr(58)), 'updated_at', replace(to_char("conversations"."updated_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24@MI@SS.MS"Z"'),'@',chr(58)), 'duration_s', coalesce(case when jsonb_typeof("conversations"."metrics"->'duration_s') = 'number' then ("conversations"."metrics"->'duration_s')::numeric end, round(extract(epoch from ("conversations"."ended_at" - "conversations"."started_at")))::int), 'language', "conversations"."language", 'outcome', "conversations"."outcome", 'escalated', "conversations"."escalated", 'has_identity', "conversations"."has_identity", 'has_recording', "conversations"."has_recording", 'turn_count', "conversations"."turn_count", 'country', "conversations"."country", 'ip_country_only', "conversations"."country" IS NULL, 'summary_status', "conversations"."summary_status", 'summary', "conversations"."summary", 'identity', jsonb_build_object('email', null, 'phone_e164', null, 'partner_agent_id', null, 'email_source', null) || coalesce("conversations"."identity", '{}'::jsonb))::text AS j, "conversations"."id" AS pos_id, replace(to_char("conversations"."started_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24@MI@SS.MS"Z"'),'@',chr(58)) AS pos_at FROM "conversations" WHERE ("conversations"."account_id" = ${sqlText(acc)} and "conversations"."deleted_at" is null and "conversations"."started_at" >= ${sqlText(from)} and "conversations"."started_at" < ${sqlText(to)}) ORDER BY "conversations"."started_at" desc, "conversations"."id" desc LIMIT 51;`

@@ -8,6 +8,8 @@
 //   3. GET /v1/accounts/{acc} (personal key)      50 connections; goal ratio ≥ 0.05 (PGlite), ≥ 0.08 (PostgreSQL)
 //   4. GET /v1/conversations?limit=50             50 connections, first page over BENCH_ROWS seeded
 //                                                 conversations; goal ratio ≥ 0.05 and p99 ≤ 60 ms
+//   4b. (PostgreSQL with pgbench on PATH) the list's own statement from pgbench, 50 clients, no HTTP: the
+//      PostgreSQL-bound reference, the most row 4 could reach here (its p50 column is pgbench's average)
 //   5. GET /v1/conversations/{conv}               10 connections, each cycling over its own conversations;
 //                                                 the reference of row 6
 //   6. POST /v1/conversations/{conv}/messages     10 connections, local chat engine, each connection owning
@@ -41,7 +43,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { entry, listening, root, sleep, startBuiltServer } from './_server.mjs'
-import { call, chatAgentSql, execSql, giveChatKnowledge, seedConversationsSql } from './_fixtures.mjs'
+import { call, chatAgentSql, execSql, giveChatKnowledge, listStatementSql, seedConversationsSql } from './_fixtures.mjs'
 
 const databaseUrl = process.env.DATABASE_URL
 const ENGINE = databaseUrl ? 'PostgreSQL' : 'PGlite'
@@ -114,6 +116,38 @@ const startSvc = () =>
   })
 
 // ---- measuring -------------------------------------------------------------------------------------------
+/** One statement from pgbench (prepared, LOAD_CONNECTIONS clients, on autocannon's CPU): req/s is its tps;
+ *  pgbench gives an average latency, not percentiles, so p50 holds the average and p99 stays empty. */
+function pgbenchRow(name, statement) {
+  const file = join(dataDir, 'pgbench.sql')
+  writeFileSync(file, `${statement}\n`)
+  const args = ['-n', '-M', 'prepared', '-c', String(LOAD_CONNECTIONS), '-j', '1', '-f', file, databaseUrl]
+  const runFor = (seconds) =>
+    spawnSync(pin ? 'taskset' : 'pgbench', [...(pin ? ['-c', '0', 'pgbench'] : []), '-T', String(seconds), ...args], {
+      encoding: 'utf8',
+    })
+  runFor(WARMUP)
+  const r = runFor(SECONDS)
+  const tps = Number(/tps = ([\d.]+)/.exec(r.stdout)?.[1])
+  const avg = Number(/latency average = ([\d.]+) ms/.exec(r.stdout)?.[1])
+  const failed = Number(/number of failed transactions: (\d+)/.exec(r.stdout)?.[1] ?? 0)
+  // A reference that could not run (no connection slots, say) is left out, not fatal to the table.
+  if (!Number.isFinite(tps)) {
+    console.error(`[bench] ${name} left out: ${(r.stderr || r.stdout).trim().split('\n').at(-1)}`)
+    return null
+  }
+  return {
+    name,
+    connections: LOAD_CONNECTIONS,
+    rps: tps,
+    p50: Math.round(avg),
+    p99: null,
+    non2xx: failed,
+    total: Math.round(tps * SECONDS),
+    codes: [],
+  }
+}
+
 function cannon(opts) {
   return new Promise((res, rej) => autocannon(opts, (err, r) => (err ? rej(err) : res(r))))
 }
@@ -224,6 +258,16 @@ try {
   results.push(
     await measure('GET /v1/conversations?limit=50', LOAD_CONNECTIONS, () => ({ url: listUrl, headers: auth })),
   )
+  // The list's PostgreSQL-bound reference: the same statement from pgbench, same connections, no HTTP or
+  // Node at all. Its ratio to bare node:http is the most the list row could reach on this machine.
+  if (databaseUrl && spawnSync('pgbench', ['--version']).status === 0) {
+    const now = Date.now()
+    const row = pgbenchRow(
+      'PostgreSQL alone: the list statement (pgbench)',
+      listStatementSql(user.account_id, new Date(now - 30 * 86_400_000).toISOString(), new Date(now).toISOString()),
+    )
+    if (row) results.push(row)
+  }
 
   // Chat set-up over HTTP: the agent's knowledge, then the conversations (each with its greeting).
   await giveChatKnowledge(origin, key, CHAT_AGENT)
@@ -277,11 +321,13 @@ try {
 }
 
 // ---- ratios, goals, table --------------------------------------------------------------------------------
-const [bareRow, , , , getRow] = results
+const [bareRow] = results
+const getRow = results.find((r) => r.name === 'GET /v1/conversations/{conv}')
 const goals = {
   'GET /v1/health': { of: bareRow, ratio: 0.4 },
   'GET /v1/accounts/{acc}': { of: bareRow, ratio: databaseUrl ? 0.08 : 0.05 },
   'GET /v1/conversations?limit=50': { of: bareRow, ratio: 0.05, p99: 60 },
+  'PostgreSQL alone: the list statement (pgbench)': { of: bareRow },
   'GET /v1/conversations/{conv}': { of: null },
   'POST /v1/conversations/{conv}/messages': { of: getRow, ratio: 0.6, p50: 15, p99: 50 },
 }
@@ -335,7 +381,7 @@ console.log('| row | engine | connections | req/s | p50 ms | p99 ms | non-2xx | 
 console.log('|---|---|---|---|---|---|---|---|---|---|---|')
 for (const r of rows)
   console.log(
-    `| ${r.name} | ${dash(r.engine)} | ${r.connections} | ${r.rps === null ? '—' : r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.ratio === null ? '—' : r.ratio.toFixed(3)} | ${dash(r.of)} | ${dash(r.goal)} | ${r.met === null ? '—' : r.met ? 'yes' : 'no'} |`,
+    `| ${r.name} | ${dash(r.engine)} | ${r.connections} | ${r.rps === null ? '—' : r.rps.toFixed(0)} | ${dash(r.p50)} | ${dash(r.p99)} | ${r.non2xx} | ${r.ratio === null ? '—' : r.ratio.toFixed(3)} | ${dash(r.of)} | ${dash(r.goal)} | ${r.met === null ? '—' : r.met ? 'yes' : 'no'} |`,
   )
 for (const r of rows) if (r.codes.length) console.log(`\n${r.name}: ${r.codes.join(', ')} (of ${r.total} requests)`)
 

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { join, resolve } from 'node:path'
 import * as v from 'valibot'
 import { isValidAllowEntry } from '~/lib/ip'
+import { parseS3Url, type S3Location } from '~/kit/blob-store'
 
 const Env = v.object({
   PORT: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3000'),
@@ -26,6 +27,10 @@ const Env = v.object({
   // Uploaded originals (fs driver). Instances that share one PostgreSQL must share this directory too:
   // any of them may run the ingest job of another's upload.
   SVC_BLOB_DIR: v.optional(v.pipe(v.string(), v.minLength(1))),
+  // Where blobs go (decisions "Blob storage"): fs under SVC_BLOB_DIR, or s3 at SVC_BLOB_URL
+  // (https://KEY_ID:SECRET@host/bucket?region=…, any S3-compatible store).
+  SVC_BLOB_DRIVER: v.optional(v.picklist(['fs', 's3'], 'SVC_BLOB_DRIVER is fs or s3'), 'fs'),
+  SVC_BLOB_URL: v.optional(v.string()),
   SVC_PUBLIC_URL: v.optional(v.pipe(v.string(), v.url())),
   SVC_ALLOW_PRIVATE_HOSTS: v.optional(v.string(), ''),
   SVC_CHAT_ENGINE: v.optional(v.string(), 'local'),
@@ -81,6 +86,16 @@ const Env = v.object({
     '600',
   ),
   SVC_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
+  // Graceful shutdown (decisions "Graceful shutdown"): the bound for live sessions and in-flight requests,
+  // and a pause in the draining state before the port closes (for balancers that poll health).
+  SVC_SHUTDOWN_TIMEOUT_SECONDS: v.optional(
+    v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'SVC_SHUTDOWN_TIMEOUT_SECONDS is a number of seconds')),
+    '20',
+  ),
+  SVC_SHUTDOWN_DELAY_SECONDS: v.optional(
+    v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'SVC_SHUTDOWN_DELAY_SECONDS is a number of seconds')),
+    '0',
+  ),
   SVC_OAUTH_ACCESS_TTL_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3600'),
   SVC_OAUTH_REFRESH_GRACE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '30'),
   // Peers whose X-Forwarded-For / X-Forwarded-Proto are believed (decisions "Client IP"); empty trusts none.
@@ -107,6 +122,9 @@ export interface Config {
   databaseUrl: string | undefined
   dataDir: string
   blobDir: string
+  /** SVC_BLOB_DRIVER: fs (blobDir) or s3 (blobS3, parsed from SVC_BLOB_URL). */
+  blobDriver: 'fs' | 's3'
+  blobS3: S3Location | undefined
   production: boolean
   masterKey: string
   masterKeyFile: string | undefined
@@ -145,6 +163,10 @@ export interface Config {
   oauthRefreshGraceSeconds: number
   /** IPs and CIDRs of the proxies allowed to name the client (X-Forwarded-For) and scheme (X-Forwarded-Proto). */
   trustedProxies: string[]
+  /** SIGTERM: live sessions and in-flight requests get this long each (SVC_SHUTDOWN_TIMEOUT_SECONDS, 20). */
+  shutdownTimeoutSeconds: number
+  /** SIGTERM: stay up this long answering health 503 before the port closes (SVC_SHUTDOWN_DELAY_SECONDS, 0). */
+  shutdownDelaySeconds: number
 }
 
 // A generated dev secret lives in the data dir (mode 0600) so restarts keep cursors and keys valid.
@@ -188,6 +210,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error('[config] SVC_TELEPHONY=twilio requires SVC_PUBLIC_URL (the public https origin Twilio calls)')
   if (e.SVC_MAIL === 'smtp' && !e.SMTP_URL)
     throw new Error('[config] SVC_MAIL=smtp requires SMTP_URL (smtp://user:pass@host:port)')
+  if (e.SVC_BLOB_DRIVER === 's3' && !e.SVC_BLOB_URL)
+    throw new Error('[config] SVC_BLOB_DRIVER=s3 requires SVC_BLOB_URL (https://KEY_ID:SECRET@host/bucket?region=…)')
+  let blobS3: S3Location | undefined
+  try {
+    blobS3 = e.SVC_BLOB_DRIVER === 's3' && e.SVC_BLOB_URL ? parseS3Url(e.SVC_BLOB_URL) : undefined
+  } catch (err) {
+    throw new Error(`[config] ${(err as Error).message}`)
+  }
   let masterKey = e.SVC_MASTER_KEY
   let masterKeyFile: string | undefined
   if (!masterKey) {
@@ -203,6 +233,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     dataDir,
     blobDir: e.SVC_BLOB_DIR ? resolve(e.SVC_BLOB_DIR) : join(dataDir, 'blobs'),
+    blobDriver: e.SVC_BLOB_DRIVER,
+    blobS3,
     production,
     masterKey,
     masterKeyFile,
@@ -235,6 +267,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustedProxies: e.SVC_TRUSTED_PROXIES.split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    shutdownTimeoutSeconds: Number(e.SVC_SHUTDOWN_TIMEOUT_SECONDS),
+    shutdownDelaySeconds: Number(e.SVC_SHUTDOWN_DELAY_SECONDS),
   }
   return cached
 }

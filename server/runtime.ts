@@ -12,9 +12,10 @@ import { configureQuotas } from '~/domain/limits/quotas'
 import { readStoredConfig, applyConfig, startConfigPoller } from '~/domain/admin/config'
 import { startWebhookPump } from '~/domain/webhooks/pump'
 import { startOutbound } from '~/domain/calls/service'
+import { retire } from '~/domain/calls/outbound'
 import { startQueue } from '~/jobs/_queue'
 import { createAuditWriter } from '~/kit/audit-writer'
-import { createFsBlobStore } from '~/kit/blob-store'
+import { createBlobStore } from '~/kit/blob-store'
 import type { Capability } from '~/kit/capability'
 import type { ChatEngine } from '~/kit/chat-engine'
 import type { JobDefinition } from '~/kit/job'
@@ -71,7 +72,7 @@ export async function buildRuntime(
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, prepare: config.pgPrepare })
   const applied = await migrate(database, installed.migrations)
   if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
-  const blobs = createFsBlobStore(config.blobDir)
+  const blobs = await createBlobStore(config)
   const queue = await startQueue({
     database,
     databaseUrl: config.databaseUrl,
@@ -85,8 +86,17 @@ export async function buildRuntime(
   let redis: unknown
   if (config.redisUrl) {
     const { default: Redis } = await import('ioredis')
-    redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    // Redis down: the limiters count in memory meanwhile (kit/rate-limit.ts); say so once a minute, not per retry.
+    let saidAt = 0
+    client.on('error', (err: Error) => {
+      if (Date.now() - saidAt < 60_000) return
+      saidAt = Date.now()
+      console.error(`[redis] ${err.message} (rate limits count per instance until it is back)`)
+    })
+    redis = client
     bridgeBusToRedis(database, config.redisUrl, redis as InstanceType<typeof Redis>, Redis)
+    redisSubscribers.add(redis as InstanceType<typeof Redis>)
   }
   const runtime: Runtime = {
     config,
@@ -125,19 +135,27 @@ function bridgeBusToRedis(
   database.bus.addTransport((payload) => pub.publish(INVALIDATE_CHANNEL, payload))
   redisSubscribers.add(sub)
 }
+/** Redis connections to close at shutdown (the limiters' client and the bus subscriber). */
 const redisSubscribers = new Set<{ disconnect(): void }>()
 /** The outbound service of each runtime (heartbeat, call reconciliation, the simulated network). */
 const outboundStops = new WeakMap<Runtime, () => void>()
 /** The platform_config poller of each runtime (domain/admin/config.ts). */
 const configStops = new WeakMap<Runtime, () => void>()
 
-/** Shutdown in reverse order of dependence; each part is stopped even when another fails. */
+/**
+ * Shutdown in reverse order of dependence; each part is stopped even when another fails. Called by Nitro's
+ * `close` hook once the requests in flight have been answered (plugins/05.shutdown.ts): webhook leases not
+ * finished in 2 s are given back, the audit rows flushed, pg-boss stopped gracefully (its running jobs get
+ * 5 s, then are failed so that another instance retries them), this instance leaves the live set, and the
+ * database closes.
+ */
 export async function stopRuntime(runtime: Runtime | undefined) {
   if (runtime) outboundStops.get(runtime)?.()
   if (runtime) configStops.get(runtime)?.()
   await runtime?.webhooks.stop().catch(() => {})
   await runtime?.audit.stop().catch(() => {})
   await runtime?.queue.stop().catch(() => {})
+  if (runtime) await retire(runtime.database.db).catch(() => {})
   for (const sub of redisSubscribers) sub.disconnect()
   redisSubscribers.clear()
   await runtime?.database.close().catch(() => {})

@@ -1390,6 +1390,40 @@ export const requirements = {
     behavior:
       'A job failed through pg-boss and a 5xx audit row appear in GET /admin/system/errors (the job with its queue name and error message, the request with its request id, status and error code), and the failed job counts in GET /admin/system/status queue.failed_24h.',
   },
+  'scale.shared-limits': {
+    source: 'issue 19: rate limits and the unauthenticated-failure limit are global across instances',
+    engines: ['postgres'],
+    behavior:
+      'Two instances on one PostgreSQL and one Redis: one credential spread over both gets one read budget (the next request past it is 429 on either), and one client IP gets 20 failed authentications in all, not 20 per instance.',
+  },
+  'scale.rolling-restart': {
+    source: 'issue 19: a rolling restart of 2 instances under load gives 0 failed requests',
+    engines: ['postgres'],
+    behavior:
+      'Behind the cluster proxy, continuous reads, writes and chat turns while each of two instances in turn is SIGTERMed (exiting 0) and started again: every response is 2xx, none 5xx or lost.',
+  },
+  'scale.shutdown-releases-claims': {
+    source: 'issue 19: SIGTERM releases job claims',
+    engines: ['postgres'],
+    behavior:
+      'An instance SIGTERMed while a webhook send hangs gives the delivery lease back within its 2 s bound and exits 0; the other instance delivers it at once instead of after the lease lapses.',
+  },
+  'scale.redis-optional': {
+    source: 'issue 19: Redis is optional at run time',
+    engines: ['postgres'],
+    behavior:
+      "With REDIS_URL set and Redis stopped, requests keep answering (no 5xx): the rate limits count in each instance's memory until Redis is back, and a limit still answers 429.",
+  },
+  'blobs.driver': {
+    source: 'issue 19: blobs go through an unstorage driver chosen by configuration (decisions Blob storage)',
+    behavior:
+      'SVC_BLOB_DRIVER=s3 with SVC_BLOB_URL stores an upload as a SigV4-signed object in the bucket and the ingest job reads it back; s3 without a usable URL stops the boot naming what is missing.',
+  },
+  'shutdown.graceful': {
+    source: 'issue 19: SIGTERM finishes in-flight requests within a bound and exits 0 (decisions Graceful shutdown)',
+    behavior:
+      'On SIGTERM /v1/health answers 503 (status down, components.api down) while the instance drains; a new voice session is refused 503 while a live one is waited for (the port stays open until it ends); a chat turn in flight when the signal lands completes with 200 and Connection: close; the process exits 0.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

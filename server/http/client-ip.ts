@@ -22,13 +22,22 @@ export function fromTrustedProxy(event: H3Event): boolean {
   if (known !== undefined) return known
   const socket = event.node.req.socket
   if (!(socket instanceof Socket)) return true
-  const peer = socket.remoteAddress
   const trusted = loadConfig().trustedProxies
+  // A keep-alive connection keeps its peer: decided once per socket (and per trusted list), not per request.
+  const seen = socketTrust.get(socket)
+  if (seen?.trusted === trusted) {
+    event.context.fromTrustedProxy = seen.answer
+    return seen.answer
+  }
+  const peer = socket.remoteAddress
   // ipAllowed treats an empty list as "everyone": an empty SVC_TRUSTED_PROXIES means nobody.
   const answer = !!peer && trusted.length > 0 && ipAllowed(peer, trusted)
+  // A socket that has lost its address is not remembered: it is answered false and asked again.
+  if (peer) socketTrust.set(socket, { trusted, answer })
   event.context.fromTrustedProxy = answer
   return answer
 }
+const socketTrust = new WeakMap<Socket, { trusted: readonly string[]; answer: boolean }>()
 
 /** The first X-Forwarded-For hop from a trusted proxy, else the socket address. Computed once per request. */
 export function clientIp(event: H3Event): string {

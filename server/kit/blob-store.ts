@@ -1,6 +1,7 @@
-// Original uploads are kept as blobs behind this small interface, so the filesystem store (unstorage's
-// fs driver under <dataDir>/blobs) can be swapped for S3 or another unstorage driver without touching
-// the knowledge-base code.
+// Original uploads and call recordings are kept as blobs behind this small interface, stored through an
+// unstorage driver chosen by configuration (decisions "Blob storage"): `fs` (default) under SVC_BLOB_DIR,
+// which instances sharing one database must share too (a shared mount), or `s3` for any S3-compatible
+// store (SVC_BLOB_URL), which needs no shared filesystem at all.
 import { createStorage, type Storage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
 
@@ -18,7 +19,9 @@ export function storageBlobStore(storage: Storage): BlobStore {
     async get(key) {
       const v = await storage.getItemRaw(key)
       if (v === null || v === undefined) return null
-      return Buffer.isBuffer(v) ? v : Buffer.from(v as Uint8Array)
+      if (Buffer.isBuffer(v)) return v
+      // The s3 driver answers an ArrayBuffer, the fs driver a Buffer.
+      return Buffer.from(v instanceof ArrayBuffer ? new Uint8Array(v) : (v as Uint8Array))
     },
     async remove(key) {
       await storage.removeItem(key)
@@ -29,4 +32,50 @@ export function storageBlobStore(storage: Storage): BlobStore {
 /** The default store: files under `dir` (SVC_BLOB_DIR, default `<dataDir>/blobs`). */
 export function createFsBlobStore(dir: string): BlobStore {
   return storageBlobStore(createStorage({ driver: fsDriver({ base: dir }) }))
+}
+
+/** An S3-compatible bucket, from the parts config.ts read out of SVC_BLOB_URL. */
+export interface S3Location {
+  endpoint: string
+  bucket: string
+  region: string
+  accessKeyId: string
+  secretAccessKey: string
+}
+
+/**
+ * SVC_BLOB_URL for the s3 driver: `https://KEY_ID:SECRET@host[:port]/bucket[?region=…]` (path-style, the
+ * form every S3-compatible store answers; key id and secret URL-encoded). Throws a message naming what is
+ * missing.
+ */
+export function parseS3Url(raw: string): S3Location {
+  let u: URL
+  try {
+    u = new URL(raw)
+  } catch {
+    throw new Error('SVC_BLOB_URL is not a URL; expected https://KEY_ID:SECRET@host/bucket?region=…')
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error('SVC_BLOB_URL must be http:// or https://')
+  const bucket = decodeURIComponent(u.pathname.replace(/^\/+|\/+$/g, ''))
+  if (!bucket || bucket.includes('/')) throw new Error('SVC_BLOB_URL must name one bucket as its path: …/bucket')
+  if (!u.username || !u.password)
+    throw new Error('SVC_BLOB_URL must carry the access key id and secret: https://KEY_ID:SECRET@host/bucket')
+  return {
+    endpoint: `${u.protocol}//${u.host}`,
+    bucket,
+    region: u.searchParams.get('region') || 'us-east-1',
+    accessKeyId: decodeURIComponent(u.username),
+    secretAccessKey: decodeURIComponent(u.password),
+  }
+}
+
+/** The configured store (SVC_BLOB_DRIVER). The s3 driver (and its signer, aws4fetch) loads only when chosen. */
+export async function createBlobStore(config: {
+  blobDriver: 'fs' | 's3'
+  blobDir: string
+  blobS3?: S3Location
+}): Promise<BlobStore> {
+  if (config.blobDriver === 'fs' || !config.blobS3) return createFsBlobStore(config.blobDir)
+  const { default: s3Driver } = await import('unstorage/drivers/s3')
+  return storageBlobStore(createStorage({ driver: s3Driver({ ...config.blobS3, bulkDelete: false }) }))
 }

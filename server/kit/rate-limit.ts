@@ -1,5 +1,6 @@
 // Per-credential, per-class limits (per minute), in memory or in Redis when REDIS_URL is set so that
-// every instance counts against the same budget. rate-limiter-flexible does the counting.
+// every instance counts against the same budget (the API's classes, the failed-authentication limit, the
+// widget and OAuth limiters all go through here). rate-limiter-flexible does the counting.
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
 
 export const RATE_CLASSES = ['read', 'metrics', 'audio', 'backfill', 'write', 'calls', 'build', 'chat'] as const
@@ -38,8 +39,15 @@ export function createRateLimiter(opts: { redis?: unknown; prefix: string; durat
     let l = limiters.get(points)
     if (!l) {
       const common = { points, duration, keyPrefix: `${opts.prefix}:${points}` }
+      // With Redis down, the count falls back to this process's memory (a budget per instance) instead of
+      // failing every request with a 500: Redis is a shared counter, not a dependency of the API.
       l = opts.redis
-        ? new RateLimiterRedis({ ...common, storeClient: opts.redis, useRedisPackage: false })
+        ? new RateLimiterRedis({
+            ...common,
+            storeClient: opts.redis,
+            useRedisPackage: false,
+            insuranceLimiter: new RateLimiterMemory(common),
+          })
         : new RateLimiterMemory(common)
       limiters.set(points, l)
     }

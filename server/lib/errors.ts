@@ -66,6 +66,7 @@ export const ERROR_CODES = {
   idempotency_key_reused: [409, 'The Idempotency-Key was used with another body'],
   idempotency_key_in_use: [409, 'A request with this Idempotency-Key is still running'],
   internal_error: [500, 'Unexpected failure; quote the request id'],
+  service_unavailable: [503, 'This instance is shutting down; retry (through the balancer another one answers)'],
 } as const satisfies Record<string, readonly [number, string]>
 
 export type ErrorCode = keyof typeof ERROR_CODES

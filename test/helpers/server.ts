@@ -1,9 +1,10 @@
 // Runs the built server (.output) as a black box: a child process on a free port with its own data dir.
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { cpSync, existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
+import { ENTRY, spawnServer, type Exit } from '../../scripts/spawn-server.mjs'
 
 export interface TestServer {
   origin: string
@@ -12,10 +13,11 @@ export interface TestServer {
   dataDir: string
   logs: string[]
   child: ChildProcess
-  stop(signal?: NodeJS.Signals): Promise<void>
+  /** Resolves with how it exited (code 0 after a clean SIGTERM). */
+  stop(signal?: NodeJS.Signals): Promise<Exit>
 }
 
-export const ENTRY = resolve(import.meta.dirname, '../../.output/server/index.mjs')
+export { ENTRY }
 
 /** One blob directory per test database, the same in every test process. */
 const sharedBlobDir = (databaseUrl: string) =>
@@ -97,41 +99,7 @@ export async function startServer(
     const template = pgliteTemplateDir()
     if (existsSync(template)) cpSync(template, dataDir, { recursive: true })
   }
-  // Started from its data dir, not the repository: .output must boot from any working directory.
-  const child = spawn(process.execPath, [ENTRY], {
-    cwd: dataDir,
-    env: env as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const logs: string[] = []
-  const origin = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not listen in 60 s:\n${logs.join('')}`)), 60_000)
-    const onData = (chunk: Buffer) => {
-      logs.push(chunk.toString())
-      const m = /Listening on (http:\/\/[^\s]+)/.exec(logs.join(''))
-      if (m) {
-        clearTimeout(timer)
-        resolveUrl(m[1].replace(/\/$/, '').replace('[::]', '127.0.0.1'))
-      }
-    }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', (c: Buffer) => logs.push(c.toString()))
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(`server exited (${code}):\n${logs.join('')}`))
-    })
-  })
-  child.removeAllListeners('exit')
-  // Listening precedes readiness (boot is awaited per request); wait for the database and queue.
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    try {
-      const r = await fetch(`${origin}/v1/health`)
-      if (r.status === 200) break
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`server not healthy in 60 s:\n${logs.join('')}`)
-    await new Promise((r) => setTimeout(r, 200))
-  }
+  const { origin, child, logs, stop } = await spawnServer({ env: env as NodeJS.ProcessEnv, cwd: dataDir, entry: ENTRY })
   return {
     origin,
     base: `${origin}/v1`,
@@ -139,11 +107,6 @@ export async function startServer(
     dataDir,
     logs,
     child,
-    stop: (signal = 'SIGTERM') =>
-      new Promise((done) => {
-        if (child.exitCode !== null || child.signalCode) return done()
-        child.once('exit', () => done())
-        child.kill(signal)
-      }),
+    stop,
   }
 }

@@ -109,6 +109,9 @@ describe('turn claim in the database', () => {
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0)
     // The claim was released: once the quota allows, the next message runs.
     const again = await restartWith(async (db) => {
+      // The refused claim took no unit (the quota is taken in the claim's own statement).
+      const [q] = await db.db.select().from(quotaUsage).where(eq(quotaUsage.accountId, t.accountId))
+      expect(q.used).toBe(5000)
       await db.db.update(quotaUsage).set({ used: 0 }).where(eq(quotaUsage.accountId, t.accountId))
     })
     const ok = await again.post(`/conversations/${convId}/messages`, { text: 'How are you?' })

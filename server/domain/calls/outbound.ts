@@ -475,6 +475,14 @@ export async function beat(db: Executor) {
     .onConflictDoUpdate({ target: instances.id, set: { seenAt: sql`now()` } })
 }
 
+/**
+ * A process stopping cleanly leaves the live set at once: the calls it still owns are then reconciled by
+ * the other instances at their next pass instead of after the stale window.
+ */
+export async function retire(db: Executor) {
+  await db.delete(instances).where(eq(instances.id, INSTANCE_ID))
+}
+
 /** Accounts with queued calls get their free lines (a safety net for a dispatch lost to a crash). */
 export async function dispatchAllQueued(ctx: OutboundCtx) {
   const accounts = rowsOf<{ account_id: string }>(

@@ -2,9 +2,9 @@
 // (replay or 409 idempotency_key_reused), the balance check (402; cached), the turn claim (a conditional
 // UPDATE of turn_locked_until, so two instances cannot run turns of one conversation at once: 409
 // turn_in_progress; a refused claim is explained as 404, 410 conversation_deleted or 409
-// conversation_ended), the daily chat_messages quota, then the engine, the tools and one statement that
-// writes the turns, the records, the usage and the stored response. With warm caches a turn makes three
-// round trips: claim, quota, write (issue 14; it made about 14).
+// conversation_ended) with the daily chat_messages quota in the same statement, then the engine, the tools
+// and one statement that writes the turns, the records, the usage and the stored response. With warm caches
+// a turn makes two round trips: claim (with its quota unit), write (issue 14; it made about 14).
 import { and, eq, getTableColumns, isNull, lt, or, sql } from 'drizzle-orm'
 import { toJsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
@@ -16,7 +16,7 @@ import { withKnowledge, type ChatMessage, type Surface, type ToolCall, type Tool
 import { Errors, apiError } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
 import { agentLanguage, assertNotPaused, type AgentRow } from '~/domain/agents/agents'
-import { consumeQuota, refundQuota } from '~/domain/limits/quotas'
+import { effectiveLimits, quotaExceeded, refundQuota, utcDay } from '~/domain/limits/quotas'
 import { chatCost, checkBalance } from './billing'
 import { turnContext } from './turn-context'
 import { loadConversation } from './read'
@@ -167,14 +167,14 @@ export async function postMessage(
   // The claim: one statement takes the turn (only one message at a time, across processes, through the
   // row itself) and reads what the turn needs with it: the conversation, its history and the agent's
   // revision. A refusal is explained by a second read, off the hot path.
-  const claimed = await claimTurn(database, accountId, convId)
+  const { quotas } = await effectiveLimits(database.db, accountId, database)
+  const claimed = await claimTurn(database, accountId, convId, { limit: quotas.chat_messages, now: new Date() })
   if (!claimed) {
     await diagnose(database, accountId, convId)
     throw turnInProgress()
   }
   const { conv } = claimed
   let keyClaimed = false
-  let quotaTaken = false
   let written = false
   try {
     if (key !== undefined) {
@@ -186,8 +186,6 @@ export async function postMessage(
       if (!ins.length) throw turnInProgress()
       keyClaimed = true
     }
-    await consumeQuota(database.db, accountId, 'chat_messages', 1, new Date(), database)
-    quotaTaken = true
     const turn = await assembleTurn(runtime, claimed, body.text)
     // The turn context is cached per agent revision and a pause moves the revision: seen on the next turn.
     assertNotPaused(turn.agent)
@@ -201,13 +199,9 @@ export async function postMessage(
         .delete(messageKeys)
         .where(and(eq(messageKeys.conversationId, conv.id), eq(messageKeys.key, key!)))
         .catch(() => {})
-    // A turn that was not written is not counted: the quota unit goes back.
-    if (quotaTaken && !written) await refundQuota(database.db, accountId, 'chat_messages').catch(() => {})
-    await database.db
-      .update(conversations)
-      .set({ turnLockedUntil: null })
-      .where(eq(conversations.id, conv.id))
-      .catch(() => {})
+    // A turn that was not written is not counted: the quota unit the claim took goes back.
+    if (!written) await refundQuota(database.db, accountId, 'chat_messages').catch(() => {})
+    await releaseTurn(database, conv.id)
     throw err
   }
 }
@@ -226,9 +220,14 @@ export interface Claimed {
   agentRevision: number | null
 }
 
-/** The claim statement, built once per database and kept prepared (its SQL never changes). */
-function claimStatement(database: Database) {
-  return database.db
+/**
+ * The claim statement, built once per database and kept prepared (its SQL never changes). With `quota` it
+ * also takes the day's chat_messages unit in the same statement (a CTE that inserts only when the claim
+ * took the row), so a turn makes two round trips, not three: `quota_used` is null when the quota refused.
+ */
+function claimStatement(database: Database, quota: boolean) {
+  const { db } = database
+  const claim = db
     .update(conversations)
     .set({ turnLockedUntil: sql`now() + ${sql.raw(`interval '${TURN_LOCK_MS} milliseconds'`)}` })
     .where(
@@ -240,36 +239,86 @@ function claimStatement(database: Database) {
         or(isNull(conversations.turnLockedUntil), lt(conversations.turnLockedUntil, sql`now()`)),
       ),
     )
-    .returning({
-      ...getTableColumns(conversations),
-      history: sql<{ s: string; x: string }[]>`(SELECT coalesce(json_agg(json_build_object('s', t.speaker, 'x', t.text)
-          ORDER BY t.turn_index) FILTER (WHERE t.turn_type <> 'tool'), '[]'::json)
-        FROM turns t WHERE t.conversation_id = ${conversations.id})`,
-      agentRevision: sql<
-        number | null
-      >`(SELECT a.revision FROM agents a WHERE a.id = ${conversations.agentId})`.mapWith((v) =>
-        v === null ? null : Number(v),
-      ),
-    })
-    .prepare('svc_claim_turn')
-}
-const claimStatements = new WeakMap<Database, ReturnType<typeof claimStatement>>()
-
-export async function claimTurn(database: Database, accountId: string, convId: string): Promise<Claimed | null> {
-  let statement = claimStatements.get(database)
-  if (!statement) {
-    statement = claimStatement(database)
-    claimStatements.set(database, statement)
+    .returning()
+  const columns = getTableColumns(conversations)
+  const claimed = db.$with('claimed', columns).as(claim.getSQL())
+  const taken = db.$with('taken', { used: sql<number>`used`.as('used') }).as(
+    sql`INSERT INTO quota_usage (account_id, day, kind, used)
+      SELECT ${sql.placeholder('accountId')}::text, ${sql.placeholder('day')}::date, 'chat_messages', 1 FROM claimed
+      WHERE 1 <= ${sql.placeholder('limit')}::int
+      ON CONFLICT (account_id, day, kind) DO UPDATE SET used = quota_usage.used + 1
+      WHERE quota_usage.used + 1 <= ${sql.placeholder('limit')}::int
+      RETURNING used`,
+  )
+  const fields = {
+    ...(Object.fromEntries(Object.keys(columns).map((k) => [k, claimed[k as keyof typeof columns]])) as {
+      [K in keyof typeof columns]: (typeof claimed)[K]
+    }),
+    history: sql<{ s: string; x: string }[]>`(SELECT coalesce(json_agg(json_build_object('s', t.speaker, 'x', t.text)
+        ORDER BY t.turn_index) FILTER (WHERE t.turn_type <> 'tool'), '[]'::json)
+      FROM turns t WHERE t.conversation_id = ${claimed.id})`,
+    agentRevision: sql<number | null>`(SELECT a.revision FROM agents a WHERE a.id = ${claimed.agentId})`.mapWith((v) =>
+      v === null ? null : Number(v),
+    ),
+    quotaUsed: quota
+      ? sql<number | null>`(SELECT used FROM taken)`.mapWith((v) => (v === null ? null : Number(v)))
+      : sql<number | null>`null::int`,
   }
-  const [row] = await statement.execute({ id: convId, accountId })
+  return (quota ? db.with(claimed, taken) : db.with(claimed))
+    .select(fields)
+    .from(claimed)
+    .prepare(quota ? 'svc_claim_turn_quota' : 'svc_claim_turn')
+}
+const claimStatements = new WeakMap<Database, Map<boolean, ReturnType<typeof claimStatement>>>()
+
+/**
+ * Takes the turn (null: someone else holds it, or the conversation is not open). With `quota` ({limit})
+ * the day's chat_messages unit is taken in the same statement; when the quota refuses, the turn is given
+ * back and 429 quota_exceeded thrown.
+ */
+export async function claimTurn(
+  database: Database,
+  accountId: string,
+  convId: string,
+  quota?: { limit: number; now: Date },
+): Promise<Claimed | null> {
+  let statements = claimStatements.get(database)
+  if (!statements) {
+    statements = new Map()
+    claimStatements.set(database, statements)
+  }
+  let statement = statements.get(!!quota)
+  if (!statement) {
+    statement = claimStatement(database, !!quota)
+    statements.set(!!quota, statement)
+  }
+  const [row] = await statement.execute({
+    id: convId,
+    accountId,
+    day: quota ? utcDay(quota.now) : null,
+    limit: quota?.limit ?? null,
+  })
   if (!row) return null
-  const { history, agentRevision, ...conv } = row
+  const { history, agentRevision, quotaUsed, ...conv } = row
+  if (quota && quotaUsed === null) {
+    await releaseTurn(database, conv.id)
+    throw quotaExceeded('chat_messages', quota.limit, quota.now)
+  }
   const list = typeof history === 'string' ? (JSON.parse(history) as typeof history) : history
   return {
     conv,
     agentRevision,
     history: list.map((t) => ({ role: t.s === 'visitor' ? ('user' as const) : ('assistant' as const), content: t.x })),
   }
+}
+
+/** Gives the turn back without writing one (a failed or refused turn). */
+async function releaseTurn(database: Database, convId: string) {
+  await database.db
+    .update(conversations)
+    .set({ turnLockedUntil: null })
+    .where(eq(conversations.id, convId))
+    .catch(() => {})
 }
 
 export type Assembled = Awaited<ReturnType<typeof assembleTurn>>

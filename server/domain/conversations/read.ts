@@ -3,7 +3,8 @@
 import { and, asc, eq, inArray } from 'drizzle-orm'
 import { SignJWT, jwtVerify } from 'jose'
 import { createHash } from 'node:crypto'
-import type { Executor } from '~/db/client'
+import type { Database, Executor } from '~/db/client'
+import { accountRow } from '~/domain/accounts/accounts'
 import { accounts, conversations, turns } from '~/db/schema'
 import { Errors, apiError } from '~/lib/errors'
 import type { Principal } from '~/domain/credentials/principal'
@@ -32,7 +33,7 @@ export async function loadConversation(
 }
 
 export async function getConversation(
-  ex: Executor,
+  database: Database,
   principal: Principal,
   accountIds: readonly string[],
   id: string,
@@ -42,12 +43,10 @@ export async function getConversation(
     throw apiError('insufficient_scope', 'A key with only summaries:read reads GET /conversations/{conv}/summary.')
   }
   const include = parseInclude(q.include, DETAIL_INCLUDES, DETAIL_INCLUDES)
+  const ex = database.db
   const row = await loadConversation(ex, accountIds, id)
-  let redact = q.redact
-  if (redact === undefined) {
-    const [acc] = await ex.select({ d: accounts.defaultRedaction }).from(accounts).where(eq(accounts.id, row.accountId))
-    redact = acc?.d ?? false
-  }
+  // The account's default from the account cache (dropped on every account change), not a query per read.
+  const redact = q.redact ?? (await accountRow(database, row.accountId))?.defaultRedaction ?? false
   const turnRows = include.has('transcript')
     ? await ex.select().from(turns).where(eq(turns.conversationId, row.id)).orderBy(asc(turns.turnIndex))
     : []

@@ -126,18 +126,19 @@ export async function consumeQuota(
     WHERE quota_usage.used + ${n} <= ${limit}
     RETURNING used`),
   )
-  if (!rows.length) {
-    const resetsAt = nextUtcMidnight(now)
-    throw apiError(
-      'quota_exceeded',
-      `The daily ${kind} quota (${limit}) is used up; it resets at ${resetsAt.toISOString()}.`,
-      null,
-      {
-        'Retry-After': String(Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000))),
-      },
-    )
-  }
+  if (!rows.length) throw quotaExceeded(kind, limit, now)
   return Number(rows[0].used)
+}
+
+/** 429 quota_exceeded with Retry-After until 00:00 UTC (consumeQuota, and the chat turn's claim, which takes its unit itself). */
+export function quotaExceeded(kind: QuotaKind, limit: number, now = new Date()) {
+  const resetsAt = nextUtcMidnight(now)
+  return apiError(
+    'quota_exceeded',
+    `The daily ${kind} quota (${limit}) is used up; it resets at ${resetsAt.toISOString()}.`,
+    null,
+    { 'Retry-After': String(Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000))) },
+  )
 }
 
 export async function quotaUsed(db: Executor, accountId: string, now = new Date()): Promise<Record<QuotaKind, number>> {

@@ -3,6 +3,7 @@
 // and a busy health check costs the database nothing. The other components follow what they depend on:
 // transcripts on the database, summaries and webhooks on the job queue, media on the blob store.
 import * as v from 'valibot'
+import { isDraining } from '~/kit/drain'
 import type { Runtime } from '~/kit/runtime'
 
 export const VERSION = '1.0.0'
@@ -51,8 +52,10 @@ export async function checkHealth(runtime: Runtime): Promise<Health> {
   const jobs = db === 'down' ? 'down' : await runtime.queue.state()
   // Webhooks: the queue, and whether this process's delivery pump failed a pass in the last minute.
   const webhooks = jobs !== 'ok' ? jobs : runtime.webhooks.state()
-  const components = { api: 'ok', db, transcripts: db, summaries: jobs, webhooks, media: 'ok', jobs } as const
+  // A draining process (SIGTERM) is down for a balancer: its API takes no new work, though it still answers.
+  const api = isDraining() ? 'down' : 'ok'
+  const components = { api, db, transcripts: db, summaries: jobs, webhooks, media: 'ok', jobs } as const
   const values = Object.values(components) as string[]
-  const status = db === 'down' ? 'down' : values.every((s) => s === 'ok') ? 'ok' : 'degraded'
+  const status = db === 'down' || api === 'down' ? 'down' : values.every((s) => s === 'ok') ? 'ok' : 'degraded'
   return { status, version: VERSION, time: new Date().toISOString(), components }
 }

@@ -265,7 +265,8 @@ export function startWebhookPump(opts: {
   const { database, config } = opts
   const max = opts.maxInFlight ?? MAX_IN_FLIGHT
   const log = opts.log ?? ((m) => console.error(`[webhooks] ${m}`))
-  const running = new Set<Promise<void>>()
+  // Each send in flight with its claim, so a stop can give back the leases of those it cannot wait for.
+  const running = new Map<Promise<void>, Claimed>()
   // Slots held per account, for the fair share of each claim.
   const byAccount = new Map<string, number>()
   let stopped = false
@@ -330,7 +331,7 @@ export function startWebhookPump(opts: {
           if (left > 0) byAccount.set(c.account_id, left)
           else byAccount.delete(c.account_id)
         })
-      running.add(p)
+      running.set(p, c)
     }
   }
 
@@ -366,9 +367,12 @@ export function startWebhookPump(opts: {
     async stop() {
       stopped = true
       clearInterval(timer)
-      // Sends in flight finish (each is bounded by the timeout); an unfinished one is re-sent later.
-      await Promise.race([Promise.allSettled([...running]), new Promise((r) => setTimeout(r, 2000))])
+      // Sends in flight get 2 s to finish; the leases of the others are given back so another instance sends
+      // them at once instead of after the lease lapses (at least once: this one may still land its send,
+      // but its outcome is not written, the claim token having changed).
+      await Promise.race([Promise.allSettled([...running.keys()]), new Promise((r) => setTimeout(r, 2000))])
       await flush()
+      await Promise.allSettled([...running.values()].map((c) => release(database, c)))
       if (current === pump) current = undefined
     },
   }

@@ -6,7 +6,7 @@ import { checkHealth, Health } from '~/domain/platform/health'
 export default defineApiRoute({
   summary: 'Service health',
   description:
-    'Checks the database live. 200 for ok or degraded; 503 with the same body when the database is unreachable.',
+    'Checks the database live. 200 for ok or degraded; 503 with the same body (status down) when the database is unreachable or this instance is shutting down (components.api down), so a balancer stops sending to it.',
   tags: ['Platform'],
   auth: 'public',
   response: Health,

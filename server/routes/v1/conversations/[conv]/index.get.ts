@@ -19,5 +19,5 @@ export default defineApiRoute({
   response: ConversationOut,
   errors: ['invalid_id', 'unsupported_filter', 'conversation_deleted'],
   handler: ({ runtime, principal, account, params, query }) =>
-    getConversation(runtime.database.db, principal, account.ids, params.conv, query),
+    getConversation(runtime.database, principal, account.ids, params.conv, query),
 })
