@@ -823,6 +823,76 @@ export const requirements = {
     behavior:
       'The audit CSV export prefixes a single quote to a text cell that begins with =, +, -, @, tab or carriage return.',
   },
+  // Issue 19 (hostile input: fuzz and OWASP API Top 10)
+  'security.fuzz.no-5xx': {
+    source: 'issue 19 item 4 (fuzz)',
+    behavior:
+      "Valid and boundary bodies generated from each write route's OpenAPI schema never answer a 5xx; every refusal is the error envelope.",
+  },
+  'security.fuzz.query': {
+    source: 'issue 19 item 4 (fuzz); decisions Validation codes',
+    behavior:
+      'On every GET: an unknown query key is 400 unsupported_filter naming it; a value its schema refuses, or a non-repeatable key given twice, is a 400 naming the parameter; valid values and broken percent-encoding never answer a 5xx.',
+  },
+  'security.fuzz.invalid-bodies': {
+    source: 'issue 19 item 4 (fuzz); decisions Hostile input (issue 19)',
+    behavior:
+      'On every write route: an unknown key is 400 unsupported_field naming it; one property broken against its schema is a 400 naming it (413 past 2 MB); bad JSON, bytes that are not UTF-8 and a key given twice in one object are 400 invalid_json; a lone surrogate is 400 validation_error naming the field; a non-object body or 65+ levels of nesting is 400 validation_error; a non-JSON type is 415.',
+  },
+  'security.fuzz.nothing-written': {
+    source: 'issue 19 item 4 (fuzz)',
+    behavior: 'After every invalid case of every write route, each resource of the tenant reads exactly as before.',
+  },
+  'security.owasp.bola': {
+    source: 'issue 19 item 4 (OWASP API1)',
+    behavior:
+      "Every OpenAPI operation with an id path parameter answers 404 (never data) for another tenant's real id.",
+  },
+  'security.owasp.authentication': {
+    source: 'issue 19 item 4 (OWASP API2)',
+    behavior:
+      'Every non-public operation answers 401 with the envelope to no credential, a malformed one and a revoked one.',
+  },
+  'security.owasp.property-level': {
+    source: 'issue 19 item 4 (OWASP API3)',
+    behavior:
+      'Read-only properties (ids, account_id, status where not writable, balances, created_at) in a create or patch body are 400 unsupported_field and change nothing; responses never carry secrets other than the one-time secret of a create or rotate.',
+  },
+  'security.owasp.resource-consumption': {
+    source: 'issue 19 item 4 (OWASP API4)',
+    behavior:
+      'Bodies past 2 MB are 413 while streaming; a page limit above the maximum is 400 invalid_limit on every list; archives and crawls are bounded (the other files of issue 12 prove those bounds).',
+  },
+  'security.owasp.function-level': {
+    source: 'issue 19 item 4 (OWASP API5)',
+    behavior:
+      'Every master-only operation (Operator tag, /users, /audit, partners) refuses a tenant key holding every personal scope (403) and a missing key (401).',
+  },
+  'security.owasp.business-flows': {
+    source: 'issue 19 item 4 (OWASP API6)',
+    behavior:
+      'Repeated failed logins and failed authentications are limited per client (429) before they can be brute-forced.',
+  },
+  'security.owasp.ssrf': {
+    source: 'issue 19 item 4 (OWASP API7)',
+    behavior:
+      'Every URL the service fetches (builds, crawls, webhooks) refuses private, loopback, link-local and unspecified hosts however written (decimal, octal, hex, IPv6, IPv4-mapped, a name resolving to one) and redirects to them, with 400 invalid_url or a failed fetch, and no request reaches the private address.',
+  },
+  'security.owasp.misconfiguration': {
+    source: 'issue 19 item 4 (OWASP API8)',
+    behavior:
+      'Every response carries the security headers and no-store; no CORS grant to an arbitrary Origin on the API; errors never echo stack traces or internal paths; TRACE and unknown methods are 405/404 with the envelope.',
+  },
+  'security.owasp.inventory': {
+    source: 'issue 19 item 4 (OWASP API9)',
+    behavior:
+      'Every route the server answers is in the OpenAPI document and every documented operation answers (no 404 for a documented route); no undocumented route is served.',
+  },
+  'security.owasp.unsafe-consumption': {
+    source: 'issue 19 item 4 (OWASP API10)',
+    behavior:
+      'Content the service fetches from third parties (crawled pages, webhook receivers) is bounded in size and never followed to a private address; a hostile page answers a clear failure, not a 5xx.',
+  },
   // Issue 15 (inbound phone and the voice runtime)
   'calls.inbound-simulated': {
     source: 'decisions Run surfaces (Simulated inbound call, Phone conversations); issue 15',
@@ -1387,7 +1457,7 @@ export const requirements = {
   'shutdown.graceful': {
     source: 'issue 19: SIGTERM finishes in-flight requests within a bound and exits 0 (decisions Graceful shutdown)',
     behavior:
-      'On SIGTERM /v1/health answers 503 (status down, components.api down) while the instance drains; a chat turn in flight when the signal lands completes with 200 and Connection: close; the process exits 0.',
+      'On SIGTERM /v1/health answers 503 (status down, components.api down) while the instance drains; a new voice session is refused 503 while a live one is waited for (the port stays open until it ends); a chat turn in flight when the signal lands completes with 200 and Connection: close; the process exits 0.',
   },
 } satisfies Record<string, Requirement>
 

@@ -20,7 +20,7 @@ import { clientIp } from './client-ip'
 import { envelopeOf } from './define-api-route'
 import { single } from './envelope'
 import { countAuthFailure } from './pipeline/guards'
-import { parseBody, parseWith } from './pipeline/parse'
+import { parseBody, parseQuery, parseWith } from './pipeline/parse'
 import type { ApiRouteMeta, ApiRouteOptions, ObjSchema, Out } from './route-meta'
 
 /** Per minute: requests from one client IP, and requests carrying one widget token (all its visitors). */
@@ -134,6 +134,8 @@ export function defineWidgetRoute<
     const { agent, ipDecision } = await admitWidget(event, runtime, getHeader(event, 'x-svc-widget-token'))
     rateHeaders(event, 'widget_ip', ipDecision)
     const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
+    // No widget route takes a query: an unknown key is 400 unsupported_filter, as on every API route.
+    parseQuery(event, meta)
     const body = await parseBody(event, meta)
     const result = await opts.handler({ event, params, body, agent, runtime } as any)
     const answer = envelopeOf(opts.status ?? 200, result, false, 200)

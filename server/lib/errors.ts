@@ -66,6 +66,7 @@ export const ERROR_CODES = {
   idempotency_key_reused: [409, 'The Idempotency-Key was used with another body'],
   idempotency_key_in_use: [409, 'A request with this Idempotency-Key is still running'],
   internal_error: [500, 'Unexpected failure; quote the request id'],
+  service_unavailable: [503, 'This instance is shutting down; retry (through the balancer another one answers)'],
 } as const satisfies Record<string, readonly [number, string]>
 
 export type ErrorCode = keyof typeof ERROR_CODES
@@ -105,7 +106,7 @@ export const Errors = {
       null,
       allow.length ? { Allow: allow.join(', ') } : {},
     ),
-  invalidJson: () => new ApiError(400, 'invalid_json', 'The request body is not valid JSON.'),
+  invalidJson: (message = 'The request body is not valid JSON.') => new ApiError(400, 'invalid_json', message),
   unsupportedMediaType: (expected: string) =>
     new ApiError(415, 'unsupported_media_type', `Send the body as ${expected}.`),
   payloadTooLarge: (limitBytes: number) =>

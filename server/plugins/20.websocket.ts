@@ -4,13 +4,30 @@
 // streams; a route's own upgrade hook still decides for its path (crossws: the route's answer wins when it
 // gives one, otherwise the global one applies).
 import { defineNitroPlugin } from 'nitropack/runtime'
+import { ENVIRONMENT } from '~/http/envelope'
+import { chooseRequestId } from '~/http/request-id'
 import { isDraining, sessionClosed, sessionOpened } from '~/kit/drain'
+import { statusOf, type ErrorCode } from '~/lib/errors'
 
 /** One message at most: a Media Streams frame is under 1 KB; ws would take 100 MiB by default. */
 export const MAX_WS_MESSAGE_BYTES = 64 * 1024
 
 /** Paths that carry WebSockets: provider media streams and browser voice chat. */
 export const WEBSOCKET_PATHS = [/^\/telephony\/[a-z0-9_-]{1,32}\/media$/, /^\/v1\/widget\/voice$/]
+
+/** The upgrade's answer while draining: the error envelope, 503 service_unavailable. */
+function drainingRefusal(request: Request): Response {
+  const request_id = chooseRequestId(request.headers.get('x-request-id') ?? undefined)
+  const code = 'service_unavailable' satisfies ErrorCode
+  const body = {
+    error: { code, message: 'This instance is shutting down; connect again.', field: null, request_id },
+    meta: { request_id, environment: ENVIRONMENT },
+  }
+  return new Response(JSON.stringify(body), {
+    status: statusOf(code),
+    headers: { 'content-type': 'application/json', 'x-request-id': request_id, 'retry-after': '1' },
+  })
+}
 
 export default defineNitroPlugin((nitroApp) => {
   // h3 builds the crossws options from app.options.websocket on first use, which is after the plugins run.
@@ -26,7 +43,7 @@ export default defineNitroPlugin((nitroApp) => {
         const path = new URL(request.url, 'http://localhost').pathname
         if (!WEBSOCKET_PATHS.some((re) => re.test(path))) return new Response('Not Found', { status: 404 })
         // A draining process takes no new session; the client reconnects through the balancer elsewhere.
-        if (isDraining()) return new Response('Service Unavailable: shutting down', { status: 503 })
+        if (isDraining()) return drainingRefusal(request)
       },
       // Live sessions are counted so that a SIGTERM waits for them (plugins/05.shutdown.ts).
       open(peer: unknown) {

@@ -1,11 +1,14 @@
 // Two instances on one PostgreSQL and one Redis behind the cluster proxy (scripts/cluster.mjs), the set-up
 // of docs/decisions.md "Scale-out and reliability (issue 19)": limits that are one budget across
 // instances, a SIGTERMed instance handing its webhook lease to the other, and a rolling restart under
-// mixed load with no failed request. PostgreSQL only: the embedded database belongs to one process.
+// mixed load with no failed request. PostgreSQL only: the embedded database belongs to one process. The
+// cluster gets a database of its own (created and dropped here): webhook deliveries are claimed by any
+// instance on a database, so another test file's servers on the shared one could take this file's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startCluster, startRedis, type Cluster } from '../../scripts/cluster.mjs'
 import { seedAgents } from '../helpers/agents'
 import { createApi, type Api } from '../helpers/api'
+import { withDatabase } from '../helpers/db'
 import { startReceiver, type Receiver } from '../helpers/receiver'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { sleep, until } from '../helpers/wait'
@@ -23,14 +26,19 @@ describe.skipIf(!process.env.DATABASE_URL)('two instances behind the proxy (Post
   let agentId: string
   let rx: Receiver
   let redis: Awaited<ReturnType<typeof startRedis>>
+  const dbName = `svc_cluster_${process.pid}_${Date.now().toString(36)}`
+  const url = new URL(process.env.DATABASE_URL ?? 'postgres://x/y')
+  url.pathname = `/${dbName}`
   /** A client of one node directly (its current origin: restarts change the port). */
   const on = (i: number, key = t.key, api?: Api) => api ?? createApi(`${cluster.nodes[i].origin}/v1`, key)
 
   beforeAll(async () => {
+    await withDatabase('', (db) => db.executeSql(`CREATE DATABASE ${dbName}`))
     // A Redis of the test's own, so that the last test can stop it under the cluster.
     redis = await startRedis()
     cluster = await startCluster({
       instances: 2,
+      databaseUrl: url.toString(),
       redisUrl: redis.url,
       env: {
         SVC_RATE_LIMITS: `metrics=${METRICS_LIMIT},read=100000,write=100000,chat=100000`,
@@ -41,13 +49,14 @@ describe.skipIf(!process.env.DATABASE_URL)('two instances behind the proxy (Post
       },
     })
     t = await createTenant(createApi(`${cluster.url}/v1`, cluster.masterKey))
-    ;[agentId] = await seedAgents('', [{ accountId: t.accountId }], { url: process.env.DATABASE_URL! })
+    ;[agentId] = await seedAgents('', [{ accountId: t.accountId }], { url: url.toString() })
     rx = await startReceiver()
   }, 120_000)
   afterAll(async () => {
     await cluster?.stop()
     await redis?.stop()
     await rx?.close()
+    await withDatabase('', (db) => db.executeSql(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)).catch(() => {})
   })
 
   it('one read budget and one failed-authentication budget across both instances (Redis)', async () => {
@@ -68,6 +77,15 @@ describe.skipIf(!process.env.DATABASE_URL)('two instances behind the proxy (Post
     expect(failures[20]).toBe(429)
     // The same client's valid key still works (the limit counts failures only).
     expect((await on(1).get(`/agents/${agentId}`, { headers: ip })).status).toBe(200)
+
+    // Through the proxy each client keeps its own address (X-Forwarded-For appended, not replaced by the
+    // proxy's): one client's failures do not limit another's.
+    const proxied = createApi(`${cluster.url}/v1`, 'svc_sk_live_wrong')
+    const a = { 'x-forwarded-for': '203.0.113.41' }
+    const b = { 'x-forwarded-for': '203.0.113.42' }
+    for (let n = 0; n < 20; n++) expect((await proxied.get('/accounts', { headers: a })).status).toBe(401)
+    expect((await proxied.get('/accounts', { headers: a })).status).toBe(429)
+    expect((await proxied.get('/accounts', { headers: b })).status).toBe(401)
   }, 60_000)
 
   it('a SIGTERMed instance gives its webhook lease back; the other delivers at once and it exits 0', async () => {

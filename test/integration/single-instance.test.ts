@@ -8,6 +8,7 @@ import { startSeededServer, type SeededServer } from '../helpers/agents'
 import type { Api } from '../helpers/api'
 import { startS3Stub, type S3Stub } from '../helpers/s3-stub'
 import { startServer } from '../helpers/server'
+import { refused, VoiceChatClient } from '../helpers/voice-chat'
 import { sleep, until } from '../helpers/wait'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
@@ -98,34 +99,52 @@ describe('blobs in an S3-compatible store (SVC_BLOB_DRIVER=s3)', () => {
   }, 60_000)
 })
 
-describe('SIGTERM with a chat turn in flight', () => {
-  it('drains (health 503), answers the turn with 200 and Connection: close, and exits 0', async () => {
+describe('SIGTERM with a voice session live and a chat turn in flight', () => {
+  it('drains (health 503, new sessions refused), waits for the session, answers the turn with Connection: close, exits 0', async () => {
     verifies('shutdown.graceful')
     const { server } = seeded
-    const conv = await api.post('/conversations', { agent_id: seeded.agentIds[0] })
+    const agentId = seeded.agentIds[0]
+    const w = await api.patch(`/agents/${agentId}/widget`, { allowed_domains: ['shop.example.com'] })
+    expect(w.status, w.text).toBe(200)
+    const voice = () =>
+      VoiceChatClient.connect(
+        `${server.origin.replace(/^http/, 'ws')}/v1/widget/voice?token=${encodeURIComponent(w.body.public_token)}`,
+        { origin: 'https://shop.example.com' },
+      )
+    const session = await voice()
+    if (refused(session)) throw new Error(`voice refused: ${JSON.stringify(session)}`)
+    await session.waitFor((x) => x.of('ready').length === 1, 15_000, 'ready')
+    const conv = await api.post('/conversations', { agent_id: agentId })
     expect(conv.status, conv.text).toBe(201)
     const turn = slowPost(
       `${server.base}/conversations/${conv.body.conversation_id}/messages`,
       { authorization: `Bearer ${seeded.prepared.key}`, 'content-type': 'application/json' },
       JSON.stringify({ text: 'What do you sell?' }),
-      2000,
+      5000,
     )
     await sleep(300)
     const signalledAt = Date.now()
     const exited = server.stop('SIGTERM')
     await sleep(200)
-    // Draining: still listening for the configured second, but down for a balancer.
+    // Draining: still listening, but down for a balancer, and no new session.
     const health = await fetch(`${server.base}/health`)
-    const body = await health.json()
     expect(health.status).toBe(503)
-    expect(body).toMatchObject({ status: 'down', components: { api: 'down', db: 'ok' } })
+    expect(await health.json()).toMatchObject({ status: 'down', components: { api: 'down', db: 'ok' } })
+    const late = await voice()
+    expect(refused(late) && late.status).toBe(503)
+    // Past the 1 s delay the port stays open while the session lives: it is waited for, not cut.
+    await sleep(1500)
+    expect(session.closed).toBe(false)
+    expect((await fetch(`${server.base}/health`)).status).toBe(503)
+    session.stop()
+    await session.waitFor((x) => x.closed, 10_000, 'the session to end')
     const answered = await turn
     expect(answered.status, answered.body).toBe(200)
     expect(JSON.parse(answered.body).turn).toMatchObject({ speaker: 'agent' })
     expect(answered.connection).toBe('close')
     expect(await exited).toEqual({ code: 0, signal: null })
-    // Bounded: the delay, the turn's remaining second, and the runtime's stop.
-    expect(Date.now() - signalledAt).toBeLessThan(15_000)
+    // Bounded: the delay, the session, the turn's remaining seconds, and the runtime's stop.
+    expect(Date.now() - signalledAt).toBeLessThan(20_000)
     expect(server.logs.join('')).toContain('[shutdown] SIGTERM: draining')
   }, 60_000)
 })

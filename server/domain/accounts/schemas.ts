@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { PLANS } from '~/domain/limits/plans'
 import { coded } from '~/lib/errors'
-import { AccountId, Cursor, Limit, Timestamp } from '~/lib/schemas'
+import { AccountId, Cursor, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
 
 const AccountIdParam = AccountId
 export const AccountParams = v.object({ acc: AccountIdParam })
@@ -18,7 +18,7 @@ export const AccountListQuery = v.object({
 
 export const AccountPatch = v.strictObject({
   external_ids: v.optional(
-    v.record(
+    JsonRecord(
       v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')),
       v.nullable(v.pipe(v.string(), v.maxLength(256))),
     ),
@@ -35,7 +35,7 @@ export const Account = v.object({
   status: v.picklist(['active', 'suspended']),
   plan: v.picklist(PLANS),
   plan_expires_at: v.nullable(Ts),
-  external_ids: v.record(v.string(), v.string()),
+  external_ids: JsonRecord(v.string(), v.string()),
   default_redaction: v.boolean(),
   transcript_retention_days: v.nullable(v.number()),
   created_at: Ts,
@@ -62,7 +62,7 @@ export const AccountLimits = v.object({
     max_concurrent_builds: v.number(),
     builds_in_progress: v.number(),
   }),
-  rate_limits: v.record(v.string(), v.number()),
+  rate_limits: JsonRecord(v.string(), v.number()),
 })
 
 export const Balance = v.object({
@@ -83,6 +83,6 @@ export const UsageQuery = v.object({
 })
 
 export const UsageReport = v.object({
-  data: v.array(v.record(v.string(), v.union([v.string(), v.number(), v.null()]))),
+  data: v.array(JsonRecord(v.string(), v.union([v.string(), v.number(), v.null()]))),
   totals: v.object({ conversations: v.number(), voice_seconds: v.number(), tokens: v.number(), cost_usd: v.number() }),
 })

@@ -1,14 +1,14 @@
 // Shapes of the operator surface (issue 18), shared by its routes.
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
-import { Cursor, Limit, Timestamp } from '~/lib/schemas'
+import { Cursor, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
 import { PLANS } from '~/domain/limits/plans'
 
 export const AdminAction = v.object({
   action_id: v.pipe(v.string(), v.description('act_<n>')),
   action: v.pipe(v.string(), v.description('What was done, e.g. customer.wallet.credit, agent.pause, config.update')),
   target: v.nullable(v.pipe(v.string(), v.description('The id it was done to (usr_, agt_, key_…), or null'))),
-  params: v.record(v.string(), v.unknown()),
+  params: JsonRecord(v.string(), v.unknown()),
   request_id: v.string(),
   created_at: v.string(),
 })
@@ -105,8 +105,8 @@ export const Overview = v.object({
   users: v.number(),
   accounts: v.object({
     total: v.number(),
-    by_plan: v.record(v.string(), v.number()),
-    by_status: v.record(v.string(), v.number()),
+    by_plan: JsonRecord(v.string(), v.number()),
+    by_status: JsonRecord(v.string(), v.number()),
   }),
   agents: v.number(),
   conversations: v.pipe(Counts, v.description('Every channel but phone calls, by started_at (UTC day)')),
@@ -241,7 +241,7 @@ export const SystemStatus = v.object({
   started_at: v.string(),
   uptime_s: v.number(),
   instance_id: v.string(),
-  components: v.record(v.string(), Component),
+  components: JsonRecord(v.string(), Component),
   database: v.object({ kind: v.picklist(['pglite', 'postgres']), status: Component, probe_ms: v.number() }),
   queue: v.object({
     status: Component,
@@ -343,11 +343,11 @@ export const ConfigPatch = v.strictObject({
 })
 
 export const PlatformConfig = v.object({
-  rate_limits: v.record(v.string(), v.number()),
-  quotas: v.record(v.string(), v.number()),
+  rate_limits: JsonRecord(v.string(), v.number()),
+  quotas: JsonRecord(v.string(), v.number()),
   overrides: v.object({
-    rate_limits: v.record(v.string(), v.number()),
-    quotas: v.record(v.string(), v.number()),
+    rate_limits: JsonRecord(v.string(), v.number()),
+    quotas: JsonRecord(v.string(), v.number()),
   }),
   updated_at: IsoOrNull,
   applied_at: IsoOrNull,

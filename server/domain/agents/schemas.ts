@@ -2,7 +2,7 @@
 // whitelist (43)", "PromptType", "Prompt version labels").
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
-import { AccountId, Cursor, Id, Limit, Timestamp } from '~/lib/schemas'
+import { AccountId, Cursor, Id, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
 
 export const AGENT_TYPES = ['chat', 'phone', 'dashboard', 'phone_outbound'] as const
 export const PROMPT_TYPES = ['phone', 'chat', 'voice_chat'] as const
@@ -103,7 +103,7 @@ const Timezone = v.pipe(
   v.check(isTimezone, 'Expected an IANA time zone such as Europe/Paris.'),
 )
 const JsonObject = v.pipe(
-  v.record(v.string(), v.unknown()),
+  JsonRecord(v.string(), v.unknown()),
   v.check((o) => JSON.stringify(o).length <= 20_000, 'At most 20000 characters of JSON.'),
 )
 const Key = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'Keys are 1-64 letters, digits, _ . : -'))
@@ -141,7 +141,7 @@ export const AgentPatch = v.strictObject({
   ),
   capability_settings: v.optional(
     v.pipe(
-      v.record(Key, v.unknown()),
+      JsonRecord(Key, v.unknown()),
       v.check((o) => JSON.stringify(o).length <= 20_000, 'At most 20000 characters of JSON.'),
     ),
   ),
@@ -160,9 +160,9 @@ export const AgentPatch = v.strictObject({
   greeting: v.optional(v.nullable(Text(2_000))),
   public_chat_greeting: v.optional(v.nullable(Text(2_000))),
   greetings: v.optional(
-    v.record(
+    JsonRecord(
       v.picklist(PROMPT_TYPES, 'greetings keys are phone, chat and voice_chat.'),
-      v.record(Lang, v.nullable(Text(2_000))),
+      JsonRecord(Lang, v.nullable(Text(2_000))),
     ),
   ),
   default_language: v.optional(v.nullable(Lang)),
@@ -186,7 +186,7 @@ export const AgentPatch = v.strictObject({
   record_calls: v.optional(v.boolean()),
   summary_language: v.optional(v.nullable(Lang)),
   tags: v.optional(Strings(50, 64)),
-  external_ids: v.optional(v.record(Key, v.nullable(v.pipe(v.string(), v.maxLength(256))))),
+  external_ids: v.optional(JsonRecord(Key, v.nullable(v.pipe(v.string(), v.maxLength(256))))),
   metadata: v.optional(v.nullable(JsonObject)),
   description: v.optional(v.nullable(Text(2_000))),
 })

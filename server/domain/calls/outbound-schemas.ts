@@ -3,7 +3,7 @@ import * as v from 'valibot'
 import { CALL_STATES, type CallState } from '~/kit/telephony'
 import { Phone, QueryPhone } from '~/domain/dnc/schemas'
 import { coded } from '~/lib/errors'
-import { AccountId, Cursor, Id, Limit } from '~/lib/schemas'
+import { AccountId, Cursor, Id, Limit, JsonRecord } from '~/lib/schemas'
 
 export const CALL_STATUSES = CALL_STATES
 export type CallStatus = CallState
@@ -12,7 +12,7 @@ export const FINAL_CALL_STATUSES: readonly CallStatus[] = ['completed', 'no_answ
 export const VOICEMAIL_POLICIES = ['hang_up', 'leave_message'] as const
 
 const Variables = v.pipe(
-  v.record(
+  JsonRecord(
     v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_]{0,63}$/, 'variable names are [a-z_][a-z0-9_]{0,63}.')),
     v.string('variable values are strings.'),
   ),
@@ -87,7 +87,7 @@ export const CallResource = v.object({
   outcome: v.nullable(v.string()),
   conversation_id: v.nullable(v.string()),
   failure_reason: v.nullable(v.string()),
-  variables: v.record(v.string(), v.string()),
+  variables: JsonRecord(v.string(), v.string()),
   started_at: Ts,
   answered_at: Ts,
   ended_at: Ts,

@@ -2,7 +2,7 @@
 // contact list (cmp_<n>) inside a weekly schedule window, its progress and its per-contact rows.
 import * as v from 'valibot'
 import { ianaZone } from '~/domain/contact-lists/rows'
-import { AccountId, Cursor, Id, Limit } from '~/lib/schemas'
+import { AccountId, Cursor, Id, Limit, JsonRecord } from '~/lib/schemas'
 
 export const CAMPAIGN_STATUSES = ['draft', 'running', 'paused', 'stopped', 'completed'] as const
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number]
@@ -128,7 +128,7 @@ export const Progress = v.object({
   no_answer: v.number(),
   failed: v.number(),
   dnc_skipped: v.number(),
-  outcomes: v.pipe(v.record(v.string(), v.number()), v.description('Contacts per non-null outcome')),
+  outcomes: v.pipe(JsonRecord(v.string(), v.number()), v.description('Contacts per non-null outcome')),
 })
 export type Progress = v.InferOutput<typeof Progress>
 

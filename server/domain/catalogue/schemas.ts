@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { JsonRecord } from '~/lib/schemas'
 
 export const VoiceQuery = v.strictObject({
   provider: v.optional(
@@ -26,7 +27,7 @@ export const VoiceItem = v.object({
 export const CapabilityItem = v.object({
   name: v.string(),
   description: v.string(),
-  parameters: v.pipe(v.record(v.string(), v.unknown()), v.description('JSON Schema of the arguments.')),
+  parameters: v.pipe(JsonRecord(v.string(), v.unknown()), v.description('JSON Schema of the arguments.')),
   needs: v.pipe(v.array(v.string()), v.description('capability_settings keys (completion values) it needs.')),
   api_chat: v.pipe(v.boolean(), v.description('Whether chat via API may use it.')),
   outbound: v.pipe(v.boolean(), v.description('Whether outbound calls may use it.')),

@@ -2,7 +2,7 @@
 // their items, and the import that fills them from CSV or JSON.
 import { isSupportedCountry } from 'libphonenumber-js'
 import * as v from 'valibot'
-import { AccountId, Cursor, Id, Limit } from '~/lib/schemas'
+import { AccountId, Cursor, Id, Limit, JsonRecord } from '~/lib/schemas'
 
 /** Bounds of one import: the multipart body cap (middleware 02) and the row count. */
 export const MAX_IMPORT_ROWS = 100_000
@@ -82,7 +82,7 @@ export const ContactItem = v.object({
   phone_e164: v.string(),
   name: v.nullable(v.string()),
   timezone: v.nullable(v.string()),
-  variables: v.record(v.string(), v.string()),
+  variables: JsonRecord(v.string(), v.string()),
   dnc: v.boolean(),
   created_at: v.string(),
 })

@@ -5,7 +5,7 @@ import { mergeKeys } from '~/lib/keyset'
 import { presentTurn } from './present'
 import { apiError } from '~/lib/errors'
 import { coded } from '~/lib/errors'
-import { Id } from '~/lib/schemas'
+import { Id, JsonRecord } from '~/lib/schemas'
 import type { conversations, turns } from '~/db/schema'
 
 export type ConversationRow = typeof conversations.$inferSelect
@@ -19,7 +19,7 @@ export const ConversationParams = v.object({
   ),
 })
 
-const JsonObject = v.pipe(v.record(v.string(), v.unknown(), 'Expected an object.'), v.description('object'))
+const JsonObject = v.pipe(JsonRecord(v.string(), v.unknown(), 'Expected an object.'), v.description('object'))
 
 export const CreateConversationBody = v.strictObject({
   agent_id: v.pipe(v.string('agent_id is required.'), Id('agt')),
@@ -106,7 +106,7 @@ const TurnOut = v.object({
   sources: v.null(),
   unanswered: v.boolean(),
   human_agent_id: v.nullable(v.string()),
-  tool: v.optional(v.record(v.string(), v.unknown())),
+  tool: v.optional(JsonRecord(v.string(), v.unknown())),
 })
 
 /**
@@ -138,11 +138,11 @@ export const ChatConversationOut = v.object({
   country: v.nullable(v.string()),
   ip_country_only: v.boolean(),
   summary_status: v.string(),
-  summary: v.nullable(v.record(v.string(), v.unknown())),
-  identity: v.record(v.string(), v.unknown()),
-  metrics: v.nullable(v.record(v.string(), v.unknown())),
+  summary: v.nullable(JsonRecord(v.string(), v.unknown())),
+  identity: JsonRecord(v.string(), v.unknown()),
+  metrics: v.nullable(JsonRecord(v.string(), v.unknown())),
   transcript: v.array(TurnOut),
-  custom: v.record(v.string(), v.unknown()),
+  custom: JsonRecord(v.string(), v.unknown()),
   redacted: v.boolean(),
   redaction_rules_applied: v.array(v.string()),
 })

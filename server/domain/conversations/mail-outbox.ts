@@ -1,6 +1,7 @@
 // GET /mail/outbox: the account's sent e-mails, newest first, keyset on (created_at, id).
 import { and, desc, eq } from 'drizzle-orm'
 import * as v from 'valibot'
+import { JsonRecord } from '~/lib/schemas'
 import { mailOutbox } from '~/db/schema'
 import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
 import type { Runtime } from '~/kit/runtime'
@@ -11,7 +12,7 @@ export const OutboxItem = v.object({
   to: v.array(v.string()),
   subject: v.string(),
   text: v.string(),
-  tags: v.record(v.string(), v.string()),
+  tags: JsonRecord(v.string(), v.string()),
   status: v.string(),
   error: v.nullable(v.string()),
   created_at: v.string(),

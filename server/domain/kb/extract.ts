@@ -56,8 +56,14 @@ const CELL = new Set(['TD', 'TH'])
 const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'TITLE', 'HEAD'])
 
 /** The text and links of an HTML page (or a text/plain document when `contentType` says so). */
-export function extractPage(body: string, url: string, contentType = 'text/html'): ExtractedPage {
+export function extractPage(raw: string, url: string, contentType = 'text/html'): ExtractedPage {
+  // A browser shows no U+0000 and PostgreSQL stores none: a page holding them failed at the store with an
+  // internal error (issue 19, OWASP API10). They are dropped before anything reads the page.
+  const body = raw.includes('\u0000') ? raw.replaceAll('\u0000', '') : raw
   if (!/html|xml/i.test(contentType)) return extractPlain(body, url)
+  // linkedom's parse grows with the square of the nesting too (100,000 nested divs, 1.1 MB: 6 s): such a
+  // page is read as text with its tags removed, and no link of it is followed.
+  if (markupDeeperThan(body, MAX_MARKUP_DEPTH)) return extractPlain(body.replace(/<[^>]*>/g, ' '), url)
   const html = withDocumentShell(body)
   const { document } = parseHTML(html)
   const links = collectLinks(document, url)
@@ -65,8 +71,10 @@ export function extractPage(body: string, url: string, contentType = 'text/html'
   const title =
     clean(document.querySelector('title')?.textContent ?? '') || clean(document.querySelector('h1')?.textContent ?? '')
 
-  // Readability mutates what it reads, so it gets its own copy of the document.
-  const article = readable(html)
+  // Readability mutates what it reads, so it gets its own copy of the document. Its cost grows with the
+  // square of the nesting (a page of 1,000 nested divs held the process for 13 s, issue 19 OWASP API10):
+  // past MAX_READABLE_DEPTH the cleaned body text serves alone.
+  const article = nestsDeeperThan(document.documentElement, MAX_READABLE_DEPTH) ? null : readable(html)
   const bodyText = fallbackText(document)
   // Readability keeps one main block; on short pages that can drop facts, so its text is used only
   // when it holds most of what the cleaned body says.
@@ -102,6 +110,41 @@ function readable(html: string): { title: string; text: string } | null {
   }
 }
 
+/** Elements a page may leave open at once before it is read as text; real pages stay under a hundred. */
+export const MAX_MARKUP_DEPTH = 1000
+/** Tags that never hold others, or whose end tag a page may leave out (the parser closes them itself). */
+const UNCOUNTED = new Set(
+  'area base br col embed hr img input link meta source track wbr p li dt dd tr td th thead tbody tfoot option optgroup rt rp colgroup caption html head body'.split(
+    ' ',
+  ),
+)
+
+/** Whether more than `max` elements are open at once in the markup: one linear scan, no parse. */
+export function markupDeeperThan(html: string, max: number): boolean {
+  let depth = 0
+  for (const m of html.matchAll(/<(\/?)([a-zA-Z][\w-]*)[^>]*>/g)) {
+    if (UNCOUNTED.has(m[2].toLowerCase()) || m[0].endsWith('/>')) continue
+    depth += m[1] ? -1 : 1
+    if (depth > max) return true
+    if (depth < 0) depth = 0
+  }
+  return false
+}
+
+/** Far deeper than any real page (they nest a few dozen levels); Readability takes ~0.1 s at this depth. */
+export const MAX_READABLE_DEPTH = 100
+
+/** Whether elements nest more than `max` levels below `root` (walked with its own stack). */
+function nestsDeeperThan(root: any, max: number): boolean {
+  const pending: [any, number][] = root ? [[root, 0]] : []
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [node, depth] = next
+    if (depth > max) return true
+    for (const child of node.children ?? []) pending.push([child, depth + 1])
+  }
+  return false
+}
+
 function fallbackText(document: any): string {
   const root = document.body ?? document.documentElement
   if (!root) return ''
@@ -118,22 +161,29 @@ function toText(root: Element): string {
     if (t) paragraphs.push(t)
     line = ''
   }
-  const walk = (node: any) => {
+  // Walked with its own stack, not recursion: a hostile page may nest tens of thousands of levels. An
+  // entry is a node to open, or (closing) the tag whose end is reached.
+  const pending: ({ node: any } | { close: string })[] = [{ node: root }]
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    if ('close' in next) {
+      if (CELL.has(next.close)) line += ' '
+      if (BLOCK.has(next.close)) flush()
+      continue
+    }
+    const node = next.node
     if (node.nodeType === 3) {
       line += node.textContent
-      return
+      continue
     }
-    if (node.nodeType !== 1) return
+    if (node.nodeType !== 1) continue
     const tag = String(node.tagName).toUpperCase()
-    if (SKIP.has(tag)) return
-    const block = BLOCK.has(tag)
-    if (block) flush()
+    if (SKIP.has(tag)) continue
+    if (BLOCK.has(tag)) flush()
     if (tag === 'LI') line += '- '
-    for (const child of node.childNodes) walk(child)
-    if (CELL.has(tag)) line += ' '
-    if (block) flush()
+    pending.push({ close: tag })
+    const children = [...node.childNodes]
+    for (let i = children.length - 1; i >= 0; i--) pending.push({ node: children[i] })
   }
-  walk(root)
   flush()
   return paragraphs.join('\n\n')
 }

@@ -1,5 +1,6 @@
 // Schemas of the knowledge summary and status routes (validation and the OpenAPI document).
 import * as v from 'valibot'
+import { JsonRecord } from '~/lib/schemas'
 import { coded } from '~/lib/errors'
 
 /** Manual replace cap: the summary is a prompt section, not a document store. */
@@ -17,7 +18,7 @@ export const KbSummaryReplace = v.strictObject({
 })
 
 const Ts = v.nullable(v.pipe(v.string(), v.isoTimestamp()))
-const LastJob = v.nullable(v.record(v.string(), v.unknown()))
+const LastJob = v.nullable(JsonRecord(v.string(), v.unknown()))
 
 export const KbSummary = v.object({
   agent_id: v.string(),

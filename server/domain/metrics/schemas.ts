@@ -1,7 +1,7 @@
 // Query and response schemas of GET /metrics/conversations and GET /metrics (issue 6).
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
-import { AccountId, Id, Timestamp } from '~/lib/schemas'
+import { AccountId, Id, Timestamp, JsonRecord } from '~/lib/schemas'
 
 /** decisions "Outcome values": every key of `outcomes` is always present. */
 export const OUTCOMES = [
@@ -102,7 +102,7 @@ export const MetricsOverview = v.object({
   voice_seconds: Num,
   billed_sessions: Num,
   widget_events: v.object({
-    totals: v.record(v.string(), Num),
-    agents: v.array(v.object({ agent_id: v.string(), counts: v.record(v.string(), Num) })),
+    totals: JsonRecord(v.string(), Num),
+    agents: v.array(v.object({ agent_id: v.string(), counts: JsonRecord(v.string(), Num) })),
   }),
 })

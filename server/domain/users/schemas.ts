@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
-import { Cursor, Id, Limit, Timestamp } from '~/lib/schemas'
+import { Cursor, Id, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
 import { PLANS } from '~/domain/limits/plans'
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'))
@@ -29,7 +29,7 @@ const Language = v.pipe(
   v.regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'language must be a BCP-47 tag such as en or pt-BR.'),
 )
 export const ExternalIds = v.pipe(
-  v.record(
+  JsonRecord(
     v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')),
     v.pipe(v.string(), v.maxLength(256)),
   ),
@@ -69,9 +69,9 @@ export const User = v.object({
   language: v.nullable(v.string()),
   timezone: v.nullable(v.string()),
   currency_code: v.string(),
-  external_ids: v.record(v.string(), v.string()),
+  external_ids: JsonRecord(v.string(), v.string()),
   status: v.picklist(['active', 'suspended']),
-  limits: v.record(v.string(), v.number()),
+  limits: JsonRecord(v.string(), v.number()),
   transcript_retention_days: v.nullable(v.number()),
   created_at: Ts,
   updated_at: Ts,
@@ -101,7 +101,7 @@ export const UserPatch = v.strictObject({
     v.picklist(['active', 'suspended'], 'status must be active or suspended (trial is derived from the plan).'),
   ),
   external_ids: v.optional(
-    v.record(
+    JsonRecord(
       v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'external_ids keys are 1-64 letters, digits, _ . : -')),
       v.nullable(v.pipe(v.string(), v.maxLength(256))),
     ),

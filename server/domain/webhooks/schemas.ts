@@ -2,7 +2,7 @@
 // "Retries"). The event names are the contract's seven plus decisions' eighth, conversation.deleted.
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
-import { Cursor, Id, Limit, Timestamp } from '~/lib/schemas'
+import { Cursor, Id, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
 
 export const EVENT_TYPES = [
   'conversation.started',
@@ -121,7 +121,7 @@ export const Delivery = v.object({
   created_at: v.string(),
   updated_at: v.string(),
 })
-export const DeliveryDetail = v.object({ ...Delivery.entries, payload: v.record(v.string(), v.unknown()) })
+export const DeliveryDetail = v.object({ ...Delivery.entries, payload: JsonRecord(v.string(), v.unknown()) })
 
 export const TestResult = v.object({
   endpoint_id: v.string(),

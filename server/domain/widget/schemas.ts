@@ -1,5 +1,6 @@
 // The public widget API's bodies and answers (issue 17): validated and documented from one declaration.
 import * as v from 'valibot'
+import { JsonRecord } from '~/lib/schemas'
 import { AppearanceOut } from '~/domain/agents/schemas'
 import { MessageOut } from '~/domain/conversations/chat-schemas'
 import { ConversationId } from '~/domain/conversations/schemas'
@@ -29,7 +30,7 @@ export const WidgetMessageBody = v.strictObject({
 export type WidgetMessageBody = v.InferOutput<typeof WidgetMessageBody>
 
 const EventData = v.pipe(
-  v.record(v.string(), v.unknown(), 'data must be an object.'),
+  JsonRecord(v.string(), v.unknown(), 'data must be an object.'),
   v.check(
     (d) => Buffer.byteLength(JSON.stringify(d), 'utf8') <= WIDGET_EVENT_DATA_MAX_BYTES,
     `data is at most ${WIDGET_EVENT_DATA_MAX_BYTES} bytes of JSON.`,

@@ -6,6 +6,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { defineEventHandler, getHeader, getRequestURL, readRawBody, setResponseHeader, type H3Event } from 'h3'
 import * as v from 'valibot'
+import { JsonRecord } from '~/lib/schemas'
 import { authenticateRequest, warnOfExpiry } from '~/http/pipeline/guards'
 import type { ApiRouteMeta } from '~/http/route-meta'
 import { ApiError, toApiError } from '~/lib/errors'
@@ -111,7 +112,7 @@ const JsonRpcRequest = v.looseObject({
   jsonrpc: v.literal('2.0'),
   id: v.optional(v.union([v.string(), v.number()])),
   method: v.pipe(v.string(), v.description('initialize, notifications/initialized, tools/list, tools/call, ping')),
-  params: v.optional(v.record(v.string(), v.unknown())),
+  params: v.optional(JsonRecord(v.string(), v.unknown())),
 })
 
 const jsonRpcAnswer = (description: string, example?: unknown) => ({

@@ -22,9 +22,45 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   return false
 }
 
+const isUnknownKey = (i: v.BaseIssue<unknown>) =>
+  (i.type === 'strict_object' || i.type === 'object') && i.expected === 'never'
+
+const OBJECT_TYPES = new Set(['object', 'strict_object', 'loose_object', 'object_with_rest', 'record'])
+const WRAPPERS = new Set(['optional', 'nullable', 'nullish', 'exact_optional', 'undefinedable'])
+
+/**
+ * The dot path of the first place where `input` holds a JSON array and `schema` an object, or null.
+ * valibot's object schemas take any object, arrays included: `rate_limits: []` passed as {} when every
+ * key is optional (issue 19 fuzz). Walked with its own stack, alongside the input.
+ */
+export function arrayForObject(schema: unknown, input: unknown): string | null {
+  const pending: [any, unknown, string][] = [[schema, input, '']]
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    let [s, value] = next
+    const at = next[2]
+    while (s && WRAPPERS.has(s.type)) s = s.wrapped
+    if (!s || !value || typeof value !== 'object') continue
+    const record = value as Record<string, unknown>
+    const join = (k: string | number) => (at ? `${at}.${k}` : String(k))
+    const inner: [any, unknown, string][] = []
+    if (OBJECT_TYPES.has(s.type)) {
+      if (Array.isArray(value)) return at
+      if (s.type === 'record') for (const [k, x] of Object.entries(record)) inner.push([s.value, x, join(k)])
+      else
+        for (const [k, x] of Object.entries<unknown>(s.entries ?? {}))
+          if (Object.hasOwn(record, k)) inner.push([x, record[k], join(k)])
+    } else if (s.type === 'array' && Array.isArray(value)) {
+      for (const [i, x] of value.entries()) inner.push([s.item, x, join(i)])
+    }
+    // Reversed onto the stack, so the first key (in the schema's order) is looked at first.
+    for (let i = inner.length - 1; i >= 0; i--) pending.push(inner[i])
+  }
+  return null
+}
+
 /** Turns the first valibot issue into the contract's error: unknown key first, then the first bad value. */
 export function issueToError(issues: readonly v.BaseIssue<unknown>[], where: 'body' | 'query' | 'params'): ApiError {
-  const unknown = issues.find((i) => (i.type === 'strict_object' || i.type === 'object') && i.expected === 'never')
+  const unknown = issues.find(isUnknownKey)
   if (unknown) {
     const key = v.getDotPath(unknown) ?? String(unknown.received).replace(/^"|"$/g, '')
     return where === 'query' ? Errors.unsupportedFilter(key) : Errors.unsupportedField(key)
@@ -67,6 +103,13 @@ export function parseWith<S extends v.GenericSchema | undefined>(
 ): Out<S> {
   if (!schema) return undefined as Out<S>
   const r = v.safeParse(schema, input)
+  // An array where the body expects an object is named before other bad values (which its emptiness may
+  // cause), but after an unknown key, which wins over everything.
+  if (where === 'body' && !r.issues?.some(isUnknownKey)) {
+    const at = arrayForObject(schema, input)
+    if (at !== null)
+      throw Errors.validation(at || null, `${at || 'The body'}: Expected an object but received an array.`)
+  }
   if (!r.success) throw issueToError(r.issues, where)
   if (where === 'params') refuseNul(input, '')
   return r.output as Out<S>
@@ -101,10 +144,50 @@ export async function readParts(event: H3Event): Promise<MultipartPart[]> {
   return parts.map((p) => ({ name: p.name, filename: p.filename, type: p.type, data: p.data }))
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * The first key that appears twice in one object of a JSON text (already known to be valid JSON), or
+ * null. JSON.parse keeps the last silently; a proxy or a log that keeps the first would read another body.
+ */
+export function duplicateKey(text: string): string | null {
+  const scopes: (Set<string> | null)[] = []
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x7b) scopes.push(new Set())
+    else if (c === 0x5b) scopes.push(null)
+    else if (c === 0x7d || c === 0x5d) scopes.pop()
+    else if (c === 0x22) {
+      const start = i
+      for (i++; text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++
+      const keys = scopes[scopes.length - 1]
+      if (!keys) continue
+      let j = i + 1
+      while (j < text.length && (text[j] === ' ' || text[j] === '\t' || text[j] === '\n' || text[j] === '\r')) j++
+      if (text[j] !== ':') continue
+      const raw = text.slice(start, i + 1)
+      const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1)
+      if (keys.has(key)) return key
+      keys.add(key)
+    }
+  }
+  return null
+}
+
 export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unknown> {
   if (!PAYLOAD_METHODS.has(event.method)) return undefined
   const raw = await readRawBody(event, false)
-  const text = raw && raw.length ? raw.toString('utf8') : ''
+  // Decoded strictly: Buffer#toString would turn bytes that are not UTF-8 into U+FFFD and store them.
+  let notUtf8 = false
+  let text = ''
+  if (raw && raw.length) {
+    try {
+      text = utf8.decode(raw)
+    } catch {
+      notUtf8 = true
+      text = raw.toString('utf8')
+    }
+  }
   let body: unknown
   if (text.trim() === '') {
     if (opts.patch) throw Errors.emptyUpdate()
@@ -113,11 +196,15 @@ export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unk
     const type = (getHeader(event, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
     // No Content-Type is not JSON either: a body is only read as JSON when the client says it is one.
     if (type !== 'application/json' && !type.endsWith('+json')) throw Errors.unsupportedMediaType('application/json')
+    if (notUtf8) throw Errors.invalidJson('The request body is not valid UTF-8.')
     try {
       body = JSON.parse(text)
     } catch {
       throw Errors.invalidJson()
     }
+    const dup = duplicateKey(text)
+    if (dup !== null)
+      throw Errors.invalidJson(`The request body gives the key "${dup.slice(0, 100)}" twice in one object.`)
     if (body === null || typeof body !== 'object' || Array.isArray(body))
       throw Errors.validation(null, 'The request body must be a JSON object.')
     // JSON.parse takes any depth, but later steps (schemas that measure a value with JSON.stringify, the
@@ -132,14 +219,18 @@ export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unk
     if (opts.patch && keys.length === 0) throw Errors.emptyUpdate()
   }
   const parsed = parseWith(opts.body as v.GenericSchema | undefined, body, 'body')
-  // PostgreSQL stores no U+0000 in text or jsonb: refused here, by name, rather than a 500 at the write.
-  if (text.includes('\\u0000')) refuseNul(body, '')
+  // PostgreSQL stores no U+0000 in text or jsonb, and jsonb no lone surrogate (JSON.parse yields one from
+  // "\\ud800"): refused here, by name, rather than a 500 at the write. Raw UTF-8 cannot carry either.
+  if (/\\u(0000|[dD][89a-fA-F])/.test(text)) refuseNul(body, '')
   return parsed
 }
 
+/** A UTF-16 surrogate without its pair: no UTF-8 encoding exists for it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
 /**
- * 400 validation_error naming the first key or string value (dot path) that holds U+0000. Walks with its
- * own stack, not recursion: a body may nest as deep as its 2 MB allow.
+ * 400 validation_error naming the first key or string value (dot path) that holds U+0000 or a lone
+ * surrogate. Walks with its own stack, not recursion: a body may nest as deep as its 2 MB allow.
  */
 export function refuseNul(root: unknown, rootPath: string): void {
   const pending: [unknown, string][] = [[root, rootPath]]
@@ -148,13 +239,15 @@ export function refuseNul(root: unknown, rootPath: string): void {
     if (typeof value === 'string') {
       if (value.includes('\u0000'))
         throw Errors.validation(path || null, `${path || 'value'} must not contain U+0000 (NUL).`)
+      if (LONE_SURROGATE.test(value))
+        throw Errors.validation(path || null, `${path || 'value'} holds a lone UTF-16 surrogate (not Unicode text).`)
       continue
     }
     if (!value || typeof value !== 'object') continue
     const entries = Object.entries(value)
     for (const [k] of entries)
-      if (k.includes('\u0000'))
-        throw Errors.validation(path || null, `A key in ${path || 'the body'} contains U+0000 (NUL).`)
+      if (k.includes('\u0000') || LONE_SURROGATE.test(k))
+        throw Errors.validation(path || null, `A key in ${path || 'the body'} contains U+0000 or a lone surrogate.`)
     // Reversed onto the stack, so the first key is looked at first.
     for (let e = entries.length - 1; e >= 0; e--)
       pending.push([entries[e][1], path ? `${path}.${entries[e][0]}` : entries[e][0]])

@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { JsonRecord } from '~/lib/schemas'
 import { defineApiRoute } from '~/http/define-api-route'
 import { AccountOnlyQuery, ConversationParams } from '~/domain/conversations/schemas'
 import { getConversationSummary } from '~/domain/conversations/read'
@@ -17,7 +18,7 @@ export default defineApiRoute({
   response: v.object({
     conversation_id: v.string(),
     summary_status: v.string(),
-    summary: v.nullable(v.record(v.string(), v.unknown())),
+    summary: v.nullable(JsonRecord(v.string(), v.unknown())),
   }),
   errors: ['invalid_id', 'conversation_deleted'],
   handler: ({ runtime, account, params }) => getConversationSummary(runtime.database.db, account.ids, params.conv),
