@@ -91,8 +91,12 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
     })
     terminal.push(...buildsLeft)
     const docsLeft = await waitFor(async () => {
-      const docs = await all(request, key, `/agents/${t.chatAgent}/kb/documents?limit=100`)
-      return docs.filter((d) => d.status === 'processing').map((d) => `${d.doc_id} processing`)
+      const left = []
+      for (const agent of [t.chatAgent, t.phoneAgent]) {
+        const docs = await all(request, key, `/agents/${agent}/kb/documents?limit=100`)
+        left.push(...docs.filter((d) => d.status === 'processing').map((d) => `${d.doc_id} processing`))
+      }
+      return left
     })
     terminal.push(...docsLeft)
     const campaignsLeft = await waitFor(async () => {

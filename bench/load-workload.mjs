@@ -573,8 +573,10 @@ export function createActors({
         form.set('title', title)
         opts.form = form
       } else opts.body = { title, text }
-      const res = await write(t, 'POST', `/agents/${t.chatAgent}/kb/documents`, opts)
-      if (ok(res.r)) l.docs.set(res.r.body.doc_id, { title, agent: t.chatAgent })
+      // Both agents in turn: each has its plan's cap of 500 files, which a long run would reach with one.
+      const agent = seq % 4 < 2 ? t.chatAgent : t.phoneAgent
+      const res = await write(t, 'POST', `/agents/${agent}/kb/documents`, opts)
+      if (ok(res.r)) l.docs.set(res.r.body.doc_id, { title, agent })
       else if (res.ambiguous) l.lostDocs.push(title)
       else unexpected('kb upload', res.r)
     },
