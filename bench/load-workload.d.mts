@@ -8,11 +8,12 @@ export interface Recorded {
   t0: number
   t1: number
   failure: 'transport' | 'proxy' | null
+  /** The transport error's code (ECONNRESET …), when there was no answer. */
+  error: string | null
 }
 export interface Answer extends Recorded {
   body: any
   text: string
-  error: string | null
   headers: Headers | null
 }
 export type Request = (

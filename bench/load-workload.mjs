@@ -133,9 +133,19 @@ export function createClient(base, recorder, { ip = '198.18.200.1', timeoutMs = 
       error = String(e?.cause?.code ?? e?.name ?? e)
     }
     const t1 = Date.now()
-    const r = { route: route ?? `${method} ${path.split('?')[0]}`, method, path, status, ms: t1 - t0, t0, t1, failure }
+    const r = {
+      route: route ?? `${method} ${path.split('?')[0]}`,
+      method,
+      path,
+      status,
+      ms: t1 - t0,
+      t0,
+      t1,
+      failure,
+      error,
+    }
     recorder?.add(r)
-    return { ...r, body: json, text, error, headers: resHeaders }
+    return { ...r, body: json, text, headers: resHeaders }
   }
 }
 
