@@ -475,7 +475,9 @@ export function createActors({
 
   /** A write retried while its answer is lost or its key still in use; answers the last attempt and whether it is ambiguous. */
   async function write(t, method, path, opts, retryable = () => false) {
-    const idempotencyKey = opts.idempotencyKey ?? randomUUID()
+    // A message carries its own idempotency_key, which the turn's write stores atomically; the header's
+    // key would be claimed apart from the turn (decisions "Load and crashes", open finding).
+    const idempotencyKey = opts.cls === 'chat' ? undefined : (opts.idempotencyKey ?? randomUUID())
     const deadline = Date.now() + retryMs
     let lost = false
     for (;;) {

@@ -140,8 +140,7 @@ export const requirements = {
   'health.public': { source: 'contract Platform', behavior: 'Platform routes need no credential and are unmetered.' },
   'openapi.document': {
     source: 'contract Platform',
-    behavior:
-      'GET /openapi.json and /openapi.yaml describe every route (OpenAPI 3.1) with scope and errors.; an Idempotency-Key header whose request died with its instance is free again once that instance has stopped beating (it was 409 idempotency_key_in_use for 5 minutes)',
+    behavior: 'GET /openapi.json and /openapi.yaml describe every route (OpenAPI 3.1) with scope and errors.',
   },
   'docs.reference': {
     source: 'contract Platform',

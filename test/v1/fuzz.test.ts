@@ -57,7 +57,7 @@ interface Op {
 }
 
 let fx: FixtureTenant
-let ops: Op[] = []
+const ops: Op[] = []
 let widgetConv: { id: string; visitor: string } | null = null
 /** A body per route that passed the parse step in phase 1: the base the invalid cases break one part of. */
 const parsedBase = new Map<string, Record<string, unknown>>()

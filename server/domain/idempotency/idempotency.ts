@@ -3,7 +3,7 @@
 // idempotency_key_reused; a repeat while the first still runs is 409 idempotency_key_in_use. 5xx answers
 // are not stored, so the client may retry them.
 import { createHash } from 'node:crypto'
-import { and, eq, lt, or, sql } from 'drizzle-orm'
+import { and, eq, lt, or } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { idempotencyKeys } from '~/db/schema'
 import { apiError } from '~/lib/errors'
@@ -52,18 +52,11 @@ export function checkKey(key: string) {
     throw apiError('validation_error', 'Idempotency-Key is 1 to 255 printable characters.', 'Idempotency-Key')
 }
 
-/**
- * Claims the key for this request, or answers what an earlier request with it produced. `owner` names this
- * instance in the running claim (in `response`, which stays null for clients until the answer is stored),
- * so that a claim whose instance stopped beating for `staleSeconds` (the instances table) is free at once
- * instead of after STALE_RUNNING_MS: a client retrying a request whose instance was killed got 409
- * idempotency_key_in_use for 5 minutes (a finding of the chaos test).
- */
+/** Claims the key for this request, or answers what an earlier request with it produced. */
 export async function claim(
   database: Database,
   k: Claim['key'],
   hash: string,
-  owner?: { instance: string; staleSeconds: number },
 ): Promise<{ replay: StoredAnswer } | { claimed: true }> {
   const where = and(
     eq(idempotencyKeys.credentialId, k.credentialId),
@@ -74,7 +67,7 @@ export async function claim(
   for (let attempt = 0; attempt < 2; attempt++) {
     const inserted = await database.db
       .insert(idempotencyKeys)
-      .values({ ...k, bodyHash: hash, state: 'running', response: owner ? { running_on: owner.instance } : null })
+      .values({ ...k, bodyHash: hash, state: 'running' })
       .onConflictDoNothing()
       .returning({ key: idempotencyKeys.key })
     if (inserted.length) return { claimed: true }
@@ -88,17 +81,6 @@ export async function claim(
           or(
             lt(idempotencyKeys.createdAt, new Date(now - TTL_MS)),
             and(eq(idempotencyKeys.state, 'running'), lt(idempotencyKeys.createdAt, new Date(now - STALE_RUNNING_MS))),
-            ...(owner
-              ? [
-                  and(
-                    eq(idempotencyKeys.state, 'running'),
-                    lt(idempotencyKeys.createdAt, new Date(now - owner.staleSeconds * 1000)),
-                    sql`${idempotencyKeys.response}->>'running_on' IS NOT NULL`,
-                    sql`NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = ${idempotencyKeys.response}->>'running_on'
-                      AND i.seen_at > now() - make_interval(secs => ${owner.staleSeconds}))`,
-                  ),
-                ]
-              : []),
           ),
         ),
       )

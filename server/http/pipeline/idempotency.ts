@@ -14,7 +14,6 @@ import {
   type StoredAnswer,
 } from '~/domain/idempotency/idempotency'
 import { carriesSecret, openAnswer, sealAnswer } from '~/domain/idempotency/sealed'
-import { INSTANCE_ID } from '~/domain/calls/outbound'
 import type { Runtime } from '~/kit/runtime'
 import { ApiError, toApiError, type ErrorCode } from '~/lib/errors'
 import type { ApiRouteMeta, MultipartPart } from '../route-meta'
@@ -75,10 +74,7 @@ export async function withIdempotency(
     path: canonicalPath(event),
     key: scoped,
   }
-  const claimed = await claim(runtime.database, k, bodyHash(raw ?? undefined), {
-    instance: INSTANCE_ID,
-    staleSeconds: runtime.config.callStaleSeconds,
-  })
+  const claimed = await claim(runtime.database, k, bodyHash(raw ?? undefined))
   if ('replay' in claimed) {
     setResponseHeader(event, 'Idempotent-Replayed', 'true')
     const stored = openAnswer(runtime.config.secret, k, claimed.replay)
