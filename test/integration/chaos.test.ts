@@ -125,7 +125,12 @@ describe.skipIf(!pg)('chaos: SIGKILLs of one of two instances at random moments 
       const duringKill = (r: { t0: number; t1: number }) =>
         kills.some((k) => r.t0 <= k.back + SETTLE_MS && r.t1 >= k.at)
       const ours5xx = recorder.all.filter((r) => !r.failure && r.status >= 500)
-      const lostOutside = recorder.all.filter((r) => r.failure && !duringKill(r))
+      // The checks' own requests (after `to`) retry a missing answer themselves: an idle keep-alive socket
+      // to the proxy may be closed just as it is reused.
+      const lostOutside = recorder.all.filter((r) => r.failure && r.t0 <= to && !duringKill(r))
+      const checkRetries = recorder.all.filter((r) => r.failure && r.t0 > to)
+      if (checkRetries.length)
+        console.log(`[chaos] check requests retried: ${checkRetries.map((r) => `${r.path} ${r.error}`).join('; ')}`)
       expect(kills.length, 'the chaos killed an instance several times').toBeGreaterThanOrEqual(
         Math.min(3, Math.floor(SECONDS / 15)),
       )
