@@ -20,9 +20,9 @@ import {
   assembleTurn,
   chatTools,
   claimTurn,
+  releaseTurn,
   completeWithTools,
   persistTurn,
-  type Claimed,
 } from '~/domain/conversations/messages'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
 import { resolveGreeting } from '~/domain/conversations/create'
@@ -462,7 +462,7 @@ export class VoiceSession {
         latencyMs,
       })
     } catch (err) {
-      await releaseClaim(this.runtime, claimed)
+      await releaseTurn(this.runtime.database, claimed.conv.id)
       console.error(`[call] ${conv.id} turn failed: ${err instanceof Error ? err.message : err}`)
       await this.say(LINES.trouble)
     }
@@ -555,14 +555,6 @@ export class VoiceSession {
       console.error(`[call] ${this.conversationId} could not be closed: ${err instanceof Error ? err.message : err}`)
     }
   }
-}
-
-async function releaseClaim(runtime: Runtime, claimed: Claimed) {
-  await runtime.database.db
-    .update(conversations)
-    .set({ turnLockedUntil: null })
-    .where(eq(conversations.id, claimed.conv.id))
-    .catch(() => {})
 }
 
 /** A reply the host says itself (no engine call, no tokens). */

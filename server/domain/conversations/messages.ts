@@ -328,7 +328,7 @@ export async function claimTurn(
 }
 
 /** Gives the turn back without writing one (a failed or refused turn). */
-async function releaseTurn(database: Database, convId: string) {
+export async function releaseTurn(database: Database, convId: string) {
   await database.db
     .update(conversations)
     .set({ turnLockedUntil: null })
