@@ -293,7 +293,8 @@ export async function patchDocument(
   patch: DocumentPatch,
 ): Promise<KbDocument> {
   return database.tx(async (tx) => {
-    const agent = await loadAgent(tx, accountId, agentId)
+    // The agent row before the document: the lock order of lockKnowledge (summary.ts).
+    const agent = await loadAgent(tx, accountId, agentId, true)
     const row = await loadDocument(tx, accountId, agentId, docId, true)
     const set: Partial<DocRow> = {}
     if (patch.keep_verbatim !== undefined && patch.keep_verbatim !== row.keepVerbatim)

@@ -2,6 +2,7 @@
 // its pages as documents as they arrive.
 import { and, eq, sql } from 'drizzle-orm'
 import type { Executor } from '~/db/client'
+import { retryTransient } from '~/db/transient'
 import { kbCrawls, kbDocuments } from '~/db/schema'
 import type { JobContext } from '~/kit/job'
 import { ApiError } from '~/lib/errors'
@@ -11,7 +12,7 @@ import { crawlSite, fetchSinglePage } from './crawler'
 import { crawlFinished, crawlPageDone, crawlStarted } from './crawl-progress'
 import { UploadLimitError, UploadUnreadableError, tidy } from './document-limits'
 import { internalDetail, publicMessage } from './public-error'
-import { markSummaryStale } from './summary'
+import { lockKnowledge, markSummaryStale } from './summary'
 import { contentHash, opensWithVerbatimPhrase } from './document-text'
 import { extractUploadBounded } from './document-extract'
 import { formatOfMime } from './upload-format'
@@ -43,24 +44,27 @@ async function markIndexed(
   row: DocRow,
   d: { text: string; title?: string | null; language: string | null },
 ) {
-  await ctx.database.tx(async (tx) => {
-    const [done] = await tx
-      .update(kbDocuments)
-      .set({
-        status: 'indexed',
-        error: null,
-        text: d.text,
-        chars: d.text.length,
-        language: d.language,
-        contentHash: contentHash(d.text),
-        ...(d.title ? { title: d.title.slice(0, 500) } : {}),
-        keepVerbatim: row.keepVerbatim || opensWithVerbatimPhrase(d.text),
-        updatedAt: new Date(),
-      })
-      .where(and(eq(kbDocuments.id, row.id), eq(kbDocuments.status, 'processing')))
-      .returning({ id: kbDocuments.id })
-    if (done) await markSummaryStale(tx, { id: row.agentId, accountId: row.accountId })
-  })
+  await retryTransient(() =>
+    ctx.database.tx(async (tx) => {
+      await lockKnowledge(tx, row.agentId)
+      const [done] = await tx
+        .update(kbDocuments)
+        .set({
+          status: 'indexed',
+          error: null,
+          text: d.text,
+          chars: d.text.length,
+          language: d.language,
+          contentHash: contentHash(d.text),
+          ...(d.title ? { title: d.title.slice(0, 500) } : {}),
+          keepVerbatim: row.keepVerbatim || opensWithVerbatimPhrase(d.text),
+          updatedAt: new Date(),
+        })
+        .where(and(eq(kbDocuments.id, row.id), eq(kbDocuments.status, 'processing')))
+        .returning({ id: kbDocuments.id })
+      if (done) await markSummaryStale(tx, { id: row.agentId, accountId: row.accountId })
+    }),
+  )
 }
 
 /** The kb.ingest job: a document still processing is extracted (upload), indexed (text) or fetched (page). */

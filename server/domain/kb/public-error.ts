@@ -53,11 +53,13 @@ export function publicMessage(err: unknown, fallback: string = PUBLIC_MESSAGES.i
   return fallback
 }
 
-/** The detail for the server log: the message and, for errors that carry one, the code. */
-export function internalDetail(err: unknown): string {
+/** The detail for the server log: the message and, for errors that carry one, the code; then what it wraps
+ *  (Drizzle's "Failed query" hides the driver's own error, "deadlock detected", in `cause`). */
+export function internalDetail(err: unknown, depth = 0): string {
   if (!(err instanceof Error)) return String(err)
   const code = (err as { code?: unknown }).code
-  return `${err.name}: ${err.message}${code !== undefined ? ` (code ${String(code)})` : ''}`
+  const own = `${err.name}: ${err.message}${code !== undefined ? ` (code ${String(code)})` : ''}`
+  return err.cause !== undefined && depth < 3 ? `${own}; caused by ${internalDetail(err.cause, depth + 1)}` : own
 }
 
 // Length first, so the patterns below only ever see MAX_PUBLIC characters; none has nested quantifiers.
