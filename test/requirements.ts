@@ -138,7 +138,8 @@ export const requirements = {
       "A rebuild fired together with conversation creates on the same agent never deadlocks: the rebuild answers 202 and every create 201 (the agent and account row locks are FOR NO KEY UPDATE, which the creates' foreign-key checks do not wait for).",
   },
   'kb.lock-order': {
-    source: 'issue 19: load and crashes (finding of the 15-minute chaos run: documents failed "An internal error stopped the work")',
+    source:
+      'issue 19: load and crashes (finding of the 15-minute chaos run: documents failed "An internal error stopped the work")',
     engines: ['postgres'],
     behavior:
       'Documents added while the knowledge summary is being written (a build, a reindex or PATCH kb/summary) and while documents are patched are all indexed, and every summary write and patch answers 2xx: every transaction that writes documents and the summary locks the agent row first, and an ingest that still loses a lock race runs again instead of failing the document.',

@@ -46,7 +46,9 @@ describe.skipIf(!process.env.DATABASE_URL)('documents beside summary writes (Pos
             text: `Wombat Wheels note ${round}-${i}: the tyre service takes ${i + 1} days.`,
           }),
         ),
-        ...Array.from({ length: 6 }, (_, i) => t.api.patch(`/agents/${agent}/kb/summary`, { text: `Summary ${round}-${i}.` })),
+        ...Array.from({ length: 6 }, (_, i) =>
+          t.api.patch(`/agents/${agent}/kb/summary`, { text: `Summary ${round}-${i}.` }),
+        ),
         ...Array.from({ length: 2 }, (_, i) =>
           t.api.patch(`/agents/${agent}/kb/documents/${firstDoc}`, { keep_verbatim: (round + i) % 2 === 0 }),
         ),
