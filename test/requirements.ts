@@ -144,6 +144,12 @@ export const requirements = {
     behavior:
       'Documents added while the knowledge summary is being written (a build, a reindex or PATCH kb/summary) and while documents are patched are all indexed, and every summary write and patch answers 2xx: every transaction that writes documents and the summary locks the agent row first, and an ingest that still loses a lock race runs again instead of failing the document.',
   },
+  'idempotency.fenced': {
+    source: 'issue 19: crashes (the 15-minute chaos run wrote twice under one Idempotency-Key)',
+    engines: ['postgres'],
+    behavior:
+      'One write per Idempotency-Key, also when the first request is slow past the 5-minute takeover or dies or fails after its write: every transaction of a keyed request marks the claim committed in the same transaction, a request whose claim was taken over cannot commit (409 idempotency_key_in_use, nothing kept), and a committed claim without an answer is never run again (409 idempotency_answer_lost).',
+  },
   'health.public': { source: 'contract Platform', behavior: 'Platform routes need no credential and are unmetered.' },
   'openapi.document': {
     source: 'contract Platform',

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { ExtractTablesWithRelations } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
 import { createInvalidationBus, INVALIDATE_CHANNEL, type InvalidationBus } from './bus'
+import { fenced } from './commit-fence'
 import * as schema from './schema'
 
 type Schema = typeof schema
@@ -16,7 +17,8 @@ export interface Database {
   kind: 'pglite' | 'postgres'
   db: Db
   /** Runs `fn` in one transaction. On PGlite transactions are serialised by the engine's own mutex;
-   *  never call the outer `db` inside `fn` (it would wait for the transaction that waits for it). */
+   *  never call the outer `db` inside `fn` (it would wait for the transaction that waits for it). Inside a
+   *  request with an Idempotency-Key the claim's fence ends the transaction (commit-fence.ts). */
   tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
   /** Raw SQL for the migrator, pg-boss's `db.executeSql` adapter and hot statements of fixed text (the chat
    *  turn's write); with values it is prepared like every parameterised query (SVC_PG_PREPARE). */
@@ -61,7 +63,7 @@ async function openPostgres(url: string, prepare: boolean): Promise<Database> {
     kind: 'postgres',
     bus,
     db,
-    tx: (fn) => db.transaction(fn as any) as any,
+    tx: (fn) => db.transaction(fenced(fn) as any) as any,
     async executeSql(text, values) {
       // Without values: the simple protocol, which alone accepts multi-statement scripts (migrations).
       const rows = values?.length ? await client.unsafe(text, values as any[]) : await sql.unsafe(text)
@@ -85,7 +87,7 @@ async function openPglite(dir: string): Promise<Database> {
     // One process owns an embedded database: invalidations stay in this process.
     bus: createInvalidationBus(),
     db,
-    tx: (fn) => db.transaction(fn as any) as any,
+    tx: (fn) => db.transaction(fenced(fn) as any) as any,
     async executeSql(text, values) {
       // pg-boss sends multi-statement scripts without parameters (schema set-up, migrations):
       // only the simple-query protocol (`exec`) accepts those.

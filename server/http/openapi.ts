@@ -93,7 +93,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         required: false,
         schema: { type: 'string', minLength: 1, maxLength: 255 },
         description:
-          'Makes the POST safe to retry for 24 hours: the same key and body replay the stored answer with Idempotent-Replayed: true; another body is 409 idempotency_key_reused; a repeat while the first runs is 409 idempotency_key_in_use. 5xx answers are not stored.',
+          'Makes the POST safe to retry for 24 hours: the same key and body replay the stored answer with Idempotent-Replayed: true; another body is 409 idempotency_key_reused; a repeat while the first runs is 409 idempotency_key_in_use. 5xx answers are not stored, unless the request had saved a change before failing or its server stopped after saving it: then a repeat is 409 idempotency_answer_lost and the request is never run twice.',
       })
     }
     const bodyErrors = meta.body
@@ -127,7 +127,9 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
             ...(meta.patch ? ['empty_update'] : []),
             ...(Object.keys(queryEntries).length || !meta.body ? ['unsupported_filter'] : []),
             ...(meta.errors ?? []),
-            ...(!isSession && m === 'post' && !meta.raw ? ['idempotency_key_reused', 'idempotency_key_in_use'] : []),
+            ...(!isSession && m === 'post' && !meta.raw
+              ? ['idempotency_key_reused', 'idempotency_key_in_use', 'idempotency_answer_lost']
+              : []),
             'internal_error',
           ]
     const byStatus = new Map<number, string[]>()

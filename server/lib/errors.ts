@@ -65,6 +65,10 @@ export const ERROR_CODES = {
   conversation_deleted: [410, 'The conversation was deleted'],
   idempotency_key_reused: [409, 'The Idempotency-Key was used with another body'],
   idempotency_key_in_use: [409, 'A request with this Idempotency-Key is still running'],
+  idempotency_answer_lost: [
+    409,
+    'The request with this Idempotency-Key was carried out but its answer was lost; it is not run again',
+  ],
   internal_error: [500, 'Unexpected failure; quote the request id'],
   service_unavailable: [503, 'This instance is shutting down; retry (through the balancer another one answers)'],
 } as const satisfies Record<string, readonly [number, string]>

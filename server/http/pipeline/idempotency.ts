@@ -9,11 +9,13 @@ import {
   checkKey,
   claim,
   complete,
+  fence,
   release,
   scopedKey,
   type StoredAnswer,
 } from '~/domain/idempotency/idempotency'
 import { carriesSecret, openAnswer, sealAnswer } from '~/domain/idempotency/sealed'
+import { withCommitFence } from '~/db/commit-fence'
 import type { Runtime } from '~/kit/runtime'
 import { ApiError, toApiError, type ErrorCode } from '~/lib/errors'
 import type { ApiRouteMeta, MultipartPart } from '../route-meta'
@@ -89,27 +91,33 @@ export async function withIdempotency(
     }
     return stored as Answer
   }
+  const held = claimed.claimed
   try {
     if (!prepared) throw failure
-    const answer = await execute(prepared)
+    const ready = prepared
+    // Every transaction of the handler also marks the claim committed, or fails if the claim was taken over.
+    const answer = await withCommitFence(
+      (tx) => fence(tx, held),
+      () => execute(ready),
+    )
     // A secret-bearing answer is never kept in clear, not even for the 24 hours of a replay.
     const stored = answer as StoredAnswer
     await complete(
       runtime.database,
-      k,
+      held,
       opts.secretResponse || carriesSecret(stored) ? sealAnswer(runtime.config.secret, k, stored) : stored,
     )
     return answer
   } catch (err) {
     const api = toApiError(err)
     if (api.status < 500 && !RETRY_LATER.has(api.code)) {
-      await complete(runtime.database, k, {
+      await complete(runtime.database, held, {
         status: api.status,
         kind: 'error',
         payload: { code: api.code, message: api.message, field: api.field, headers: api.headers },
       })
     } else {
-      await release(runtime.database, k).catch(() => {})
+      await release(runtime.database, held).catch(() => {})
     }
     throw err
   }
