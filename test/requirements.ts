@@ -150,6 +150,12 @@ export const requirements = {
     behavior:
       'One write per Idempotency-Key, also when the first request is slow past the 5-minute takeover or dies or fails after its write: every transaction of a keyed request marks the claim committed in the same transaction, a request whose claim was taken over cannot commit (409 idempotency_key_in_use, nothing kept), and a committed claim without an answer is never run again (409 idempotency_answer_lost).',
   },
+  'calls.owner-died': {
+    source: 'issue 19: crashes (inbound calls of a killed instance stayed in_progress for 4 hours)',
+    engines: ['postgres'],
+    behavior:
+      "A voice conversation (inbound call, voice chat, an outbound call's media) names the instance that holds its session; when that instance stops beating, another one closes the conversation as its session would have (status completed, end_reason interrupted), which frees the account's line.",
+  },
   'health.public': { source: 'contract Platform', behavior: 'Platform routes need no credential and are unmetered.' },
   'openapi.document': {
     source: 'contract Platform',

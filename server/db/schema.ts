@@ -535,8 +535,14 @@ export const conversations = pgTable(
     deleteReason: text('delete_reason'),
     /** Widget conversations: SHA-256 hex of the visitor token handed out once at creation (issue 17). */
     visitorTokenHash: text('visitor_token_hash'),
+    /** Live voice conversations (phone, voice chat): the instance whose memory holds the session, so that
+     *  the others close it when that instance dies (calls/reconcile.ts). Outbound calls also keep theirs on the call. */
+    ownerInstance: text('owner_instance'),
   },
   (t) => [
+    index('conversations_owned_live_idx')
+      .on(t.ownerInstance)
+      .where(sql`status = 'in_progress' AND owner_instance IS NOT NULL`),
     // Every list read is `account_id = … AND deleted_at IS NULL` ordered by (started_at|updated_at, id): the
     // live indexes are partial, so tombstoned rows are not in them (decisions "Chat runtime (continued)").
     index('conversations_live_started_idx').on(t.accountId, t.startedAt, t.id).where(sql`deleted_at IS NULL`),

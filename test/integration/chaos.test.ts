@@ -80,9 +80,8 @@ describe.skipIf(!pg)('chaos: SIGKILLs of one of two instances at random moments 
       const request = createClient(`${c.url}/v1`, recorder)
       const tenants = await setupTenants({ request, masterKey: c.masterKey, count: 2, site, receiver, tag: 'chaos' })
       const ledger = createLedger(tenants)
-      // Outbound calls only: a simulated inbound call lives in the memory of the instance that answered it,
-      // and nothing ends it when that instance dies (decisions "Load and crashes", left open).
-      const ops = createActors({ request, ledger, limits: LOAD_RATE_LIMITS, random: prng(SEED + 1), inbound: false })
+      // Simulated inbound calls too: a killed instance's calls are closed by the survivor (voice-owner.test.ts).
+      const ops = createActors({ request, ledger, limits: LOAD_RATE_LIMITS, random: prng(SEED + 1) })
 
       const from = Date.now()
       const stopAt = from + SECONDS * 1000

@@ -18,6 +18,7 @@ import { SUMMARIZE_JOB } from '~/domain/conversations/summarize'
 import { findNumberByE164 } from '~/domain/phone-numbers/numbers'
 import { canonicalE164 } from '~/domain/phone-numbers/schemas'
 import { takeCallSlot } from './quotas'
+import { INSTANCE_ID } from './outbound'
 
 export const MESSAGES = {
   notInService: 'The number you have called is not in service. Goodbye.',
@@ -131,6 +132,9 @@ export async function acceptInboundCall(
         },
         metrics: refusal ? { failure_reason: refusal.reason, duration_s: 0 } : {},
         language: agentLanguage(agent),
+        // Until the media stream starts its session (on whichever instance it reaches), the call is this
+        // instance's: if it dies first, the others close the conversation (reconcile.ts).
+        ownerInstance: refusal ? null : INSTANCE_ID,
       })
       .onConflictDoNothing()
       .returning()

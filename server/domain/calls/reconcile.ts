@@ -2,8 +2,20 @@
 // (the outbound.sweep job and each process's beat). An interrupted call's conversation is closed exactly as
 // its session would have closed it (finish.ts: usage seconds, conversation.ended, the summary job), so
 // nothing about it stays "in progress".
-import { and, eq, inArray, isNull, lt, notInArray, or, sql } from 'drizzle-orm'
-import { calls, instances } from '~/db/schema'
+import {
+  and,
+  eq,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  ne,
+  notInArray,
+  or,
+  type SQLWrapper,
+  sql,
+} from 'drizzle-orm'
+import { calls, conversations, instances } from '~/db/schema'
 import { closeConversation } from './finish'
 import type { CallRow } from './calls'
 import { INSTANCE_ID, type OutboundCtx, RING_TIMEOUT_S, settle } from './outbound'
@@ -33,6 +45,32 @@ async function closeInterrupted(ctx: OutboundCtx, call: CallRow, now: Date): Pro
 }
 
 /**
+ * Voice conversations (inbound phone, voice chat, and outbound calls whose media reached another instance)
+ * whose session lived on an instance that stopped beating: closed as interrupted, as their session would
+ * have closed them, which frees the account's line and completes an outbound call with them.
+ */
+async function reconcileSessions(ctx: OutboundCtx, alive: SQLWrapper, now: Date) {
+  const orphans = await ctx.database.db
+    .select({ id: conversations.id, startedAt: conversations.startedAt })
+    .from(conversations)
+    .where(
+      and(
+        eq(conversations.status, 'in_progress'),
+        isNotNull(conversations.ownerInstance),
+        ne(conversations.ownerInstance, INSTANCE_ID),
+        notInArray(conversations.ownerInstance, alive),
+      ),
+    )
+    .limit(500)
+  let n = 0
+  for (const conv of orphans) {
+    const durationS = Math.max(0, Math.round((now.getTime() - conv.startedAt.getTime()) / 1000))
+    if (await closeConversation(ctx, conv.id, { reason: 'interrupted', durationS, recording: null }, now)) n++
+  }
+  return n
+}
+
+/**
  * Calls whose owner stopped beating `staleS` ago died with it: one that was ringing was not answered as far
  * as we know (no_answer, failure_reason interrupted), one in progress completes with outcome interrupted and
  * closes its conversation. Calls ringing past RING_TIMEOUT_S are not answered either. Answers the count.
@@ -58,7 +96,7 @@ export async function reconcileCalls(ctx: OutboundCtx, staleS: number, now = new
       ),
     )
     .limit(500)
-  let n = 0
+  let n = await reconcileSessions(ctx, alive, now)
   for (const call of orphans) {
     // The owner's own session may still be alive (a ring timeout): it ends the call itself.
     if (call.ownerInstance === INSTANCE_ID && call.status === 'in_progress') continue

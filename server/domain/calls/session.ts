@@ -14,7 +14,7 @@ import type { Runtime } from '~/kit/runtime'
 import type { MediaLeg } from '~/kit/telephony'
 import { rms } from '~/lib/audio'
 import { calls, conversations } from '~/db/schema'
-import { eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import { agentLanguage as languageOf, loadAgent, type AgentRow } from '~/domain/agents/agents'
 import {
   assembleTurn,
@@ -32,6 +32,7 @@ import { addOptOut, isOptOut } from './dnc'
 import { scriptOf, type CallScript } from './calls'
 import { finishCall, writeAgentLine, type EndReason } from './finish'
 import { CallRecorder } from './recording'
+import { INSTANCE_ID } from './outbound'
 
 const FRAME_MS = 20
 /** RMS above which a 20 ms frame is speech (PCM16; about -38 dBFS). */
@@ -199,6 +200,12 @@ export class VoiceSession {
       return
     }
     this.conv = conv
+    // This instance holds the session now: if it dies, the others close the conversation (reconcile.ts).
+    if (conv.ownerInstance !== INSTANCE_ID)
+      await database.db
+        .update(conversations)
+        .set({ ownerInstance: INSTANCE_ID })
+        .where(and(eq(conversations.id, conv.id), eq(conversations.status, 'in_progress')))
     const agent = await loadAgent(database.db, conv.accountId, conv.agentId)
     this.agent = agent
     if (agent.settings?.record_calls === true) this.recorder = new CallRecorder(this.rate)

@@ -1,0 +1,2 @@
+ALTER TABLE "conversations" ADD COLUMN "owner_instance" text;--> statement-breakpoint
+CREATE INDEX "conversations_owned_live_idx" ON "conversations" USING btree ("owner_instance") WHERE status = 'in_progress' AND owner_instance IS NOT NULL;
