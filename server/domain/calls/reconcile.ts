@@ -2,19 +2,7 @@
 // (the outbound.sweep job and each process's beat). An interrupted call's conversation is closed exactly as
 // its session would have closed it (finish.ts: usage seconds, conversation.ended, the summary job), so
 // nothing about it stays "in progress".
-import {
-  and,
-  eq,
-  inArray,
-  isNotNull,
-  isNull,
-  lt,
-  ne,
-  notInArray,
-  or,
-  type SQLWrapper,
-  sql,
-} from 'drizzle-orm'
+import { and, eq, inArray, isNotNull, isNull, lt, ne, notInArray, or, type SQLWrapper, sql } from 'drizzle-orm'
 import { calls, conversations, instances } from '~/db/schema'
 import { closeConversation } from './finish'
 import type { CallRow } from './calls'
