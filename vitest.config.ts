@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
+import { BaseSequencer, type TestSpecification } from 'vitest/node'
 
 // Two projects. `unit`: pure logic (test/unit, test/plugins), no build, no server, no database:
 // `npm run test:unit` runs in seconds. `http`: the built server over real HTTP and real databases; its
@@ -8,12 +9,39 @@ import { defineConfig } from 'vitest/config'
 const alias = { '~': fileURLToPath(new URL('./server', import.meta.url)) }
 const UNIT = ['test/unit/**/*.test.ts', 'test/plugins/**/*.test.ts']
 
+// The files that take minutes, started first so that they do not form the tail of a run. Vitest orders by
+// the durations it cached from the last run, and CI's PostgreSQL run follows the PGlite run, where these
+// PostgreSQL-only files were skipped in milliseconds: they started last and the run waited for them alone.
+const LONG_FIRST = [
+  'test/integration/chaos.test.ts',
+  'test/integration/campaign-run.test.ts',
+  'test/integration/cluster.test.ts',
+  'test/v1/dashboard.test.ts',
+  'test/v1/fuzz.test.ts',
+  'test/v1/chat-claim.test.ts',
+  'test/integration/crawl-limits.test.ts',
+]
+class LongFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]) {
+    const sorted = await super.sort(files)
+    const rank = (f: TestSpecification) => {
+      const i = LONG_FIRST.findIndex((p) => f.moduleId.endsWith(p))
+      return i < 0 ? LONG_FIRST.length : i
+    }
+    return sorted
+      .map((f, i) => ({ f, i }))
+      .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+      .map((x) => x.f)
+  }
+}
+
 export default defineConfig({
   resolve: { alias },
   test: {
     // Files share one server (one tenant per file); PGlite-heavy files starting their own servers run
     // alongside, so keep the worker count to the machine's two cores.
     maxWorkers: 2,
+    sequence: { sequencer: LongFirst },
     reporters: ['default'],
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT } },

@@ -5,18 +5,18 @@
 // "committed" in the same transaction, or throws when the claim is gone, which rolls the write back.
 // Work the request leaves behind (a promise that outlives it) inherits the store; `end` switches it off.
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { Tx } from './client'
 
+// The transaction type stays a parameter: client.ts imports this module.
 interface FenceStore {
-  fence: (tx: Tx) => Promise<void>
+  fence: (tx: never) => Promise<void>
   active: boolean
 }
 
 const store = new AsyncLocalStorage<FenceStore>()
 
 /** Runs `fn` with `fence` applied to its transactions; the fence stops applying when `fn` settles. */
-export async function withCommitFence<T>(fence: (tx: Tx) => Promise<void>, fn: () => Promise<T>): Promise<T> {
-  const s: FenceStore = { fence, active: true }
+export async function withCommitFence<T, X>(fence: (tx: X) => Promise<void>, fn: () => Promise<T>): Promise<T> {
+  const s: FenceStore = { fence: fence as (tx: never) => Promise<void>, active: true }
   try {
     return await store.run(s, fn)
   } finally {
@@ -25,12 +25,12 @@ export async function withCommitFence<T>(fence: (tx: Tx) => Promise<void>, fn: (
 }
 
 /** `fn` as given, or followed by the current request's fence inside the same transaction. */
-export function fenced<T>(fn: (tx: Tx) => Promise<T>): (tx: Tx) => Promise<T> {
+export function fenced<T, X>(fn: (tx: X) => Promise<T>): (tx: X) => Promise<T> {
   const s = store.getStore()
   if (!s?.active) return fn
   return async (tx) => {
     const out = await fn(tx)
-    if (s.active) await s.fence(tx)
+    if (s.active) await s.fence(tx as never)
     return out
   }
 }

@@ -10,7 +10,7 @@
 // is back up, plus 2 s). Never a 5xx of our own, never a failure outside a kill. Nothing accepted may be
 // lost or duplicated; builds, ingests, campaigns and calls must finish; every event must be delivered.
 //
-// SVC_CHAOS_SECONDS (default 100) bounds the chaos; SVC_CHAOS_SEED replays a run (the seed is printed).
+// SVC_CHAOS_SECONDS (default 60) bounds the chaos; SVC_CHAOS_SEED replays a run (the seed is printed).
 // PostgreSQL only: PGlite is one process's database, so there is no second instance to survive a kill.
 import { afterAll, describe, expect, it } from 'vitest'
 import { checkConsistency } from '../../bench/load-consistency.mjs'
@@ -32,7 +32,7 @@ import {
 import { startCluster, type Cluster } from '../../scripts/cluster.mjs'
 import { verifies } from '../requirements'
 
-const SECONDS = Number(process.env.SVC_CHAOS_SECONDS ?? 100)
+const SECONDS = Number(process.env.SVC_CHAOS_SECONDS ?? 60)
 const SEED = Number(process.env.SVC_CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31))
 /** After a kill, the instance's requests may still be failing for this long once it is back up. */
 const SETTLE_MS = 2000

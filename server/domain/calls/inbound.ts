@@ -18,7 +18,7 @@ import { SUMMARIZE_JOB } from '~/domain/conversations/summarize'
 import { findNumberByE164 } from '~/domain/phone-numbers/numbers'
 import { canonicalE164 } from '~/domain/phone-numbers/schemas'
 import { takeCallSlot } from './quotas'
-import { INSTANCE_ID } from './outbound'
+import { INSTANCE_ID } from './instance'
 
 export const MESSAGES = {
   notInService: 'The number you have called is not in service. Goodbye.',

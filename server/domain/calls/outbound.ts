@@ -6,7 +6,6 @@
 //
 // A call holds a line from `ringing` until it ends. Every status change is a guarded move (calls.ts), so
 // the provider, the session, a cancel and the sweep may race and one wins.
-import { randomUUID } from 'node:crypto'
 import { and, asc, eq, isNull, sql } from 'drizzle-orm'
 import type { Config } from '~/config'
 import type { Database, Executor } from '~/db/client'
@@ -44,8 +43,9 @@ export const outboundCtx = (r: Runtime): OutboundCtx => ({
   send: r.queue.send,
 })
 
-/** This process, as the owner of the calls it dials (instances table, beat by startOutbound). */
-export const INSTANCE_ID = randomUUID()
+import { INSTANCE_ID } from './instance'
+
+export { INSTANCE_ID }
 
 /** A call that rings longer than this without the provider's word is not answered. */
 export const RING_TIMEOUT_S = 120

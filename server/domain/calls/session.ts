@@ -32,7 +32,7 @@ import { addOptOut, isOptOut } from './dnc'
 import { scriptOf, type CallScript } from './calls'
 import { finishCall, writeAgentLine, type EndReason } from './finish'
 import { CallRecorder } from './recording'
-import { INSTANCE_ID } from './outbound'
+import { INSTANCE_ID } from './instance'
 
 const FRAME_MS = 20
 /** RMS above which a 20 ms frame is speech (PCM16; about -38 dBFS). */

@@ -15,6 +15,7 @@ import {
   type StoredAnswer,
 } from '~/domain/idempotency/idempotency'
 import { carriesSecret, openAnswer, sealAnswer } from '~/domain/idempotency/sealed'
+import type { Tx } from '~/db/client'
 import { withCommitFence } from '~/db/commit-fence'
 import type { Runtime } from '~/kit/runtime'
 import { ApiError, toApiError, type ErrorCode } from '~/lib/errors'
@@ -97,7 +98,7 @@ export async function withIdempotency(
     const ready = prepared
     // Every transaction of the handler also marks the claim committed, or fails if the claim was taken over.
     const answer = await withCommitFence(
-      (tx) => fence(tx, held),
+      (tx: Tx) => fence(tx, held),
       () => execute(ready),
     )
     // A secret-bearing answer is never kept in clear, not even for the 24 hours of a replay.
