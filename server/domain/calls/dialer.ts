@@ -167,6 +167,11 @@ export async function dispatchCampaign(ctx: OutboundCtx, campaignId: string, at?
       }
       if ((await linesInUse(tx, cmp.accountId, now)) >= limits.maxConcurrentCalls) break
       if (!(await takeDailyCall(tx, cmp.accountId, limits, now))) break
+      // Stamped after the counts were read: a call that ended meanwhile (its settle committed between this
+      // round's lock and its counts, freeing the line counted here) ended before this one starts. With the
+      // round's clock the rows overlapped by a few milliseconds, and the campaign test saw 6 or 7 live
+      // calls at max_concurrent 5 on a loaded machine.
+      const startedAt = new Date()
       const [call] = await tx
         .insert(calls)
         .values({
@@ -183,9 +188,9 @@ export async function dispatchCampaign(ctx: OutboundCtx, campaignId: string, at?
           script: script as never,
           provider: ctx.providers.telephony.name,
           ownerInstance: INSTANCE_ID,
-          startedAt: now,
-          createdAt: now,
-          updatedAt: now,
+          startedAt,
+          createdAt: startedAt,
+          updatedAt: startedAt,
         })
         .returning()
       await moveContact(tx, c, {
