@@ -28,10 +28,8 @@ class LongFirst extends BaseSequencer {
       const i = LONG_FIRST.findIndex((p) => f.moduleId.endsWith(p))
       return i < 0 ? LONG_FIRST.length : i
     }
-    return sorted
-      .map((f, i) => ({ f, i }))
-      .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
-      .map((x) => x.f)
+    // Array.prototype.sort is stable: the other files keep vitest's order.
+    return sorted.sort((a, b) => rank(a) - rank(b))
   }
 }
 

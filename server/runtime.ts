@@ -96,7 +96,7 @@ export async function buildRuntime(
     })
     redis = client
     bridgeBusToRedis(database, config.redisUrl, redis as InstanceType<typeof Redis>, Redis)
-    redisSubscribers.add(redis as InstanceType<typeof Redis>)
+    redisClients.add(redis as InstanceType<typeof Redis>)
   }
   const runtime: Runtime = {
     config,
@@ -133,10 +133,10 @@ function bridgeBusToRedis(
   sub.subscribe(INVALIDATE_CHANNEL).catch((err: Error) => console.error(`[bus] Redis SUBSCRIBE failed: ${err.message}`))
   sub.on('message', (_channel: string, message: string) => database.bus.receive(message))
   database.bus.addTransport((payload) => pub.publish(INVALIDATE_CHANNEL, payload))
-  redisSubscribers.add(sub)
+  redisClients.add(sub)
 }
 /** Redis connections to close at shutdown (the limiters' client and the bus subscriber). */
-const redisSubscribers = new Set<{ disconnect(): void }>()
+const redisClients = new Set<{ disconnect(): void }>()
 /** The outbound service of each runtime (heartbeat, call reconciliation, the simulated network). */
 const outboundStops = new WeakMap<Runtime, () => void>()
 /** The platform_config poller of each runtime (domain/admin/config.ts). */
@@ -156,7 +156,7 @@ export async function stopRuntime(runtime: Runtime | undefined) {
   await runtime?.audit.stop().catch(() => {})
   await runtime?.queue.stop().catch(() => {})
   if (runtime) await retire(runtime.database.db).catch(() => {})
-  for (const sub of redisSubscribers) sub.disconnect()
-  redisSubscribers.clear()
+  for (const client of redisClients) client.disconnect()
+  redisClients.clear()
   await runtime?.database.close().catch(() => {})
 }

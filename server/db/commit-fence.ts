@@ -3,7 +3,8 @@
 // even if the process dies before the answer is stored. So while such a request runs, every transaction it
 // opens through `Database.tx` runs the claim's fence as its last statement: the fence marks the claim
 // "committed" in the same transaction, or throws when the claim is gone, which rolls the write back.
-// Work the request leaves behind (a promise that outlives it) inherits the store; `end` switches it off.
+// Work the request leaves behind (a promise that outlives it) inherits the store, switched off when the
+// request's handler settles (withCommitFence).
 import { AsyncLocalStorage } from 'node:async_hooks'
 
 // The transaction type stays a parameter: client.ts imports this module.

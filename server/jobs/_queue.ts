@@ -7,7 +7,7 @@ import { resolveProviders, type Providers } from '~/kit/providers'
 export type { Queue } from '~/kit/job'
 import { createRegistry } from '~/kit/registry'
 import { createFsBlobStore, type BlobStore } from '~/kit/blob-store'
-import { INSTANCE_ID } from '~/domain/calls/outbound'
+import { INSTANCE_ID } from '~/domain/calls/instance'
 
 /** How often each instance looks for jobs held by an instance that stopped beating. */
 const REAP_MS = 5_000

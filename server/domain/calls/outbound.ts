@@ -27,6 +27,7 @@ import { type CallRow, type CallScript, loadCall, moveCall, presentCall } from '
 import { mediaToken, mediaUrlOf } from './inbound'
 import type { CallStatus, CreateCallBody } from './outbound-schemas'
 import { lockCallLines, linesInUse, secondsToReset, takeDailyCall } from './quotas'
+import { INSTANCE_ID } from './instance'
 
 /** What dialling needs: a Runtime, or a job's context. */
 export interface OutboundCtx {
@@ -42,10 +43,6 @@ export const outboundCtx = (r: Runtime): OutboundCtx => ({
   config: r.config,
   send: r.queue.send,
 })
-
-import { INSTANCE_ID } from './instance'
-
-export { INSTANCE_ID }
 
 /** A call that rings longer than this without the provider's word is not answered. */
 export const RING_TIMEOUT_S = 120

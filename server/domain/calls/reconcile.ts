@@ -6,7 +6,8 @@ import { and, eq, inArray, isNotNull, isNull, lt, ne, notInArray, or, type SQLWr
 import { calls, conversations, instances } from '~/db/schema'
 import { closeConversation } from './finish'
 import type { CallRow } from './calls'
-import { INSTANCE_ID, type OutboundCtx, RING_TIMEOUT_S, settle } from './outbound'
+import { type OutboundCtx, RING_TIMEOUT_S, settle } from './outbound'
+import { INSTANCE_ID } from './instance'
 
 /**
  * An in-progress call of a dead instance: its conversation closes (which completes the call), else the call

@@ -76,7 +76,7 @@ const isoSql = (col: SQL | unknown) => sql`to_char(${col} AT TIME ZONE 'UTC', 'Y
 export function listItemJson(include: ReadonlySet<string>): SQL {
   // Rendering this template is a third of a list request's Node CPU (drizzle walks every chunk): it has no
   // parameters, so each include set is rendered once and reused as text.
-  const key = LIST_INCLUDE_ORDER.filter((i) => include.has(i)).join(',')
+  const key = LIST_INCLUDES.filter((i) => include.has(i)).join(',')
   let text = listItemTexts.get(key)
   if (text === undefined) {
     const query = listDialect.sqlToQuery(buildListItemJson(include))
@@ -86,7 +86,6 @@ export function listItemJson(include: ReadonlySet<string>): SQL {
   }
   return sql.raw(text)
 }
-const LIST_INCLUDE_ORDER = LIST_INCLUDES
 const listItemTexts = new Map<string, string>()
 const listDialect = new PgDialect()
 

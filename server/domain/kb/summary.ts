@@ -111,10 +111,6 @@ export async function markSummarizedAsRead(ex: Executor, read: { id: string; upd
 }
 
 /**
- * A new or changed document makes the summary stale (contract: it never clears on its own, only a
- * rebuild does). Call it in the transaction that indexes or changes the document.
- */
-/**
  * The lock order of an agent's knowledge: the agent row first (FOR NO KEY UPDATE), then its documents and
  * summary. Changing a document or the summary bumps the agent's revision by trigger, so a transaction that
  * took the summary or a document before the agent deadlocked with one that went the other way (a build's
@@ -125,6 +121,10 @@ export async function lockKnowledge(ex: Executor, agentId: string) {
   await ex.select({ id: agents.id }).from(agents).where(eq(agents.id, agentId)).for('no key update')
 }
 
+/**
+ * A new or changed document makes the summary stale (contract: it never clears on its own, only a
+ * rebuild does). Call it in the transaction that indexes or changes the document.
+ */
 export async function markSummaryStale(ex: Executor, agent: { id: string; accountId: string }) {
   await ex
     .insert(kbSummaries)
