@@ -1437,11 +1437,17 @@ export const requirements = {
     behavior:
       'A build and a KB page ingest whose instance is SIGKILLed mid-run are finished by another instance on the same queue within a minute (the queue fails the jobs of an instance that stopped beating, and a retried build job takes its running build over), instead of staying running or processing until pg-boss expires the job after 15 minutes.',
   },
+  'reliability.jobs-unnamed': {
+    source:
+      'issue 19: crashes (finding of a CI chaos run: a document stayed processing past the drain; a job fetched by an instance killed before it wrote its id waited for the 15-minute expiry)',
+    behavior:
+      'An active job that carries no instance id after the stale window (its process died between the fetch and writing its id) is failed by the reaper so that pg-boss retries it, and its work finishes within seconds of a restart instead of after 15 minutes.',
+  },
   'kb.ingest-requeue': {
     source:
       'issue 19: crashes (finding of the chaos test: a document committed before its job was sent stayed processing)',
     behavior:
-      'A knowledge document still processing a minute after its creation with no kb.ingest job in the queue (its instance died between the commit and the send) is ingested by the requeue sweep, which runs at start and every minute.',
+      'A knowledge document still processing a minute after its creation with no live kb.ingest job in the queue (its instance died between the commit and the send, or every job sent ended failed) is ingested by the requeue sweep, which runs at start and every minute; one whose ingest failed three times is marked failed with the public internal-error message instead of being sent again.',
   },
   'scale.shared-limits': {
     source: 'issue 19: rate limits and the unauthenticated-failure limit are global across instances',

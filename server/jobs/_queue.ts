@@ -60,8 +60,10 @@ export async function startQueue(opts: {
   // minutes), and its document, build or summary waits as long. Each job names its instance in its output
   // while it runs (the job's output is only written again when it completes); any instance fails the jobs
   // of an instance that has not beaten (the instances table, calls/service.ts) for SVC_CALL_STALE_SECONDS,
-  // and pg-boss retries them after their retry delay. Handlers are idempotent, so a job whose instance only
-  // looked dead runs twice at worst.
+  // and pg-boss retries them after their retry delay. A job still unnamed after that long was fetched by a
+  // process that died before naming it (the name is written right after the fetch; the likeliest way a CI
+  // chaos run left a document processing past its drain): it is failed too. Handlers are idempotent, so a job whose instance only
+  // looked dead, or was slow to name it, runs twice at worst.
   const schema = opts.config.queueSchema
   const own = (id: string) =>
     opts.database
@@ -75,10 +77,11 @@ export async function startQueue(opts: {
     try {
       const { rows } = await opts.database.executeSql(
         `SELECT j.name, j.id FROM ${schema}.job j
-          WHERE j.state = 'active' AND j.output ? 'instance' AND j.output->>'instance' <> $1::text
-            AND j.started_on < now() - make_interval(secs => $2::double precision)
-            AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = j.output->>'instance'
-              AND i.seen_at > now() - make_interval(secs => $2::double precision))
+          WHERE j.state = 'active' AND j.started_on < now() - make_interval(secs => $2::double precision)
+            AND (j.output IS NULL OR NOT j.output ? 'instance'
+              OR (j.output->>'instance' <> $1::text
+                AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = j.output->>'instance'
+                  AND i.seen_at > now() - make_interval(secs => $2::double precision))))
           LIMIT 100`,
         [INSTANCE_ID, stale],
       )

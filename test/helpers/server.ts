@@ -13,6 +13,8 @@ export interface TestServer {
   dataDir: string
   logs: string[]
   child: ChildProcess
+  /** The PostgreSQL schema of its job queue (SVC_QUEUE_SCHEMA). */
+  queueSchema: string
   /** Resolves with how it exited (code 0 after a clean SIGTERM). */
   stop(signal?: NodeJS.Signals): Promise<Exit>
 }
@@ -107,6 +109,7 @@ export async function startServer(
     dataDir,
     logs,
     child,
+    queueSchema: env.SVC_QUEUE_SCHEMA ?? 'pgboss',
     stop,
   }
 }
