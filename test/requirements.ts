@@ -1443,6 +1443,12 @@ export const requirements = {
     behavior:
       'An active job that carries no instance id after the stale window (its process died between the fetch and writing its id) is failed by the reaper so that pg-boss retries it, and its work finishes within seconds of a restart instead of after 15 minutes.',
   },
+  'builds.requeue-running': {
+    source:
+      'issue 19: crashes (a build whose jobs all ended without recording its end, e.g. failed after their retries, stayed running for good)',
+    behavior:
+      'A build (agent or profile) running for 15 minutes with no live job in the queue is sent again by the requeue sweep (at start and every minute), and the new delivery takes it over as stale and finishes it; a build running for less than that is left to its worker.',
+  },
   'kb.ingest-requeue': {
     source:
       'issue 19: crashes (finding of the chaos test: a document committed before its job was sent stayed processing)',

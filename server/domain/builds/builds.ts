@@ -1,7 +1,7 @@
 // Builds: the only way an agent comes to exist (contract Lifecycle step 2). A request validates the site
 // and the voice, then one transaction creates the agent and a queued build and takes the quotas; the
 // steps run in the agent.build job (run.ts).
-import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, or, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { accounts, agentBuilds, agents, type profileBuilds } from '~/db/schema'
 import type { Registries } from '~/kit/registries'
@@ -191,21 +191,42 @@ export async function rerunBuild(
   })
 }
 
-/** Builds (agent or profile) still queued after `olderThanMs`: their job was lost between commit and send. */
+/** A running build whose worker has been silent this long is taken over by the next delivery of its job. */
+export const STALE_RUN_MS = 15 * 60_000
+
+/**
+ * Builds (agent or profile) to send again: still queued after `olderThanMs` (their job was lost between
+ * commit and send), or running for STALE_RUN_MS with no live job in `queue` (every job sent has ended
+ * without recording the build's end: failed after its retries, each attempt's instance killed, or
+ * expired). Nothing else would ever deliver such a build, which stayed running for good and held one of
+ * the account's concurrent builds; the new delivery's claim takes it over as stale.
+ */
 export async function strandedIn(
   database: Database,
   table: typeof agentBuilds | typeof profileBuilds,
   olderThanMs: number,
+  queue: { schema: string; job: string },
 ): Promise<string[]> {
+  // The job table is partitioned by queue name; the name filter keeps the scan to the build job's partition.
+  const liveJob = sql`EXISTS (SELECT 1 FROM ${sql.raw(`${queue.schema}.job`)} j WHERE j.name = ${queue.job}
+    AND j.data->>'build_id' = ${table.id} AND j.state IN ('created', 'retry', 'active'))`
   const rows = await database.db
     .select({ id: table.id })
     .from(table as typeof agentBuilds)
     .where(
-      and(eq(table.status, 'queued'), sql`${table.createdAt} < now() - make_interval(secs => ${olderThanMs / 1000})`),
+      or(
+        and(eq(table.status, 'queued'), sql`${table.createdAt} < now() - make_interval(secs => ${olderThanMs / 1000})`),
+        and(
+          eq(table.status, 'running'),
+          sql`${table.startedAt} < now() - make_interval(secs => ${STALE_RUN_MS / 1000})`,
+          sql`NOT ${liveJob}`,
+        ),
+      ),
     )
+    .limit(500)
   return rows.map((r) => r.id)
 }
 
 /** Agent builds to re-send (see strandedIn). */
-export const strandedBuilds = (database: Database, olderThanMs: number) =>
-  strandedIn(database, agentBuilds, olderThanMs)
+export const strandedBuilds = (database: Database, olderThanMs: number, queueSchema: string) =>
+  strandedIn(database, agentBuilds, olderThanMs, { schema: queueSchema, job: BUILD_JOB })

@@ -11,6 +11,7 @@ import { crawlSite } from '~/domain/kb/crawler'
 import { internalDetail, PUBLIC_MESSAGES, PublicError, publicMessage } from '~/domain/kb/public-error'
 import { buildSummary, markSummarized, readSummary, writeSummary } from '~/domain/kb/summary'
 import type { BuildStepName } from './schemas'
+import { STALE_RUN_MS } from './builds'
 import { planTerms } from '~/domain/limits/plans'
 
 type BuildRow = typeof agentBuilds.$inferSelect
@@ -18,8 +19,6 @@ type AgentRow = typeof agents.$inferSelect
 
 /** Crawl pages per agent by plan (decisions "Plan caps"). */
 const CRAWL_DEPTH = 3
-/** A running build whose worker has been silent this long is taken over by the next delivery. */
-const STALE_RUN_MS = 15 * 60_000
 
 interface StepContext {
   ctx: JobContext

@@ -12,14 +12,13 @@ import { readSummary } from '~/domain/kb/summary'
 import { consumeQuota } from '~/domain/limits/quotas'
 import type { JobContext } from '~/kit/job'
 import { Errors, apiError } from '~/lib/errors'
-import { strandedIn } from '~/domain/builds/builds'
+import { STALE_RUN_MS, strandedIn } from '~/domain/builds/builds'
 import { MAX_PROMPT } from './placeholders'
 import { loadProfile, type ProfileRow } from './profiles'
 import type { ProfileBuild } from './schemas'
 
 export const PROFILE_BUILD_JOB = 'profile.build'
 /** A running build whose worker has been silent this long is taken over by the next delivery. */
-const STALE_RUN_MS = 15 * 60_000
 
 type ProfileBuildRow = typeof profileBuilds.$inferSelect
 
@@ -95,8 +94,8 @@ export async function getLatestProfileBuild(database: Database, accountId: strin
 }
 
 /** Profile builds to re-send (see strandedIn). */
-export const strandedProfileBuilds = (database: Database, olderThanMs: number) =>
-  strandedIn(database, profileBuilds, olderThanMs)
+export const strandedProfileBuilds = (database: Database, olderThanMs: number, queueSchema: string) =>
+  strandedIn(database, profileBuilds, olderThanMs, { schema: queueSchema, job: PROFILE_BUILD_JOB })
 
 /** As the agent build's claim (domain/builds/run.ts): `takeover` on a retry of the job takes a running build at once. */
 async function claim(database: Database, buildId: string, takeover = false): Promise<ProfileBuildRow | undefined> {

@@ -5,9 +5,12 @@
 // - its job was fetched by an instance killed before naming itself on it: active, unnamed, for 15 minutes.
 // The requeue sweep (at start, then every minute) re-sends the first two; the reaper (_queue.ts) fails
 // the third so that pg-boss retries it. A document whose ingest failed three times is given up as failed.
+// And a build left running by jobs that have all ended (failed after their retries) is sent again once it
+// is stale (15 minutes), while a younger one is left to its worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Database } from '~/db/client'
-import { kbDocuments } from '~/db/schema'
+import { agentBuilds, kbDocuments } from '~/db/schema'
+import { initialSteps } from '~/domain/builds/builds'
 import { nextDocumentId } from '~/domain/agents/create'
 import { startSeededServer, type SeededServer } from '../helpers/agents'
 import { createApi } from '../helpers/api'
@@ -19,11 +22,12 @@ import { verifies } from '../requirements'
 
 let seeded: SeededServer<Tenant>
 const docs = { unsent: '', failedOnce: '', failedThrice: '', unnamed: '' }
+const builds = { stale: '', young: '' }
 
 beforeAll(async () => {
   seeded = await startSeededServer({
     prepare: (master) => createTenant(master),
-    agents: (t) => [{ accountId: t.accountId }],
+    agents: (t) => [{ accountId: t.accountId }, { accountId: t.accountId }],
   })
   const { server } = seeded
   const agentId = seeded.agentIds[0]
@@ -46,6 +50,31 @@ beforeAll(async () => {
     for (let i = 0; i < 3; i++) await job(docs.failedThrice, 'failed')
     docs.unnamed = await doc('Unnamed')
     await job(docs.unnamed, 'active')
+    const build = async (agent: string, minutesAgo: number) => {
+      const at = new Date(Date.now() - minutesAgo * 60_000)
+      const [b] = await db.db
+        .insert(agentBuilds)
+        .values({
+          agentId: agent,
+          accountId,
+          status: 'running',
+          steps: initialSteps('greeting'),
+          fromStep: 'greeting',
+          buildNumber: 2,
+          createdAt: at,
+          startedAt: at,
+        })
+        .returning({ id: agentBuilds.id })
+      // Its only job failed after its retries.
+      await db.executeSql(
+        `INSERT INTO ${schema}.job (name, data, state, retry_limit, retry_count, started_on, completed_on)
+         VALUES ('agent.build', jsonb_build_object('build_id', $1::text), 'failed', 2, 2, $2, $2)`,
+        [b.id, at.toISOString()],
+      )
+      return b.id
+    }
+    builds.stale = await build(agentId, 20)
+    builds.young = await build(seeded.agentIds[1], 5)
   })
   // Each case polls its document: reads well above the default limit.
   seeded.server = await startServer({
@@ -118,5 +147,29 @@ describe('documents stranded processing by a crash', () => {
     const doc = await settled(docs.failedThrice)
     expect(doc.status).toBe('failed')
     expect(doc.error).toBe('An internal error stopped the work; try again.')
+  }, 60_000)
+})
+
+describe('builds stranded running by a crash', () => {
+  it('one whose jobs all ended is sent again once stale and finishes; a younger one is left to its worker', async () => {
+    verifies('builds.requeue-running')
+    const api = createApi(seeded.server.base, seeded.prepared.key)
+    const stale = await until(
+      `${builds.stale} to finish`,
+      async () => {
+        const r = await api.get(`/agents/${seeded.agentIds[0]}/build`)
+        expect(r.status, r.text).toBe(200)
+        expect(r.body.build_id).toBe(builds.stale)
+        return r.body.status !== 'running' ? r.body : null
+      },
+      30_000,
+      250,
+    )
+    expect(['succeeded', 'failed']).toContain(stale.status)
+    expect(stale.finished_at).not.toBeNull()
+    const young = await api.get(`/agents/${seeded.agentIds[1]}/build`)
+    expect(young.status, young.text).toBe(200)
+    expect(young.body.build_id).toBe(builds.young)
+    expect(young.body.status).toBe('running')
   }, 60_000)
 })
