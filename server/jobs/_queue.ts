@@ -76,7 +76,7 @@ export async function startQueue(opts: {
   const reap = async () => {
     try {
       const { rows } = await opts.database.executeSql(
-        `SELECT j.name, j.id FROM ${schema}.job j
+        `SELECT j.name, j.id, NOT coalesce(j.output ? 'instance', false) AS unnamed FROM ${schema}.job j
           WHERE j.state = 'active' AND j.started_on < now() - make_interval(secs => $2::double precision)
             AND (j.output IS NULL OR NOT j.output ? 'instance'
               OR (j.output->>'instance' <> $1::text
@@ -85,9 +85,9 @@ export async function startQueue(opts: {
           LIMIT 100`,
         [INSTANCE_ID, stale],
       )
-      for (const r of rows as { name: string; id: string }[]) {
+      for (const r of rows as { name: string; id: string; unnamed: boolean }[]) {
         await boss.fail(r.name, r.id, { error: 'the instance running this job stopped' })
-        log(`retrying ${r.name} job ${r.id}: its instance stopped`)
+        log(`retrying ${r.name} job ${r.id}: its instance stopped${r.unnamed ? ' before naming itself on it' : ''}`)
       }
     } catch (err) {
       log(`reap: ${err instanceof Error ? err.message : err}`)

@@ -111,6 +111,13 @@ describe.skipIf(!pg)('chaos: SIGKILLs of one of two instances at random moments 
         (e: unknown) => [{ name: 'written' as const, ok: false, detail: `the checks failed: ${e}` }],
       )
       for (const x of checks) console.log(`[chaos] ${x.ok ? 'ok  ' : 'FAIL'} ${x.name}: ${x.detail}`)
+      // How the queue took over the jobs of killed instances (_queue.ts reaper).
+      const reaped = c.nodes
+        .flatMap((n) => n.logs.join('').split('\n'))
+        .filter((l) => l.includes('its instance stopped'))
+      console.log(
+        `[chaos] jobs retried after kills: ${reaped.length} (${reaped.filter((l) => l.includes('before naming')).length} fetched but not yet named)`,
+      )
       // The instances' own account of anything that went wrong (5xx answers log their stack).
       for (const n of c.nodes) {
         const errors = n.logs
