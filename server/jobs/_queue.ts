@@ -61,9 +61,9 @@ export async function startQueue(opts: {
   // while it runs (the job's output is only written again when it completes); any instance fails the jobs
   // of an instance that has not beaten (the instances table, calls/service.ts) for SVC_CALL_STALE_SECONDS,
   // and pg-boss retries them after their retry delay. A job still unnamed after that long was fetched by a
-  // process that died before naming it (the name is written right after the fetch; the likeliest way a CI
-  // chaos run left a document processing past its drain): it is failed too. Handlers are idempotent, so a job whose instance only
-  // looked dead, or was slow to name it, runs twice at worst.
+  // process that died before naming it (the name is written right after the fetch; the likeliest way a
+  // CI chaos run left a document processing past its drain): it is failed too. Handlers are idempotent,
+  // so a job whose instance only looked dead, or was slow to name it, runs twice at worst.
   const schema = opts.config.queueSchema
   const own = (id: string) =>
     opts.database

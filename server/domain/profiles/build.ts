@@ -18,7 +18,6 @@ import { loadProfile, type ProfileRow } from './profiles'
 import type { ProfileBuild } from './schemas'
 
 export const PROFILE_BUILD_JOB = 'profile.build'
-/** A running build whose worker has been silent this long is taken over by the next delivery. */
 
 type ProfileBuildRow = typeof profileBuilds.$inferSelect
 
