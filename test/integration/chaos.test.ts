@@ -140,9 +140,20 @@ describe.skipIf(!pg)('chaos: SIGKILLs of one of two instances at random moments 
       expect(kills.length, 'the chaos killed an instance several times').toBeGreaterThanOrEqual(
         Math.min(3, Math.floor(SECONDS / 15)),
       )
-      expect(ours5xx.map((r) => `${r.route} ${r.status}`)).toEqual([])
-      expect(lostOutside.map((r) => `${r.route} ${r.failure} at +${r.t0 - from} ms`)).toEqual([])
-      expect(checks.filter((x) => !x.ok).map((x) => `${x.name}: ${x.detail}`)).toEqual([])
+      // CI keeps only the end of the log: each failure names the seed that replays it.
+      const replay = `replay with SVC_CHAOS_SEED=${SEED}`
+      expect(
+        ours5xx.map((r) => `${r.route} ${r.status}`),
+        replay,
+      ).toEqual([])
+      expect(
+        lostOutside.map((r) => `${r.route} ${r.failure} at +${r.t0 - from} ms`),
+        replay,
+      ).toEqual([])
+      expect(
+        checks.filter((x) => !x.ok).map((x) => `${x.name}: ${x.detail}`),
+        replay,
+      ).toEqual([])
       expect(checks).toHaveLength(5)
     },
     (SECONDS + 900) * 1000,
