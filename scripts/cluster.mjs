@@ -297,6 +297,10 @@ export async function startCluster({
     REDIS_URL: redisAt,
     SVC_BLOB_DIR: blobDir,
     SVC_QUEUE_SCHEMA: queueSchema,
+    // kill() takes a node out of the rotation before its SIGTERM, but a request the proxy had just sent
+    // may not have had its head parsed yet, and Nitro's shutdown destroys such a connection as idle (a
+    // reset POST in a CI rolling restart). The delay keeps the port serving until those are in.
+    SVC_SHUTDOWN_DELAY_SECONDS: '1',
     ...env,
     SVC_MASTER_KEY: key,
     SVC_SECRET: secret,
