@@ -78,7 +78,7 @@ export async function startQueue(opts: {
       const { rows } = await opts.database.executeSql(
         `SELECT j.name, j.id, NOT coalesce(j.output ? 'instance', false) AS unnamed FROM ${schema}.job j
           WHERE j.state = 'active' AND j.started_on < now() - make_interval(secs => $2::double precision)
-            AND (j.output IS NULL OR NOT j.output ? 'instance'
+            AND (NOT coalesce(j.output ? 'instance', false)
               OR (j.output->>'instance' <> $1::text
                 AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = j.output->>'instance'
                   AND i.seen_at > now() - make_interval(secs => $2::double precision))))

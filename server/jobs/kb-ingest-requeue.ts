@@ -8,9 +8,9 @@
 //
 // A document whose ingest has failed MAX_FAILED_JOBS times (each job with its own retries) is marked
 // failed instead: a document that stops its instance every time must not do so every minute for ever.
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq, inArray, lt, not, sql } from 'drizzle-orm'
 import { kbDocuments } from '~/db/schema'
-import { defineJob } from '~/kit/job'
+import { defineJob, failedJobCount, hasLiveJob } from '~/kit/job'
 import { INGEST_JOB } from '~/domain/kb/ingest'
 import { PUBLIC_MESSAGES } from '~/domain/kb/public-error'
 
@@ -21,20 +21,24 @@ export default defineJob({
   schedule: '* * * * *',
   runAtStart: true,
   async run(_data, { database, config, send, blobs, log }) {
-    // The job table is partitioned by queue name; the name filter keeps the scan to kb.ingest's partition.
-    const { rows } = await database.executeSql(
-      `SELECT d.id, d.blob_key,
-              (SELECT count(*) FROM ${config.queueSchema}.job j
-                WHERE j.name = $1 AND j.data->>'doc_id' = d.id AND j.state = 'failed')::int AS failed
-         FROM kb_documents d
-        WHERE d.status = 'processing' AND d.source IN ('upload', 'text', 'url') AND d.created_at < now() - interval '1 minute'
-          AND NOT EXISTS (SELECT 1 FROM ${config.queueSchema}.job j
-                           WHERE j.name = $1 AND j.data->>'doc_id' = d.id AND j.state IN ('created', 'retry', 'active'))
-        LIMIT 500`,
-      [INGEST_JOB],
-    )
+    const rows = await database.db
+      .select({
+        id: kbDocuments.id,
+        blobKey: kbDocuments.blobKey,
+        failed: failedJobCount(config.queueSchema, INGEST_JOB, 'doc_id', kbDocuments.id),
+      })
+      .from(kbDocuments)
+      .where(
+        and(
+          eq(kbDocuments.status, 'processing'),
+          inArray(kbDocuments.source, ['upload', 'text', 'url']),
+          lt(kbDocuments.createdAt, sql`now() - interval '1 minute'`),
+          not(hasLiveJob(config.queueSchema, INGEST_JOB, 'doc_id', kbDocuments.id)),
+        ),
+      )
+      .limit(500)
     const given: string[] = []
-    for (const r of rows as { id: string; blob_key: string | null; failed: number }[]) {
+    for (const r of rows) {
       if (r.failed >= MAX_FAILED_JOBS) {
         given.push(r.id)
         continue
@@ -42,7 +46,7 @@ export default defineJob({
       // An upload whose original this instance cannot see belongs to another deployment on the same
       // database (another queue schema and blob store: the tests' servers beside a cluster); ingested here
       // it would fail as missing. The long chaos run showed it.
-      if (r.blob_key && !(await blobs.get(r.blob_key))) continue
+      if (r.blobKey && !(await blobs.get(r.blobKey))) continue
       await send(INGEST_JOB, { doc_id: r.id })
     }
     if (given.length) {

@@ -1,6 +1,6 @@
 // A job kind is one file under server/jobs/ exporting defineJob({...}). Handlers must be idempotent:
 // pg-boss delivers at least once (a crash after the work and before the ack runs it again).
-import { sql } from 'drizzle-orm'
+import { type SQL, sql } from 'drizzle-orm'
 import type { Config } from '~/config'
 import type { Database } from '~/db/client'
 import type { Registries } from './registries'
@@ -49,5 +49,21 @@ export interface Queue {
   stop(): Promise<void>
 }
 
-/** The queue's job table (SVC_QUEUE_SCHEMA, a validated SQL name), for the operator's counts. */
+/** The queue's job table (SVC_QUEUE_SCHEMA, a validated SQL name), for the operator's counts and the sweeps. */
 export const jobTable = (schema: string) => sql`${sql.identifier(schema)}.job`
+
+/**
+ * The jobs of queue `name` sent for one row (their data's `key` equals `id`) in the given states, as a
+ * FROM … WHERE for EXISTS or count(*). The table is partitioned by queue name; the name keeps the scan
+ * to one partition.
+ */
+const jobsOf = (schema: string, name: string, key: string, id: SQL | unknown, states: SQL) =>
+  sql`FROM ${jobTable(schema)} j WHERE j.name = ${name} AND j.data->>(${key}::text) = ${id} AND j.state IN ${states}`
+
+/** True while a job of `name` for the row is waiting, due for retry or running: the queue will finish it. */
+export const hasLiveJob = (schema: string, name: string, key: string, id: SQL | unknown) =>
+  sql`EXISTS (SELECT 1 ${jobsOf(schema, name, key, id, sql`('created', 'retry', 'active')`)})`
+
+/** How many jobs of `name` for the row ended failed, their retries spent. */
+export const failedJobCount = (schema: string, name: string, key: string, id: SQL | unknown) =>
+  sql<number>`(SELECT count(*) ${jobsOf(schema, name, key, id, sql`('failed')`)})::int`

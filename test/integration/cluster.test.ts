@@ -17,9 +17,10 @@ import { verifies } from '../requirements'
 
 /**
  * A GET written on a connection opened before the instance's SIGTERM, `afterMs` after the signal: what a
- * proxy that had just picked the instance sends. Answers the status line ('' if the connection was cut).
+ * proxy that had just picked the instance sends. Answers the status line ('' if the connection was cut)
+ * and what `signal` resolved to (the instance's exit).
  */
-async function lateRequest(origin: string, path: string, key: string, signal: () => Promise<unknown>, afterMs: number) {
+async function lateRequest<T>(origin: string, path: string, key: string, signal: () => Promise<T>, afterMs: number) {
   const { hostname, port } = new URL(origin)
   const socket = await new Promise<Socket>((done, fail) => {
     const s = connect({ host: hostname, port: Number(port) }, () => done(s))
@@ -37,8 +38,7 @@ async function lateRequest(origin: string, path: string, key: string, signal: ()
     `GET ${path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\nauthorization: Bearer ${key}\r\nconnection: close\r\n\r\n`,
   )
   await closed
-  await exited
-  return text.split('\r\n')[0]
+  return { line: text.split('\r\n')[0], exit: await exited }
 }
 
 /** The metrics class is the limit under test (GET /metrics), so reads stay free for the load below. */
@@ -173,12 +173,11 @@ describe.skipIf(!process.env.DATABASE_URL)('two instances behind the proxy (Post
     for (const i of [0, 1]) {
       // The proxy's own requests race the signal only rarely (a reset POST in CI, before the cluster's nodes
       // had SVC_SHUTDOWN_DELAY_SECONDS); this one races it every time: connected before, sent 200 ms after.
-      let exit: unknown
-      const line = await lateRequest(
+      const { line, exit } = await lateRequest(
         cluster.nodes[i].origin,
         `/v1/agents/${agentId}`,
         t.key,
-        async () => (exit = await cluster.kill(i, 'SIGTERM')),
+        () => cluster.kill(i, 'SIGTERM'),
         200,
       )
       expect(line, `node ${i}: a request sent just after the signal`).toBe('HTTP/1.1 200 OK')

@@ -1,9 +1,10 @@
 // Builds: the only way an agent comes to exist (contract Lifecycle step 2). A request validates the site
 // and the voice, then one transaction creates the agent and a queued build and takes the quotas; the
 // steps run in the agent.build job (run.ts).
-import { and, count, desc, eq, inArray, or, sql } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, not, or, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { accounts, agentBuilds, agents, type profileBuilds } from '~/db/schema'
+import { hasLiveJob } from '~/kit/job'
 import type { Registries } from '~/kit/registries'
 import { Errors, apiError } from '~/lib/errors'
 import { consumeQuota, effectiveLimits } from '~/domain/limits/quotas'
@@ -207,9 +208,6 @@ export async function strandedIn(
   olderThanMs: number,
   queue: { schema: string; job: string },
 ): Promise<string[]> {
-  // The job table is partitioned by queue name; the name filter keeps the scan to the build job's partition.
-  const liveJob = sql`EXISTS (SELECT 1 FROM ${sql.raw(`${queue.schema}.job`)} j WHERE j.name = ${queue.job}
-    AND j.data->>'build_id' = ${table.id} AND j.state IN ('created', 'retry', 'active'))`
   const rows = await database.db
     .select({ id: table.id })
     .from(table as typeof agentBuilds)
@@ -219,7 +217,7 @@ export async function strandedIn(
         and(
           eq(table.status, 'running'),
           sql`${table.startedAt} < now() - make_interval(secs => ${STALE_RUN_MS / 1000})`,
-          sql`NOT ${liveJob}`,
+          not(hasLiveJob(queue.schema, queue.job, 'build_id', table.id)),
         ),
       ),
     )
