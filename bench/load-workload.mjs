@@ -313,8 +313,13 @@ async function buildAgent(request, t, site, agentType) {
  * number on the phone agent, a campaign profile and three webhook endpoints (subscribed before any work,
  * so every event of the run is theirs).
  */
+/** The UTC day (YYYY-MM-DD): the daily quotas count from its midnight. */
+export const utcDay = () => new Date().toISOString().slice(0, 10)
+
 export async function setupTenants({ request, masterKey, count, site, receiver, tag = 'load' }) {
   const tenants = []
+  // The quota check compares today's counters with all the work since set-up: only within one UTC day.
+  const setUpOn = utcDay()
   for (let i = 0; i < count; i++) {
     const email = `${tag}-${process.pid}-${Date.now().toString(36)}-${i}@example.com`
     const user = await must(request, 'POST', '/users', { key: masterKey, body: { email, plan: 'starter' } }, 'user')
@@ -386,6 +391,7 @@ export async function setupTenants({ request, masterKey, count, site, receiver, 
       'profile',
     )
     t.profile = p.profile_id
+    t.setUpOn = setUpOn
     tenants.push(t)
   }
   return tenants
