@@ -36,6 +36,9 @@ const Env = v.object({
   SVC_CHAT_ENGINE: v.optional(v.string(), 'local'),
   SVC_TELEPHONY: v.optional(v.string(), 'simulated'),
   SVC_SPEECH: v.optional(v.string(), 'simulated'),
+  // Each direction may use its own provider (decisions "Real-time voice"); both default to SVC_SPEECH.
+  SVC_STT: v.optional(v.string()),
+  SVC_TTS: v.optional(v.string()),
   SVC_MAIL: v.optional(v.string(), 'outbox'),
   SMTP_URL: v.optional(
     v.pipe(v.string(), v.regex(/^smtps?:\/\/[^\s]+$/, 'SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…')),
@@ -139,6 +142,10 @@ export interface Config {
   chatEngine: string
   telephony: string
   speech: string
+  /** Speech to text (SVC_STT, else SVC_SPEECH). */
+  stt: string
+  /** Text to speech (SVC_TTS, else SVC_SPEECH). */
+  tts: string
   mail: string
   /** SVC_MAIL=smtp: the server (smtp:// or smtps://, credentials in the URL) and the From address. */
   smtpUrl: string | undefined
@@ -249,6 +256,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     chatEngine: e.SVC_CHAT_ENGINE,
     telephony: e.SVC_TELEPHONY,
     speech: e.SVC_SPEECH,
+    stt: e.SVC_STT || e.SVC_SPEECH,
+    tts: e.SVC_TTS || e.SVC_SPEECH,
     mail: e.SVC_MAIL,
     smtpUrl: e.SMTP_URL,
     smtpFrom: e.SMTP_FROM,

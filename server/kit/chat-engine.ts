@@ -20,6 +20,8 @@ export interface ChatRequest {
   temperature?: number
   maxTokens?: number
   largeModel?: boolean
+  /** Aborts the request (a caller who hangs up or interrupts); the engine rejects or ends its stream. */
+  signal?: AbortSignal
 }
 
 export interface ToolCall {
@@ -35,6 +37,15 @@ export interface ChatResponse {
   usage: { input: number; output: number }
   model: string
 }
+
+/**
+ * One piece of a streamed answer: text as it is written (in order; concatenated it is the answer's text),
+ * each tool call once its arguments are complete, then exactly one `done`.
+ */
+export type ChatDelta =
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; call: ToolCall }
+  | { type: 'done'; unanswered: boolean; usage: { input: number; output: number }; model: string }
 
 export type Surface = 'phone' | 'chat' | 'voice_chat'
 
@@ -55,6 +66,12 @@ export interface ChatEngine {
   name: string
   models: readonly string[]
   complete(req: ChatRequest): Promise<ChatResponse>
+  /**
+   * The same answer as it is generated (optional). Voice calls speak the first sentence while the rest is
+   * still being written; an engine without it is streamed from complete() by streamAnswer(). Honours
+   * req.signal: an aborted stream stops reading and throws the signal's reason.
+   */
+  stream?(req: ChatRequest): AsyncIterable<ChatDelta>
   /** Condense source texts into one knowledge summary of at most maxChars (default 4000). */
   summarize(sources: { title: string; text: string }[], opts?: { maxChars?: number }): Promise<string>
   /** The agent's opening line. */
@@ -74,3 +91,19 @@ export const KNOWLEDGE_HEADING = '## Knowledge'
 /** The system prompt of a turn: the surface prompt, then the knowledge under KNOWLEDGE_HEADING. */
 export const withKnowledge = (prompt: string, knowledge: string) =>
   `${prompt.trimEnd()}\n\n${KNOWLEDGE_HEADING}\n${knowledge.trim()}\n`
+
+/**
+ * The engine's answer as deltas: its own stream when it has one, else complete() as one delta. A tool
+ * call's own text is not part of the answer (the answer after the tool is), as in completeWithTools.
+ */
+export async function* streamAnswer(engine: ChatEngine, req: ChatRequest): AsyncGenerator<ChatDelta> {
+  if (engine.stream) {
+    yield* engine.stream(req)
+    return
+  }
+  const r = await engine.complete(req)
+  req.signal?.throwIfAborted()
+  if (r.toolCalls.length) for (const call of r.toolCalls) yield { type: 'tool_call', call }
+  else if (r.text) yield { type: 'text', text: r.text }
+  yield { type: 'done', unanswered: r.unanswered, usage: r.usage, model: r.model }
+}

@@ -1,5 +1,5 @@
 // The providers this process is configured to use, resolved once at boot from the registries: a mistyped
-// SVC_CHAT_ENGINE, SVC_MAIL, SVC_TELEPHONY or SVC_SPEECH stops the boot with a message naming the setting and the known names,
+// SVC_CHAT_ENGINE, SVC_MAIL, SVC_TELEPHONY, SVC_SPEECH, SVC_STT or SVC_TTS stops the boot with a message naming the setting and the known names,
 // instead of answering 500 on the first chat message or mail.
 import type { Config } from '~/config'
 import type { ChatEngine } from './chat-engine'
@@ -13,7 +13,12 @@ export interface Providers {
   chat: ChatEngine
   mail: Mailer
   telephony: Telephony
+  /** SVC_SPEECH: the simulated network's callers speak with it. */
   speech: SpeechProvider
+  /** Speech to text of calls (SVC_STT, default SVC_SPEECH). */
+  stt: SpeechProvider
+  /** Text to speech of calls (SVC_TTS, default SVC_SPEECH). */
+  tts: SpeechProvider
 }
 
 export class ProviderConfigError extends Error {}
@@ -36,5 +41,7 @@ export function resolveProviders(registries: Registries, config: Config): Provid
     mail: pick(registries.mail, 'SVC_MAIL', config.mail),
     telephony: pick(registries.telephony, 'SVC_TELEPHONY', config.telephony),
     speech: pick(registries.speech, 'SVC_SPEECH', config.speech),
+    stt: pick(registries.speech, config.stt === config.speech ? 'SVC_SPEECH' : 'SVC_STT', config.stt),
+    tts: pick(registries.speech, config.tts === config.speech ? 'SVC_SPEECH' : 'SVC_TTS', config.tts),
   }
 }
