@@ -4,6 +4,8 @@ import {
   defineChatEngine,
   estimateTokens,
   KNOWLEDGE_HEADING,
+  type ChatDelta,
+  type ChatRequest,
   type ChatResponse,
   type ToolCall,
   type ToolSpec,
@@ -22,30 +24,58 @@ const CALLBACK =
 // Case-sensitive on purpose: the name itself must be capitalised, which keeps "I'm happy" from becoming a name.
 const NAME_OF = /\b(?:[Mm]y name is|I am|I'm|[Tt]his is)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)/u
 
+async function complete(req: ChatRequest): Promise<ChatResponse> {
+  const last = [...req.messages].reverse().find((m) => m.role === 'user' || m.role === 'tool')
+  const input = estimateTokens(req.system + req.messages.map((m) => m.content).join(''))
+  const answer = (text: string, unanswered = false, toolCalls: ToolCall[] = []): ChatResponse => ({
+    text,
+    toolCalls,
+    unanswered,
+    usage: { input, output: estimateTokens(text) },
+    model: MODEL,
+  })
+  if (!last) return answer('Hello! How can I help you?')
+  // After a tool ran, its result is what the visitor needs to hear.
+  if (last.role === 'tool') return answer(last.content)
+  const call = leadCall(req.tools ?? [], last.content) ?? transferCall(req.tools ?? [], last.content)
+  if (call)
+    return answer('Thank you, I have passed on your details and someone will get back to you shortly.', false, [call])
+  const query = tokens(last.content)
+  if (!query.length) return answer('Hello! How can I help you?')
+  const best = await retrieve(knowledgeOf(req.system), query)
+  return best.length ? answer(best.join(' ')) : answer(FALLBACK, true)
+}
+
+// A sentence ends at . ! or ? (closing quotes or brackets allowed) followed by whitespace; "16.50" does not.
+const SENTENCE_END = /(?<=[.!?]["')\]]?\s+)/
+
+/**
+ * complete()'s answer one sentence at a time, as a model writes it, so a voice call can speak the first
+ * sentence while the rest follows. Each sentence keeps the space after it: the deltas join to the text.
+ */
+async function* stream(req: ChatRequest): AsyncGenerator<ChatDelta> {
+  req.signal?.throwIfAborted()
+  const r = await complete(req)
+  // A tool call's text is a placeholder the host drops (completeWithTools answers after the tool ran).
+  if (r.toolCalls.length)
+    for (const call of r.toolCalls) {
+      req.signal?.throwIfAborted()
+      yield { type: 'tool_call', call }
+    }
+  else
+    for (const text of r.text.split(SENTENCE_END)) {
+      req.signal?.throwIfAborted()
+      if (text) yield { type: 'text', text }
+    }
+  req.signal?.throwIfAborted()
+  yield { type: 'done', unanswered: r.unanswered, usage: r.usage, model: r.model }
+}
+
 export default defineChatEngine({
   name: NAME,
   models: [MODEL],
-  async complete(req) {
-    const last = [...req.messages].reverse().find((m) => m.role === 'user' || m.role === 'tool')
-    const input = estimateTokens(req.system + req.messages.map((m) => m.content).join(''))
-    const answer = (text: string, unanswered = false, toolCalls: ToolCall[] = []): ChatResponse => ({
-      text,
-      toolCalls,
-      unanswered,
-      usage: { input, output: estimateTokens(text) },
-      model: MODEL,
-    })
-    if (!last) return answer('Hello! How can I help you?')
-    // After a tool ran, its result is what the visitor needs to hear.
-    if (last.role === 'tool') return answer(last.content)
-    const call = leadCall(req.tools ?? [], last.content) ?? transferCall(req.tools ?? [], last.content)
-    if (call)
-      return answer('Thank you, I have passed on your details and someone will get back to you shortly.', false, [call])
-    const query = tokens(last.content)
-    if (!query.length) return answer('Hello! How can I help you?')
-    const best = await retrieve(knowledgeOf(req.system), query)
-    return best.length ? answer(best.join(' ')) : answer(FALLBACK, true)
-  },
+  complete,
+  stream,
   async summarize(sources, opts) {
     return summarizeText(sources, opts?.maxChars ?? 4000)
   },

@@ -1,7 +1,8 @@
 // The default engine, offline: what the build asks of it (summary, greeting, prompts) and what a turn gets.
 import { describe, expect, it } from 'vitest'
 import local from '../../providers/chat/local'
-import { withKnowledge, type BuildInput } from '~/kit/chat-engine'
+import { withKnowledge, type BuildInput, type ChatDelta, type ChatRequest } from '~/kit/chat-engine'
+import { testChatEngine } from '../contract/chat-engine.contract'
 import { verifies } from '../requirements'
 
 const SOURCES = [
@@ -141,3 +142,67 @@ describe('local engine: turns', () => {
     expect(r.text).toBe('Thank you, we will get back to you shortly.')
   })
 })
+
+describe('local engine: streamed turns', () => {
+  const request = async (content: string, extra: Partial<ChatRequest> = {}): Promise<ChatRequest> => ({
+    system: withKnowledge(
+      await local.writeInstructions({ ...(await input()), surface: 'phone' }),
+      await local.summarize(SOURCES),
+    ),
+    messages: [{ role: 'user', content }],
+    ...extra,
+  })
+  const deltas = async (req: ChatRequest) => {
+    const out: ChatDelta[] = []
+    for await (const d of local.stream!(req)) out.push(d)
+    return out
+  }
+
+  it('yields the answer one sentence per delta, spaces kept, so the deltas join to complete()', async () => {
+    verifies('engine.local')
+    for (const question of ['How much is a pizza?', 'Do you repair motorcycles?']) {
+      const req = await request(question)
+      const whole = await local.complete(req)
+      const got = await deltas(req)
+      const texts = got.flatMap((d) => (d.type === 'text' ? [d.text] : []))
+      expect(texts.length, question).toBeGreaterThan(1)
+      expect(texts.join(''), question).toBe(whole.text)
+      // Every delta but the last is one sentence and the space after it.
+      for (const t of texts.slice(0, -1)) expect(t, question).toMatch(/^[^ ][\s\S]*[.!?]["')\]]? $/)
+      expect(got.at(-1)).toEqual({ type: 'done', unanswered: whole.unanswered, usage: whole.usage, model: whole.model })
+    }
+    // A price like $16.50 is not a sentence end.
+    const price = await deltas(await request('How much is a pizza?'))
+    expect(price.filter((d) => d.type === 'text').map((d) => d.type === 'text' && d.text)).toEqual([
+      'A margherita pizza costs $12. ',
+      'A large pepperoni pizza costs $16.50.',
+    ])
+  })
+
+  it('yields a tool call alone, without its placeholder text', async () => {
+    verifies('engine.local')
+    const tools = [{ name: 'capture_lead', description: 'lead', parameters: { type: 'object' } }]
+    const got = await deltas(await request('Please call me back at a@b.co', { tools }))
+    expect(got.map((d) => d.type)).toEqual(['tool_call', 'done'])
+    expect(got[0]).toMatchObject({ type: 'tool_call', call: { name: 'capture_lead', arguments: { email: 'a@b.co' } } })
+  })
+
+  it('stops between deltas once the signal aborts', async () => {
+    const controller = new AbortController()
+    const req = await request('Do you repair motorcycles?', { signal: controller.signal })
+    const seen: ChatDelta[] = []
+    const reason = new Error('caller barged in')
+    await expect(
+      (async () => {
+        for await (const d of local.stream!(req)) {
+          seen.push(d)
+          controller.abort(reason)
+        }
+      })(),
+    ).rejects.toBe(reason)
+    expect(seen).toHaveLength(1)
+  })
+})
+
+// The contract also runs here, without a build, so a change to the engine is checked in seconds.
+describe('local engine: the chat engine contract', () => testChatEngine(local, { offline: true }))
