@@ -1,8 +1,9 @@
 // Any OpenAI-compatible speech server (OpenAI, and self-hosted ones speaking /audio/transcriptions and
 // /audio/speech). Settings are read at call time, not at import, so tests and operators can point it
-// elsewhere without a rebuild. SPEECH_TIMEOUT_MS (default 30000) bounds each request, body included.
-import { decodeWav, encodeWav, resample } from '~/lib/audio'
-import { defineSpeechProvider, type Pcm } from '~/kit/speech'
+// elsewhere without a rebuild. SPEECH_TIMEOUT_MS (default 30000) bounds each request, body included; a
+// streamed synthesis is bounded by the time spent waiting on the server, not by how slowly its audio is played.
+import { decodeWav, encodeWav, resample, StreamResampler } from '~/lib/audio'
+import { defineSpeechProvider, type Pcm, type SynthesisOptions } from '~/kit/speech'
 
 const NAME = 'openai'
 const DEFAULT_TIMEOUT_MS = 30_000
@@ -11,6 +12,10 @@ const MAX_TEXT_CHARS = 4096
 const MAX_RESPONSE_BYTES = 20 * 1024 * 1024
 // OpenAI refuses uploads over 25 MB; failing here names the cause instead of a bare 413.
 const MAX_UPLOAD_BYTES = 25 * 1024 * 1024
+// response_format "pcm": raw 16-bit little-endian mono samples at 24 kHz, no header (OpenAI's speech guide).
+const PCM_RATE = 24000
+// An error answer is a short JSON message; more than this is not read.
+const MAX_ERROR_BYTES = 64 * 1024
 
 const settings = () => {
   const timeout = Number(process.env.SPEECH_TIMEOUT_MS)
@@ -79,18 +84,114 @@ async function post(s: Settings, path: string, body: FormData | string, signal?:
   }
   if (over) return fail(what, `HTTP ${res.status}, answer over the ${MAX_RESPONSE_BYTES} byte limit`)
   const bytes = Buffer.concat(chunks)
-  if (!res.ok) {
-    let message = ''
-    try {
-      const j = JSON.parse(bytes.toString('utf8'))
-      message = typeof j?.error === 'string' ? j.error : String(j?.error?.message ?? '')
-    } catch {
-      message = bytes.toString('utf8')
-    }
-    message = redact(message.replace(/\s+/g, ' ').trim().slice(0, 200))
-    return fail(what, `HTTP ${res.status}${message ? `: ${message}` : ''}`)
-  }
+  if (!res.ok) return fail(what, httpError(res.status, bytes, redact))
   return bytes
+}
+
+/** "HTTP 500: the server's own message", cut short, the key redacted. */
+function httpError(status: number, bytes: Buffer, redact: (m: string) => string): string {
+  let message = ''
+  try {
+    const j = JSON.parse(bytes.toString('utf8'))
+    message = typeof j?.error === 'string' ? j.error : String(j?.error?.message ?? '')
+  } catch {
+    message = bytes.toString('utf8')
+  }
+  message = redact(message.replace(/\s+/g, ' ').trim().slice(0, 200))
+  return `HTTP ${status}${message ? `: ${message}` : ''}`
+}
+
+/**
+ * One POST whose answer is read as it arrives, chunk by chunk. The time spent waiting on the server (for
+ * the answer, then for each chunk) is bounded by SPEECH_TIMEOUT_MS in all; the time the caller takes
+ * between chunks (playing them) is not counted, so a long utterance played in real time is not cut off.
+ * The size is bounded by MAX_RESPONSE_BYTES; the caller's signal aborts and passes through as is. `refuse`
+ * names what is wrong with a successful answer that cannot be read as a stream, or answers null.
+ */
+async function* postStream(
+  s: Settings,
+  path: string,
+  body: string,
+  signal: AbortSignal | undefined,
+  refuse: (res: Response) => string | null,
+): AsyncGenerator<Uint8Array> {
+  const url = `${s.baseUrl}${path}`
+  const what = `POST ${url}`
+  const redact = (m: string) => (s.apiKey ? m.split(s.apiKey).join('[redacted]') : m)
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (s.apiKey) headers.authorization = `Bearer ${s.apiKey}`
+  // Our own timer aborts this controller; the caller's signal is joined to it for the request.
+  const timer = new AbortController()
+  const both = signal ? AbortSignal.any([signal, timer.signal]) : timer.signal
+  let waited = 0
+  let expired = false
+  const wait = async <T>(step: () => Promise<T>): Promise<T> => {
+    const started = performance.now()
+    const t = setTimeout(
+      () => {
+        expired = true
+        timer.abort(new Error('timeout'))
+      },
+      Math.max(0, s.timeoutMs - waited),
+    )
+    try {
+      return await step()
+    } finally {
+      clearTimeout(t)
+      waited += performance.now() - started
+    }
+  }
+  let status = 0
+  const cause = (e: unknown) => {
+    if (signal?.aborted) throw signal.reason
+    if (expired)
+      return fail(
+        what,
+        status
+          ? `HTTP ${status}, answer not finished within ${s.timeoutMs} ms`
+          : `no response within ${s.timeoutMs} ms`,
+      )
+    const message = redact(e instanceof Error ? e.message : String(e))
+    return fail(what, status ? `HTTP ${status}, answer broke off: ${message}` : `no response: ${message}`)
+  }
+  let res: Response
+  try {
+    res = await wait(() => fetch(url, { method: 'POST', headers, body, signal: both }))
+  } catch (e) {
+    return cause(e)
+  }
+  status = res.status
+  const reader = res.body?.getReader()
+  try {
+    const declared = Number(res.headers.get('content-length'))
+    if (declared > MAX_RESPONSE_BYTES)
+      return fail(what, `HTTP ${status}, answer of ${declared} bytes is over the ${MAX_RESPONSE_BYTES} limit`)
+    const refused = res.ok ? refuse(res) : null
+    if (refused) return fail(what, `HTTP ${status}, ${refused}`)
+    const limit = res.ok ? MAX_RESPONSE_BYTES : MAX_ERROR_BYTES
+    const kept: Uint8Array[] = []
+    let total = 0
+    while (reader) {
+      let next: ReadableStreamReadResult<Uint8Array>
+      try {
+        next = await wait(() => reader.read())
+      } catch (e) {
+        return cause(e)
+      }
+      if (next.done) break
+      total += next.value.byteLength
+      if (res.ok) {
+        if (total > limit) return fail(what, `HTTP ${status}, answer over the ${limit} byte limit`)
+        yield next.value
+      } else if (total <= limit) kept.push(next.value)
+      else break
+    }
+    if (!res.ok) return fail(what, httpError(status, Buffer.concat(kept), redact))
+  } finally {
+    // Leaving early (an error, the caller's break) must not leave the download running.
+    timer.abort()
+    await reader?.cancel().catch(() => {})
+  }
 }
 
 // The API takes an ISO-639-1 code: "en-US" is sent as "en"; anything unparseable is left to auto-detection.
@@ -129,23 +230,11 @@ export default defineSpeechProvider({
     return { text: text.trim(), confidence: null }
   },
   async synthesize(text, opts): Promise<Pcm> {
-    if (text.length > MAX_TEXT_CHARS)
-      throw new Error(`[speech] [${NAME}] text of ${text.length} characters is over the ${MAX_TEXT_CHARS} limit`)
+    checkText(text)
     // The API refuses empty input; nothing to say is no audio.
     if (!text.trim()) return { samples: new Int16Array(0), sampleRate: opts.sampleRate }
     const s = settings()
-    const bytes = await post(
-      s,
-      '/audio/speech',
-      JSON.stringify({
-        model: s.ttsModel,
-        input: text,
-        voice: opts.voice ?? 'alloy',
-        speed: Math.min(2, Math.max(0.5, opts.speakingRate || 1)),
-        response_format: 'wav',
-      }),
-      opts.signal,
-    )
+    const bytes = await post(s, '/audio/speech', speechBody(s, text, opts, 'wav'), opts.signal)
     let pcm: { samples: Int16Array; sampleRate: number }
     try {
       pcm = decodeWav(bytes)
@@ -154,4 +243,59 @@ export default defineSpeechProvider({
     }
     return { samples: resample(pcm.samples, pcm.sampleRate, opts.sampleRate), sampleRate: opts.sampleRate }
   },
+  // Raw PCM rather than WAV: no header to wait for, and every byte that arrives is playable audio.
+  async *synthesizeStream(text, opts) {
+    checkText(text)
+    if (!text.trim()) return
+    const s = settings()
+    const resampler = new StreamResampler(PCM_RATE, opts.sampleRate)
+    const decode = pcm16Decoder()
+    const chunks = postStream(s, '/audio/speech', speechBody(s, text, opts, 'pcm'), opts.signal, (res) => {
+      // A server that ignores response_format answers a container or an error document instead.
+      const type = res.headers.get('content-type') ?? ''
+      return /^(application\/json|text\/|audio\/(x-)?wav|audio\/mpeg)/i.test(type)
+        ? `the answer is ${type.split(';')[0]}, not raw PCM`
+        : null
+    })
+    for await (const bytes of chunks) {
+      const out = resampler.push(decode(bytes))
+      opts.signal?.throwIfAborted()
+      if (out.length) yield out
+    }
+    const tail = resampler.flush()
+    if (tail.length) yield tail
+  },
 })
+
+/** Little-endian PCM16 from bytes that arrive in pieces: a sample split across two pieces is joined. */
+function pcm16Decoder() {
+  let carry = -1
+  return (bytes: Uint8Array): Int16Array => {
+    const joined = carry < 0 ? 0 : 1
+    const out = new Int16Array((bytes.byteLength + joined) >> 1)
+    let i = 0
+    let o = 0
+    if (joined && bytes.byteLength) {
+      out[o++] = ((carry | (bytes[0] << 8)) << 16) >> 16
+      carry = -1
+      i = 1
+    }
+    for (; i + 1 < bytes.byteLength; i += 2) out[o++] = ((bytes[i] | (bytes[i + 1] << 8)) << 16) >> 16
+    if (i < bytes.byteLength) carry = bytes[i]
+    return out
+  }
+}
+
+function checkText(text: string) {
+  if (text.length > MAX_TEXT_CHARS)
+    throw new Error(`[speech] [${NAME}] text of ${text.length} characters is over the ${MAX_TEXT_CHARS} limit`)
+}
+
+const speechBody = (s: Settings, text: string, opts: SynthesisOptions, format: 'wav' | 'pcm') =>
+  JSON.stringify({
+    model: s.ttsModel,
+    input: text,
+    voice: opts.voice ?? 'alloy',
+    speed: Math.min(2, Math.max(0.5, opts.speakingRate || 1)),
+    response_format: format,
+  })

@@ -3,7 +3,7 @@
 // resampling, silence segmentation) with no network and deterministic transcripts. Utterances last as long
 // as the text would take to say at 150 words per minute (scaled by speakingRate), so timing-dependent
 // behaviour (barge-in, turn length, call duration) sees realistic durations.
-import { decodeToneText, encodeToneText } from '~/lib/audio'
+import { decodeToneSpeech, encodeToneText } from '~/lib/audio'
 import { defineSpeechProvider } from '~/kit/speech'
 
 // Same ceiling as the openai provider, so a text too long for a real engine fails offline too.
@@ -14,7 +14,7 @@ export default defineSpeechProvider({
   name: 'simulated',
   async transcribe(audio, opts) {
     opts?.signal?.throwIfAborted()
-    const text = decodeToneText(audio.samples, audio.sampleRate) ?? ''
+    const text = decodeToneSpeech(audio.samples, audio.sampleRate) ?? ''
     // The codec either reads a symbol exactly or stops, so a transcript is certain; nothing heard is 0.
     return { text, confidence: text ? 1 : 0 }
   },

@@ -103,6 +103,102 @@ export function resample(samples: Int16Array, fromRate: number, toRate: number):
   return out
 }
 
+/**
+ * resample() for audio that arrives in pieces (streamed speech): push() each piece as it comes and play
+ * what it answers, then flush() once at the end. The concatenated output is exactly resample() of the
+ * concatenated input. An output sample needs the input up to half a kernel width past it, so a push answers
+ * the samples whose window is complete and keeps only the input that later windows still reach (one window,
+ * about 54 samples from 24 kHz to 8 kHz), never the whole signal.
+ */
+export class StreamResampler {
+  /** Input samples per output sample. */
+  private readonly step: number
+  private readonly halfWidth: number
+  /** The kernel, or null at equal rates (copied through, as resample() does). */
+  private readonly table: Float64Array | null
+  /** Input not yet behind every future window; held[0] is input sample `base`. */
+  private held = new Int16Array(0)
+  private base = 0
+  private received = 0
+  /** Index of the next output sample. */
+  private next = 0
+  private flushed = false
+
+  constructor(
+    readonly fromRate: number,
+    readonly toRate: number,
+  ) {
+    for (const r of [fromRate, toRate])
+      if (!Number.isFinite(r) || r <= 0) throw new RangeError(`resample: invalid sample rate ${r}`)
+    // The same kernel as resample().
+    const cutoff = CUTOFF * Math.min(1, toRate / fromRate)
+    this.step = fromRate / toRate
+    this.halfWidth = ZERO_CROSSINGS / cutoff
+    this.table = fromRate === toRate ? null : kernelTable(cutoff, this.halfWidth)
+  }
+
+  /** The output samples that the input so far fully determines (possibly none). */
+  push(chunk: Int16Array): Int16Array {
+    if (this.flushed) throw new Error('StreamResampler: push after flush')
+    if (!this.table) return new Int16Array(chunk)
+    if (chunk.length === 0) return new Int16Array(0)
+    const held = new Int16Array(this.held.length + chunk.length)
+    held.set(this.held)
+    held.set(chunk, this.held.length)
+    this.held = held
+    this.received += chunk.length
+    const { step, halfWidth } = this
+    const last = this.received - 1
+    // Outputs whose whole window lies inside the input so far; the final length (unknown yet) cannot be
+    // shorter than these, as the kernel's half width is several output steps.
+    let end = this.next
+    while (Math.floor(end * step + halfWidth) <= last) end++
+    const out = this.produce(this.table, end, last)
+    // Forget the input before the next output's window.
+    const cut = Math.min(this.held.length, Math.ceil(this.next * step - halfWidth) - this.base)
+    if (cut > 0) {
+      this.held = this.held.slice(cut)
+      this.base += cut
+    }
+    return out
+  }
+
+  /** The rest of the output, computed as resample() does at the signal's end. No push after it. */
+  flush(): Int16Array {
+    if (this.flushed) return new Int16Array(0)
+    this.flushed = true
+    const n = this.received
+    if (!this.table || n === 0) return new Int16Array(0)
+    const outLength = Math.max(1, Math.round((n * this.toRate) / this.fromRate))
+    return this.produce(this.table, outLength, n - 1)
+  }
+
+  /**
+   * Output samples up to `end` (exclusive), with `last` the index of the last input sample known. The loop is
+   * resample()'s, term for term (held[k - base] is input sample k), so that both round alike.
+   */
+  private produce(table: Float64Array, end: number, last: number): Int16Array {
+    const { step, halfWidth, held, base } = this
+    const out = new Int16Array(end - this.next)
+    for (let o = 0; this.next < end; this.next++, o++) {
+      const pos = this.next * step
+      const lo = Math.max(0, Math.ceil(pos - halfWidth))
+      const hi = Math.min(last, Math.floor(pos + halfWidth))
+      let acc = 0
+      let weight = 0
+      for (let k = lo; k <= hi; k++) {
+        const x = Math.abs(pos - k) * TABLE_STEPS
+        const j = Math.floor(x)
+        const h = table[j] + (table[j + 1] - table[j]) * (x - j)
+        acc += held[k - base] * h
+        weight += h
+      }
+      out[o] = weight > 0 ? clamp16(Math.round(acc / weight)) : held[Math.min(last, Math.round(pos)) - base]
+    }
+    return out
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // WAV (RIFF/WAVE)
 
@@ -339,6 +435,39 @@ export function decodeToneText(samples: Int16Array, sampleRate: number): string 
     text += String.fromCharCode(32 + symbol)
   }
   return found ? text : null
+}
+
+/** Silence this long separates two spoken pieces of tone text (a caller pausing mid-sentence). */
+const TONE_PAUSE_MS = 100
+
+/**
+ * Every piece of tone text in the audio, in order, joined by spaces: an utterance in which the speaker
+ * paused is read whole, not only up to its first pause. Null when no piece decodes.
+ */
+export function decodeToneSpeech(samples: Int16Array, sampleRate: number): string | null {
+  checkRate('decodeToneSpeech', sampleRate)
+  const frame = Math.round(sampleRate / 100)
+  const pause = Math.round(TONE_PAUSE_MS / 10)
+  const pieces: string[] = []
+  let start = -1
+  let quiet = 0
+  const decode = (from: number, to: number) => {
+    const text = decodeToneText(samples.subarray(from, to), sampleRate)
+    if (text) pieces.push(text)
+  }
+  for (let at = 0; at < samples.length; at += frame) {
+    const loud = rms(samples, at, Math.min(samples.length, at + frame)) >= ONSET_MIN_RMS
+    if (loud) {
+      if (start < 0) start = at
+      quiet = 0
+    } else if (start >= 0 && ++quiet >= pause) {
+      decode(start, at)
+      start = -1
+      quiet = 0
+    }
+  }
+  if (start >= 0) decode(start, samples.length)
+  return pieces.length ? pieces.join(' ') : null
 }
 
 // Loud enough to be a tone, not line noise; the relative part keeps a loud noisy lead-in from counting.

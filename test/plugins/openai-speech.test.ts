@@ -1,6 +1,7 @@
 // The openai speech provider against a local fake server speaking the OpenAI audio protocol with tone text
-// (test/helpers/fake-speech.ts): real multipart and WAV on the wire, no network.
+// (test/helpers/fake-speech.ts): real multipart, WAV and streamed raw PCM on the wire, no network.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { SynthesisOptions } from '~/kit/speech'
 import { decodeToneText, encodeToneText } from '~/lib/audio'
 import openai from '../../providers/speech/openai'
 import { testSpeechProvider } from '../contract/speech.contract'
@@ -26,6 +27,7 @@ afterAll(async () => {
 beforeEach(() => {
   fake.requests.length = 0
   fake.delayMs = 0
+  fake.pcm = { chunkBytes: 4801, firstByteDelayMs: 0, speed: 0 }
   delete process.env.SPEECH_TIMEOUT_MS
 })
 
@@ -137,6 +139,129 @@ describe('openai speech provider', () => {
       await expect(openai.synthesize('Hello.', opts)).rejects.toThrow(
         /\[speech\] \[openai\] POST http:\/\/127\.0\.0\.1:9\/v1\/audio\/speech failed \(no response: /,
       )
+    } finally {
+      process.env.SPEECH_BASE_URL = `${fake.url}/`
+    }
+  })
+})
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
+/** Every chunk with the time it arrived, the joined samples, and the error if the stream failed. */
+async function collect(text: string, o: Partial<SynthesisOptions> = {}, each?: (c: Int16Array) => unknown) {
+  const got: { chunk: Int16Array; at: number }[] = []
+  let error: Error | null = null
+  try {
+    for await (const chunk of openai.synthesizeStream!(text, { ...opts, ...o })) {
+      got.push({ chunk, at: performance.now() })
+      await each?.(chunk)
+    }
+  } catch (e) {
+    error = e as Error
+  }
+  const samples = new Int16Array(got.reduce((n, g) => n + g.chunk.length, 0))
+  let at = 0
+  for (const g of got) {
+    samples.set(g.chunk, at)
+    at += g.chunk.length
+  }
+  return { got, samples, error }
+}
+
+describe('openai speech provider: streaming synthesis', () => {
+  const TEXT = 'Hello there, how can I help you today?'
+
+  it('asks for raw PCM and yields it in chunks as it arrives, at 8 and 16 kHz', async () => {
+    for (const sampleRate of [8000, 16000]) {
+      fake.requests.length = 0
+      // Four times faster than it plays, as a TTS engine streams: about 0.6 s for 2.8 s of speech.
+      fake.pcm = { chunkBytes: 4801, firstByteDelayMs: 0, speed: 4 }
+      const r = await collect(TEXT, { sampleRate, voice: 'nova' })
+      expect(r.error).toBeNull()
+      expect(r.got.length, `${sampleRate} Hz`).toBeGreaterThan(5)
+      expect(decodeToneText(r.samples, sampleRate)).toBe(TEXT)
+      const [req] = fake.requests
+      expect(req).toMatchObject({ method: 'POST', path: '/v1/audio/speech', authorization: `Bearer ${KEY}` })
+      expect(req.fields).toEqual({ model: 'fake-tts', input: TEXT, voice: 'nova', speed: 1, response_format: 'pcm' })
+      // The first audio was in hand long before the fake had sent the last of it.
+      expect(req.finishedAt).toBeDefined()
+      expect(r.got[0].at).toBeLessThan(req.finishedAt! - 300)
+      // The same samples as the whole WAV, resampled at once.
+      const whole = await openai.synthesize(TEXT, { ...opts, sampleRate, voice: 'nova' })
+      expect(r.samples.length).toBe(whole.samples.length)
+      expect(Buffer.compare(Buffer.from(r.samples.buffer), Buffer.from(whole.samples.buffer))).toBe(0)
+    }
+  })
+
+  it('joins samples split across network chunks of any size', async () => {
+    const whole = await openai.synthesize('Hi.', opts)
+    for (const chunkBytes of [1, 3, 4097]) {
+      fake.pcm = { chunkBytes, firstByteDelayMs: 0, speed: 0 }
+      const r = await collect('Hi.')
+      expect(r.error).toBeNull()
+      expect(Buffer.compare(Buffer.from(r.samples.buffer), Buffer.from(whole.samples.buffer)), `${chunkBytes}`).toBe(0)
+    }
+  })
+
+  it('stops at an abort mid-stream with the reason, and the server stops sending', async () => {
+    fake.pcm = { chunkBytes: 4800, firstByteDelayMs: 0, speed: 1 }
+    const controller = new AbortController()
+    const reason = new Error('caller hung up')
+    const started = performance.now()
+    const r = await collect(TEXT, { signal: controller.signal }, () => controller.abort(reason))
+    expect(r.error).toBe(reason)
+    expect(r.got).toHaveLength(1)
+    expect(performance.now() - started).toBeLessThan(1000)
+    await sleep(300)
+    expect(fake.requests[0].finishedAt).toBeUndefined()
+  })
+
+  it('bounds the time spent waiting on the server by SPEECH_TIMEOUT_MS, not the time spent playing', async () => {
+    process.env.SPEECH_TIMEOUT_MS = '300'
+    fake.pcm = { chunkBytes: 4801, firstByteDelayMs: 1500, speed: 0 }
+    const started = performance.now()
+    const silent = await collect(TEXT)
+    expect(silent.error?.message).toMatch(
+      /^\[speech\] \[openai\] POST http:\/\/127\.0\.0\.1:\d+\/v1\/audio\/speech failed \(HTTP 200, answer not finished within 300 ms\)$/,
+    )
+    expect(performance.now() - started).toBeLessThan(1000)
+    // A caller that plays each chunk before taking the next takes longer than the bound and is not cut off:
+    // six seconds of speech sent at once (at least five reads, as a socket read is at most 64 KB), 100 ms each.
+    const long =
+      'Thank you for calling Acme Bikes, we repair city bikes of every brand within two days, seven days a week.'
+    fake.pcm = { chunkBytes: 4801, firstByteDelayMs: 0, speed: 0 }
+    const start = performance.now()
+    const played = await collect(long, {}, () => sleep(100))
+    expect(played.error).toBeNull()
+    expect(performance.now() - start).toBeGreaterThan(450)
+    expect(decodeToneText(played.samples, 8000)).toBe(long)
+  })
+
+  it('makes no request for empty text and refuses text over 4,096 characters', async () => {
+    expect((await collect(' \n ')).got).toEqual([])
+    expect((await collect('a'.repeat(4097))).error?.message).toMatch(/over the 4096 limit/)
+    expect(fake.requests).toHaveLength(0)
+  })
+
+  it('turns an HTTP error into an error naming the status and the endpoint, never the key', async () => {
+    fake.failNext(500, { error: { message: `upstream broke for key ${KEY}` } })
+    const r = await collect('Hello.')
+    expect(r.error?.message).toMatch(/\/v1\/audio\/speech failed \(HTTP 500: upstream broke for key \[redacted\]\)/)
+    expect(r.error?.message).not.toContain(KEY)
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it('refuses a successful answer that is not raw PCM', async () => {
+    fake.failNext(200, { not: 'audio' })
+    const r = await collect('Hello.')
+    expect(r.error?.message).toMatch(/failed \(HTTP 200, the answer is application\/json, not raw PCM\)/)
+    expect(r.got).toEqual([])
+  })
+
+  it('names a server that is not there', async () => {
+    process.env.SPEECH_BASE_URL = 'http://127.0.0.1:9/v1'
+    try {
+      const r = await collect('Hello.')
+      expect(r.error?.message).toMatch(/POST http:\/\/127\.0\.0\.1:9\/v1\/audio\/speech failed \(no response: /)
     } finally {
       process.env.SPEECH_BASE_URL = `${fake.url}/`
     }

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   decodeMulaw,
+  decodeToneSpeech,
   decodeToneText,
   decodeWav,
   encodeMulaw,
@@ -10,6 +11,7 @@ import {
   MAX_WAV_BYTES,
   resample,
   rms,
+  StreamResampler,
   TONE_HIGH_HZ,
   TONE_LOW_HZ,
   TONE_SYMBOL_MS,
@@ -124,6 +126,70 @@ describe('resample', () => {
     expect(resample(new Int16Array(0), 8000, 16000).length).toBe(0)
     expect([...resample(Int16Array.from([500]), 8000, 16000)]).toEqual([500, 500])
     expect(() => resample(new Int16Array(1), 0, 8000)).toThrow(RangeError)
+  })
+})
+
+describe('StreamResampler', () => {
+  // Pushes x in pieces of random sizes (empty and one-sample pieces included), then flushes.
+  const streamed = (x: Int16Array, from: number, to: number, r: () => number, max: number) => {
+    const s = new StreamResampler(from, to)
+    const parts: Int16Array[] = []
+    let pushes = 0
+    for (let at = 0; at < x.length; pushes++) {
+      const pick = r()
+      const size = pick < 0.1 ? 0 : pick < 0.2 ? 1 : 1 + Math.floor(r() * max)
+      parts.push(s.push(x.subarray(at, at + size)))
+      at += size
+    }
+    parts.push(s.flush())
+    return { out: concat(...parts), parts, pushes }
+  }
+
+  for (const [from, to] of [
+    [24000, 8000],
+    [24000, 16000],
+  ]) {
+    it(`gives exactly resample()'s samples chunk by chunk, ${from} → ${to} Hz`, () => {
+      const r = rng(from + to)
+      for (let n = 0; n < 25; n++) {
+        // Speech-like: tone text with noise, at random lengths including a few samples.
+        const length = n < 3 ? n * 7 : Math.floor(r() * from * 0.5)
+        const x = concat(noise(r, length >> 2, 3000), encodeToneText(randomAscii(r, 12), from)).subarray(0, length)
+        const whole = resample(x, from, to)
+        // Network pieces: from a few samples to a few thousand.
+        const max = [3, 50, 2000, 20000][n % 4]
+        const { out, parts } = streamed(x, from, to, r, max)
+        expect(out.length, `case ${n}`).toBe(whole.length)
+        expect([...out], `case ${n}: ${x.length} samples in pieces of up to ${max}`).toEqual([...whole])
+        if (x.length > from / 10 && max >= 2000) expect(parts.filter((p) => p.length).length).toBeGreaterThan(1)
+      }
+    })
+  }
+
+  it('answers each piece as soon as its window is complete, holding only a window of input', () => {
+    const s = new StreamResampler(24000, 8000)
+    const x = sine(1000, 24000, 1)
+    // A 20 ms piece already yields most of its output; the rest waits for the next piece's samples.
+    const first = s.push(x.subarray(0, 480))
+    expect(first.length).toBeGreaterThan(140)
+    expect(first.length).toBeLessThanOrEqual(160)
+    let total = first.length
+    for (let at = 480; at < x.length; at += 480) total += s.push(x.subarray(at, at + 480)).length
+    expect(total + s.flush().length).toBe(8000)
+    expect((s as unknown as { held: Int16Array }).held.length).toBeLessThan(100)
+  })
+
+  it('copies through at equal rates, refuses bad rates and pushes after flush', () => {
+    const s = new StreamResampler(16000, 16000)
+    const x = Int16Array.from([1, -2, 3])
+    const y = s.push(x)
+    expect([...y]).toEqual([1, -2, 3])
+    expect(y).not.toBe(x)
+    expect(s.flush().length).toBe(0)
+    expect(() => s.push(x)).toThrow(/after flush/)
+    expect(() => new StreamResampler(0, 8000)).toThrow(RangeError)
+    const empty = new StreamResampler(24000, 8000)
+    expect(empty.flush().length).toBe(0)
   })
 })
 
@@ -338,5 +404,21 @@ describe('tone text', () => {
     expect(decodeToneText(x.subarray(0, x.length - 60), 8000)).toBe(text)
     // Under 60% of the last symbol's analysed span left: that symbol is dropped, the rest still reads.
     expect(decodeToneText(x.subarray(0, x.length - 200), 8000)).toBe(text.slice(0, -1))
+  })
+})
+
+describe('decodeToneSpeech', () => {
+  it('reads every piece of an utterance in which the speaker paused, in order', () => {
+    for (const rate of [8000, 16000]) {
+      const a = encodeToneText('Could I order', rate)
+      const b = encodeToneText('two rye loaves', rate)
+      const pause = new Int16Array(Math.round(rate * 0.3))
+      const all = new Int16Array(a.length + pause.length + b.length + pause.length)
+      all.set(a, 0)
+      all.set(b, a.length + pause.length)
+      expect(decodeToneSpeech(all, rate), `${rate} Hz`).toBe('Could I order two rye loaves')
+      expect(decodeToneSpeech(a, rate)).toBe('Could I order')
+    }
+    expect(decodeToneSpeech(new Int16Array(8000), 8000)).toBeNull()
   })
 })
