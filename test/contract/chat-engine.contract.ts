@@ -1,7 +1,14 @@
 // The contract every chat engine file meets. The shape runs for every engine; the behaviour (which calls
 // the engine) only for engines that work offline, so the suite never needs a network.
 import { expect, it } from 'vitest'
-import { withKnowledge, type BuildInput, type ChatEngine } from '~/kit/chat-engine'
+import {
+  streamAnswer,
+  withKnowledge,
+  type BuildInput,
+  type ChatDelta,
+  type ChatEngine,
+  type ChatRequest,
+} from '~/kit/chat-engine'
 
 const SOURCES = [
   {
@@ -21,6 +28,36 @@ const INPUT: BuildInput = {
   agentType: 'support',
   refinementRules: ['Always mention the two-day repair promise.'],
 }
+
+const SYSTEM = withKnowledge('You are the assistant.', SOURCES.map((s) => s.text).join('\n'))
+const turn = (content: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
+  system: SYSTEM,
+  messages: [{ role: 'user', content }],
+  ...extra,
+})
+const LEAD_TOOL = {
+  name: 'capture_lead',
+  description: 'Record the contact details of a visitor who wants to be called back.',
+  parameters: {
+    type: 'object',
+    properties: {
+      name: { type: 'string' },
+      email: { type: 'string' },
+      phone: { type: 'string' },
+      message: { type: 'string' },
+    },
+  },
+}
+
+async function deltasOf(stream: AsyncIterable<ChatDelta>, each?: (d: ChatDelta) => void) {
+  const out: ChatDelta[] = []
+  for await (const d of stream) {
+    out.push(d)
+    each?.(d)
+  }
+  return out
+}
+const textOf = (deltas: ChatDelta[]) => deltas.map((d) => (d.type === 'text' ? d.text : '')).join('')
 
 export function testChatEngine(e: ChatEngine, opts: { offline: boolean }) {
   it('names itself and its models; every call is a function', () => {
@@ -57,5 +94,65 @@ export function testChatEngine(e: ChatEngine, opts: { offline: boolean }) {
     expect(a.usage.output).toBeGreaterThan(0)
     expect(Array.isArray(a.toolCalls)).toBe(true)
     expect(await e.complete(req)).toEqual(a)
+  })
+
+  // Through the kit's streamAnswer: the engine's own stream when it has one, else complete() as one delta.
+  it('streams the answer complete() gives: text deltas joining to its text, then exactly one done', async () => {
+    for (const content of [
+      'How much is a puncture repair?',
+      'How much does a standard service cost and how fast do you fix bikes?',
+      'Can I rent a kayak for the weekend?',
+    ]) {
+      const req = turn(content)
+      const whole = await e.complete(req)
+      const deltas = await deltasOf(streamAnswer(e, req))
+      expect(
+        deltas.filter((d) => d.type === 'done'),
+        content,
+      ).toHaveLength(1)
+      const done = deltas.at(-1)
+      expect(done, content).toMatchObject({ type: 'done', unanswered: whole.unanswered, model: whole.model })
+      if (done?.type === 'done') expect(done.usage.output, content).toBeGreaterThan(0)
+      expect(textOf(deltas), content).toBe(whole.text)
+      for (const d of deltas) if (d.type === 'text') expect(d.text.length, content).toBeGreaterThan(0)
+      expect(
+        deltas.filter((d) => d.type === 'tool_call'),
+        content,
+      ).toEqual([])
+    }
+  })
+
+  it('streams a tool call as a tool_call delta, without the placeholder text', async () => {
+    const req = turn("I'm Ada Lovelace, please call me back at ada@example.com", { tools: [LEAD_TOOL] })
+    const whole = await e.complete(req)
+    expect(whole.toolCalls.length).toBeGreaterThan(0)
+    const deltas = await deltasOf(streamAnswer(e, req))
+    expect(deltas.filter((d) => d.type === 'tool_call').map((d) => d.type === 'tool_call' && d.call)).toEqual(
+      whole.toolCalls,
+    )
+    expect(textOf(deltas)).toBe('')
+    expect(deltas.at(-1)).toMatchObject({ type: 'done', unanswered: whole.unanswered, model: whole.model })
+  })
+
+  it('rejects a stream whose signal is aborted, with the reason', async () => {
+    const reason = new Error('visitor left')
+    await expect(
+      deltasOf(streamAnswer(e, turn('How much is a puncture repair?', { signal: AbortSignal.abort(reason) }))),
+    ).rejects.toBe(reason)
+    if (!e.stream) return
+    // Aborted after its first delta, the engine's own stream ends with the reason, not with done.
+    const controller = new AbortController()
+    const seen: ChatDelta[] = []
+    const req = turn('How much does a standard service cost and how fast do you fix bikes?', {
+      signal: controller.signal,
+    })
+    await expect(
+      deltasOf(e.stream(req), (d) => {
+        seen.push(d)
+        controller.abort(reason)
+      }),
+    ).rejects.toBe(reason)
+    expect(seen).toHaveLength(1)
+    expect(seen[0].type).not.toBe('done')
   })
 }

@@ -2,7 +2,7 @@
 // calls the provider) only for providers that work offline, so the suite never needs a network. A provider
 // that needs a server runs the behaviour part in its own test, against a fake (test/helpers/fake-speech.ts).
 import { expect, it } from 'vitest'
-import type { Pcm, SpeechProvider, SynthesisOptions } from '~/kit/speech'
+import { synthesisStream, type Pcm, type SpeechProvider, type SynthesisOptions } from '~/kit/speech'
 
 const RATES = [8000, 16000, 24000]
 const PHRASES = [
@@ -31,6 +31,27 @@ const words = (s: string) =>
     .replace(/[^a-z0-9 ]+/g, ' ')
     .replace(/\s+/g, ' ')
     .trim()
+
+/** Every chunk of a stream, checked to be PCM16, joined. */
+async function joined(chunks: AsyncIterable<Int16Array>): Promise<Int16Array> {
+  const parts: Int16Array[] = []
+  for await (const c of chunks) {
+    expect(c).toBeInstanceOf(Int16Array)
+    parts.push(c)
+  }
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of parts) {
+    out.set(p, at)
+    at += p.length
+  }
+  return out
+}
+/** The first index where two sample arrays differ (-1: none), so a failure names it instead of printing both. */
+const firstDifference = (a: Int16Array, b: Int16Array) => {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i
+  return -1
+}
 
 export function testSpeechProvider(p: SpeechProvider, opts: { offline: boolean }) {
   it('names itself; transcribe and synthesize are functions', () => {
@@ -82,6 +103,24 @@ export function testSpeechProvider(p: SpeechProvider, opts: { offline: boolean }
       expect(pcm.sampleRate).toBe(8000)
       expect(seconds(pcm), JSON.stringify(text)).toBeLessThanOrEqual(0.5)
     }
+  })
+
+  it('streams the same samples as synthesize() (synthesisStream)', async () => {
+    for (const sampleRate of [8000, 16000])
+      for (const text of [PHRASES[0], LONG, ' ']) {
+        const whole = await p.synthesize(text, options({ sampleRate }))
+        const streamed = await joined(synthesisStream(p, text, options({ sampleRate })))
+        const what = `${JSON.stringify(text)} at ${sampleRate} Hz`
+        expect(streamed.length, what).toBe(whole.samples.length)
+        expect(firstDifference(streamed, whole.samples), what).toBe(-1)
+      }
+  })
+
+  it('rejects a stream whose signal is aborted, with the reason', async () => {
+    const reason = new Error('caller hung up')
+    const signal = AbortSignal.abort(reason)
+    await expect(joined(synthesisStream(p, PHRASES[0], options({ signal })))).rejects.toBe(reason)
+    if (p.synthesizeStream) await expect(joined(p.synthesizeStream(LONG, options({ signal })))).rejects.toBe(reason)
   })
 
   it('transcribes silence and empty audio as empty text', async () => {
