@@ -392,7 +392,7 @@ export const requirements = {
   'agents.voice': {
     source: 'contract Voice configuration; Widget and voice',
     behavior:
-      'PATCH /agents/{agt}/voice bumps agent_version and mirrors voice_id, voice_locale, speaking_rate, barge_in and style onto the agent.',
+      'PATCH /agents/{agt}/voice bumps agent_version and mirrors voice_id, voice_locale, speaking_rate, barge_in, end_of_speech_ms and style onto the agent.',
   },
   'agents.refinement-rules': {
     source: 'contract Lifecycle step 8; issue 4 Refinement rules',
@@ -910,6 +910,47 @@ export const requirements = {
     source: 'issue 19 item 4 (OWASP API10)',
     behavior:
       'Content the service fetches from third parties (crawled pages, webhook receivers) is bounded in size and never followed to a private address; a hostile page answers a clear failure, not a 5xx.',
+  },
+  // Issue 28 (real-time voice)
+  'voice.streaming': {
+    source: 'decisions Real-time voice; issue 28 items 1–2',
+    behavior:
+      'The chat engine streams (openai: stream true) and the session sends the first sentence to speech synthesis while the engine is still writing; audio frames go to the leg as synthesis yields them, one mark per answer.',
+  },
+  'voice.barge-in-heard': {
+    source: 'decisions Real-time voice; issue 28 item 2',
+    behavior:
+      'Barge-in during an answer aborts the engine, every synthesis in flight and playback (clear); the stored answer holds only the words that played (an interrupted sentence cut in proportion to its played audio) and its audio_duration_ms is what played.',
+  },
+  'voice.pause-one-turn': {
+    source: 'decisions Real-time voice (end_of_speech_ms, speculative transcription); issue 28 item 3',
+    behavior:
+      'A caller who pauses for less than end_of_speech_ms and goes on is answered once, after the whole sentence; speech that resumes before any of an answer was sent drops that answer and joins the next turn.',
+  },
+  'voice.tool-in-stream': {
+    source: 'issue 28 item 2',
+    behavior:
+      'A tool call inside a streamed voice answer runs in the same turn (tool turn recorded) and the answer built from its result is spoken.',
+  },
+  'voice.engine-fails': {
+    source: 'issue 28 item 2; decisions fallback_message',
+    behavior:
+      "An engine failing in the middle of a streamed voice answer: the caller hears what was already said, then the agent's fallback_message (else the host's apology); the turn is stored once, unanswered.",
+  },
+  'voice.latency-breakdown': {
+    source: 'decisions Turn latency; issue 28 item 5',
+    behavior:
+      'Voice answer turns (phone and voice chat) carry latency_ms (end of speech → first audio frame) and latency_breakdown {endpoint_ms, stt_ms, llm_first_token_ms, tts_first_byte_ms}; every other turn has latency_breakdown null.',
+  },
+  'voice.end-of-speech': {
+    source: 'decisions Real-time voice; issue 28 item 3',
+    behavior:
+      "end_of_speech_ms (200–2,000, default 500; PATCH /agents and PATCH /agents/{agt}/voice, a voice change that bumps agent_version) is the silence that ends the caller's turn on calls and voice chats.",
+  },
+  'voice.deepgram': {
+    source: 'decisions Streaming speech provider; issue 28 item 4',
+    behavior:
+      'SVC_STT/SVC_TTS choose each direction (default SVC_SPEECH); the deepgram provider transcribes live over its WebSocket (interim results, endpointing, utterance end, Finalize) and a call runs end to end with it.',
   },
   // Issue 15 (inbound phone and the voice runtime)
   'calls.inbound-simulated': {

@@ -205,6 +205,8 @@ export default defineTelephony({
   openMedia(transport) {
     // Every message we send names the stream; Twilio tells us its sid in `start`.
     let streamSid = ''
+    // μ-law bytes short of a whole frame, held until more audio or a mark.
+    let tail = Buffer.alloc(0)
     const send = (event: string, body: Record<string, unknown> = {}) =>
       transport.send(JSON.stringify({ event, streamSid, ...body }))
     return {
@@ -247,15 +249,23 @@ export default defineTelephony({
         }
       },
       play(pcm) {
-        const bytes = encodeMulaw(pcm)
-        // 20 ms frames; the last one may be shorter (no padding: the audio stays exact).
-        for (let i = 0; i < bytes.length; i += FRAME_SAMPLES) {
-          const frame = bytes.subarray(i, i + FRAME_SAMPLES)
-          send('media', { media: { payload: frame.toString('base64') } })
-        }
+        // Audio arrives in pieces of any length as synthesis streams it; Twilio gets whole 20 ms frames, and
+        // the rest waits for the next piece or the mark that ends the answer (no padding: the audio stays exact).
+        const bytes = tail.length ? Buffer.concat([tail, encodeMulaw(pcm)]) : encodeMulaw(pcm)
+        const whole = bytes.length - (bytes.length % FRAME_SAMPLES)
+        for (let i = 0; i < whole; i += FRAME_SAMPLES)
+          send('media', { media: { payload: bytes.subarray(i, i + FRAME_SAMPLES).toString('base64') } })
+        tail = Buffer.from(bytes.subarray(whole))
       },
-      clear: () => send('clear'),
-      mark: (name) => send('mark', { mark: { name } }),
+      clear: () => {
+        tail = Buffer.alloc(0)
+        send('clear')
+      },
+      mark: (name) => {
+        if (tail.length) send('media', { media: { payload: tail.toString('base64') } })
+        tail = Buffer.alloc(0)
+        send('mark', { mark: { name } })
+      },
       close: () => transport.close(),
     }
   },

@@ -578,6 +578,14 @@ export const conversations = pgTable(
   ],
 )
 
+/** Where a voice answer's wait went (decisions "Turn latency"); each stage in ms, null when it did not run. */
+export interface LatencyBreakdown {
+  endpoint_ms: number | null
+  stt_ms: number | null
+  llm_first_token_ms: number | null
+  tts_first_byte_ms: number | null
+}
+
 export const turns = pgTable(
   'turns',
   {
@@ -590,6 +598,8 @@ export const turns = pgTable(
     text: text('text').notNull(),
     timestamp: ts('timestamp').notNull(),
     latencyMs: integer('latency_ms'),
+    /** Voice answers: {endpoint_ms, stt_ms, llm_first_token_ms, tts_first_byte_ms}; null elsewhere. */
+    latencyBreakdown: jsonb('latency_breakdown').$type<LatencyBreakdown | null>(),
     /** greeting, message, answer, tool, handoff. */
     turnType: text('turn_type').notNull(),
     detectedIntent: text('detected_intent'),

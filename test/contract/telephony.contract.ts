@@ -152,16 +152,23 @@ export function testTelephony(p: TelephonyProvider, opts: TelephonyContractOptio
     expect(leg.receive(opts.wire.stop())).toEqual({ type: 'stop' })
   })
 
-  it('openMedia: play sends the audio (close to the input), clear and mark their messages, close the transport', () => {
+  it('openMedia: play streams the audio (close to the input) and mark flushes it, clear and mark their messages, close the transport', () => {
     const { t, transport } = fakeTransport()
     const leg = p.openMedia(transport)
     leg.receive(opts.wire.start({ providerCallId: 'call-9', streamId: 'stream-9', params: {} }))
     t.sent.length = 0
-    // 1,030 ms at 8 kHz is not a whole number of 20 ms frames: the tail must arrive too.
+    // Synthesis streams audio in pieces of any length: 1,030 ms at 8 kHz in three uneven pieces, not a whole
+    // number of 20 ms frames. A leg may hold back a partial frame, but the mark that ends the answer comes
+    // after every sample.
     const input = tone(Math.round(leg.sampleRate * 1.03), leg.sampleRate)
-    leg.play(input)
-    const frames = t.sent.map((m) => opts.wire.decodeOutgoing(m))
-    expect(frames.length).toBeGreaterThan(0)
+    const cuts = [0, 333, Math.round(input.length / 2) + 7, input.length]
+    for (let i = 1; i < cuts.length; i++) leg.play(input.subarray(cuts[i - 1], cuts[i]))
+    const streamed = t.sent.length
+    expect(streamed).toBeGreaterThan(0)
+    leg.mark('turn-1')
+    const messages = t.sent.map((m) => opts.wire.decodeOutgoing(m))
+    expect(messages.at(-1)).toEqual({ type: 'mark', name: 'turn-1' })
+    const frames = messages.slice(0, -1)
     expect(frames.every((f) => f.type === 'audio')).toBe(true)
     const parts = frames.map((f) => (f as { pcm: Int16Array }).pcm)
     const out = new Int16Array(parts.reduce((n, x) => n + x.length, 0))
@@ -173,13 +180,13 @@ export function testTelephony(p: TelephonyProvider, opts: TelephonyContractOptio
     expect(out.length).toBe(input.length)
     expect(snrDb(input, out)).toBeGreaterThan(opts.minSnrDb)
 
+    // A clear drops what the leg still holds: nothing of it follows the clear.
     t.sent.length = 0
-    leg.mark('turn-1')
+    leg.play(input.subarray(0, 100))
     leg.clear()
-    expect(t.sent.map((m) => opts.wire.decodeOutgoing(m))).toEqual([
-      { type: 'mark', name: 'turn-1' },
-      { type: 'clear' },
-    ])
+    leg.mark('turn-2')
+    const after = t.sent.map((m) => opts.wire.decodeOutgoing(m))
+    expect(after.slice(-2)).toEqual([{ type: 'clear' }, { type: 'mark', name: 'turn-2' }])
     leg.close()
     expect(t.closed).toBe(true)
   })

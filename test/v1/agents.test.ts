@@ -1,5 +1,5 @@
 // Agents over HTTP on a server of its own: read (full record, nested blocks, model), the account list,
-// the 43-field patch whitelist and its version rules, tenancy, aliases and the master key.
+// the 44-field patch whitelist and its version rules, tenancy, aliases and the master key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { kbDocuments } from '~/db/schema'
 import { nextDocumentId } from '~/domain/agents/create'
@@ -105,8 +105,8 @@ describe('GET /agents/{agt}', () => {
       meta: { environment: 'production' },
     })
     for (const f of [...BEHAVIOURAL_FIELDS, ...NON_BEHAVIOURAL_FIELDS]) expect(r.body, f).toHaveProperty(f)
-    expect(BEHAVIOURAL_FIELDS.length + NON_BEHAVIOURAL_FIELDS.length).toBe(43)
-    expect(BEHAVIOURAL_FIELDS.length).toBe(19)
+    expect(BEHAVIOURAL_FIELDS.length + NON_BEHAVIOURAL_FIELDS.length).toBe(44)
+    expect(BEHAVIOURAL_FIELDS.length).toBe(20)
     expect(r.body.widget).not.toHaveProperty('public_token')
     expect(Object.keys(r.body.widget.appearance).sort()).toEqual([
       'avatar_url',
@@ -272,7 +272,7 @@ describe('PATCH /agents/{agt}', () => {
     ])
   })
 
-  it('takes all 43 whitelisted fields at once, with one bump', async () => {
+  it('takes all 44 whitelisted fields at once, with one bump', async () => {
     verifies('agents.patch-whitelist')
     const before = (await api.get(`/agents/${a1}`)).body.agent_version
     const all = {
@@ -295,6 +295,7 @@ describe('PATCH /agents/{agt}', () => {
       voice_locale: 'en-GB',
       speaking_rate: 1.1,
       barge_in: false,
+      end_of_speech_ms: 700,
       name: 'All',
       greeting: 'g',
       public_chat_greeting: 'pcg',
@@ -320,7 +321,7 @@ describe('PATCH /agents/{agt}', () => {
       metadata: { k: 1 },
       description: 'd',
     }
-    expect(Object.keys(all).length).toBe(43)
+    expect(Object.keys(all).length).toBe(44)
     const r = await api.patch(`/agents/${a1}`, all)
     expect(r.status).toBe(200)
     expect(versionN(r.body.agent_version)).toBe(versionN(before) + 1)

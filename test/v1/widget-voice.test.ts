@@ -170,6 +170,7 @@ describe('voice', () => {
     expect(r.status).toBe(200)
     expect(Object.keys(r.body).sort()).toEqual([
       'barge_in',
+      'end_of_speech_ms',
       'meta',
       'model',
       'provider',
@@ -184,6 +185,7 @@ describe('voice', () => {
       voice_locale: 'fr-FR',
       speaking_rate: 1,
       barge_in: true,
+      end_of_speech_ms: 500,
       style: null,
     })
   })
@@ -196,6 +198,7 @@ describe('voice', () => {
       voice_locale: 'en-US',
       speaking_rate: 1.25,
       barge_in: false,
+      end_of_speech_ms: 350,
       style: 'calm',
     })
     expect(r.status).toBe(200)
@@ -207,6 +210,7 @@ describe('voice', () => {
       voice_locale: 'en-US',
       speaking_rate: 1.25,
       barge_in: false,
+      end_of_speech_ms: 350,
       style: 'calm',
     })
     const agent = (await api.get(`/agents/${a2}`)).body
@@ -215,6 +219,7 @@ describe('voice', () => {
       voice_locale: 'en-US',
       speaking_rate: 1.25,
       barge_in: false,
+      end_of_speech_ms: 350,
       voice_style: 'calm',
       agent_version: r.body.agent_version,
     })
@@ -232,6 +237,10 @@ describe('voice', () => {
       reason: 'voice',
       changed: ['voice_style'],
     })
+    // null restores the default end of speech, and is a voice change too.
+    const reset = await api.patch(`/agents/${a2}/voice`, { end_of_speech_ms: null })
+    expect(versionN(reset.body.agent_version)).toBe(versionN(styled.body.agent_version) + 1)
+    expect(reset.body.voice.end_of_speech_ms).toBe(500)
   })
 
   it('on PATCH /agents voice fields bump but voice_style does not; both show in GET voice', async () => {
@@ -256,6 +265,11 @@ describe('voice', () => {
     expect(err(await p({ voice_style: 'x' }))).toMatchObject({ code: 'unsupported_field', field: 'voice_style' })
     expect(err(await p({ speaking_rate: 3 }))).toMatchObject({ code: 'validation_error', field: 'speaking_rate' })
     expect(err(await p({ barge_in: 'no' }))).toMatchObject({ code: 'validation_error', field: 'barge_in' })
+    for (const bad of [199, 2001, 450.5, '500'])
+      expect(err(await p({ end_of_speech_ms: bad }))).toMatchObject({
+        code: 'validation_error',
+        field: 'end_of_speech_ms',
+      })
     expect(err(await p({ voice_locale: 'English' }))).toMatchObject({ code: 'validation_error', field: 'voice_locale' })
     expect(err(await readOnly.patch(`/agents/${a2}/voice`, { speaking_rate: 1 })).code).toBe('insufficient_scope')
     expect((await readOnly.get(`/agents/${a2}/voice`)).status).toBe(200)

@@ -1,5 +1,6 @@
 // Agents and prompt versions as the API shows them (model, voice, appearance, settings with defaults).
 import type { Runtime } from '~/kit/runtime'
+import { END_OF_SPEECH } from '~/domain/voice-loop/listen'
 import { rulesCost } from './refinement'
 import {
   APPEARANCE_KEYS,
@@ -35,6 +36,7 @@ export function presentVoice(runtime: Pick<Runtime, 'registries'>, row: AgentRow
     voice_locale: row.voiceLocale,
     speaking_rate: row.speakingRate,
     barge_in: row.bargeIn,
+    end_of_speech_ms: fieldValue(row, 'end_of_speech_ms') as number,
     style: (row.settings.voice_style as string | undefined) ?? null,
   }
 }
@@ -104,6 +106,7 @@ const SETTINGS_DEFAULTS: Record<string, unknown> = {
   external_ids: {},
   collect_identity: false,
   record_calls: false,
+  end_of_speech_ms: END_OF_SPEECH.default,
 }
 
 export function presentAgent(runtime: Pick<Runtime, 'config' | 'registries'>, row: AgentRow) {

@@ -1,5 +1,5 @@
 // Agents, prompt versions, widget and voice: request and response schemas (decisions "Agent patch
-// whitelist (43)", "PromptType", "Prompt version labels").
+// whitelist (43)" plus end_of_speech_ms from "Real-time voice", "PromptType", "Prompt version labels").
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
 import { AccountId, Cursor, Id, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
@@ -14,7 +14,7 @@ export const PROMPT_FIELD: Record<PromptType, 'instructions' | 'chat_instruction
   voice_chat: 'voice_chat_instructions',
 }
 
-/** 19 behavioural fields: a change of value mints a new agent_version. */
+/** 20 behavioural fields: a change of value mints a new agent_version. */
 export const BEHAVIOURAL_FIELDS = [
   'instructions',
   'chat_instructions',
@@ -35,6 +35,7 @@ export const BEHAVIOURAL_FIELDS = [
   'voice_locale',
   'speaking_rate',
   'barge_in',
+  'end_of_speech_ms',
 ] as const
 /** 24 non-behavioural fields: read at runtime, no new agent_version. */
 export const NON_BEHAVIOURAL_FIELDS = [
@@ -63,8 +64,12 @@ export const NON_BEHAVIOURAL_FIELDS = [
   'metadata',
   'description',
 ] as const
-/** Non-behavioural fields kept in the agents.settings jsonb (all but the two columns name and website_url). */
-export const SETTINGS_FIELDS = NON_BEHAVIOURAL_FIELDS.filter((f) => f !== 'name' && f !== 'website_url')
+/** Fields kept in the agents.settings jsonb: the non-behavioural ones but the two columns name and
+ *  website_url, and the one voice setting without a column of its own. */
+export const SETTINGS_FIELDS = [
+  ...NON_BEHAVIOURAL_FIELDS.filter((f) => f !== 'name' && f !== 'website_url'),
+  'end_of_speech_ms',
+] as const
 
 export const AgentParams = v.object({ agt: Id('agt') })
 const AccountIdParam = AccountId
@@ -109,7 +114,7 @@ const JsonObject = v.pipe(
 const Key = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'Keys are 1-64 letters, digits, _ . : -'))
 const PromptBody = v.pipe(v.string(), v.maxLength(200_000, 'At most 200000 characters.'))
 
-/** The patch whitelist: exactly 43 optional fields; any other key is 400 unsupported_field. */
+/** The patch whitelist: exactly 44 optional fields; any other key is 400 unsupported_field. */
 export const AgentPatch = v.strictObject({
   // Behavioural (19)
   instructions: v.optional(PromptBody),
@@ -155,6 +160,19 @@ export const AgentPatch = v.strictObject({
     ),
   ),
   barge_in: v.optional(v.boolean()),
+  end_of_speech_ms: v.optional(
+    v.nullable(
+      v.pipe(
+        v.number(),
+        v.integer('Expected an integer.'),
+        v.minValue(200, 'end_of_speech_ms is from 200 to 2000.'),
+        v.maxValue(2_000, 'end_of_speech_ms is from 200 to 2000.'),
+        v.description(
+          "Silence (ms) after the caller's speech that ends their turn on calls and voice chats; null restores the default 500.",
+        ),
+      ),
+    ),
+  ),
   // Non-behavioural (24)
   name: v.optional(NonEmpty(200)),
   greeting: v.optional(v.nullable(Text(2_000))),
@@ -192,7 +210,7 @@ export const AgentPatch = v.strictObject({
 })
 export type AgentPatch = v.InferOutput<typeof AgentPatch>
 export const AGENT_PATCH_DESCRIPTION =
-  'Any of the 43 whitelisted fields. A request that changes the value of a behavioural field (prompts, build outputs and refinement_rules, model, capabilities, voice) bumps agent_version once; a changed prompt field (instructions, chat_instructions, voice_chat_instructions) also deploys a prompt version labelled patch-<agent_version>-<type>. Unchanged values are not reported in changed and bump nothing. external_ids and capability_settings merge key by key (null clears a key). refinement_rules are stored normalised (trimmed, list markers removed, capitalised, ending with a full stop; 3 to 500 characters) with repeats dropped; when the body has refinement_rules the answer adds refinement {rules, conflicts, duplicates, cost, total_tokens}: likely conflicts between rules and with the prompts are reported and the rules are still saved. Every capability must be registered and its needed completions (capability_settings) present and well-formed after the merge, else 400 validation_error naming the field.'
+  'Any of the 44 whitelisted fields. A request that changes the value of a behavioural field (prompts, build outputs and refinement_rules, model, capabilities, voice) bumps agent_version once; a changed prompt field (instructions, chat_instructions, voice_chat_instructions) also deploys a prompt version labelled patch-<agent_version>-<type>. Unchanged values are not reported in changed and bump nothing. external_ids and capability_settings merge key by key (null clears a key). refinement_rules are stored normalised (trimmed, list markers removed, capitalised, ending with a full stop; 3 to 500 characters) with repeats dropped; when the body has refinement_rules the answer adds refinement {rules, conflicts, duplicates, cost, total_tokens}: likely conflicts between rules and with the prompts are reported and the rules are still saved. Every capability must be registered and its needed completions (capability_settings) present and well-formed after the merge, else 400 validation_error naming the field.'
 
 const Ts = v.pipe(v.string(), v.isoTimestamp())
 const Str = v.nullable(v.string())
@@ -204,6 +222,10 @@ export const VoiceConfig = v.object({
   voice_locale: Str,
   speaking_rate: v.number(),
   barge_in: v.boolean(),
+  end_of_speech_ms: v.pipe(
+    v.number(),
+    v.description("Silence (ms) after the caller's speech that ends their turn (200–2000, default 500)."),
+  ),
   style: Str,
 })
 export type VoiceConfig = v.InferOutput<typeof VoiceConfig>
@@ -381,6 +403,7 @@ export const VoicePatch = v.strictObject({
   voice_locale: AgentPatch.entries.voice_locale,
   speaking_rate: AgentPatch.entries.speaking_rate,
   barge_in: AgentPatch.entries.barge_in,
+  end_of_speech_ms: AgentPatch.entries.end_of_speech_ms,
   style: AgentPatch.entries.voice_style,
 })
 export type VoicePatch = v.InferOutput<typeof VoicePatch>

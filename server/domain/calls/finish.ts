@@ -28,12 +28,14 @@ export const VOICE_PRICE_PER_MINUTE = 0.05
 
 export const recordingKey = (sid: string) => `recordings/${sid}.mp3`
 
-/** A line the host says itself (the greeting, a closing line) as the next turn, with its place in the audio. */
-export async function writeAgentLine(
+/**
+ * A line of its own as the next turn, with its place in the audio: the host's greeting or closing line
+ * (agent), or the caller's last words when the call ended before any answer to them was heard (visitor).
+ */
+export async function writeLine(
   database: Database,
   conv: ConversationRow,
-  text: string,
-  turnType: 'greeting' | 'answer',
+  line: { speaker: 'agent' | 'visitor'; text: string; turnType: 'greeting' | 'answer' | 'message' },
   audio: { offsetMs: number; durationMs: number },
 ) {
   await database.tx(async (tx) => {
@@ -45,10 +47,10 @@ export async function writeAgentLine(
     await tx.insert(turns).values({
       conversationId: conv.id,
       turnIndex: row.turnCount - 1,
-      speaker: 'agent',
-      text,
+      speaker: line.speaker,
+      text: line.text,
       timestamp: new Date(),
-      turnType,
+      turnType: line.turnType,
       detectedLanguage: conv.language,
       audioOffsetMs: audio.offsetMs,
       audioDurationMs: audio.durationMs,

@@ -42,6 +42,21 @@ export class CallRecorder {
     this.agentHead = 0
   }
 
+  /** The first `n` queued agent samples played outside the caller's clock (a mark came first): not recorded. */
+  skipAgent(n: number) {
+    let left = n
+    while (left > 0 && this.agentQueue.length) {
+      const head = this.agentQueue[0]
+      const take = Math.min(left, head.length - this.agentHead)
+      this.agentHead += take
+      left -= take
+      if (this.agentHead >= head.length) {
+        this.agentQueue.shift()
+        this.agentHead = 0
+      }
+    }
+  }
+
   /** One caller frame, with `agentCount` samples of agent audio playing during it. */
   push(caller: Int16Array, agentCount: number) {
     if (this.samples >= MAX_SECONDS * this.rate) return

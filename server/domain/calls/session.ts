@@ -1,55 +1,41 @@
-// The voice session loop, shared by every telephony provider and by browser voice chat: caller
-// audio → utterance segmentation on silence → speech to text → the chat engine with the surface's prompt,
-// the calls knowledge block and (inbound) the caller's recent calls → text to speech → caller. It honours
-// barge-in, silence_timeout_s, max_call_duration_s and end_call_phrases, runs the agent's capabilities
-// (transfer_call through the provider), puts a caller who opts out on the do-not-call list, records both
-// sides when record_calls is on, and ends the conversation with its duration, usage and summary job.
+// The voice session loop, shared by every telephony provider and by browser voice chat. It streams end to
+// end (decisions "Real-time voice"): the caller's audio is segmented on the caller's clock (voice-loop/
+// listen.ts), transcribed (voice-loop/transcribe.ts: live, or speculatively before the end of speech), and
+// answered by a Reply (voice-loop/reply.ts) that speaks the first sentence while the engine still writes the
+// rest. It honours barge-in, end_of_speech_ms, silence_timeout_s, max_call_duration_s and end_call_phrases,
+// runs the agent's capabilities (transfer_call through the provider), puts a caller who opts out on the
+// do-not-call list, records both sides when record_calls is on, and ends the conversation with its duration,
+// usage and summary job.
 //
 // Time is the caller's audio: every offset is the number of caller samples received so far, so the
 // transcript, the recording and the timers agree whatever the network does, and a simulated call runs
-// faster than real time with the same result. Agent audio "plays" on that clock too (the recording's second
-// channel is filled from it), and a provider's mark echo ends it early when it reports playback itself.
+// faster than real time with the same result. Agent audio "plays" on that clock too (voice-loop/playout.ts),
+// and a provider's mark echo ends it early when it reports playback itself.
 import type { Capability } from '~/kit/capability'
 import type { Runtime } from '~/kit/runtime'
 import type { MediaLeg } from '~/kit/telephony'
-import { rms } from '~/lib/audio'
+import type { LatencyBreakdown } from '~/db/schema'
 import { calls, conversations } from '~/db/schema'
 import { and, eq } from 'drizzle-orm'
 import { agentLanguage as languageOf, loadAgent, type AgentRow } from '~/domain/agents/agents'
-import {
-  assembleTurn,
-  chatTools,
-  claimTurn,
-  releaseTurn,
-  completeWithTools,
-  persistTurn,
-} from '~/domain/conversations/messages'
+import { assembleTurn, chatTools, claimTurn, releaseTurn, persistTurn } from '~/domain/conversations/messages'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
 import { resolveGreeting } from '~/domain/conversations/create'
 import { recentCallsFor } from '~/domain/conversations/import'
+import { END_OF_SPEECH, Listener, type Utterance } from '~/domain/voice-loop/listen'
+import { Playout } from '~/domain/voice-loop/playout'
+import { Reply, type ReplyOutcome } from '~/domain/voice-loop/reply'
+import { openTranscriber, speculateAfterMs, type Transcriber } from '~/domain/voice-loop/transcribe'
 import { verifyMediaToken } from './inbound'
 import { addOptOut, isOptOut } from './dnc'
 import { scriptOf, type CallScript } from './calls'
-import { finishCall, writeAgentLine, type EndReason } from './finish'
+import { finishCall, writeLine, type EndReason } from './finish'
 import { CallRecorder } from './recording'
 import { INSTANCE_ID } from './instance'
 
 const FRAME_MS = 20
-/** RMS above which a 20 ms frame is speech (PCM16; about -38 dBFS). */
-const VOICE_RMS = 400
-/** Silence after speech that ends an utterance. */
-const ENDPOINT_MS = 600
-/** Shorter bursts are noise, not an utterance. */
-const MIN_SPEECH_MS = 120
-const MAX_UTTERANCE_MS = 30_000
-/** Speech while the agent talks must last this long to interrupt it (barge-in). */
-const BARGE_IN_MS = 200
 const DEFAULT_SILENCE_TIMEOUT_S = 20
 const DEFAULT_MAX_CALL_S = 1_800
-/** Speech recognition and synthesis of one utterance are bounded. */
-const SPEECH_TIMEOUT_MS = 20_000
-/** Utterance text is cut before any pattern runs on it. */
-const MAX_TEXT = 2_000
 
 export const LINES = {
   silence: "I haven't heard anything for a while, so I'll end the call now. Goodbye.",
@@ -85,18 +71,10 @@ export function historyBlock(calls: { date: string; outcome: string | null; summ
   return `### Previous calls with this caller (last 30 days, newest first)\n${lines.join('\n')}`
 }
 
-function withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, ms: number, what: string): Promise<T> {
-  const ctl = new AbortController()
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    work(ctl.signal),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        ctl.abort()
-        reject(new Error(`${what} took longer than ${ms} ms`))
-      }, ms)
-    }),
-  ]).finally(() => clearTimeout(timer))
+/** The agent's end_of_speech_ms (decisions "Real-time voice"), or the default. */
+export function endOfSpeechMs(agent: Pick<AgentRow, 'settings'> | null): number {
+  const v = agent?.settings?.end_of_speech_ms
+  return typeof v === 'number' && v >= END_OF_SPEECH.min && v <= END_OF_SPEECH.max ? v : END_OF_SPEECH.default
 }
 
 /** Live sessions of this process, by conversation id (tests and shutdown read it). */
@@ -132,13 +110,18 @@ export function attachMedia(runtime: Runtime, leg: MediaLeg): MediaSessionHandle
   }
 }
 
-interface Utterance {
-  chunks: Int16Array[]
-  samples: number
+/** An utterance whose words are on their way, with the moments its end was decided. */
+interface Heard {
+  u: Utterance
+  text: Promise<string>
+  /** performance.now() when the end of speech was decided. */
+  endpointAt: number
+}
+
+/** Words of an answer that was dropped because the caller went on talking: they open the next turn. */
+interface Carried {
+  text: string
   startSample: number
-  lastVoicedSample: number
-  voicedSamples: number
-  lastVoicedWall: number
 }
 
 export class VoiceSession {
@@ -147,13 +130,13 @@ export class VoiceSession {
   private framePos = 0
   /** Caller samples received: the call's clock. */
   private clock = 0
-  private utterance: Utterance | null = null
-  private queue: Utterance[] = []
+  private listener: Listener
+  private transcriber: Transcriber | null = null
+  private playout: Playout
+  private queue: Heard[] = []
   private working = false
-  /** Agent audio still to play on the clock, and the mark that ends it early. */
-  private playing: { remaining: number; mark: string | null } = { remaining: 0, mark: null }
-  private markSeq = 0
-  private bargeRun = 0
+  private reply: Reply | null = null
+  private carried: Carried | null = null
   private lastActivity = 0
   private ended = false
   private ending = false
@@ -165,8 +148,9 @@ export class VoiceSession {
   private recorder: CallRecorder | null = null
   private ready: Promise<void> | null = null
   private pendingEnd: { reason: EndReason; transferTo?: string } | null = null
-  /** Resolved whenever the agent stops talking (played out, marked, or interrupted). */
-  private quiet: (() => void)[] = []
+  /** Aborted when the call ends: transcription, the engine and synthesis in flight stop. */
+  private call = new AbortController()
+  bargeIns = 0
 
   constructor(
     private runtime: Runtime,
@@ -176,17 +160,24 @@ export class VoiceSession {
   ) {
     this.rate = leg.sampleRate
     this.frame = new Int16Array((this.rate * FRAME_MS) / 1000)
+    this.playout = new Playout(leg, null)
+    // Until the agent is read: the default window, no speculation.
+    this.listener = new Listener({ rate: this.rate, endOfSpeechMs: END_OF_SPEECH.default, speculateAfterMs: null })
   }
 
   private ms(samples: number) {
     return Math.round((samples * 1000) / this.rate)
   }
 
+  private log(message: string) {
+    console.error(`[call] ${this.conversationId} ${message}`)
+  }
+
   start() {
     liveSessions.set(this.conversationId, this)
     this.ready = this.begin().catch((err) => {
-      console.error(`[call] ${this.conversationId} could not start: ${err instanceof Error ? err.message : err}`)
-      this.end('error')
+      this.log(`could not start: ${err instanceof Error ? err.message : err}`)
+      void this.end('error')
     })
   }
 
@@ -208,7 +199,22 @@ export class VoiceSession {
         .where(and(eq(conversations.id, conv.id), eq(conversations.status, 'in_progress')))
     const agent = await loadAgent(database.db, conv.accountId, conv.agentId)
     this.agent = agent
-    if (agent.settings?.record_calls === true) this.recorder = new CallRecorder(this.rate)
+    if (agent.settings?.record_calls === true) {
+      this.recorder = new CallRecorder(this.rate)
+      this.playout = new Playout(this.leg, this.recorder)
+    }
+    const eos = endOfSpeechMs(agent)
+    const stt = this.runtime.providers.stt
+    this.listener = new Listener({ rate: this.rate, endOfSpeechMs: eos, speculateAfterMs: speculateAfterMs(stt, eos) })
+    this.transcriber = openTranscriber({
+      provider: stt,
+      rate: this.rate,
+      language: languageOf(agent),
+      endOfSpeechMs: eos,
+      signal: this.call.signal,
+      onProviderEnd: () => this.providerHeardEnd(),
+      log: (m) => this.log(m),
+    })
     const caller = typeof conv.identity?.phone_e164 === 'string' ? conv.identity.phone_e164 : null
     if (caller && conv.channel === 'phone_inbound')
       this.extraKnowledge = historyBlock(
@@ -241,15 +247,12 @@ export class VoiceSession {
       case 'audio':
         this.onAudio(event.pcm)
         break
-      case 'mark':
-        // The provider reports playback itself: what is left on our clock was already heard.
-        if (event.name === this.playing.mark && this.playing.remaining > 0) {
-          this.playing = { remaining: 0, mark: null }
-          this.recorder?.clearAgent()
-          this.lastActivity = this.clock
-          this.stoppedTalking()
-        }
+      case 'mark': {
+        const wasTalking = this.playout.talking
+        this.playout.marked(event.name)
+        if (wasTalking && !this.playout.talking) this.lastActivity = this.clock
         break
+      }
       case 'stop':
         this.callerHungUp()
         break
@@ -274,77 +277,87 @@ export class VoiceSession {
   }
 
   private onFrame(frame: Int16Array) {
-    const agentWasPlaying = this.playing.remaining > 0
-    this.recorder?.push(frame, this.agentSamples(frame.length))
+    // The agent's audio plays on the caller's clock whether or not the call is recorded.
+    const wasTalking = this.playout.talking
+    const agentPlayed = this.playout.tick(frame.length)
+    this.recorder?.push(frame, agentPlayed)
     this.clock += frame.length
-    if (agentWasPlaying && this.playing.remaining === 0) {
-      this.playing.mark = null
-      this.lastActivity = this.clock
-      this.stoppedTalking()
+    if (wasTalking && !this.playout.talking) this.lastActivity = this.clock
+    const agentTalking = this.playout.talking
+    // A live transcription hears the whole call, so its own endpointing sees real pauses.
+    this.transcriber?.frame(frame)
+    // With barge_in off the caller cannot be heard over the agent: that speech is not an utterance.
+    if (agentTalking && !this.agent?.bargeIn) {
+      if (this.listener.utterance) this.dropUtterance()
+      this.checkTimers()
+      return
     }
-    const voiced = rms(frame) >= VOICE_RMS
-    if (this.playing.remaining > 0) {
-      // The agent is talking: only a long enough interruption counts, and only with barge_in.
-      if (!this.agent?.bargeIn) return
-      this.bargeRun = voiced ? this.bargeRun + frame.length : 0
-      if (this.bargeRun < (this.rate * BARGE_IN_MS) / 1000) {
-        if (voiced) this.collect(frame, true)
-        else this.utterance = null
-        return
-      }
-      this.leg.clear()
-      this.recorder?.clearAgent()
-      this.playing = { remaining: 0, mark: null }
-      this.stoppedTalking()
-      this.bargeRun = 0
-      this.bargeIns++
+    const event = this.listener.push(frame, this.clock, agentTalking)
+    switch (event?.type) {
+      case 'dropped':
+        this.transcriber?.drop()
+        break
+      case 'start':
+        this.transcriber?.start()
+        break
+      case 'confirmed':
+        this.callerTalks()
+        break
+      case 'speculate':
+        this.transcriber?.speculate(event.utterance)
+        break
+      case 'end':
+        this.heard(event.utterance)
+        break
+      default:
+        break
     }
-    this.collect(frame, voiced)
     this.checkTimers()
   }
 
-  bargeIns = 0
-
-  private stoppedTalking() {
-    const waiting = this.quiet
-    this.quiet = []
-    for (const resolve of waiting) resolve()
+  private dropUtterance() {
+    this.listener.reset()
+    this.transcriber?.drop()
   }
 
-  private collect(frame: Int16Array, voiced: boolean) {
-    const u = this.utterance
-    if (!u) {
-      if (!voiced) return
-      this.utterance = {
-        chunks: [frame.slice()],
-        samples: frame.length,
-        startSample: this.clock - frame.length,
-        lastVoicedSample: this.clock,
-        voicedSamples: frame.length,
-        lastVoicedWall: performance.now(),
-      }
+  /**
+   * The caller is really talking (BARGE_IN_MS of speech). Over the agent's audio, with barge_in: the audio
+   * in flight stops and the answer keeps only what was heard. Before any of the answer was sent (the agent
+   * was still thinking), the answer is dropped and its words open the next turn with what the caller adds,
+   * so the caller is answered once, for everything said. An answer that has run a tool is kept.
+   */
+  private callerTalks() {
+    const reply = this.reply
+    if (this.playout.talking) {
+      if (!this.agent?.bargeIn) return
+      this.playout.clear()
+      reply?.interrupt('barge_in')
+      this.bargeIns++
       return
     }
-    u.chunks.push(frame.slice())
-    u.samples += frame.length
-    if (voiced) {
-      u.lastVoicedSample = this.clock
-      u.voicedSamples += frame.length
-      u.lastVoicedWall = performance.now()
-    }
-    const silentFor = this.clock - u.lastVoicedSample
-    if (silentFor >= (this.rate * ENDPOINT_MS) / 1000 || u.samples >= (this.rate * MAX_UTTERANCE_MS) / 1000) {
-      this.utterance = null
-      this.lastActivity = this.clock
-      if (u.voicedSamples >= (this.rate * MIN_SPEECH_MS) / 1000) {
-        this.queue.push(u)
-        void this.work()
-      }
-    }
+    if (reply && !reply.audible && !reply.committed) reply.interrupt('resumed')
+  }
+
+  /** The speech provider heard the end of the utterance before our own silence timer. */
+  private providerHeardEnd() {
+    if (this.ended) return
+    const u = this.listener.endNow()
+    if (u) this.heard(u, true)
+  }
+
+  private heard(u: Utterance, byProvider = false) {
+    const transcriber = this.transcriber
+    this.lastActivity = this.clock
+    if (!transcriber) return
+    const text = transcriber.finish(u, byProvider)
+    // Read by the turn; a failure is handled there, never unhandled here.
+    text.catch(() => {})
+    this.queue.push({ u, text, endpointAt: performance.now() })
+    void this.work()
   }
 
   private checkTimers() {
-    if (this.ending || this.working || this.utterance || this.playing.remaining > 0) return
+    if (this.ending || this.working || this.listener.utterance || this.playout.talking) return
     const maxS = numberSetting(
       this.script?.call.max_call_duration_s ?? this.agent?.settings?.max_call_duration_s,
       DEFAULT_MAX_CALL_S,
@@ -352,39 +365,6 @@ export class VoiceSession {
     if (this.clock >= maxS * this.rate) return void this.closeWith(LINES.maxDuration, 'max_duration')
     const silenceS = numberSetting(this.agent?.settings?.silence_timeout_s, DEFAULT_SILENCE_TIMEOUT_S)
     if (this.clock - this.lastActivity >= silenceS * this.rate) void this.closeWith(LINES.silence, 'silence_timeout')
-  }
-
-  /** Takes `n` samples of the agent's playing audio for the recording (silence when it is not talking). */
-  private agentSamples(n: number): number {
-    const take = Math.min(n, this.playing.remaining)
-    this.playing.remaining -= take
-    return take
-  }
-
-  private play(pcm: Int16Array) {
-    if (this.ended || !pcm.length) return
-    const mark = `a${++this.markSeq}`
-    this.playing = { remaining: pcm.length, mark }
-    this.recorder?.agentAudio(pcm)
-    this.leg.play(pcm)
-    this.leg.mark(mark)
-  }
-
-  private async synthesize(text: string): Promise<Int16Array> {
-    const agent = this.agent
-    const out = await withTimeout(
-      (signal) =>
-        this.runtime.providers.speech.synthesize(text, {
-          voice: agent?.voiceId ?? null,
-          speakingRate: agent?.speakingRate ?? 1,
-          sampleRate: this.rate,
-          language: languageOf(agent),
-          signal,
-        }),
-      SPEECH_TIMEOUT_MS,
-      'speech synthesis',
-    )
-    return out.samples
   }
 
   /** One utterance at a time, in order; the engine is never asked two things at once for one call. */
@@ -401,30 +381,31 @@ export class VoiceSession {
     if (this.pendingEnd && !this.ended) await this.afterPlayback(this.pendingEnd)
   }
 
-  private async turn(u: Utterance) {
+  private async turn(h: Heard) {
     const conv = this.conv
     const agent = this.agent
     if (!conv || !agent) return
-    const audio = concat(u.chunks, u.samples)
-    let text: string
+    let said: string
     try {
-      const heard = await withTimeout(
-        (signal) =>
-          this.runtime.providers.speech.transcribe(
-            { samples: audio, sampleRate: this.rate },
-            { language: languageOf(agent), signal },
-          ),
-        SPEECH_TIMEOUT_MS,
-        'speech recognition',
-      )
-      text = heard.text.trim().slice(0, MAX_TEXT)
+      said = await h.text
     } catch (err) {
-      console.error(`[call] ${conv.id} transcription failed: ${err instanceof Error ? err.message : err}`)
+      if (this.ended) return
+      this.log(`transcription failed: ${err instanceof Error ? err.message : err}`)
       return this.say(LINES.trouble)
     }
+    const transcribedAt = performance.now()
+    const carried = this.carried
+    this.carried = null
+    const text = [carried?.text, said].filter(Boolean).join(' ')
     if (!text) return
+    const startSample = carried?.startSample ?? h.u.startSample
+    // The caller is already talking again (or has more queued): this turn waits to include it.
+    if (this.listener.utterance?.confirmed || this.queue.length) {
+      this.carried = { text, startSample }
+      return
+    }
     this.leg.caption?.('visitor', text)
-    const visitor = { offsetMs: this.ms(u.startSample), durationMs: this.ms(u.lastVoicedSample - u.startSample) }
+    const visitor = { offsetMs: this.ms(startSample), durationMs: this.ms(h.u.lastVoicedSample - startSample) }
     const caller = typeof conv.identity?.phone_e164 === 'string' ? conv.identity.phone_e164 : null
     const endPhrases = Array.isArray(agent.settings?.end_call_phrases)
       ? (agent.settings.end_call_phrases as string[])
@@ -437,8 +418,8 @@ export class VoiceSession {
       this.pendingEnd = { reason: 'conversation_closed' }
       return
     }
+    let written = false
     try {
-      let reply: Awaited<ReturnType<typeof completeWithTools>>
       // Browser voice chat answers with the voice_chat prompt and the chat tools (no line to transfer).
       const voiceChat = conv.channel === 'voice_chat'
       const assembled = await assembleTurn(this.runtime, claimed, text, {
@@ -447,57 +428,112 @@ export class VoiceSession {
         extraKnowledge: this.extraKnowledge,
         script: this.script ? { instructions: this.script.call.instructions, tools: this.script.tools } : null,
       })
-      if (caller && isOptOut(text)) {
-        await addOptOut(this.runtime.database, conv.accountId, caller, conv.id)
-        reply = scripted(LINES.optOut)
-      } else reply = await completeWithTools(this.runtime, claimed.conv, assembled)
-      // Decided before the answer plays, so speech that arrives while it is written is not answered.
-      const transfer = reply.toolRuns.find((r) => r.call.name === 'transfer_call' && r.result.ok)
-      const phone = transfer?.result.record?.phone
-      if (typeof phone === 'string') this.pendingEnd = { reason: 'transferred', transferTo: phone }
-      else if (saysAny(text, endPhrases) || saysAny(reply.reply.text, endPhrases))
-        this.pendingEnd = { reason: 'end_phrase' }
-      const pcm = await this.synthesize(reply.reply.text)
-      const agentOffset = this.clock
-      this.play(pcm)
-      this.leg.caption?.('agent', reply.reply.text)
-      const latencyMs = Math.round(performance.now() - u.lastVoicedWall)
-      this.latencies.push(latencyMs)
-      await persistTurn(this.runtime, claimed.conv, text, undefined, assembled, reply, {
-        visitor,
-        agent: { offsetMs: this.ms(agentOffset), durationMs: this.ms(pcm.length) },
-        latencyMs,
+      const optOut = !!caller && isOptOut(text)
+      if (optOut) await addOptOut(this.runtime.database, conv.accountId, caller, conv.id)
+      if (saysAny(text, endPhrases)) this.pendingEnd = { reason: 'end_phrase' }
+      const reply = new Reply({
+        runtime: this.runtime,
+        playout: this.playout,
+        clock: () => this.clock,
+        synth: this.synthOptions(),
+        callSignal: this.call.signal,
+        fallbackLine: fallbackLine(agent),
+        // Decided as soon as the tool has run, so speech that arrives while the answer plays is not answered.
+        onToolRun: (run) => {
+          const phone = run.call.name === 'transfer_call' && run.result.ok ? run.result.record?.phone : null
+          if (typeof phone === 'string') this.pendingEnd = { reason: 'transferred', transferTo: phone }
+        },
+        onText: (said) => this.leg.caption?.('agent', said),
+        log: (m) => this.log(m),
       })
+      this.reply = reply
+      const out = await reply.run(optOut ? { line: LINES.optOut } : { turn: assembled, conv: claimed.conv })
+      this.reply = null
+      if (out.interrupted && !out.heard && !out.toolRuns.length) {
+        if (out.interrupted === 'hang_up') {
+          // The caller left before hearing any answer: their words stay in the transcript, alone.
+          await writeLine(
+            this.runtime.database,
+            claimed.conv,
+            { speaker: 'visitor', text, turnType: 'message' },
+            visitor,
+          )
+          return
+        }
+        // Nothing of it was heard: the caller's words wait for the rest of what they are saying.
+        this.carried = { text, startSample }
+        return
+      }
+      if (!this.pendingEnd && saysAny(out.heard, endPhrases)) this.pendingEnd = { reason: 'end_phrase' }
+      const latency = breakdown(h, transcribedAt, out)
+      await persistTurn(
+        this.runtime,
+        claimed.conv,
+        text,
+        undefined,
+        assembled,
+        {
+          reply: { text: out.heard, toolCalls: [], unanswered: out.unanswered, usage: out.usage, model: out.model },
+          input: out.usage.input,
+          output: out.usage.output,
+          toolRuns: out.toolRuns,
+          latencyMs: latency.latencyMs ?? 0,
+        },
+        {
+          visitor,
+          agent: { offsetMs: this.ms(out.audio?.clock ?? this.clock), durationMs: this.ms(out.audio?.samples ?? 0) },
+          latencyMs: latency.latencyMs ?? 0,
+          breakdown: latency.breakdown,
+        },
+      )
+      written = true
+      if (latency.latencyMs !== null) this.latencies.push(latency.latencyMs)
     } catch (err) {
-      await releaseTurn(this.runtime.database, claimed.conv.id)
-      console.error(`[call] ${conv.id} turn failed: ${err instanceof Error ? err.message : err}`)
-      await this.say(LINES.trouble)
+      this.log(`turn failed: ${err instanceof Error ? err.message : err}`)
+      if (!written) await this.say(LINES.trouble)
+    } finally {
+      this.reply = null
+      if (!written) await releaseTurn(this.runtime.database, claimed.conv.id)
     }
   }
 
-  /** End-of-speech → first agent audio frame, per turn, in this process (for the closing note's figures). */
+  /** End-of-speech → first agent audio frame, per turn, in this process. */
   readonly latencies: number[] = []
 
-  /** Says a line of the host's own (greeting, closing, apology) and writes it as a turn. */
-  private async say(text: string, turnType: 'greeting' | 'answer' = 'answer') {
-    let pcm: Int16Array
-    try {
-      pcm = await this.synthesize(text)
-    } catch (err) {
-      // Nothing can be said to this caller now; the silence timeout or the caller ends the call.
-      console.error(
-        `[call] ${this.conversationId} speech synthesis failed: ${err instanceof Error ? err.message : err}`,
-      )
-      return
+  private synthOptions() {
+    const agent = this.agent
+    return {
+      voice: agent?.voiceId ?? null,
+      speakingRate: agent?.speakingRate ?? 1,
+      sampleRate: this.rate,
+      language: languageOf(agent),
     }
-    const offset = this.clock
-    this.play(pcm)
-    this.leg.caption?.('agent', text)
-    if (this.conv)
-      await writeAgentLine(this.runtime.database, this.conv, text, turnType, {
-        offsetMs: this.ms(offset),
-        durationMs: this.ms(pcm.length),
-      }).catch((err) => console.error(`[call] ${this.conversationId} line not written: ${err}`))
+  }
+
+  /** Says a line of the host's own (greeting, closing, apology) and writes it as a turn once it has been sent. */
+  private async say(text: string, turnType: 'greeting' | 'answer' = 'answer') {
+    const reply = new Reply({
+      runtime: this.runtime,
+      playout: this.playout,
+      clock: () => this.clock,
+      synth: this.synthOptions(),
+      callSignal: this.call.signal,
+      fallbackLine: text,
+      onText: (said) => this.leg.caption?.('agent', said),
+      log: (m) => this.log(m),
+    })
+    const out = await reply.run({ line: text }, { untilPlayed: false })
+    // Nothing could be said (synthesis failed): the silence timeout or the caller ends the call.
+    if (!out.audio || !this.conv) return
+    await writeLine(
+      this.runtime.database,
+      this.conv,
+      { speaker: 'agent', text, turnType },
+      {
+        offsetMs: this.ms(out.audio.clock),
+        durationMs: this.ms(out.audio.samples),
+      },
+    ).catch((err) => this.log(`line not written: ${err}`))
   }
 
   /** Says a closing line, lets it play, then hangs up. */
@@ -511,13 +547,15 @@ export class VoiceSession {
   /** Waits (on the call's clock) for the agent to finish talking, then hangs up or transfers. */
   private async afterPlayback(end: { reason: EndReason; transferTo?: string }) {
     this.ending = true
-    if (this.playing.remaining > 0) {
+    if (this.playout.talking) {
       let timer: NodeJS.Timeout | undefined
-      await new Promise<void>((resolve) => {
-        this.quiet.push(resolve)
+      await Promise.race([
+        this.playout.whenQuiet(),
         // A leg that stops sending audio and marks must not hold the call open.
-        timer = setTimeout(resolve, 120_000)
-      })
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, 120_000)
+        }),
+      ])
       clearTimeout(timer)
     }
     if (this.ended) return
@@ -528,9 +566,7 @@ export class VoiceSession {
       if (end.transferTo) await telephony.transfer(this.providerCallId, end.transferTo)
       else await telephony.hangUp(this.providerCallId)
     } catch (err) {
-      console.error(
-        `[call] ${this.conversationId} ${end.reason}: provider refused: ${err instanceof Error ? err.message : err}`,
-      )
+      this.log(`${end.reason}: provider refused: ${err instanceof Error ? err.message : err}`)
     }
     await this.end(end.reason)
   }
@@ -543,7 +579,9 @@ export class VoiceSession {
     if (this.ended) return
     this.ended = true
     this.ending = true
-    this.stoppedTalking()
+    this.call.abort(new Error(`call ended: ${reason}`))
+    this.playout.release()
+    this.transcriber?.close()
     liveSessions.delete(this.conversationId)
     this.leg.ended?.(reason)
     this.leg.close()
@@ -559,30 +597,30 @@ export class VoiceSession {
         recording: this.recorder?.finish() ?? null,
       })
     } catch (err) {
-      console.error(`[call] ${this.conversationId} could not be closed: ${err instanceof Error ? err.message : err}`)
+      this.log(`could not be closed: ${err instanceof Error ? err.message : err}`)
     }
   }
 }
 
-/** A reply the host says itself (no engine call, no tokens). */
-function scripted(text: string): Awaited<ReturnType<typeof completeWithTools>> {
-  return {
-    reply: { text, toolCalls: [], unanswered: false, usage: { input: 0, output: 0 }, model: 'scripted' },
-    input: 0,
-    output: 0,
-    toolRuns: [],
-    latencyMs: 0,
-  }
+/** What the agent says when its engine fails: the agent's fallback_message, else the host's apology. */
+function fallbackLine(agent: AgentRow): string {
+  const own = agent.settings?.fallback_message
+  return typeof own === 'string' && own.trim() ? own : LINES.trouble
 }
 
-function concat(chunks: Int16Array[], total: number) {
-  const out = new Int16Array(total)
-  let at = 0
-  for (const c of chunks) {
-    out.set(c, at)
-    at += c.length
+const round = (ms: number | null) => (ms === null ? null : Math.max(0, Math.round(ms)))
+const between = (a: number | null, b: number | null) => (a === null || b === null ? null : b - a)
+
+/** latency_ms (end of the caller's speech → first audio frame sent) and where it went. */
+function breakdown(h: Heard, transcribedAt: number, out: ReplyOutcome) {
+  const t = out.timings
+  const b: LatencyBreakdown = {
+    endpoint_ms: round(h.endpointAt - h.u.lastVoicedWall),
+    stt_ms: round(transcribedAt - h.endpointAt),
+    llm_first_token_ms: round(between(t.engineStart, t.firstToken)),
+    tts_first_byte_ms: round(between(t.ttsRequest, t.ttsFirstByte)),
   }
-  return out
+  return { latencyMs: round(between(h.u.lastVoicedWall, t.firstAudio)), breakdown: b }
 }
 
 const numberSetting = (value: unknown, fallback: number) =>

@@ -100,6 +100,19 @@ const TurnOut = v.object({
   audio_offset_ms: v.nullable(v.number()),
   audio_duration_ms: v.nullable(v.number()),
   latency_ms: v.nullable(v.number()),
+  latency_breakdown: v.pipe(
+    v.nullable(
+      v.object({
+        endpoint_ms: v.nullable(v.number()),
+        stt_ms: v.nullable(v.number()),
+        llm_first_token_ms: v.nullable(v.number()),
+        tts_first_byte_ms: v.nullable(v.number()),
+      }),
+    ),
+    v.description(
+      "Voice answers: where the wait between the end of the caller's speech and the first audio frame went (ms per stage; null for a stage that did not run). Null on every other turn.",
+    ),
+  ),
   turn_type: v.string(),
   detected_intent: v.nullable(v.string()),
   detected_language: v.nullable(v.string()),

@@ -10,7 +10,7 @@ import { toJsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
 import type { MessageBody } from './chat-schemas'
 import type { Database } from '~/db/client'
-import { conversations, messageKeys } from '~/db/schema'
+import { conversations, messageKeys, type LatencyBreakdown } from '~/db/schema'
 import type { Capability, CapabilityResult } from '~/kit/capability'
 import { withKnowledge, type ChatMessage, type Surface, type ToolCall, type ToolSpec } from '~/kit/chat-engine'
 import { Errors, apiError } from '~/lib/errors'
@@ -117,6 +117,29 @@ async function runTool(
     },
     parsed.output,
   )
+}
+
+export interface ToolRun {
+  call: ToolCall
+  result: CapabilityResult
+  at: Date
+}
+
+/** Runs one tool call to its end; a tool that throws is a failed result the engine is told about. */
+export async function runToolCall(
+  runtime: Runtime,
+  conv: ConversationRow,
+  agent: AgentRow,
+  tools: Capability[],
+  call: ToolCall,
+): Promise<ToolRun> {
+  const result = await runTool(runtime, conv, agent, tools, call).catch(
+    (e: unknown): CapabilityResult => ({
+      ok: false,
+      message: `The tool ${call.name} failed: ${e instanceof Error ? e.message : 'error'}`,
+    }),
+  )
+  return { call, result, at: new Date() }
 }
 
 export async function postMessage(
@@ -387,20 +410,14 @@ export async function completeWithTools(runtime: Runtime, conv: ConversationRow,
   let reply = await engine.complete({ ...request, messages })
   let input = reply.usage.input
   let output = reply.usage.output
-  const toolRuns: { call: ToolCall; result: CapabilityResult; at: Date }[] = []
+  const toolRuns: ToolRun[] = []
   // One round of tool calls: run them, hand the results back, and take the engine's answer.
   if (reply.toolCalls.length) {
     const toolMessages: ChatMessage[] = []
     for (const call of reply.toolCalls) {
-      const result = await runTool(runtime, conv, agent, tools, call).catch(
-        (e: unknown) =>
-          ({
-            ok: false,
-            message: `The tool ${call.name} failed: ${e instanceof Error ? e.message : 'error'}`,
-          }) as CapabilityResult,
-      )
-      toolRuns.push({ call, result, at: new Date() })
-      toolMessages.push({ role: 'tool', name: call.name, content: result.message })
+      const run = await runToolCall(runtime, conv, agent, tools, call)
+      toolRuns.push(run)
+      toolMessages.push({ role: 'tool', name: call.name, content: run.result.message })
     }
     const followUp = await engine.complete({
       ...request,
@@ -420,12 +437,13 @@ export async function completeWithTools(runtime: Runtime, conv: ConversationRow,
 // idempotency key or null, $16 its stored response. Call turns carry their audio offsets in $2.
 const WRITE_TURN = `
   WITH ins AS (
-    INSERT INTO turns (conversation_id, turn_index, speaker, text, "timestamp", latency_ms, turn_type,
-      detected_intent, detected_language, unanswered, tokens_in, tokens_out, tool, audio_offset_ms, audio_duration_ms)
-    SELECT $1::text, r.i, r.speaker, r.text, r.ts, r.latency_ms, r.turn_type, r.detected_intent,
+    INSERT INTO turns (conversation_id, turn_index, speaker, text, "timestamp", latency_ms, latency_breakdown,
+      turn_type, detected_intent, detected_language, unanswered, tokens_in, tokens_out, tool, audio_offset_ms,
+      audio_duration_ms)
+    SELECT $1::text, r.i, r.speaker, r.text, r.ts, r.latency_ms, r.lb, r.turn_type, r.detected_intent,
       r.detected_language, r.unanswered, r.tokens_in, r.tokens_out, r.tool, r.ao, r.ad
     FROM jsonb_to_recordset($2::jsonb) AS r(i int, speaker text, text text, ts timestamptz,
-      latency_ms int, turn_type text, detected_intent text, detected_language text, unanswered boolean,
+      latency_ms int, lb jsonb, turn_type text, detected_intent text, detected_language text, unanswered boolean,
       tokens_in int, tokens_out int, tool jsonb, ao int, ad int)
     RETURNING 1
   ), conv_row AS (
@@ -465,7 +483,7 @@ export async function persistTurn(
   key: string | undefined,
   { agent, visitorAt }: Pick<Assembled, 'agent' | 'visitorAt'>,
   { reply, input, output, toolRuns, latencyMs }: Completed,
-  audio?: { visitor: TurnAudio; agent: TurnAudio; latencyMs: number },
+  audio?: { visitor: TurnAudio; agent: TurnAudio; latencyMs: number; breakdown: LatencyBreakdown },
 ) {
   const language = detectLanguage(text, conv.language ?? agentLanguage(agent))
   const answeredAt = new Date()
@@ -481,6 +499,7 @@ export async function persistTurn(
       text,
       timestamp: visitorAt,
       latencyMs: null,
+      latencyBreakdown: null,
       turnType: 'message',
       detectedIntent: null,
       unanswered: false,
@@ -499,6 +518,7 @@ export async function persistTurn(
       text: stored(r.result.message),
       timestamp: r.at,
       latencyMs: null,
+      latencyBreakdown: null,
       turnType: 'tool',
       detectedIntent: r.call.name,
       unanswered: false,
@@ -525,6 +545,7 @@ export async function persistTurn(
     text: stored(reply.text),
     timestamp: answeredAt,
     latencyMs: audio?.latencyMs ?? latencyMs,
+    latencyBreakdown: audio?.breakdown ?? null,
     turnType: 'answer',
     detectedIntent: null,
     unanswered: reply.unanswered,
@@ -562,6 +583,7 @@ export async function persistTurn(
       text: t.text,
       ts: t.timestamp.toISOString(),
       latency_ms: t.latencyMs,
+      lb: t.latencyBreakdown,
       turn_type: t.turnType,
       detected_intent: t.detectedIntent,
       detected_language: t.detectedLanguage,

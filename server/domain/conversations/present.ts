@@ -134,6 +134,7 @@ export function presentTurn(t: TurnRow) {
     audio_offset_ms: t.audioOffsetMs,
     audio_duration_ms: t.audioDurationMs,
     latency_ms: t.latencyMs,
+    latency_breakdown: t.latencyBreakdown ?? null,
     turn_type: t.turnType,
     detected_intent: t.detectedIntent,
     detected_language: t.detectedLanguage,

@@ -6,7 +6,7 @@ import { patchVoice } from '~/domain/agents/voice'
 export default defineApiRoute({
   summary: 'Update the voice configuration',
   description:
-    'voice_id, voice_locale, speaking_rate (0.5 to 2), barge_in and style, mirrored onto the agent (style is voice_style). A change of any value bumps agent_version once.',
+    "voice_id, voice_locale, speaking_rate (0.5 to 2), barge_in, end_of_speech_ms (200 to 2000 ms of silence that end the caller's turn; null restores 500) and style, mirrored onto the agent (style is voice_style). A change of any value bumps agent_version once.",
   tags: ['Widget and voice'],
   scope: 'agents:write',
   dataRoute: true,
