@@ -19,7 +19,7 @@ describe('providers checked at boot', () => {
     )
   })
 
-  it('an unknown SVC_TELEPHONY or SVC_SPEECH stops the boot the same way', async () => {
+  it('an unknown SVC_TELEPHONY, SVC_SPEECH, SVC_STT or SVC_TTS stops the boot the same way', async () => {
     verifies('plugins.boot-providers')
     await expect(startServer({ env: { SVC_TELEPHONY: 'twillio' } })).rejects.toThrow(
       /SVC_TELEPHONY="twillio" names no telephony provider \(known: simulated, twilio\)/,
@@ -28,7 +28,14 @@ describe('providers checked at boot', () => {
       /SVC_TELEPHONY=twilio requires SVC_PUBLIC_URL/,
     )
     await expect(startServer({ env: { SVC_SPEECH: 'whisper' } })).rejects.toThrow(
-      /SVC_SPEECH="whisper" names no speech provider \(known: openai, simulated\)/,
+      /SVC_SPEECH="whisper" names no speech provider \(known: deepgram, openai, simulated\)/,
+    )
+    // Each direction names its own setting; the other one still defaults to SVC_SPEECH.
+    await expect(startServer({ env: { SVC_STT: 'deepgramm' } })).rejects.toThrow(
+      /SVC_STT="deepgramm" names no speech provider/,
+    )
+    await expect(startServer({ env: { SVC_TTS: 'elevenlabs' } })).rejects.toThrow(
+      /SVC_TTS="elevenlabs" names no speech provider/,
     )
   })
 

@@ -404,6 +404,7 @@ describe('GET /conversations/{conv}', () => {
       audio_offset_ms: null,
       audio_duration_ms: null,
       latency_ms: null,
+      latency_breakdown: null,
       turn_type: 'answer',
       detected_intent: null,
       detected_language: null,

@@ -32,13 +32,25 @@ of this API (no key, not audited, not in the OpenAPI document).
 
 ## Speech
 
-\`SVC_SPEECH=simulated\` (default, offline: text-through audio, durations at 150 words per minute) or \`openai\`: any
-OpenAI-compatible \`/audio/transcriptions\` and \`/audio/speech\` server (OpenAI, whisper.cpp, Kokoro) with \`SPEECH_BASE_URL\`,
-\`SPEECH_API_KEY\`, \`SPEECH_STT_MODEL\` and \`SPEECH_TTS_MODEL\`.
+\`SVC_SPEECH=simulated\` (default, offline: text-through audio, durations at 150 words per minute), \`openai\` (any
+OpenAI-compatible \`/audio/transcriptions\` and \`/audio/speech\` server: OpenAI, whisper.cpp, Kokoro; \`SPEECH_BASE_URL\`,
+\`SPEECH_API_KEY\`, \`SPEECH_STT_MODEL\`, \`SPEECH_TTS_MODEL\`) or \`deepgram\` (live transcription over Deepgram's WebSocket and
+streamed synthesis; \`DEEPGRAM_API_KEY\`). \`SVC_STT\` and \`SVC_TTS\` choose each direction on its own (both default to
+\`SVC_SPEECH\`).
+
+## Real time
+
+The loop streams: the agent's first sentence is synthesized and sent while the engine is still writing the rest, and audio
+goes to the caller as the speech provider produces it. The caller's turn ends after \`end_of_speech_ms\` of silence (voice
+setting, 200 to 2,000, default 500; a live speech provider may end it sooner). Each answer turn carries \`latency_ms\` (end
+of the caller's speech to the first audio frame sent) and \`latency_breakdown\` {\`endpoint_ms\`, \`stt_ms\`,
+\`llm_first_token_ms\`, \`tts_first_byte_ms\`}.
 
 ## During a call
 
-- Barge-in: with \`barge_in\` true the caller can interrupt the agent (200 ms of speech stops its audio).
+- Barge-in: with \`barge_in\` true the caller can interrupt the agent (200 ms of speech stops the answer: its audio, the
+  engine and synthesis). The transcript keeps only the words the caller heard. A caller who goes on talking before the
+  answer has started is answered once, for everything said.
 - \`silence_timeout_s\` (default 20) and \`max_call_duration_s\` (default 1,800) end the call with a closing line;
   an \`end_call_phrases\` entry said by the caller or the agent ends it after the answer.
 - Capabilities run as in chat, and \`transfer_call\` hands the call to the directory's number (outcome \`transferred\`).
