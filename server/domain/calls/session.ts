@@ -25,7 +25,7 @@ import { recentCallsFor } from '~/domain/conversations/import'
 import { END_OF_SPEECH, Listener, type Utterance } from '~/domain/voice-loop/listen'
 import { Playout } from '~/domain/voice-loop/playout'
 import { Reply, type ReplyOutcome } from '~/domain/voice-loop/reply'
-import { openTranscriber, speculateAfterMs, type Transcriber } from '~/domain/voice-loop/transcribe'
+import { MAX_TEXT, openTranscriber, speculateAfterMs, type Transcriber } from '~/domain/voice-loop/transcribe'
 import { verifyMediaToken } from './inbound'
 import { addOptOut, isOptOut } from './dnc'
 import { scriptOf, type CallScript } from './calls'
@@ -396,7 +396,7 @@ export class VoiceSession {
     const transcribedAt = performance.now()
     const carried = this.carried
     this.carried = null
-    const text = [carried?.text, said].filter(Boolean).join(' ')
+    const text = joinWords(carried?.text, said)
     if (!text) return
     const startSample = carried?.startSample ?? h.u.startSample
     // The caller is already talking again (or has more queued): this turn waits to include it.
@@ -600,6 +600,15 @@ export class VoiceSession {
       this.log(`could not be closed: ${err instanceof Error ? err.message : err}`)
     }
   }
+}
+
+/**
+ * A turn's words with those carried from an answer the caller talked over before it started. Bounded like one
+ * utterance: a caller who keeps going on never grows the turn past MAX_TEXT (the latest words are kept).
+ */
+function joinWords(carried: string | undefined, said: string): string {
+  const text = [carried, said].filter(Boolean).join(' ')
+  return text.length <= MAX_TEXT ? text : text.slice(text.length - MAX_TEXT).replace(/^\S*\s+/, '')
 }
 
 /** What the agent says when its engine fails: the agent's fallback_message, else the host's apology. */

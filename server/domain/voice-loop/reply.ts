@@ -16,6 +16,8 @@ import { SentenceSplitter } from './sentences'
 export const SPEECH_TIMEOUT_MS = 20_000
 /** Pieces synthesized ahead of the one playing. */
 const LOOKAHEAD = 2
+/** Beyond twice its audio's length, an answer no leg reports as played is taken as played. */
+const PLAYBACK_SLACK_MS = 10_000
 /** An answer is spoken up to this many characters; a runaway engine is stopped there. */
 const MAX_SPOKEN_CHARS = 4_000
 
@@ -144,8 +146,16 @@ export class Reply {
     if (written.length && !this.stopped) this.deps.onText?.(written.join(' '))
     await player
     if (!this.stopped) {
-      this.deps.playout.mark()
-      if (untilPlayed) await Promise.race([this.deps.playout.whenQuiet(), aborted(this.signal)])
+      const { playout } = this.deps
+      playout.mark()
+      // Playback runs on the caller's clock; a leg that stops sending audio and never echoes the mark must
+      // not hold the turn (and the call's timers) for ever: twice the audio left, plus slack, on the wall clock.
+      let timer: NodeJS.Timeout | undefined
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ((playout.remaining * 2) / this.deps.synth.sampleRate) * 1000 + PLAYBACK_SLACK_MS)
+      })
+      if (untilPlayed) await Promise.race([playout.whenQuiet(), aborted(this.signal), bound])
+      clearTimeout(timer)
     }
     if (!this.interruptedBy && this.deps.callSignal.aborted) this.interruptedBy = 'hang_up'
     return {
