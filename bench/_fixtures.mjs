@@ -39,6 +39,20 @@ export async function execSql({ databaseUrl, dataDir }, statements) {
   }
 }
 
+/**
+ * Runs `statements` beside a running server and answers the server to use next: PostgreSQL takes them while
+ * it runs; a PGlite directory has one owner, so the server is stopped, the rows written and a new one started.
+ */
+export async function execSqlBeside(server, start, { databaseUrl, dataDir }, statements) {
+  if (databaseUrl) {
+    await execSql({ databaseUrl, dataDir }, statements)
+    return server
+  }
+  await server.stop()
+  await execSql({ databaseUrl, dataDir }, statements)
+  return start()
+}
+
 /** The three phone agents the seeded conversations belong to. */
 export const SEEDED_AGENTS = ['agt_900000001', 'agt_900000002', 'agt_900000003']
 

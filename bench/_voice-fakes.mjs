@@ -55,6 +55,16 @@ const MAX_BODY = 30 * 1024 * 1024
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 
+/** The request's JSON body, or undefined after answering 400 as OpenAI does. */
+async function readJson(req, res) {
+  try {
+    return JSON.parse((await readBody(req)).toString('utf8'))
+  } catch {
+    sendJson(res, 400, { error: { message: 'invalid JSON body', type: 'invalid_request_error' } })
+    return undefined
+  }
+}
+
 function readBody(req) {
   return new Promise((ok, fail) => {
     const chunks = []
@@ -126,12 +136,8 @@ export async function startFakeChat(model) {
         error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error' },
       })
     const t0 = performance.now()
-    let body
-    try {
-      body = JSON.parse((await readBody(req)).toString('utf8'))
-    } catch {
-      return sendJson(res, 400, { error: { message: 'invalid JSON body', type: 'invalid_request_error' } })
-    }
+    const body = await readJson(req, res)
+    if (body === undefined) return
     if (!Array.isArray(body?.messages) || !body.messages.length)
       return sendJson(res, 400, { error: { message: "'messages' is required", type: 'invalid_request_error' } })
     stats.requests++
@@ -258,12 +264,8 @@ export async function startFakeSpeech(model) {
     }
     if (req.method === 'POST' && path === '/v1/audio/speech') {
       const t0 = performance.now()
-      let body
-      try {
-        body = JSON.parse((await readBody(req)).toString('utf8'))
-      } catch {
-        return sendJson(res, 400, { error: { message: 'invalid JSON body', type: 'invalid_request_error' } })
-      }
+      const body = await readJson(req, res)
+      if (body === undefined) return
       const { input, speed } = body ?? {}
       const format = body?.response_format ?? 'mp3'
       if (typeof input !== 'string' || !input.trim() || typeof body.model !== 'string')

@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { entry, startBuiltServer } from './_server.mjs'
-import { call, chatAgentSql, execSql, giveChatKnowledge } from './_fixtures.mjs'
+import { call, chatAgentSql, execSqlBeside, giveChatKnowledge } from './_fixtures.mjs'
 
 const databaseUrl = process.env.DATABASE_URL
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -113,12 +113,7 @@ try {
   ).json()
   if (!cred.secret) throw new Error(`key: ${JSON.stringify(cred)}`)
   const key = cred.secret
-  if (databaseUrl) await execSql({ databaseUrl, dataDir }, [chatAgentSql(AGENT, user.account_id)])
-  else {
-    await server.stop()
-    await execSql({ databaseUrl, dataDir }, [chatAgentSql(AGENT, user.account_id)])
-    server = await start()
-  }
+  server = await execSqlBeside(server, start, { databaseUrl, dataDir }, [chatAgentSql(AGENT, user.account_id)])
   const origin = server.origin
   await giveChatKnowledge(origin, key, AGENT)
   const convs = []

@@ -31,7 +31,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { entry, sleep, startBuiltServer } from './_server.mjs'
-import { call, chatAgentSql, execSql, giveChatKnowledge } from './_fixtures.mjs'
+import { call, chatAgentSql, execSqlBeside, giveChatKnowledge } from './_fixtures.mjs'
 import {
   ANSWERS,
   firstSentenceTokens,
@@ -90,12 +90,7 @@ async function instant() {
       scopes: ['conversations:read', 'conversations:write', 'kb:read', 'kb:write', 'agents:read', 'agents:write'],
     })
     const key = cred.secret
-    if (databaseUrl) await execSql({ databaseUrl, dataDir }, [chatAgentSql(AGENT, user.account_id)])
-    else {
-      await server.stop()
-      await execSql({ databaseUrl, dataDir }, [chatAgentSql(AGENT, user.account_id)])
-      server = await start()
-    }
+    server = await execSqlBeside(server, start, { databaseUrl, dataDir }, [chatAgentSql(AGENT, user.account_id)])
     const origin = server.origin
     await giveChatKnowledge(origin, key, AGENT)
     await call(origin, 'POST', '/phone-numbers', key, { e164: NUMBER, agent_id: AGENT })
@@ -277,14 +272,7 @@ async function realtime() {
     const tenants = [first]
     while (tenants.length * lines < CALLS) tenants.push(await makeTenant(origin, masterKey, tenants.length))
     const agentRows = tenants.map((t) => chatAgentSql(t.agentId, t.accountId))
-    if (databaseUrl) await execSql({ databaseUrl, dataDir }, agentRows)
-    else {
-      // One process owns a PGlite directory: the rows go in while the server is stopped.
-      await server.stop()
-      server = null
-      await execSql({ databaseUrl, dataDir }, agentRows)
-      server = await start()
-    }
+    server = await execSqlBeside(server, start, { databaseUrl, dataDir }, agentRows)
     let eos = null
     for (const t of tenants) {
       await giveChatKnowledge(origin, t.key, t.agentId)

@@ -309,6 +309,17 @@ function sampleReader(format: number, bits: number, view: DataView): (offset: nu
 // ---------------------------------------------------------------------------------------------------------
 
 /** PCM16 samples as base64 of their little-endian bytes (the simulated network's media payload). */
+/** PCM16 pieces joined in order. */
+export function concatPcm(parts: readonly Int16Array[]): Int16Array {
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of parts) {
+    out.set(p, at)
+    at += p.length
+  }
+  return out
+}
+
 export const pcmToBase64 = (pcm: Int16Array) =>
   Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64')
 

@@ -3,6 +3,7 @@
 // that needs a server runs the behaviour part in its own test, against a fake (test/helpers/fake-speech.ts).
 import { expect, it } from 'vitest'
 import { synthesisStream, type Pcm, type SpeechProvider, type SynthesisOptions } from '~/kit/speech'
+import { concatPcm } from '~/lib/audio'
 
 const RATES = [8000, 16000, 24000]
 const PHRASES = [
@@ -39,13 +40,7 @@ async function joined(chunks: AsyncIterable<Int16Array>): Promise<Int16Array> {
     expect(c).toBeInstanceOf(Int16Array)
     parts.push(c)
   }
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0))
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.length
-  }
-  return out
+  return concatPcm(parts)
 }
 /** The first index where two sample arrays differ (-1: none), so a failure names it instead of printing both. */
 const firstDifference = (a: Int16Array, b: Int16Array) => {

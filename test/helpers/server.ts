@@ -2,6 +2,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { cpSync, existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs'
+import { createServer as createNetServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ENTRY, spawnServer, type Exit } from '../../scripts/spawn-server.mjs'
@@ -113,3 +114,14 @@ export async function startServer(
     stop,
   }
 }
+
+/** A loopback port free right now: for servers that must know their public URL before they start (Twilio signs it). */
+export const freePort = () =>
+  new Promise<number>((ok, fail) => {
+    const s = createNetServer()
+    s.once('error', fail)
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number }
+      s.close(() => ok(port))
+    })
+  })

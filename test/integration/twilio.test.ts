@@ -3,7 +3,6 @@
 // Twilio routes do not exist. The calls end to end run the voice session loop with the openai speech
 // provider against a fake OpenAI-compatible speech server speaking tone text (test/helpers/fake-speech.ts).
 import { request } from 'node:http'
-import { createServer as createNetServer } from 'node:net'
 import { verifies } from '../requirements'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { decodeToneText, encodeToneText, toToneAscii } from '~/lib/audio'
@@ -21,20 +20,10 @@ import {
   type FakeTwilio,
 } from '../helpers/fake-twilio'
 import { startFakeSpeech, type FakeSpeech } from '../helpers/fake-speech'
-import { startServer, type TestServer } from '../helpers/server'
+import { freePort, startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { until } from '../helpers/wait'
-
-const freePort = () =>
-  new Promise<number>((ok, fail) => {
-    const s = createNetServer()
-    s.once('error', fail)
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => ok(port))
-    })
-  })
 
 /** A raw WebSocket upgrade request: the HTTP status the server answers (101 when it upgrades). */
 const upgradeStatus = (origin: string, path: string) =>

@@ -13,7 +13,7 @@ import { buildAgent } from '../helpers/build'
 import { startFakeChat, type FakeChat } from '../helpers/fake-chat'
 import { startFakeSpeech, type FakeSpeech } from '../helpers/fake-speech'
 import { inboundCall, startFakeTwilio, TwilioMediaClient, type FakeTwilio } from '../helpers/fake-twilio'
-import { startServer, type TestServer } from '../helpers/server'
+import { freePort, startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { refused, VOICE_RATE, VoiceChatClient } from '../helpers/voice-chat'
@@ -95,18 +95,6 @@ afterAll(async () => {
   await chat?.close()
   await site?.close()
 })
-
-async function freePort() {
-  const { createServer } = await import('node:net')
-  return new Promise<number>((ok, fail) => {
-    const s = createServer()
-    s.once('error', fail)
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => ok(port))
-    })
-  })
-}
 
 /** Agent audio on the 8 kHz leg for a text the fake speaks (24 kHz tone text, resampled to 8 kHz). */
 const legSamples = (text: string) => Math.round(encodeToneText(text, 24_000).length / 3)

@@ -3,7 +3,7 @@
 // with text carried as tone audio. No network.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { LiveTranscription, ListenOptions, TranscriptEvent } from '~/kit/speech'
-import { decodeToneText, encodeToneText } from '~/lib/audio'
+import { concatPcm, decodeToneText, encodeToneText } from '~/lib/audio'
 import deepgram from '../../providers/speech/deepgram'
 import { testSpeechProvider } from '../contract/speech.contract'
 import { startFakeDeepgram, type FakeDeepgram } from '../helpers/fake-deepgram'
@@ -81,15 +81,7 @@ async function collect(stream: AsyncIterable<Int16Array>) {
   for await (const c of stream) chunks.push(c)
   return chunks
 }
-const concat = (chunks: Int16Array[]) => {
-  const out = new Int16Array(chunks.reduce((n, c) => n + c.length, 0))
-  let o = 0
-  for (const c of chunks) {
-    out.set(c, o)
-    o += c.length
-  }
-  return out
-}
+const concat = concatPcm
 
 describe('deepgram speech provider: pre-recorded and synthesis', () => {
   it('transcribes through POST /v1/listen with a WAV body and the Token key', async () => {

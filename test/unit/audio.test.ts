@@ -1,6 +1,7 @@
 // server/lib/audio.ts: μ-law, resampling, WAV and the tone-text codec the offline speech provider rests on.
 import { describe, expect, it } from 'vitest'
 import {
+  concatPcm,
   decodeMulaw,
   decodeToneSpeech,
   decodeToneText,
@@ -39,15 +40,7 @@ const sine = (freq: number, rate: number, seconds: number, amp = 10000) =>
   Int16Array.from({ length: Math.round(rate * seconds) }, (_, i) =>
     Math.round(amp * Math.sin((2 * Math.PI * freq * i) / rate)),
   )
-const concat = (...parts: Int16Array[]) => {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0))
-  let o = 0
-  for (const p of parts) {
-    out.set(p, o)
-    o += p.length
-  }
-  return out
-}
+const concat = (...parts: Int16Array[]) => concatPcm(parts)
 const noise = (r: () => number, n: number, amp: number) =>
   Int16Array.from({ length: n }, () => Math.round((r() * 2 - 1) * amp))
 

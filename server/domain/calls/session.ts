@@ -18,7 +18,14 @@ import type { LatencyBreakdown } from '~/db/schema'
 import { calls, conversations } from '~/db/schema'
 import { and, eq } from 'drizzle-orm'
 import { agentLanguage as languageOf, loadAgent, type AgentRow } from '~/domain/agents/agents'
-import { assembleTurn, chatTools, claimTurn, releaseTurn, persistTurn } from '~/domain/conversations/messages'
+import {
+  assembleTurn,
+  chatTools,
+  claimTurn,
+  releaseTurn,
+  persistTurn,
+  type ToolRun,
+} from '~/domain/conversations/messages'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
 import { resolveGreeting } from '~/domain/conversations/create'
 import { recentCallsFor } from '~/domain/conversations/import'
@@ -431,20 +438,10 @@ export class VoiceSession {
       const optOut = !!caller && isOptOut(text)
       if (optOut) await addOptOut(this.runtime.database, conv.accountId, caller, conv.id)
       if (saysAny(text, endPhrases)) this.pendingEnd = { reason: 'end_phrase' }
-      const reply = new Reply({
-        runtime: this.runtime,
-        playout: this.playout,
-        clock: () => this.clock,
-        synth: this.synthOptions(),
-        callSignal: this.call.signal,
-        fallbackLine: fallbackLine(agent),
+      const reply = this.newReply(fallbackLine(agent), (run) => {
         // Decided as soon as the tool has run, so speech that arrives while the answer plays is not answered.
-        onToolRun: (run) => {
-          const phone = run.call.name === 'transfer_call' && run.result.ok ? run.result.record?.phone : null
-          if (typeof phone === 'string') this.pendingEnd = { reason: 'transferred', transferTo: phone }
-        },
-        onText: (said) => this.leg.caption?.('agent', said),
-        log: (m) => this.log(m),
+        const phone = run.call.name === 'transfer_call' && run.result.ok ? run.result.record?.phone : null
+        if (typeof phone === 'string') this.pendingEnd = { reason: 'transferred', transferTo: phone }
       })
       this.reply = reply
       const out = await reply.run(optOut ? { line: LINES.optOut } : { turn: assembled, conv: claimed.conv })
@@ -500,29 +497,30 @@ export class VoiceSession {
   /** End-of-speech → first agent audio frame, per turn, in this process. */
   readonly latencies: number[] = []
 
-  private synthOptions() {
+  /** An answer (or a host line) on this call's leg, clock, voice and signal; captions go to the leg. */
+  private newReply(fallback: string, onToolRun?: (run: ToolRun) => void) {
     const agent = this.agent
-    return {
-      voice: agent?.voiceId ?? null,
-      speakingRate: agent?.speakingRate ?? 1,
-      sampleRate: this.rate,
-      language: languageOf(agent),
-    }
+    return new Reply({
+      runtime: this.runtime,
+      playout: this.playout,
+      clock: () => this.clock,
+      synth: {
+        voice: agent?.voiceId ?? null,
+        speakingRate: agent?.speakingRate ?? 1,
+        sampleRate: this.rate,
+        language: languageOf(agent),
+      },
+      callSignal: this.call.signal,
+      fallbackLine: fallback,
+      onToolRun,
+      onText: (said) => this.leg.caption?.('agent', said),
+      log: (m) => this.log(m),
+    })
   }
 
   /** Says a line of the host's own (greeting, closing, apology) and writes it as a turn once it has been sent. */
   private async say(text: string, turnType: 'greeting' | 'answer' = 'answer') {
-    const reply = new Reply({
-      runtime: this.runtime,
-      playout: this.playout,
-      clock: () => this.clock,
-      synth: this.synthOptions(),
-      callSignal: this.call.signal,
-      fallbackLine: text,
-      onText: (said) => this.leg.caption?.('agent', said),
-      log: (m) => this.log(m),
-    })
-    const out = await reply.run({ line: text }, { untilPlayed: false })
+    const out = await this.newReply(text).run({ line: text }, { untilPlayed: false })
     // Nothing could be said (synthesis failed): the silence timeout or the caller ends the call.
     if (!out.audio || !this.conv) return
     await writeLine(
