@@ -103,6 +103,20 @@ describe('voice chat in Chromium', () => {
         const answer = page.locator('[data-svc-widget] .msg.agent', { hasText: '$9' })
         await answer.first().waitFor({ timeout: 30_000 })
         await screenshot(page, 'voice-chat')
+        // The caption shows the whole answer at once; the transcript keeps what was heard, so the visitor
+        // listens to it (the browser echoes the answer's mark once played) before hanging up.
+        await until(
+          'the answer to have played',
+          async () => {
+            const list = await t.api.get(`/conversations?channel=voice_chat&agent_id=${agentId}`)
+            const id = list.body.data?.[0]?.conversation_id
+            if (!id) return null
+            const r = await t.api.get(`/conversations/${id}?include=transcript`)
+            const turns = (r.body.transcript ?? []) as { turn_type: string; text: string }[]
+            return turns.some((x) => x.turn_type === 'answer' && x.text.includes('$9')) || null
+          },
+          30_000,
+        )
         await page.locator('[data-svc-widget] .mic').click()
         await micPressed(page, false, 10_000)
         expect(errors).toEqual([])
