@@ -911,6 +911,80 @@ export const requirements = {
     behavior:
       'Content the service fetches from third parties (crawled pages, webhook receivers) is bounded in size and never followed to a private address; a hostile page answers a clear failure, not a 5xx.',
   },
+  // Issue 29 (every stored setting acts; decisions "Behaviour: every stored setting acts")
+  'behaviour.business-hours': {
+    source: 'decisions Behaviour: business_hours',
+    behavior:
+      "business_hours {mon…sun: [[HH:MM, HH:MM]…]} in the agent's timezone (null always open; another shape 400 validation_error naming the field): outside them a new conversation's greeting is after_hours_message, metrics.after_hours is true (else false), and transfer_call does not transfer (the agent says after_hours_message), on every surface.",
+  },
+  'behaviour.fallback': {
+    source: 'decisions Behaviour: fallback_message',
+    behavior:
+      "When the agent cannot answer (engine failure or timeout, or nothing in the knowledge), the answer is fallback_message when set and unanswered is true; the summary's action_items name the unanswered question.",
+  },
+  'behaviour.small-talk': {
+    source: 'decisions Behaviour: fallback_message',
+    behavior: 'Greetings, thanks and goodbye are answered in kind and never unanswered, with both engines and on every surface.',
+  },
+  'behaviour.escalation': {
+    source: 'decisions Behaviour: Escalation',
+    behavior:
+      'A visitor asking for a person (chat, widget, voice chat) or a transfer_call that runs (phone) gives a handoff turn with escalation_message (else a default sentence), escalated true, summary.escalated_to_human {value: true, reason}, one conversation.escalated event, and outcome transferred (a call transferred) or escalated unless a stronger outcome was reached; outside business hours the escalation is recorded without a transfer.',
+  },
+  'behaviour.notification-emails': {
+    source: 'decisions Behaviour: notification_emails',
+    behavior:
+      'Each escalation mails every address of notification_emails (subject names the agent; body: who, the last visitor turn, the conversation id); a capability whose own e-mail list is empty mails notification_emails instead.',
+  },
+  'behaviour.identity': {
+    source: 'decisions Behaviour: Identity from the conversation',
+    behavior:
+      'An e-mail or phone number the visitor states, or a capability captures, fills an empty identity.email / identity.phone_e164 (email_source stated or capability; API-given identity keeps api), so has_identity and summary.lead agree with the transcript; collect_identity makes the first answer ask for a name and an e-mail or phone number while identity is empty.',
+  },
+  'behaviour.greetings': {
+    source: 'decisions Behaviour: greetings',
+    behavior:
+      "A new conversation's greeting is greetings[surface][language], else its primary subtag, else greetings[surface][default_language], else the contract's order for the surface; the widget sends the browser's language.",
+  },
+  'behaviour.summary-language': {
+    source: 'decisions Behaviour: summary_language',
+    behavior: "The summary is written in summary_language when set, else the conversation's language; summary.language reports it.",
+  },
+  'behaviour.idle-abandoned': {
+    source: 'decisions Behaviour: Idle conversations',
+    behavior:
+      'An in_progress api or widget conversation with no new turn for conversation_idle_seconds (default 1800; SVC_CONVERSATION_IDLE_SECONDS; GET/PATCH /admin/config, minimum 10) becomes abandoned within 30 s: ended_at its last turn, conversation.ended, a summary, outcome abandoned unless a stronger one was reached.',
+  },
+  'behaviour.redaction': {
+    source: 'decisions Behaviour: Redaction',
+    behavior:
+      "Every read returning transcript, summary or identity (detail, list with include, GET …/summary, event payloads) masks PII by the redact query or else the account's default_redaction.",
+  },
+  'behaviour.utm': {
+    source: 'decisions Behaviour: utm; contract (nested objects always objects)',
+    behavior:
+      'Every conversation carries utm {source, medium, campaign, term, content} (strings of at most 200 or null, always an object); POST /conversations and POST /v1/widget/conversations accept it and /widget.js sends the host page utm_* parameters.',
+  },
+  'behaviour.account-resolution': {
+    source: 'decisions Behaviour: Account resolution',
+    behavior:
+      "The contract's account order (account_id query, account_id in a POST body, X-Svc-Account, the home account) holds on every account-scoped route, outbound routes included.",
+  },
+  'auth.password-reset': {
+    source: 'decisions Behaviour: Password reset',
+    behavior:
+      'POST /api/auth/password-reset {email} answers 202 whatever the address (rate-limited per IP and per address) and mails a single-use link valid 30 minutes; POST /api/auth/password-reset/confirm {token, password ≥ 12} answers 204 and ends every dashboard session of the user; a used or expired token is 400 invalid_token; PATCH /users/{usr} accepts password (master, or a partner for its members).',
+  },
+  'behaviour.voicemail-policy': {
+    source: 'decisions Behaviour: Voicemail; contract unsupported_policy',
+    behavior:
+      'The only voicemail policy is hang_up (the default) on calls, campaigns and profiles; any other value is 400 unsupported_policy; an answering machine ends the call at once with outcome voicemail; profiles have no voicemail_message.',
+  },
+  'contract.smaller-points': {
+    source: 'decisions Behaviour: Smaller contract points',
+    behavior:
+      "Imported conversations have channel import; agents:admin restores a prompt version and regenerates the widget token; dated lists' meta carry from, to and applied_default_range; PATCH widget does not return public_token; widget POSTs accept Idempotency-Key; recordings count in the audio rate class; timestamp input ends in Z; every list answers the list envelope (/admin/migrations included); a partner key's account_ids list its members' accounts.",
+  },
   // Issue 28 (real-time voice)
   'voice.streaming': {
     source: 'decisions Real-time voice; issue 28 items 1–2',

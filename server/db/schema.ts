@@ -538,8 +538,14 @@ export const conversations = pgTable(
     /** Live voice conversations (phone, voice chat): the instance whose memory holds the session, so that
      *  the others close it when that instance dies (calls/reconcile.ts). Outbound calls also keep theirs on the call. */
     ownerInstance: text('owner_instance'),
+    /** decisions "utm": {source, medium, campaign, term, content}; absent keys read as null. */
+    utm: jsonb('utm').$type<Record<string, string | null>>().notNull().default({}),
   },
   (t) => [
+    // The idle sweep (decisions "Idle conversations"): open text conversations by last activity.
+    index('conversations_idle_idx')
+      .on(t.updatedAt)
+      .where(sql`status = 'in_progress' AND channel IN ('api', 'widget')`),
     index('conversations_owned_live_idx')
       .on(t.ownerInstance)
       .where(sql`status = 'in_progress' AND owner_instance IS NOT NULL`),

@@ -150,6 +150,13 @@ export const ChatConversationOut = v.object({
   turn_count: v.number(),
   country: v.nullable(v.string()),
   ip_country_only: v.boolean(),
+  utm: v.object({
+    source: v.nullable(v.string()),
+    medium: v.nullable(v.string()),
+    campaign: v.nullable(v.string()),
+    term: v.nullable(v.string()),
+    content: v.nullable(v.string()),
+  }),
   summary_status: v.string(),
   summary: v.nullable(JsonRecord(v.string(), v.unknown())),
   identity: JsonRecord(v.string(), v.unknown()),

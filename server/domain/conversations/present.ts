@@ -35,6 +35,11 @@ export function presentIdentity(identity: Record<string, unknown> | null): Recor
   return { ...NO_IDENTITY, ...identity }
 }
 
+/** decisions "utm": the five keys, always an object. */
+export const UTM_KEYS = ['source', 'medium', 'campaign', 'term', 'content'] as const
+const NO_UTM: Readonly<Record<string, null>> = Object.fromEntries(UTM_KEYS.map((k) => [k, null]))
+export const presentUtm = (utm: Record<string, unknown> | null) => ({ ...NO_UTM, ...utm })
+
 /** The list object (GET /conversations); `include` adds summary, identity and metrics. */
 export function presentListItem(row: ConversationRow, include: ReadonlySet<string>) {
   const out: Record<string, unknown> = {
@@ -61,6 +66,7 @@ export function presentListItem(row: ConversationRow, include: ReadonlySet<strin
     turn_count: row.turnCount,
     country: row.country,
     ip_country_only: row.country === null,
+    utm: presentUtm(row.utm),
     summary_status: row.summaryStatus,
   }
   if (include.has('summary')) out.summary = presentSummaryObject(row.summary)
@@ -69,6 +75,7 @@ export function presentListItem(row: ConversationRow, include: ReadonlySet<strin
   return out
 }
 
+const NO_UTM_SQL = sql.raw(`jsonb_build_object(${UTM_KEYS.map((k) => `'${k}', null`).join(', ')})`)
 const NO_IDENTITY_SQL = sql.raw(`jsonb_build_object(${IDENTITY_KEYS.map((k) => `'${k}', null`).join(', ')})`)
 const isoSql = (col: SQL | unknown) => sql`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
@@ -115,6 +122,7 @@ function buildListItemJson(include: ReadonlySet<string>): SQL {
     sql`'turn_count', ${c.turnCount}`,
     sql`'country', ${c.country}`,
     sql`'ip_country_only', ${c.country} IS NULL`,
+    sql`'utm', ${NO_UTM_SQL} || coalesce(${c.utm}, '{}'::jsonb)`,
     sql`'summary_status', ${c.summaryStatus}`,
   ]
   if (include.has('summary')) parts.push(sql`'summary', ${c.summary}`)

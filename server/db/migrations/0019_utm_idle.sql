@@ -1,0 +1,2 @@
+ALTER TABLE "conversations" ADD COLUMN "utm" jsonb DEFAULT '{}'::jsonb NOT NULL;--> statement-breakpoint
+CREATE INDEX "conversations_idle_idx" ON "conversations" USING btree ("updated_at") WHERE status = 'in_progress' AND channel IN ('api', 'widget');
