@@ -924,7 +924,8 @@ export const requirements = {
   },
   'behaviour.small-talk': {
     source: 'decisions Behaviour: fallback_message',
-    behavior: 'Greetings, thanks and goodbye are answered in kind and never unanswered, with both engines and on every surface.',
+    behavior:
+      'Greetings, thanks and goodbye are answered in kind and never unanswered, with both engines and on every surface.',
   },
   'behaviour.escalation': {
     source: 'decisions Behaviour: Escalation',
@@ -948,7 +949,8 @@ export const requirements = {
   },
   'behaviour.summary-language': {
     source: 'decisions Behaviour: summary_language',
-    behavior: "The summary is written in summary_language when set, else the conversation's language; summary.language reports it.",
+    behavior:
+      "The summary is written in summary_language when set, else the conversation's language; summary.language reports it.",
   },
   'behaviour.idle-abandoned': {
     source: 'decisions Behaviour: Idle conversations',

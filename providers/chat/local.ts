@@ -12,6 +12,7 @@ import {
 } from '~/kit/chat-engine'
 import { bm25, EMAIL, indexBuilder, PHONE, sentenceChunks, sentences, tokens, type LexicalIndex } from './_text'
 import { summarizeText } from './_summary'
+import { detectLanguage, smallTalkAnswer, smallTalkOf, statedContact, wantsPerson } from '~/lib/cues'
 import { greeting, instructions } from './_prompts'
 
 const NAME = 'local'
@@ -40,11 +41,21 @@ async function complete(req: ChatRequest): Promise<ChatResponse> {
   const call = leadCall(req.tools ?? [], last.content) ?? transferCall(req.tools ?? [], last.content)
   if (call)
     return answer('Thank you, I have passed on your details and someone will get back to you shortly.', false, [call])
+  // What the host also understands (lib/cues): a person asked for, small talk, contact details given.
+  if (wantsPerson(last.content)) return answer(PERSON)
+  const small = smallTalkOf(last.content)
+  if (small) return answer(smallTalkAnswer(small, null))
   const query = tokens(last.content)
   if (!query.length) return answer('Hello! How can I help you?')
   const best = await retrieve(knowledgeOf(req.system), query)
-  return best.length ? answer(best.join(' ')) : answer(FALLBACK, true)
+  if (best.length) return answer(best.join(' '))
+  const contact = statedContact(last.content, null)
+  if ((contact.email || contact.phone_e164) && !last.content.includes('?')) return answer(NOTED)
+  return answer(FALLBACK, true)
 }
+
+const PERSON = "I'll pass you to a member of our team."
+const NOTED = 'Thank you, I have noted your contact details; someone will get back to you.'
 
 // A sentence ends at . ! or ? (closing quotes or brackets allowed) followed by whitespace; "16.50" does not.
 const SENTENCE_END = /(?<=[.!?]["')\]]?\s+)/
@@ -62,11 +73,13 @@ async function* stream(req: ChatRequest): AsyncGenerator<ChatDelta> {
       req.signal?.throwIfAborted()
       yield { type: 'tool_call', call }
     }
-  else
+  else {
+    if (r.unanswered) yield { type: 'unanswered' }
     for (const text of r.text.split(SENTENCE_END)) {
       req.signal?.throwIfAborted()
       if (text) yield { type: 'text', text }
     }
+  }
   req.signal?.throwIfAborted()
   yield { type: 'done', unanswered: r.unanswered, usage: r.usage, model: r.model }
 }
@@ -77,6 +90,9 @@ export default defineChatEngine({
   complete,
   stream,
   async summarize(sources, opts) {
+    // Extractive: it can only repeat the sources' own words, so it cannot write in another language.
+    const wanted = opts?.language?.split('-')[0].toLowerCase()
+    if (wanted && wanted !== (detectLanguage(sources.map((x) => x.text).join(' '), null) ?? wanted)) return ''
     return summarizeText(sources, opts?.maxChars ?? 4000)
   },
   async writeGreeting(input) {

@@ -450,7 +450,10 @@ async function* stream(req: ChatRequest): AsyncGenerator<ChatDelta> {
           if (!choice) continue
           const content = choice.delta?.content
           if (typeof content === 'string' && content) {
+            const known = answer.unanswered
             const text = answer.push(content)
+            // Said as soon as the marker is read, before any text: a voice call then says the fallback instead.
+            if (answer.unanswered && !known) yield { type: 'unanswered' }
             if (text) yield { type: 'text', text }
           }
           for (const call of calls.push(choice.delta?.tool_calls)) yield { type: 'tool_call', call }
@@ -545,7 +548,7 @@ export default defineChatEngine({
       .join('\n\n')
       .slice(0, 120_000)
     const out = await ask(
-      `You condense website pages into a knowledge summary for a customer-service agent. Keep every concrete fact (prices, phone numbers, e-mail addresses, opening hours, addresses, policies, products and services). Write plain sentences, no marketing language, no invented facts, at most ${maxChars} characters.`,
+      `You condense website pages into a knowledge summary for a customer-service agent. Keep every concrete fact (prices, phone numbers, e-mail addresses, opening hours, addresses, policies, products and services). Write plain sentences, no marketing language, no invented facts, at most ${maxChars} characters.${opts?.language ? ` Write it in the language whose BCP-47 tag is ${opts.language}.` : ''}`,
       text,
       Math.ceil(maxChars / 3),
     )

@@ -543,9 +543,7 @@ export const conversations = pgTable(
   },
   (t) => [
     // The idle sweep (decisions "Idle conversations"): open text conversations by last activity.
-    index('conversations_idle_idx')
-      .on(t.updatedAt)
-      .where(sql`status = 'in_progress' AND channel IN ('api', 'widget')`),
+    index('conversations_idle_idx').on(t.updatedAt).where(sql`status = 'in_progress' AND channel IN ('api', 'widget')`),
     index('conversations_owned_live_idx')
       .on(t.ownerInstance)
       .where(sql`status = 'in_progress' AND owner_instance IS NOT NULL`),

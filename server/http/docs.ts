@@ -6,6 +6,7 @@ import { WEBHOOKS_GUIDE } from '~/domain/webhooks/guide'
 import { PHONE_GUIDE } from '~/domain/calls/guide'
 import { OUTBOUND_GUIDE } from '~/domain/calls/outbound-guide'
 import { WIDGET_GUIDE } from '~/domain/widget/guide'
+import { CONVERSATIONS_GUIDE } from '~/domain/conversations/guide'
 import { escapeHtml as esc } from '~/lib/html'
 
 /** The HTML page needs nothing but its own <style> block: no script, no frame, no form, no base. */
@@ -103,6 +104,7 @@ const GUIDES: Record<string, string> = {
   'phone-agents': PHONE_GUIDE,
   outbound: OUTBOUND_GUIDE,
   'widget-and-voice': WIDGET_GUIDE,
+  conversations: CONVERSATIONS_GUIDE,
 }
 
 export function markdownPages(doc: Doc): Map<string, string> {

@@ -43,6 +43,8 @@ export interface ChatResponse {
  * each tool call once its arguments are complete, then exactly one `done`.
  */
 export type ChatDelta =
+  /** The engine knows before writing that it cannot answer from what it was given (optional; done says it too). */
+  | { type: 'unanswered' }
   | { type: 'text'; text: string }
   | { type: 'tool_call'; call: ToolCall }
   | { type: 'done'; unanswered: boolean; usage: { input: number; output: number }; model: string }
@@ -72,8 +74,14 @@ export interface ChatEngine {
    * req.signal: an aborted stream stops reading and throws the signal's reason.
    */
   stream?(req: ChatRequest): AsyncIterable<ChatDelta>
-  /** Condense source texts into one knowledge summary of at most maxChars (default 4000). */
-  summarize(sources: { title: string; text: string }[], opts?: { maxChars?: number }): Promise<string>
+  /**
+   * Condense source texts into one summary of at most maxChars (default 4000), written in `language` (BCP-47)
+   * when given; an engine that cannot write in it answers '' and the host writes a plain one itself.
+   */
+  summarize(
+    sources: { title: string; text: string }[],
+    opts?: { maxChars?: number; language?: string | null },
+  ): Promise<string>
   /** The agent's opening line. */
   writeGreeting(input: BuildInput): Promise<string>
   /** The prompt for one surface: phone `instructions`, `chat_instructions` or `voice_chat_instructions`. */
@@ -104,6 +112,9 @@ export async function* streamAnswer(engine: ChatEngine, req: ChatRequest): Async
   const r = await engine.complete(req)
   req.signal?.throwIfAborted()
   if (r.toolCalls.length) for (const call of r.toolCalls) yield { type: 'tool_call', call }
-  else if (r.text) yield { type: 'text', text: r.text }
+  else {
+    if (r.unanswered) yield { type: 'unanswered' }
+    if (r.text) yield { type: 'text', text: r.text }
+  }
   yield { type: 'done', unanswered: r.unanswered, usage: r.usage, model: r.model }
 }

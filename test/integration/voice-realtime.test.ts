@@ -305,7 +305,8 @@ describe('the streaming voice loop (own server: fake Twilio, streaming chat and 
     const short = await endpointAfter(250)
     expect(long).toBeGreaterThanOrEqual(880)
     expect(short).toBeGreaterThanOrEqual(230)
-    expect(short).toBeLessThan(700)
+    // A loaded machine paces the caller's frames slower than real time, which stretches both alike.
+    expect(short).toBeLessThan(long - 300)
     await t.api.patch(`/agents/${agentId}/voice`, { end_of_speech_ms: null })
   })
 })

@@ -306,7 +306,7 @@ describe('PATCH /agents/{agt}', () => {
       voice_style: 'calm',
       notification_emails: ['ops@example.com'],
       website_url: 'https://example.org',
-      business_hours: { mon: '9-17' },
+      business_hours: { mon: [['09:00', '17:00']] },
       after_hours_message: 'closed',
       fallback_message: 'sorry',
       escalation_message: 'hold on',

@@ -249,8 +249,10 @@ describe('inbound phone calls (simulated network)', () => {
     expect(c.outcome).toBe('transferred')
     const tool = (c.transcript as any[]).find((x) => x.turn_type === 'tool')
     expect(tool).toBeTruthy()
-    const spoken = (c.transcript as any[]).filter((x) => x.turn_type === 'answer')
+    // A transfer hands the caller to a person: the answer is a handoff turn and the call is escalated.
+    const spoken = (c.transcript as any[]).filter((x) => x.turn_type === 'handoff')
     expect(spoken[spoken.length - 1].text).toMatch(/Transferring you to Sales/)
+    expect(c.escalated).toBe(true)
   })
 
   it('counts calls against max_calls_per_day: over it, a call is refused with a spoken message and recorded failed', async () => {

@@ -111,3 +111,21 @@ export function parseStored(raw: string | null): Stored | null {
 export function serializeStored(s: Stored): string {
   return JSON.stringify({ ...s, messages: s.messages.filter((m) => m.role !== 'error').slice(-MAX_STORED) })
 }
+
+const UTM_KEYS = ['source', 'medium', 'campaign', 'term', 'content'] as const
+
+/** The host page's utm_* parameters (each at most 200 characters, as the API takes them), or null when none. */
+export function utmFromSearch(search: string): Record<string, string> | null {
+  const params = new URLSearchParams(search)
+  const out: Record<string, string> = {}
+  for (const k of UTM_KEYS) {
+    const v = params.get(`utm_${k}`)
+    if (v) out[k] = v.slice(0, 200)
+  }
+  return Object.keys(out).length ? out : null
+}
+
+/** The browser's language when it is a tag the API takes (BCP-47), else null. */
+export function browserLanguage(language: string | undefined): string | null {
+  return language && /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/.test(language) && language.length <= 35 ? language : null
+}

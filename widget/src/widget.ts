@@ -7,6 +7,7 @@
 import {
   apiOrigin,
   appearanceFromDataset,
+  browserLanguage,
   errorMessage,
   greetingText,
   parseStored,
@@ -15,6 +16,7 @@ import {
   storageKey,
   type Message,
   type Stored,
+  utmFromSearch,
 } from './lib'
 import { css } from './style'
 import { startVoice, voiceSupported, type VoiceCall } from './voice'
@@ -184,7 +186,10 @@ type EventType = 'widget.loaded' | 'widget.opened' | 'widget.closed' | 'message.
   const start = (): Promise<void> => {
     if (starting) return starting
     starting = (async () => {
-      const r = await post('/v1/widget/conversations', {})
+      // The visitor's language picks a greeting; the host page's utm_* parameters tell where they came from.
+      const utm = utmFromSearch(location.search)
+      const language = browserLanguage(navigator.language)
+      const r = await post('/v1/widget/conversations', { ...(language ? { language } : {}), ...(utm ? { utm } : {}) })
       state = { conversation_id: r.conversation_id, visitor_token: r.visitor_token, messages: [] }
       if (r.appearance && typeof r.appearance === 'object') {
         state.appearance = r.appearance

@@ -12,6 +12,7 @@ import { agentVersionOf, loadAgent, type AgentRow, type PromptVersionRow } from 
 import { fieldValue, presentAgent, presentPromptVersion, resolveModel } from './present'
 import { freeLabel, insertPromptVersion, recordVersion } from './versions'
 import { checkCapabilities, type CapabilityLookup } from './capability-settings'
+import { emailsOf } from '~/kit/capability'
 
 export {
   agentAccount,
@@ -182,6 +183,7 @@ export async function applyAgentChanges(
       (set.capabilities ?? agent.capabilities) as string[],
       (set.capabilitySettings ?? agent.capabilitySettings) as Record<string, unknown>,
       opts.capabilities,
+      emailsOf(settings.notification_emails).length > 0,
     )
   }
   const behavioural = changed.some((f) => (BEHAVIOURAL_FIELDS as readonly string[]).includes(f))

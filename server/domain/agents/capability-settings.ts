@@ -82,6 +82,9 @@ function checkCompletion(key: CompletionKey, value: unknown): void {
   }
 }
 
+/** Completions that name where a capability mails (decisions "notification_emails": they fall back to it). */
+const MAIL_NEEDS = new Set(['lead_emails', 'ticket_emails', 'order_emails'])
+
 /**
  * Checks the capabilities an agent is given against the registry and their completions, on the values the
  * write would leave (after capability_settings merged): every name is a registered capability (field
@@ -92,6 +95,8 @@ export function checkCapabilities(
   capabilities: readonly string[],
   settings: Record<string, unknown>,
   registry: CapabilityLookup,
+  /** The agent has notification_emails: a capability's own mail list may then be empty (they receive its mail). */
+  mailFallback = false,
 ): void {
   const seen = new Set<string>()
   const enabled: Capability[] = []
@@ -109,6 +114,7 @@ export function checkCapabilities(
   }
   for (const capability of enabled) {
     for (const need of capability.needs) {
+      if (mailFallback && MAIL_NEEDS.has(need)) continue
       if (isEmpty(settings[need])) {
         throw Errors.validation(
           `capability_settings.${need}`,

@@ -3,6 +3,7 @@
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
 import { AccountId, Cursor, Id, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
+import { businessHoursProblem } from '~/domain/conversations/behaviour'
 
 export const AGENT_TYPES = ['chat', 'phone', 'dashboard', 'phone_outbound'] as const
 export const PROMPT_TYPES = ['phone', 'chat', 'voice_chat'] as const
@@ -189,7 +190,18 @@ export const AgentPatch = v.strictObject({
   voice_style: v.optional(v.nullable(Text(500))),
   notification_emails: v.optional(v.pipe(v.array(Email), v.maxLength(20))),
   website_url: v.optional(v.nullable(HttpUrl)),
-  business_hours: v.optional(v.nullable(JsonObject)),
+  business_hours: v.optional(
+    v.pipe(
+      v.nullable(JsonObject),
+      v.rawCheck(({ dataset, addIssue }) => {
+        const problem = dataset.typed ? businessHoursProblem(dataset.value) : null
+        if (problem) addIssue({ message: problem })
+      }),
+      v.description(
+        '{mon…sun: [["HH:MM", "HH:MM"], …]} in the agent\'s timezone; a day absent or [] is closed; "24:00" may close a day; null is always open.',
+      ),
+    ),
+  ),
   after_hours_message: v.optional(v.nullable(Text(2_000))),
   fallback_message: v.optional(v.nullable(Text(2_000))),
   escalation_message: v.optional(v.nullable(Text(2_000))),

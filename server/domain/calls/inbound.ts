@@ -4,6 +4,7 @@
 // refuse with a spoken message. A refused call on a number we hold is still recorded, as a `failed`
 // conversation, so integrators see it. The provider may retry its webhook: the session id is derived from
 // its call id, so a retry finds the same conversation instead of opening a second one.
+import { openingMetrics } from '~/domain/conversations/create'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { and, eq, sql } from 'drizzle-orm'
 import { conversations } from '~/db/schema'
@@ -130,7 +131,10 @@ export async function acceptInboundCall(
           provider: call.provider,
           provider_call_id: call.providerCallId,
         },
-        metrics: refusal ? { failure_reason: refusal.reason, duration_s: 0 } : {},
+        metrics: {
+          ...(agent ? openingMetrics(agent, now) : {}),
+          ...(refusal ? { failure_reason: refusal.reason, duration_s: 0 } : {}),
+        },
         language: agentLanguage(agent),
         // Until the media stream starts its session (on whichever instance it reaches), the call is this
         // instance's: if it dies first, the others close the conversation (reconcile.ts).

@@ -6,6 +6,7 @@
 //
 // A call holds a line from `ringing` until it ends. Every status change is a guarded move (calls.ts), so
 // the provider, the session, a cancel and the sweep may race and one wins.
+import { openingMetrics } from '~/domain/conversations/create'
 import { and, asc, eq, isNull, sql } from 'drizzle-orm'
 import type { Config } from '~/config'
 import type { Database, Executor } from '~/db/client'
@@ -363,7 +364,7 @@ export async function answerOutboundCall(
           answered_by: a.answeredBy ?? 'human',
           ...(call.campaignId ? { campaign_id: call.campaignId } : {}),
         },
-        metrics: {},
+        metrics: openingMetrics(agent),
         language: agentLanguage(agent),
       })
       .onConflictDoNothing()

@@ -20,18 +20,32 @@ import { and, eq } from 'drizzle-orm'
 import { agentLanguage as languageOf, loadAgent, type AgentRow } from '~/domain/agents/agents'
 import {
   assembleTurn,
+  asksIdentity,
   chatTools,
   claimTurn,
+  handoffOf,
+  ownSetting,
   releaseTurn,
   persistTurn,
+  runToolCall,
+  TRANSFER_TOOL,
+  type Assembled,
   type ToolRun,
 } from '~/domain/conversations/messages'
+import {
+  ASK_IDENTITY,
+  escalationMessage,
+  fallbackMessage,
+  smallTalkOf,
+  wantsPerson,
+} from '~/domain/conversations/behaviour'
+import { escalate } from '~/domain/conversations/escalation'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
 import { resolveGreeting } from '~/domain/conversations/create'
 import { recentCallsFor } from '~/domain/conversations/import'
 import { END_OF_SPEECH, Listener, type Utterance } from '~/domain/voice-loop/listen'
 import { Playout } from '~/domain/voice-loop/playout'
-import { Reply, type ReplyOutcome } from '~/domain/voice-loop/reply'
+import { Reply, type ReplyDeps, type ReplyOutcome } from '~/domain/voice-loop/reply'
 import { MAX_TEXT, openTranscriber, speculateAfterMs, type Transcriber } from '~/domain/voice-loop/transcribe'
 import { verifyMediaToken } from './inbound'
 import { addOptOut, isOptOut } from './dnc'
@@ -245,7 +259,8 @@ export class VoiceSession {
         if (script.greeting) return this.say(script.greeting, 'greeting')
       }
     }
-    await this.say(resolveGreeting(agent, conv.identity ?? {}), 'greeting')
+    const surface = conv.channel === 'voice_chat' ? 'voice_chat' : 'phone'
+    await this.say(resolveGreeting(agent, conv.identity ?? {}, { surface, language: conv.language }), 'greeting')
   }
 
   onEvent(event: ReturnType<MediaLeg['receive']>) {
@@ -438,15 +453,26 @@ export class VoiceSession {
       const optOut = !!caller && isOptOut(text)
       if (optOut) await addOptOut(this.runtime.database, conv.accountId, caller, conv.id)
       if (saysAny(text, endPhrases)) this.pendingEnd = { reason: 'end_phrase' }
-      const reply = this.newReply(fallbackLine(agent), (run) => {
-        // Decided as soon as the tool has run, so speech that arrives while the answer plays is not answered.
-        const phone = run.call.name === 'transfer_call' && run.result.ok ? run.result.record?.phone : null
+      // Decided as soon as a transfer has run, so speech that arrives while the answer plays is not answered.
+      const transferred = (run: ToolRun) => {
+        const phone = run.call.name === TRANSFER_TOOL && run.result.ok ? run.result.record?.phone : null
         if (typeof phone === 'string') this.pendingEnd = { reason: 'transferred', transferTo: phone }
+      }
+      // A caller asking for a person is handed over by the host, with no engine call (decisions "Escalation").
+      const person = !optOut && wantsPerson(text) ? await this.handOver(claimed.conv, assembled, transferred) : null
+      const escalation = ownSetting(agent, 'escalation_message')
+      const reply = this.newReply(fallbackLine(agent), transferred, {
+        unansweredLine: fallbackMessage(agent),
+        afterTools: (runs) => (runs.some((r) => r.call.name === TRANSFER_TOOL && r.result.ok) ? escalation : null),
+        trailingLine: asksIdentity(agent, claimed.conv, assembled.messages) ? ASK_IDENTITY : null,
       })
       this.reply = reply
-      const out = await reply.run(optOut ? { line: LINES.optOut } : { turn: assembled, conv: claimed.conv })
+      const said = optOut ? { line: LINES.optOut } : person ? { line: person.line } : null
+      const out = await reply.run(said ?? { turn: assembled, conv: claimed.conv })
       this.reply = null
-      if (out.interrupted && !out.heard && !out.toolRuns.length) {
+      const toolRuns = [...(person?.toolRuns ?? []), ...out.toolRuns]
+      const handoff = person?.handoff ?? handoffOf(agent, toolRuns)
+      if (out.interrupted && !out.heard && !toolRuns.length) {
         if (out.interrupted === 'hang_up') {
           // The caller left before hearing any answer: their words stay in the transcript, alone.
           await writeLine(
@@ -470,11 +496,19 @@ export class VoiceSession {
         undefined,
         assembled,
         {
-          reply: { text: out.heard, toolCalls: [], unanswered: out.unanswered, usage: out.usage, model: out.model },
+          reply: {
+            text: out.heard,
+            toolCalls: [],
+            // Small talk is never a knowledge gap.
+            unanswered: out.unanswered && !smallTalkOf(text),
+            usage: out.usage,
+            model: out.model,
+          },
           input: out.usage.input,
           output: out.usage.output,
-          toolRuns: out.toolRuns,
+          toolRuns,
           latencyMs: latency.latencyMs ?? 0,
+          handoff,
         },
         {
           visitor,
@@ -485,6 +519,10 @@ export class VoiceSession {
       )
       written = true
       if (latency.latencyMs !== null) this.latencies.push(latency.latencyMs)
+      if (handoff)
+        await escalate(this.runtime, claimed.conv, agent, { reason: handoff.reason, visitorText: text }).catch((err) =>
+          this.log(`escalation not recorded: ${err instanceof Error ? err.message : err}`),
+        )
     } catch (err) {
       this.log(`turn failed: ${err instanceof Error ? err.message : err}`)
       if (!written) await this.say(LINES.trouble)
@@ -494,13 +532,35 @@ export class VoiceSession {
     }
   }
 
+  /**
+   * A caller who asks for a person: on a phone call with transfer_call and someone in its directory, the call
+   * goes to the directory's first entry (outside business hours the tool refuses and its message is said);
+   * otherwise, and in voice chat, the agent says the escalation message. Either way the turn is a handoff.
+   */
+  private async handOver(conv: ConversationRow, turn: Assembled, transferred: (run: ToolRun) => void) {
+    const agent = turn.agent
+    const handoff = { reason: 'The caller asked for a person.' }
+    const destination = conv.channel === 'voice_chat' ? null : firstTransferDestination(agent, turn.tools)
+    if (!destination) return { line: escalationMessage(agent), handoff, toolRuns: [] as ToolRun[] }
+    const call = { name: TRANSFER_TOOL, arguments: { destination, reason: handoff.reason } }
+    const run = await runToolCall(this.runtime, conv, agent, turn.tools, call)
+    transferred(run)
+    const line = run.result.ok ? (ownSetting(agent, 'escalation_message') ?? run.result.message) : run.result.message
+    return { line, handoff: handoffOf(agent, [run]) ?? handoff, toolRuns: [run] }
+  }
+
   /** End-of-speech → first agent audio frame, per turn, in this process. */
   readonly latencies: number[] = []
 
   /** An answer (or a host line) on this call's leg, clock, voice and signal; captions go to the leg. */
-  private newReply(fallback: string, onToolRun?: (run: ToolRun) => void) {
+  private newReply(
+    fallback: string,
+    onToolRun?: (run: ToolRun) => void,
+    shaping: Pick<ReplyDeps, 'unansweredLine' | 'afterTools' | 'trailingLine'> = {},
+  ) {
     const agent = this.agent
     return new Reply({
+      ...shaping,
       runtime: this.runtime,
       playout: this.playout,
       clock: () => this.clock,
@@ -607,6 +667,14 @@ export class VoiceSession {
 function joinWords(carried: string | undefined, said: string): string {
   const text = [carried, said].filter(Boolean).join(' ')
   return text.length <= MAX_TEXT ? text : text.slice(text.length - MAX_TEXT).replace(/^\S*\s+/, '')
+}
+
+/** The first name of the agent's transfer directory, when the call may use transfer_call. */
+function firstTransferDestination(agent: AgentRow, tools: Capability[]): string | null {
+  if (!tools.some((c) => c.name === TRANSFER_TOOL)) return null
+  const dir = agent.capabilitySettings?.transfer_directory
+  const first = Array.isArray(dir) ? dir[0]?.name : dir && typeof dir === 'object' ? Object.keys(dir)[0] : null
+  return typeof first === 'string' && first.trim() ? first : null
 }
 
 /** What the agent says when its engine fails: the agent's fallback_message, else the host's apology. */

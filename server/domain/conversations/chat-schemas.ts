@@ -21,12 +21,23 @@ export const ConversationParams = v.object({
 
 const JsonObject = v.pipe(JsonRecord(v.string(), v.unknown(), 'Expected an object.'), v.description('object'))
 
+const UtmValue = v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200, 'At most 200 characters.'))))
+/** decisions "utm": the campaign the visitor came from; each value a string of at most 200 characters or null. */
+export const Utm = v.pipe(
+  v.strictObject({ source: UtmValue, medium: UtmValue, campaign: UtmValue, term: UtmValue, content: UtmValue }),
+  v.transform(
+    (u) => Object.fromEntries(Object.entries(u).filter(([, x]) => x !== undefined)) as Record<string, string | null>,
+  ),
+  v.description('{source, medium, campaign, term, content}: each a string of at most 200 characters, or null.'),
+)
+
 export const CreateConversationBody = v.strictObject({
   agent_id: v.pipe(v.string('agent_id is required.'), Id('agt')),
   send_greeting: v.optional(v.boolean('send_greeting must be a boolean.')),
   external_session_id: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(255)))),
   identity: v.optional(JsonObject),
   custom: v.optional(JsonObject),
+  utm: v.optional(Utm),
 })
 
 export const MessageBody = v.strictObject({

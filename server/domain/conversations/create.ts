@@ -25,17 +25,35 @@ import {
   type TurnRow,
 } from './chat-schemas'
 import { conversationResource } from './read'
+import { afterHoursMessage, greetingFor, isOpen, type GreetingSurface } from './behaviour'
 
 export const GENERIC_WELCOME = 'Hello! How can I help you today?'
 
 const fill = (template: string, values: Record<string, string | null | undefined>) =>
   template.replace(/\{(\w+)\}/g, (whole, key: string) => (values[key] ? String(values[key]) : whole))
 
-/** Greeting order (contract): the build's greeting_initial template, public_chat_greeting, greeting, a generic welcome. */
+export interface GreetingContext {
+  surface?: GreetingSurface
+  /** The conversation's language (BCP-47), for greetings[surface][language]. */
+  language?: string | null
+  /** The widget puts public_chat_greeting first (contract). */
+  widget?: boolean
+  at?: Date
+}
+
+/**
+ * The greeting of a new conversation (decisions "greetings", "business_hours"): outside business hours the
+ * after_hours_message; else greetings[surface][language] (then its primary subtag, then the default
+ * language); else the contract's order: the build's greeting_initial template, public_chat_greeting (first
+ * on the widget), greeting, a generic welcome.
+ */
 export function resolveGreeting(
   agent: Pick<AgentRow, 'greetingInitial' | 'businessName' | 'name' | 'settings'>,
   identity: Record<string, unknown>,
+  on: GreetingContext = {},
 ): string {
+  const closed = !isOpen(agent, on.at) && afterHoursMessage(agent)
+  if (closed) return closed
   const settings = agent.settings ?? {}
   const values = {
     business_name: agent.businessName ?? agent.name,
@@ -43,17 +61,26 @@ export function resolveGreeting(
     agent_name: agent.name,
     visitor_name: typeof identity.name === 'string' ? identity.name : null,
   }
-  for (const candidate of [agent.greetingInitial, settings.public_chat_greeting, settings.greeting]) {
+  const byLanguage = greetingFor(agent, on.surface ?? 'chat', on.language ?? null)
+  const order = on.widget
+    ? [byLanguage, settings.public_chat_greeting, agent.greetingInitial, settings.greeting]
+    : [byLanguage, agent.greetingInitial, settings.public_chat_greeting, settings.greeting]
+  for (const candidate of order) {
     if (typeof candidate === 'string' && candidate.trim()) return fill(candidate.trim(), values)
   }
   return GENERIC_WELCOME
 }
+
+/** metrics of a new conversation: whether it started outside the agent's business hours. */
+export const openingMetrics = (agent: Pick<AgentRow, 'settings'>, at?: Date) => ({ after_hours: !isOpen(agent, at) })
 
 /** Where a chat conversation comes from: API chat (the default) or the public widget (issue 17). */
 export interface ChatOrigin {
   channel: 'api' | 'widget'
   /** SHA-256 hex of the widget visitor token, stored so that only its holder may send messages. */
   visitorTokenHash?: string | null
+  /** The browser's language (the widget sends navigator.language), else the agent's. */
+  language?: string | null
 }
 
 export async function createConversation(
@@ -92,7 +119,9 @@ export async function createConversation(
         identity,
         hasIdentity: hasIdentity(identity),
         custom: body.custom ?? {},
-        language: agentLanguage(agent),
+        metrics: openingMetrics(agent, now),
+        utm: body.utm ?? {},
+        language: from.language ?? agentLanguage(agent),
         visitorTokenHash: from.visitorTokenHash ?? null,
       })
       .returning()
@@ -105,7 +134,12 @@ export async function createConversation(
           conversationId: conv.id,
           turnIndex: 0,
           speaker: 'agent',
-          text: resolveGreeting(agent, identity),
+          text: resolveGreeting(agent, identity, {
+            surface: 'chat',
+            language: conv.language,
+            widget: from.channel === 'widget',
+            at: now,
+          }),
           timestamp: now,
           latencyMs: null,
           turnType: 'greeting',

@@ -12,7 +12,15 @@ import type { MessageBody } from './chat-schemas'
 import type { Database } from '~/db/client'
 import { conversations, messageKeys, type LatencyBreakdown } from '~/db/schema'
 import type { Capability, CapabilityResult } from '~/kit/capability'
-import { withKnowledge, type ChatMessage, type Surface, type ToolCall, type ToolSpec } from '~/kit/chat-engine'
+import {
+  withKnowledge,
+  type ChatMessage,
+  type ChatResponse,
+  type Surface,
+  type ToolCall,
+  type ToolSpec,
+} from '~/kit/chat-engine'
+import { emailsOf } from '~/kit/capability'
 import { Errors, apiError } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
 import { agentLanguage, assertNotPaused, type AgentRow } from '~/domain/agents/agents'
@@ -22,6 +30,20 @@ import { turnContext } from './turn-context'
 import { loadConversation } from './read'
 import { presentTurn, type ConversationRow, type TurnRow } from './chat-schemas'
 import { sha256Hex } from '~/lib/opaque-token'
+import { detectLanguage } from '~/lib/cues'
+
+export { detectLanguage }
+import {
+  afterHoursMessage,
+  ASK_IDENTITY,
+  escalationMessage,
+  fallbackMessage,
+  isOpen,
+  smallTalkOf,
+  statedContact,
+  wantsPerson,
+} from './behaviour'
+import { escalate, notificationEmails } from './escalation'
 
 /** How long a turn may hold the conversation before another message may take over (a crashed instance). */
 export const TURN_LOCK_MS = 60_000
@@ -50,32 +72,6 @@ export interface MessageAnswer {
   response: Record<string, unknown>
 }
 
-// A few function words per language: enough to tell the usual visitor languages apart, else the fallback.
-const STOPWORDS: Record<string, string[]> = {
-  en: ['the', 'is', 'and', 'what', 'how', 'you', 'do', 'please', 'my', 'me', 'can', 'are', 'your', 'i'],
-  fr: ['le', 'la', 'les', 'est', 'et', 'vous', 'je', 'pour', 'quel', 'quelle', 'bonjour', 'merci', 'une', 'des'],
-  es: ['el', 'la', 'los', 'es', 'y', 'usted', 'yo', 'para', 'qué', 'cuál', 'hola', 'gracias', 'una', 'por'],
-  de: ['der', 'die', 'das', 'ist', 'und', 'sie', 'ich', 'für', 'was', 'wie', 'hallo', 'danke', 'eine', 'nicht'],
-}
-
-/** The visitor's language by a function-word count; ties and empty matches fall back (agent or conversation language). */
-export function detectLanguage(text: string, fallback: string | null): string | null {
-  const words = text
-    .toLowerCase()
-    .split(/[^\p{L}]+/u)
-    .filter(Boolean)
-  let best: string | null = null
-  let bestScore = 0
-  for (const [lang, list] of Object.entries(STOPWORDS)) {
-    const score = words.filter((w) => list.includes(w)).length
-    if (score > bestScore) {
-      best = lang
-      bestScore = score
-    }
-  }
-  return bestScore > 0 ? best : fallback
-}
-
 /** The capabilities API chat may call for this agent: enabled on the agent, registered, and apiChat. */
 export function chatTools(runtime: Pick<Runtime, 'registries'>, agent: AgentRow): Capability[] {
   return agent.capabilities
@@ -86,6 +82,22 @@ export function chatTools(runtime: Pick<Runtime, 'registries'>, agent: AgentRow)
 export function toolSpec(c: Capability): ToolSpec {
   const { $schema: _, ...parameters } = toJsonSchema(c.parameters, { errorMode: 'ignore' }) as Record<string, unknown>
   return { name: c.name, description: c.description, parameters }
+}
+
+export const TRANSFER_TOOL = 'transfer_call'
+const CLOSED_FOR_TRANSFER = 'We are closed right now, so I cannot put you through; someone will get back to you.'
+/** The capability settings that name where a capability mails; empty, they fall back to notification_emails. */
+const MAIL_SETTINGS = new Set(['lead_emails', 'ticket_emails', 'order_emails'])
+
+/** A capability's settings from the agent, its mail destination falling back to notification_emails. */
+function capabilitySettingsFor(agent: AgentRow, cap: Capability): Record<string, unknown> {
+  const fallback = notificationEmails(agent)
+  return Object.fromEntries(
+    cap.needs.map((k) => {
+      const value = agent.capabilitySettings?.[k]
+      return [k, MAIL_SETTINGS.has(k) && !emailsOf(value).length && fallback.length ? fallback : value]
+    }),
+  )
 }
 
 /** Runs one tool call: unknown or disallowed tools and invalid arguments come back as a failed result. */
@@ -100,7 +112,10 @@ async function runTool(
   if (!cap) return { ok: false, message: `The tool ${call.name} is not available in this chat.` }
   const parsed = v.safeParse(cap.parameters, call.arguments)
   if (!parsed.success) return { ok: false, message: `Invalid arguments for ${cap.name}: ${parsed.issues[0].message}` }
-  const settings = Object.fromEntries(cap.needs.map((k) => [k, agent.capabilitySettings?.[k]]))
+  // decisions "business_hours": outside them nobody takes a transfer; the caller hears the after-hours message.
+  if (cap.name === TRANSFER_TOOL && !isOpen(agent))
+    return { ok: false, message: afterHoursMessage(agent) ?? CLOSED_FOR_TRANSFER }
+  const settings = capabilitySettingsFor(agent, cap)
   const mailer = runtime.providers.mail
   return cap.run(
     {
@@ -218,6 +233,11 @@ export async function postMessage(
     const completed = await completeWithTools(runtime, conv, turn)
     const response = await persistTurn(runtime, conv, body.text, key, turn, completed)
     written = true
+    if (completed.handoff)
+      await escalate(runtime, conv, turn.agent, { reason: completed.handoff.reason, visitorText: body.text }).catch(
+        (err) =>
+          console.error(`[chat] ${conv.id} escalation not recorded: ${err instanceof Error ? err.message : err}`),
+      )
     return { replayed: false, response }
   } catch (err) {
     if (keyClaimed) await dropKey(database, conv.id, key!, undefined).catch(() => {})
@@ -360,7 +380,15 @@ export async function releaseTurn(database: Database, convId: string) {
 }
 
 export type Assembled = Awaited<ReturnType<typeof assembleTurn>>
-export type Completed = Awaited<ReturnType<typeof completeWithTools>>
+export interface Completed {
+  reply: ChatResponse
+  input: number
+  output: number
+  toolRuns: ToolRun[]
+  latencyMs: number
+  /** The turn hands the conversation to a person: its answer is a handoff turn and the conversation escalates. */
+  handoff: Handoff
+}
 
 /** How a surface other than API chat assembles its turn: its prompt, its tools, text added to the knowledge. */
 export interface TurnSurface {
@@ -402,39 +430,167 @@ export async function assembleTurn(runtime: Runtime, claimed: Claimed, text: str
   return { agent, tools, messages, request, visitorAt }
 }
 
-/** The engine's answer; when it asks for tools, they run and the engine answers again with their results. */
-export async function completeWithTools(runtime: Runtime, conv: ConversationRow, turn: Assembled) {
+/** The visitor's message of an assembled turn. */
+export const visitorTextOf = (turn: Pick<Assembled, 'messages'>) =>
+  turn.messages[turn.messages.length - 1]?.content ?? ''
+
+/** Why a turn hands the conversation to a person (decisions "Escalation"), or null. */
+export type Handoff = { reason: string } | null
+
+/** A reply the host says itself (no engine call, no tokens). */
+export function scriptedReply(text: string, handoff: Handoff = null, unanswered = false): Completed {
+  return {
+    reply: { text, toolCalls: [], unanswered, usage: { input: 0, output: 0 }, model: 'scripted' },
+    input: 0,
+    output: 0,
+    toolRuns: [],
+    latencyMs: 0,
+    handoff,
+  }
+}
+
+/**
+ * The engine's answer, shaped by the agent's runtime settings (decisions "Behaviour: every stored setting
+ * acts"): a visitor asking for a person is handed over (escalation_message, no engine call); when the engine
+ * asks for tools they run and it answers again with their results; a transfer that ran is a handoff; small
+ * talk is never unanswered; an unanswered question, or an engine that fails, gets fallback_message; with
+ * collect_identity the first answer asks for contact details while the visitor is unknown.
+ */
+export async function completeWithTools(runtime: Runtime, conv: ConversationRow, turn: Assembled): Promise<Completed> {
   const { agent, tools, messages, request } = turn
+  const said = visitorTextOf(turn)
+  if (wantsPerson(said)) return scriptedReply(escalationMessage(agent), { reason: 'The visitor asked for a person.' })
   const engine = runtime.providers.chat
   const started = performance.now()
-  let reply = await engine.complete({ ...request, messages })
-  let input = reply.usage.input
-  let output = reply.usage.output
+  let input = 0
+  let output = 0
   const toolRuns: ToolRun[] = []
-  // One round of tool calls: run them, hand the results back, and take the engine's answer.
-  if (reply.toolCalls.length) {
-    const toolMessages: ChatMessage[] = []
-    for (const call of reply.toolCalls) {
-      const run = await runToolCall(runtime, conv, agent, tools, call)
-      toolRuns.push(run)
-      toolMessages.push({ role: 'tool', name: call.name, content: run.result.message })
+  let reply: ChatResponse
+  try {
+    reply = await engine.complete({ ...request, messages })
+    input = reply.usage.input
+    output = reply.usage.output
+    // One round of tool calls: run them, hand the results back, and take the engine's answer.
+    if (reply.toolCalls.length) {
+      const toolMessages: ChatMessage[] = []
+      for (const call of reply.toolCalls) {
+        const run = await runToolCall(runtime, conv, agent, tools, call)
+        toolRuns.push(run)
+        toolMessages.push({ role: 'tool', name: call.name, content: run.result.message })
+      }
+      const followUp = await engine.complete({
+        ...request,
+        messages: [...messages, { role: 'assistant', content: reply.text }, ...toolMessages],
+      })
+      input += followUp.usage.input
+      output += followUp.usage.output
+      reply = { ...followUp, unanswered: false }
     }
-    const followUp = await engine.complete({
-      ...request,
-      messages: [...messages, { role: 'assistant', content: reply.text }, ...toolMessages],
-    })
-    input += followUp.usage.input
-    output += followUp.usage.output
-    reply = { ...followUp, unanswered: false }
+  } catch (err) {
+    // decisions "fallback_message": an engine that fails after its own retry is a question not answered.
+    console.error(`[chat] ${conv.id} the engine failed: ${err instanceof Error ? err.message : err}`)
+    reply = {
+      text: fallbackMessage(agent) ?? ENGINE_TROUBLE,
+      toolCalls: [],
+      unanswered: true,
+      usage: { input, output },
+      model: 'fallback',
+    }
   }
-  const latencyMs = Math.round(performance.now() - started)
-  return { reply, input, output, toolRuns, latencyMs }
+  const shaped = shapeAnswer(agent, said, messages, reply, toolRuns, knownVisitor(conv))
+  return { ...shaped, input, output, toolRuns, latencyMs: Math.round(performance.now() - started) }
+}
+
+/** Said when the engine fails and the agent has no fallback_message. */
+export const ENGINE_TROUBLE = "I'm sorry, I can't answer that right now. Please try again in a moment."
+
+/**
+ * The settings' say on an engine answer, shared by chat and voice: a transfer that ran (or was refused out
+ * of hours) hands over; small talk is never unanswered; an unanswered answer is fallback_message when set;
+ * collect_identity asks for contact details in the first answer while the visitor is unknown.
+ */
+export function shapeAnswer(
+  agent: AgentRow,
+  said: string,
+  messages: ChatMessage[],
+  reply: ChatResponse,
+  toolRuns: ToolRun[],
+  known: boolean,
+): { reply: ChatResponse; handoff: Handoff } {
+  const handoff = handoffOf(agent, toolRuns)
+  let text = reply.text
+  let unanswered = reply.unanswered
+  if (handoff && toolRuns.some((r) => r.call.name === TRANSFER_TOOL && r.result.ok))
+    text = ownSetting(agent, 'escalation_message') ?? text
+  if (smallTalkOf(said)) unanswered = false
+  else if (unanswered) text = fallbackMessage(agent) ?? text
+  if (!handoff && !known && asksIdentity(agent, { identity: {} }, messages)) text = `${text.trimEnd()} ${ASK_IDENTITY}`
+  return { reply: { ...reply, text, unanswered }, handoff }
+}
+
+/** A transfer that ran hands the conversation over; so does one refused because it is outside business hours. */
+export function handoffOf(agent: AgentRow, toolRuns: ToolRun[]): Handoff {
+  const transfer = toolRuns.find((r) => r.call.name === TRANSFER_TOOL)
+  if (transfer?.result.ok) return { reason: `Transferred: ${transfer.result.message}` }
+  if (transfer && !isOpen(agent)) return { reason: 'Asked for a transfer outside business hours.' }
+  return null
+}
+
+/** collect_identity: the first answer asks for contact details while the visitor is unknown. */
+export function asksIdentity(agent: AgentRow, conv: Pick<ConversationRow, 'identity'>, messages: ChatMessage[]) {
+  return (
+    agent.settings?.collect_identity === true && !knownVisitor(conv) && isFirstAnswer(messages) && !identified(messages)
+  )
+}
+
+export const ownSetting = (agent: AgentRow, key: string) => {
+  const v = agent.settings?.[key]
+  return typeof v === 'string' && v.trim() ? v : null
+}
+/** The conversation already knows how to reach the visitor. */
+export const knownVisitor = (conv: Pick<ConversationRow, 'identity'>) =>
+  typeof conv.identity?.email === 'string' || typeof conv.identity?.phone_e164 === 'string'
+/** The visitor's first message: no earlier one in the history. */
+const isFirstAnswer = (messages: ChatMessage[]) => messages.filter((m) => m.role === 'user').length === 1
+/** The visitor already gave an e-mail address or phone number in this message. */
+const identified = (messages: ChatMessage[]) => {
+  const c = statedContact(messages[messages.length - 1]?.content ?? '', null)
+  return !!(c.email || c.phone_e164)
+}
+
+/**
+ * What the turn teaches about the visitor (decisions "Identity from the conversation"): an e-mail or phone
+ * number a capability captured, else one the visitor stated, for each that identity does not hold yet; null
+ * when nothing is new. API-given identity is never overwritten.
+ */
+function learntIdentity(
+  conv: Pick<ConversationRow, 'identity'>,
+  text: string,
+  toolRuns: ToolRun[],
+  language: string | null,
+): Record<string, string> | null {
+  const have = conv.identity ?? {}
+  const out: Record<string, string> = {}
+  const captured = toolRuns.map((r) => (r.result.ok ? r.result.record : null)).filter((r) => !!r)
+  const fromTool = (key: 'email' | 'phone') =>
+    captured.map((r) => r?.[key]).find((x): x is string => typeof x === 'string' && !!x)
+  const stated = statedContact(text, language)
+  const email = fromTool('email')?.toLowerCase() ?? stated.email
+  if (typeof have.email !== 'string' && email) {
+    out.email = email
+    out.email_source = fromTool('email') ? 'capability' : 'stated'
+  }
+  const toolPhone = fromTool('phone')
+  const phone = (toolPhone ? statedContact(toolPhone, language).phone_e164 : undefined) ?? stated.phone_e164
+  if (typeof have.phone_e164 !== 'string' && phone) out.phone_e164 = phone
+  return Object.keys(out).length ? out : null
 }
 
 // The turn's write, of fixed text so that it stays prepared: $1 conversation, $2 the turns (JSON array),
 // $3 turn_count, $4 updated_at, $5 language, $6 new records (JSON array or null), $7–$12 the session's
 // usage key (account, agent, agent type, channel, session, started_at), $13 tokens, $14 cost, $15 the
-// idempotency key or null, $16 its stored response. Call turns carry their audio offsets in $2.
+// idempotency key or null, $16 its stored response, $17 identity learnt from the turn (JSON object or null).
+// Call turns carry their audio offsets in $2.
 const WRITE_TURN = `
   WITH ins AS (
     INSERT INTO turns (conversation_id, turn_index, speaker, text, "timestamp", latency_ms, latency_breakdown,
@@ -448,7 +604,9 @@ const WRITE_TURN = `
     RETURNING 1
   ), conv_row AS (
     UPDATE conversations SET turn_count = $3::int, updated_at = $4::timestamptz, turn_locked_until = NULL,
-      language = $5::text, records = CASE WHEN $6::jsonb IS NULL THEN records ELSE records || $6::jsonb END
+      language = $5::text, records = CASE WHEN $6::jsonb IS NULL THEN records ELSE records || $6::jsonb END,
+      identity = CASE WHEN $17::jsonb IS NULL THEN identity ELSE identity || $17::jsonb END,
+      has_identity = has_identity OR $17::jsonb IS NOT NULL
     WHERE id = $1::text
     RETURNING 1
   ), usage_row AS (
@@ -482,7 +640,7 @@ export async function persistTurn(
   text: string,
   key: string | undefined,
   { agent, visitorAt }: Pick<Assembled, 'agent' | 'visitorAt'>,
-  { reply, input, output, toolRuns, latencyMs }: Completed,
+  { reply, input, output, toolRuns, latencyMs, handoff }: Completed,
   audio?: { visitor: TurnAudio; agent: TurnAudio; latencyMs: number; breakdown: LatencyBreakdown },
 ) {
   const language = detectLanguage(text, conv.language ?? agentLanguage(agent))
@@ -546,7 +704,7 @@ export async function persistTurn(
     timestamp: answeredAt,
     latencyMs: audio?.latencyMs ?? latencyMs,
     latencyBreakdown: audio?.breakdown ?? null,
-    turnType: 'answer',
+    turnType: handoff ? 'handoff' : 'answer',
     detectedIntent: null,
     unanswered: reply.unanswered,
     audioOffsetMs: audio?.agent.offsetMs ?? null,
@@ -555,6 +713,7 @@ export async function persistTurn(
     tokensIn: input,
     tokensOut: output,
   })
+  const learnt = learntIdentity(conv, text, toolRuns, language)
   const records = toolRuns
     .filter((r) => r.result.ok && r.result.record)
     .map((r) => ({
@@ -612,6 +771,7 @@ export async function persistTurn(
     cost,
     key ?? null,
     key === undefined ? null : JSON.stringify(response),
+    learnt ? toJson(learnt) : null,
   ])
   return response
 }

@@ -4,7 +4,7 @@
 // summary_status still being pending, and summary.ready is emitted only by the write that won.
 import { and, asc, eq, ne } from 'drizzle-orm'
 import type { Database } from '~/db/client'
-import { conversations, turns } from '~/db/schema'
+import { agents, conversations, turns } from '~/db/schema'
 import type { ChatEngine } from '~/kit/chat-engine'
 import { emitEvent } from '~/domain/events/emit'
 import type { ConversationRow, TurnRow } from './chat-schemas'
@@ -99,10 +99,12 @@ export interface Summary {
   language: string | null
 }
 
-export function outcomeOf(conv: Pick<ConversationRow, 'records'>, rows: TurnRow[]): string {
+export function outcomeOf(conv: Pick<ConversationRow, 'records' | 'status'>, rows: TurnRow[]): string {
   const fired = new Set(conv.records.map((r) => r.outcome).filter((o): o is string => typeof o === 'string'))
   for (const o of TOOL_OUTCOMES) if (fired.has(o)) return o
   if (rows.some((t) => t.turnType === 'handoff')) return 'escalated'
+  // decisions "Idle conversations": left by the visitor, unless a stronger outcome (above) was reached.
+  if (conv.status === 'abandoned') return 'abandoned'
   const answers = rows.filter((t) => t.turnType === 'answer')
   if (!answers.length) return 'unresolved'
   // Resolved when most answers came from the knowledge; unresolved when half or more were fallbacks.
@@ -145,9 +147,35 @@ export function leadOf(conv: Pick<ConversationRow, 'records' | 'identity'>): Sum
   }
 }
 
-export async function buildSummary(engine: ChatEngine, conv: ConversationRow, rows: TurnRow[]): Promise<Summary> {
+/** When the engine cannot write the summary (or cannot write it in the wanted language): a plain one. */
+const PLAIN: Record<string, (questions: number, outcome: string) => string> = {
+  en: (n, o) =>
+    n ? `The visitor asked ${n} question(s); outcome ${o}.` : 'The conversation ended without a visitor message.',
+  fr: (n, o) =>
+    n
+      ? `Le visiteur a posé ${n} question(s) ; résultat : ${o}.`
+      : "La conversation s'est terminée sans message du visiteur.",
+  es: (n, o) =>
+    n ? `El visitante hizo ${n} pregunta(s); resultado: ${o}.` : 'La conversación terminó sin mensaje del visitante.',
+  de: (n, o) =>
+    n ? `Der Besucher stellte ${n} Frage(n); Ergebnis: ${o}.` : 'Das Gespräch endete ohne Nachricht des Besuchers.',
+}
+
+/**
+ * The summary of an ended conversation. `summaryLanguage` (the agent's summary_language) picks the language
+ * it is written in, else the conversation's; summary.language reports the one it was written in: a plain
+ * summary in a language of PLAIN when the engine could not write in it, else the conversation's own.
+ */
+export async function buildSummary(
+  engine: ChatEngine,
+  conv: ConversationRow,
+  rows: TurnRow[],
+  summaryLanguage: string | null = null,
+): Promise<Summary> {
   const visitor = rows.filter((t) => t.speaker === 'visitor').map((t) => t.text)
   const outcome = outcomeOf(conv, rows)
+  const spoken = conv.language ?? spokenLanguage(rows)
+  const wanted = summaryLanguage ?? spoken
   const actions: string[] = []
   for (const r of conv.records) {
     const who = [r.name, r.email, r.phone].filter((x) => typeof x === 'string' && x).join(', ')
@@ -169,25 +197,39 @@ export async function buildSummary(engine: ChatEngine, conv: ConversationRow, ro
     .map((t) => `${t.speaker === 'visitor' ? 'Visitor' : 'Agent'}: ${t.text}`)
     .join('\n')
   let text = transcript
-    ? await engine.summarize([{ title: 'Conversation', text: transcript }], { maxChars: 600 }).catch(() => '')
+    ? await engine
+        .summarize([{ title: 'Conversation', text: transcript }], { maxChars: 600, language: wanted })
+        .catch(() => '')
     : ''
-  if (!text.trim())
-    text = visitor.length
-      ? `The visitor asked ${visitor.length} question(s); outcome ${outcome}.`
-      : 'The conversation ended without a visitor message.'
-  const handoff = rows.find((t) => t.turnType === 'handoff')
+  let language = wanted
+  if (!text.trim()) {
+    const primary = wanted?.split('-')[0].toLowerCase() ?? 'en'
+    const plain = PLAIN[primary]
+    text = (plain ?? PLAIN.en)(visitor.length, outcome)
+    if (!plain) language = 'en'
+  }
+  const handoffAt = rows.findIndex((t) => t.turnType === 'handoff')
+  const asked = rows
+    .slice(0, Math.max(0, handoffAt))
+    .reverse()
+    .find((t) => t.speaker === 'visitor')
   return {
     text: text.trim(),
     outcome,
     sentiment: sentimentOf(visitor),
     topics: topicsOf(visitor),
     action_items: actions,
-    escalated_to_human: { value: !!handoff, reason: handoff ? handoff.text : null },
+    escalated_to_human: {
+      value: handoffAt >= 0 || conv.escalated,
+      reason: handoffAt >= 0 ? `The visitor asked: "${(asked?.text ?? rows[handoffAt].text).slice(0, 200)}"` : null,
+    },
     lead: leadOf(conv),
-    language:
-      conv.language ?? rows.find((t) => t.speaker === 'visitor' && t.detectedLanguage)?.detectedLanguage ?? null,
+    language,
   }
 }
+
+const spokenLanguage = (rows: TurnRow[]) =>
+  rows.find((t) => t.speaker === 'visitor' && t.detectedLanguage)?.detectedLanguage ?? null
 
 /** Writes the summary once; answers false when it was already ready (a redelivered job). */
 export async function summarizeConversation(
@@ -202,7 +244,11 @@ export async function summarizeConversation(
     .from(turns)
     .where(eq(turns.conversationId, conv.id))
     .orderBy(asc(turns.turnIndex))
-  const summary = await buildSummary(engine, conv, rows)
+  const [agent] = conv.agentId
+    ? await database.db.select({ settings: agents.settings }).from(agents).where(eq(agents.id, conv.agentId))
+    : []
+  const summaryLanguage = typeof agent?.settings?.summary_language === 'string' ? agent.settings.summary_language : null
+  const summary = await buildSummary(engine, conv, rows, summaryLanguage)
   return database.tx(async (tx) => {
     const [row] = await tx
       .update(conversations)
@@ -211,7 +257,7 @@ export async function summarizeConversation(
         summaryStatus: 'ready',
         outcome: summary.outcome,
         escalated: summary.escalated_to_human.value,
-        language: conv.language ?? summary.language,
+        language: conv.language ?? spokenLanguage(rows),
         updatedAt: new Date(),
       })
       .where(and(eq(conversations.id, conv.id), ne(conversations.summaryStatus, 'ready')))

@@ -67,6 +67,12 @@ export interface ReplyDeps {
   onToolRun?(run: ToolRun): void
   /** Told the answer's whole text once it is known (captions), before it has finished playing. */
   onText?(text: string): void
+  /** Said instead of the engine's own words when it says up front that it cannot answer (fallback_message). */
+  unansweredLine?: string | null
+  /** After the tools ran: a line to say instead of the engine's answer to their results (a handoff), or null. */
+  afterTools?(runs: ToolRun[]): string | null
+  /** Said after a whole answer (collect_identity's request), not after a failure or a replaced answer. */
+  trailingLine?: string | null
   log(message: string): void
 }
 
@@ -140,6 +146,7 @@ export class Reply {
         }
       }
       if (failed) this.add(this.deps.fallbackLine)
+      else if (!this.replacedBy && this.deps.trailingLine && !this.stopped) this.add(this.deps.trailingLine)
     } else this.add(source.line)
     this.add(null)
     const written = this.pieces.map((p) => p.text).filter(Boolean)
@@ -187,8 +194,11 @@ export class Reply {
       const deltas = streamAnswer(runtime.providers.chat, { ...request, messages: history, signal: this.signal })
       for await (const delta of deltas) {
         this.timings.firstToken ??= performance.now()
-        if (delta.type === 'text') {
-          if (this.spokenChars >= MAX_SPOKEN_CHARS) continue
+        if (delta.type === 'unanswered') {
+          this.unanswered = true
+          if (this.deps.unansweredLine && !this.replacedBy) this.replaceWith(this.deps.unansweredLine)
+        } else if (delta.type === 'text') {
+          if (this.replacedBy || this.spokenChars >= MAX_SPOKEN_CHARS) continue
           const part = delta.text.slice(0, MAX_SPOKEN_CHARS - this.spokenChars)
           this.spokenChars += part.length
           text += part
@@ -214,9 +224,18 @@ export class Reply {
       results.push({ role: 'tool', name: call.name, content: run.result.message })
     }
     this.signal.throwIfAborted()
-    await round([...messages, { role: 'assistant', content: first.text }, ...results])
     // The answer after a tool is built from its result: not a knowledge gap.
     this.unanswered = false
+    const line = this.deps.afterTools?.(this.toolRuns)
+    if (line) this.replaceWith(line)
+    else await round([...messages, { role: 'assistant', content: first.text }, ...results])
+  }
+
+  /** A line the host says at once instead of the engine's (further) words. */
+  private replacedBy: string | null = null
+  private replaceWith(line: string) {
+    this.replacedBy = line
+    this.add(line)
   }
 
   /** Queues a piece to say (null: nothing more will come). */

@@ -11,7 +11,7 @@ import { postMessage } from '~/domain/conversations/messages'
 import type { Runtime } from '~/kit/runtime'
 import { apiError, Errors } from '~/lib/errors'
 import { mintToken, sha256Hex } from '~/lib/opaque-token'
-import type { WidgetMessageBody } from './schemas'
+import type { WidgetConversationBody, WidgetMessageBody } from './schemas'
 
 export const VISITOR_TOKEN_PREFIX = 'svc_vt_'
 
@@ -23,26 +23,29 @@ export const invalidVisitorToken = () =>
  * GET /agents/{agt}/widget presents it and the greeting a new conversation would store as turn 0.
  */
 export function widgetConfig(agent: AgentRow) {
-  return { appearance: presentAppearance(agent.appearance), greeting: resolveGreeting(agent, {}) }
+  return {
+    appearance: presentAppearance(agent.appearance),
+    greeting: resolveGreeting(agent, {}, { surface: 'chat', widget: true }),
+  }
 }
 
 /**
  * 201 {conversation_id, visitor_token, greeting, appearance}: the greeting is stored as turn 0, as with
  * send_greeting; the appearance lets the script repaint with the agent's current settings.
  */
-export async function startWidgetConversation(runtime: Runtime, agent: AgentRow) {
+export async function startWidgetConversation(runtime: Runtime, agent: AgentRow, body: WidgetConversationBody = {}) {
   const visitorToken = mintToken(VISITOR_TOKEN_PREFIX)
   const conv = await createConversation(
     runtime,
     agent.accountId,
-    { agent_id: agent.id, send_greeting: true },
-    { channel: 'widget', visitorTokenHash: sha256Hex(visitorToken) },
+    { agent_id: agent.id, send_greeting: true, utm: body.utm },
+    { channel: 'widget', visitorTokenHash: sha256Hex(visitorToken), language: body.language ?? null },
   )
-  // The text stored as turn 0 (createConversation resolves it the same way; no identity yet).
   return {
     conversation_id: conv.conversation_id,
     visitor_token: visitorToken,
-    greeting: resolveGreeting(agent, {}),
+    // The text stored as turn 0.
+    greeting: (conv.transcript as { text: string }[] | undefined)?.[0]?.text ?? resolveGreeting(agent, {}),
     appearance: presentAppearance(agent.appearance),
   }
 }

@@ -1,5 +1,6 @@
 // The public widget API's bodies and answers (issue 17): validated and documented from one declaration.
 import * as v from 'valibot'
+import { Utm } from '~/domain/conversations/chat-schemas'
 import { JsonRecord } from '~/lib/schemas'
 import { AppearanceOut } from '~/domain/agents/schemas'
 import { MessageOut } from '~/domain/conversations/chat-schemas'
@@ -17,8 +18,21 @@ export type WidgetEventType = (typeof WIDGET_EVENT_TYPES)[number]
 /** Browser-side event data is bounded: at most this many bytes of JSON. */
 export const WIDGET_EVENT_DATA_MAX_BYTES = 2048
 
-/** POST /widget/conversations takes no options yet: an empty body or `{}` (any key is unsupported_field). */
-export const WidgetConversationBody = v.strictObject({})
+/** POST /widget/conversations: the browser's language and the host page's utm_* parameters (/widget.js sends both). */
+export const WidgetConversationBody = v.strictObject({
+  language: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/, 'language is a BCP-47 tag such as en or fr-CA.'),
+      v.maxLength(35),
+      v.description(
+        "The visitor's language (BCP-47, the browser's navigator.language): picks greetings[chat][language].",
+      ),
+    ),
+  ),
+  utm: v.optional(Utm),
+})
+export type WidgetConversationBody = v.InferOutput<typeof WidgetConversationBody>
 
 export const WidgetMessageBody = v.strictObject({
   text: v.pipe(

@@ -21,6 +21,7 @@ import {
   type AgentRow,
 } from '~/domain/agents/agents'
 import { addUsage, checkBalance } from '~/domain/conversations/billing'
+import { openingMetrics } from '~/domain/conversations/create'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
 import { conversationResource } from '~/domain/conversations/read'
 import { emitEvent } from '~/domain/events/emit'
@@ -62,7 +63,7 @@ export async function openVoiceChat(runtime: Runtime, agent: AgentRow, origin: s
         identity: {},
         hasIdentity: false,
         custom: { origin },
-        metrics: {},
+        metrics: openingMetrics(agent, now),
         language: agentLanguage(agent),
       })
       .returning()

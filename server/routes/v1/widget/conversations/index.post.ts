@@ -5,10 +5,10 @@ import { WidgetConversation, WidgetConversationBody } from '~/domain/widget/sche
 export default defineWidgetRoute({
   summary: 'Start a widget conversation',
   description:
-    "Called by the widget script from a visitor's browser. A chat conversation on channel `widget` (conv_p<n>, the agent's chat prompt and tools) with its greeting stored as turn 0. `visitor_token` is shown only here: send it as X-Svc-Visitor-Token with each message. Billing applies (402 payment_required).",
+    "Called by the widget script from a visitor's browser. A chat conversation on channel `widget` (conv_p<n>, the agent's chat prompt and tools) with its greeting stored as turn 0 (greetings[chat][language] when the browser's `language` has one; after_hours_message outside business hours). `visitor_token` is shown only here: send it as X-Svc-Visitor-Token with each message. Billing applies (402 payment_required).",
   body: WidgetConversationBody,
   status: 201,
   response: WidgetConversation,
   errors: ['agent_paused', 'payment_required'],
-  handler: ({ runtime, agent }) => startWidgetConversation(runtime, agent),
+  handler: ({ runtime, agent, body }) => startWidgetConversation(runtime, agent, body),
 })
