@@ -51,6 +51,8 @@ beforeAll(async () => {
     if (user.includes('call me back'))
       return { tools: [{ name: 'capture_lead', arguments: { phone: '+14155550143', name: 'Ada' } }] }
     if (user.includes('break')) return { text: `${S1} ${S2}`, tokenMs: 5, failAfterWords: 7 }
+    if (user.includes('swallow')) return { text: '[UNANSWERED] I am afraid I have no idea about swallows.' }
+    if (user.includes('thank')) return { text: '[UNANSWERED] You are welcome.' }
     return { text: 'Happy to help.' }
   }
   const port = await freePort()
@@ -121,6 +123,7 @@ async function call() {
 }
 
 /** The caller says `text` (tone text), then `pauseMs` of silence. */
+const speak = (client: TwilioMediaClient, text: string, pauseMs = 1_000) => say(client, text, pauseMs)
 async function say(client: TwilioMediaClient, text: string, pauseMs = 520) {
   await client.say(encodeToneText(text, RATE))
   await client.silence(pauseMs)
@@ -296,10 +299,14 @@ describe('the streaming voice loop (own server: fake Twilio, streaming chat and 
       const { client, conversationId } = await call()
       await client.say(encodeToneText('When do you open?', RATE), { realtime: true })
       await client.silence(ms + 400, { realtime: true })
-      await hearAnswer(client, 2)
+      // Part of the answer may already have played during that silence: the caller listens to all of it.
+      await client.waitFor((c) => marks(c) >= 2, 20_000, 'the answer')
+      await client.silence(5_000)
       client.hangUp()
       const conv = await transcript(conversationId)
-      return conv.transcript.find((x: any) => x.turn_type === 'answer').latency_breakdown.endpoint_ms as number
+      const answer = conv.transcript.find((x: any) => x.turn_type === 'answer')
+      expect(answer, JSON.stringify(conv.transcript)).toBeDefined()
+      return answer.latency_breakdown.endpoint_ms as number
     }
     const long = await endpointAfter(900)
     const short = await endpointAfter(250)
@@ -308,5 +315,32 @@ describe('the streaming voice loop (own server: fake Twilio, streaming chat and 
     // A loaded machine paces the caller's frames slower than real time, which stretches both alike.
     expect(short).toBeLessThan(long - 300)
     await t.api.patch(`/agents/${agentId}/voice`, { end_of_speech_ms: null })
+  })
+
+  it('the settings act with the openai engine too: fallback, small talk and a person asked for, on API chat and a call', async () => {
+    verifies('behaviour.fallback', 'behaviour.small-talk', 'behaviour.escalation')
+    // API chat: the marked answer says fallback_message; thanks is never unanswered; a person is a handoff
+    // decided by the host, without asking the engine.
+    const c = await t.api.post('/conversations', { agent_id: agentId })
+    const id = c.body.conversation_id
+    const say = (text: string) => t.api.post(`/conversations/${id}/messages`, { text })
+    const asked = chat.requests.length
+    expect((await say('What is the airspeed of a swallow?')).body.turn).toMatchObject({
+      text: FALLBACK,
+      unanswered: true,
+    })
+    expect((await say('Thank you')).body.turn).toMatchObject({ unanswered: false })
+    expect((await say('I want to talk to a human please')).body.turn).toMatchObject({ turn_type: 'handoff' })
+    expect(chat.requests.slice(asked).filter((r) => r.user.includes('human'))).toEqual([])
+
+    // A call: the marked answer is replaced by fallback_message before anything of it is spoken.
+    const { client, conversationId } = await call()
+    await speak(client, 'Tell me about swallows')
+    await hearAnswer(client, 2)
+    client.hangUp()
+    const conv = await transcript(conversationId)
+    const answers = conv.transcript.filter((x: any) => x.turn_type === 'answer')
+    expect(answers).toHaveLength(1)
+    expect(answers[0]).toMatchObject({ text: FALLBACK, unanswered: true })
   })
 })
