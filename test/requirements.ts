@@ -952,6 +952,11 @@ export const requirements = {
     behavior:
       "The summary is written in summary_language when set, else the conversation's language; summary.language reports it.",
   },
+  'behaviour.profile': {
+    source: 'issue 29: every whitelisted setting has a runtime reader',
+    behavior:
+      "business_profile, conversation_style, languages (and voice_style on voice surfaces) are given to the engine in every turn's prompt; a visitor language outside languages keeps the conversation's language.",
+  },
   'behaviour.idle-abandoned': {
     source: 'decisions Behaviour: Idle conversations',
     behavior:

@@ -343,4 +343,27 @@ describe('the streaming voice loop (own server: fake Twilio, streaming chat and 
     expect(answers).toHaveLength(1)
     expect(answers[0]).toMatchObject({ text: FALLBACK, unanswered: true })
   })
+
+  it('the profile settings reach the engine: business_profile, conversation_style, languages; voice_style on calls', async () => {
+    verifies('behaviour.profile')
+    const set = await t.api.patch(`/agents/${agentId}`, {
+      business_profile: 'A family sourdough bakery in Hobart.',
+      conversation_style: 'warm and brief',
+      voice_style: 'calm and slow',
+      languages: ['en', 'fr'],
+    })
+    expect(set.status, set.text).toBe(200)
+    const system = () => chat.requests[chat.requests.length - 1].messages[0].content
+    const c = await t.api.post('/conversations', { agent_id: agentId })
+    await t.api.post(`/conversations/${c.body.conversation_id}/messages`, { text: 'When do you open?' })
+    expect(system()).toContain('About the business: A family sourdough bakery in Hobart.')
+    expect(system()).toContain('Conversation style: warm and brief.')
+    expect(system()).toContain("Answer in the visitor's language when it is one of en, fr")
+    expect(system()).not.toContain('Speaking style')
+    const { client } = await call()
+    await speak(client, 'When do you open?')
+    await hearAnswer(client, 2)
+    client.hangUp()
+    expect(system()).toContain('Speaking style: calm and slow.')
+  })
 })

@@ -403,4 +403,19 @@ describe('every stored setting acts (shared server, local engine)', () => {
     expect(unknown.status).toBe(400)
     expect(unknown.body.error.field).toBe('utm.gclid')
   })
+
+  it("languages keep the conversation to the agent's languages", async () => {
+    verifies('behaviour.profile')
+    const french = 'Bonjour, quel est le prix de la baguette et vous êtes ouverts quand ?'
+    // The build set languages to the site's language, en.
+    const kept = await chat([french])
+    expect(kept.answers[0].detected_language).toBe('en')
+    await patch({ languages: ['en', 'fr'] })
+    try {
+      const free = await chat([french])
+      expect(free.answers[0].detected_language).toBe('fr')
+    } finally {
+      await patch({ languages: ['en'] })
+    }
+  })
 })

@@ -17,6 +17,7 @@ import { emailsOf } from '~/kit/capability'
 export {
   agentAccount,
   agentLanguage,
+  agentLanguages,
   agentNotFound,
   agentVersionOf,
   assertNotPaused,

@@ -13,6 +13,12 @@ export type PromptVersionRow = typeof promptVersions.$inferSelect
 export const agentLanguage = (agent: Pick<AgentRow, 'settings'> | null): string | null =>
   agent && typeof agent.settings?.default_language === 'string' ? agent.settings.default_language : null
 
+/** The languages the agent answers in (its `languages` setting), possibly empty. */
+export const agentLanguages = (agent: Pick<AgentRow, 'settings'> | null): string[] =>
+  Array.isArray(agent?.settings?.languages)
+    ? (agent.settings.languages as unknown[]).filter((l): l is string => typeof l === 'string')
+    : []
+
 export const agentNotFound = () => apiError('agent_not_found', 'Agent not found.')
 
 export const agentVersionOf = (row: Pick<AgentRow, 'id' | 'versionN'>) => `${row.id.replace('_', '')}-v${row.versionN}`

@@ -23,7 +23,7 @@ import {
 import { emailsOf } from '~/kit/capability'
 import { Errors, apiError } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
-import { agentLanguage, assertNotPaused, type AgentRow } from '~/domain/agents/agents'
+import { agentLanguage, agentLanguages, assertNotPaused, type AgentRow } from '~/domain/agents/agents'
 import { effectiveLimits, quotaExceeded, refundQuota, utcDay } from '~/domain/limits/quotas'
 import { chatCost, checkBalance } from './billing'
 import { turnContext } from './turn-context'
@@ -70,6 +70,15 @@ export async function sweepMessageKeys(database: Database, now = new Date()): Pr
 export interface MessageAnswer {
   replayed: boolean
   response: Record<string, unknown>
+}
+
+/** The visitor's language, kept to the agent's `languages` when it has them (another stays the fallback). */
+function turnLanguage(agent: AgentRow, text: string, fallback: string | null): string | null {
+  const detected = detectLanguage(text, fallback)
+  const allowed = agentLanguages(agent)
+  if (!detected || !allowed.length) return detected
+  const primary = detected.split('-')[0]
+  return allowed.find((l) => l === detected || l.split('-')[0] === primary) ?? fallback
 }
 
 /** The capabilities API chat may call for this agent: enabled on the agent, registered, and apiChat. */
@@ -643,7 +652,7 @@ export async function persistTurn(
   { reply, input, output, toolRuns, latencyMs, handoff }: Completed,
   audio?: { visitor: TurnAudio; agent: TurnAudio; latencyMs: number; breakdown: LatencyBreakdown },
 ) {
-  const language = detectLanguage(text, conv.language ?? agentLanguage(agent))
+  const language = turnLanguage(agent, text, conv.language ?? agentLanguage(agent))
   const answeredAt = new Date()
   // Text from the engine and the tools is stored as is, except U+0000, which PostgreSQL cannot store.
   const stored = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '') : s)

@@ -7,7 +7,7 @@ import type { Database } from '~/db/client'
 import type { Capability } from '~/kit/capability'
 import { withKnowledge, type Surface, type ToolSpec } from '~/kit/chat-engine'
 import type { Runtime } from '~/kit/runtime'
-import { loadAgent, type AgentRow } from '~/domain/agents/agents'
+import { agentLanguage, agentLanguages, loadAgent, type AgentRow } from '~/domain/agents/agents'
 import { injectRules } from '~/domain/agents/refinement'
 import { knowledgeFor } from '~/domain/kb/summary'
 
@@ -29,6 +29,26 @@ const PROMPTS: Record<Surface, (a: AgentRow) => string | null> = {
   voice_chat: (a) => a.voiceChatInstructions,
 }
 const contexts = new WeakMap<Database, Map<string, TurnContext>>()
+
+/**
+ * What the agent's profile settings tell the engine on every turn: the business profile, the conversation
+ * style, the speaking style (voice surfaces) and the languages it answers in. Empty when none is set.
+ */
+export function profileBlock(agent: AgentRow, surface: Surface): string {
+  const lines: string[] = []
+  if (agent.businessProfile?.trim()) lines.push(`About the business: ${agent.businessProfile.trim()}`)
+  if (agent.conversationStyle?.trim()) lines.push(`Conversation style: ${agent.conversationStyle.trim()}.`)
+  const voiceStyle = agent.settings?.voice_style
+  if (surface !== 'chat' && typeof voiceStyle === 'string' && voiceStyle.trim())
+    lines.push(`Speaking style: ${voiceStyle.trim()}.`)
+  const languages = agentLanguages(agent)
+  if (languages.length)
+    lines.push(
+      `Answer in the visitor's language when it is one of ${languages.join(', ')}; otherwise in ${agentLanguage(agent) ?? languages[0]}.`,
+    )
+  return lines.length ? `${PROFILE_HEADING}\n${lines.join('\n')}` : ''
+}
+const PROFILE_HEADING = '### Profile'
 
 /** The agent's context at `revision` (the value the claim read), from the cache or built now. */
 export async function turnContext(
@@ -55,7 +75,8 @@ export async function turnContext(
   const agent = await loadAgent(runtime.database.db, accountId, agentId)
   const knowledge = await knowledgeFor(runtime.database.db, agent, surface)
   // Refinement rules before the knowledge, so the knowledge stays last where retrieving engines read it.
-  const system = withKnowledge(injectRules(PROMPTS[surface](agent) ?? '', agent.refinementRules), knowledge)
+  const prompt = [PROMPTS[surface](agent) ?? '', profileBlock(agent, surface)].filter((x) => x.trim()).join('\n\n')
+  const system = withKnowledge(injectRules(prompt, agent.refinementRules), knowledge)
   const tools = build.tools(agent)
   // Stored under the revision the claim read, never a later one: what was read is at least that new, and
   // a newer revision on the next turn simply rebuilds.
