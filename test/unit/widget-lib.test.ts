@@ -79,3 +79,14 @@ describe('widget demo page helpers', () => {
     )
   })
 })
+
+describe('utmFromSearch and browserLanguage', () => {
+  it("reads the host page's utm_* parameters (each cut to 200 characters) and a BCP-47 browser language", () => {
+    expect(utmFromSearch('?utm_source=news&utm_medium=email&x=1')).toEqual({ source: 'news', medium: 'email' })
+    expect(utmFromSearch(`?utm_campaign=${'c'.repeat(300)}`)?.campaign).toHaveLength(200)
+    expect(utmFromSearch('?q=1')).toBeNull()
+    expect(browserLanguage('fr-CA')).toBe('fr-CA')
+    expect(browserLanguage('not a tag')).toBeNull()
+    expect(browserLanguage(undefined)).toBeNull()
+  })
+})

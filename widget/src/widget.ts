@@ -187,8 +187,8 @@ type EventType = 'widget.loaded' | 'widget.opened' | 'widget.closed' | 'message.
     if (starting) return starting
     starting = (async () => {
       // The visitor's language picks a greeting; the host page's utm_* parameters tell where they came from.
-      const utm = utmFromSearch(location.search)
-      const language = browserLanguage(navigator.language)
+      const utm = utmFromSearch(globalThis.location?.search ?? '')
+      const language = browserLanguage(globalThis.navigator?.language)
       const r = await post('/v1/widget/conversations', { ...(language ? { language } : {}), ...(utm ? { utm } : {}) })
       state = { conversation_id: r.conversation_id, visitor_token: r.visitor_token, messages: [] }
       if (r.appearance && typeof r.appearance === 'object') {
