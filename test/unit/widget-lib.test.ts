@@ -11,6 +11,8 @@ import {
   resolveAppearance,
   serializeStored,
   storageKey,
+  browserLanguage,
+  utmFromSearch,
 } from '../../widget/src/lib'
 import { demoSnippet, hostAllowed } from '~/site/widget-demo-page'
 
