@@ -6,6 +6,10 @@ import * as v from 'valibot'
 import { isValidAllowEntry } from '~/lib/ip'
 import { parseS3Url, type S3Location } from '~/kit/blob-store'
 
+/** decisions "Idle conversations": seconds without a new turn before an open text conversation is abandoned. */
+export const CONVERSATION_IDLE_SECONDS = { min: 10, max: 2_592_000, default: 1800 } as const
+const idleMessage = `SVC_CONVERSATION_IDLE_SECONDS is a whole number of seconds from ${CONVERSATION_IDLE_SECONDS.min} to ${CONVERSATION_IDLE_SECONDS.max}`
+
 const Env = v.object({
   PORT: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3000'),
   HOST: v.optional(v.string(), '127.0.0.1'),
@@ -70,6 +74,17 @@ const Env = v.object({
   SVC_QUEUE_SCHEMA: v.optional(
     v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'SVC_QUEUE_SCHEMA must be a lower-case SQL name')),
     'pgboss',
+  ),
+  SVC_CONVERSATION_IDLE_SECONDS: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,7}$/, idleMessage),
+      v.check(
+        (s) => Number(s) >= CONVERSATION_IDLE_SECONDS.min && Number(s) <= CONVERSATION_IDLE_SECONDS.max,
+        idleMessage,
+      ),
+    ),
+    String(CONVERSATION_IDLE_SECONDS.default),
   ),
   SVC_CALL_STALE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '15'),
   // Test and operations knob: the webhook retry delays in seconds (decisions "Retries" by default).
@@ -153,6 +168,11 @@ export interface Config {
   jobPollSeconds: number
   /** The job queue's schema (SVC_QUEUE_SCHEMA, default pgboss). */
   queueSchema: string
+  /**
+   * Seconds without a new turn before an open api or widget conversation is abandoned (the idle sweep).
+   * SVC_CONVERSATION_IDLE_SECONDS at boot; the operator's stored override replaces it in place (admin/config.ts).
+   */
+  conversationIdleSeconds: number
   /** An instance silent this long is dead: its ringing and live calls are reconciled by the others. */
   callStaleSeconds: number
   /** Delays before webhook attempts 2, 3, …; one more attempt than delays, then `exhausted`. */
@@ -263,6 +283,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpFrom: e.SMTP_FROM,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
     queueSchema: e.SVC_QUEUE_SCHEMA,
+    conversationIdleSeconds: Number(e.SVC_CONVERSATION_IDLE_SECONDS),
     callStaleSeconds: Math.max(2, Number(e.SVC_CALL_STALE_SECONDS)),
     webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
     crawlDeadlineMs: Number(e.SVC_CRAWL_DEADLINE_SECONDS) * 1000,

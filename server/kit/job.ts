@@ -36,6 +36,12 @@ export interface JobDefinition<D extends object = any> {
   retryDelaySeconds?: number
   /** Concurrent handlers in this process. */
   concurrency?: number
+  /**
+   * pg-boss queue policy. `short` keeps at most one job of the queue waiting (a send while one waits is
+   * dropped), which lets a sweep re-send itself with startAfter for a sub-minute cadence: the cron tick and
+   * every instance's start-up run fold into the one waiting link instead of starting chains of their own.
+   */
+  policy?: 'standard' | 'short'
   run(data: D, ctx: JobContext, meta: { id: string; retryCount: number }): Promise<void>
 }
 

@@ -56,6 +56,14 @@ export function accountRow(database: Database, id: string): Promise<AccountRow |
   )
 }
 
+/**
+ * The account's default_redaction (decisions "Redaction"): what every read of transcript, summary or
+ * identity masks by when no redact query says otherwise. From the account cache, not a query per read.
+ */
+export async function defaultRedaction(database: Database, id: string): Promise<boolean> {
+  return (await accountRow(database, id))?.defaultRedaction ?? false
+}
+
 export async function listAccounts(
   database: Database,
   principal: Principal,

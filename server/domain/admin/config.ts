@@ -1,12 +1,15 @@
 // The operator's platform defaults (GET/PATCH /admin/config, POST /admin/reload): per-minute rate limits
-// per class and default daily quotas, stored in platform_config (one row per section: `rate_limits`,
-// `quotas`, each a jsonb object of overrides). Layers, lowest first: the built-in figures, the boot
-// environment (SVC_RATE_LIMITS, SVC_QUOTAS), the stored overrides. Every instance polls the table every
-// CONFIG_POLL_MS (one small read), so a change reaches every instance within that period without a restart;
-// the instance that writes applies it at once, and POST /admin/reload applies the stored rows at once.
+// per class, default daily quotas and the idle time after which open text conversations are abandoned,
+// stored in platform_config (one row per section: `rate_limits`, `quotas`, each a jsonb object of
+// overrides; `conversation_idle_seconds`, a jsonb number or null). Layers, lowest first: the built-in
+// figures, the boot environment (SVC_RATE_LIMITS, SVC_QUOTAS, SVC_CONVERSATION_IDLE_SECONDS), the stored
+// overrides. Every instance polls the table every CONFIG_POLL_MS (one small read), so a change reaches
+// every instance within that period without a restart; the instance that writes applies it at once, and
+// POST /admin/reload applies the stored rows at once.
 import { inArray, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { platformConfig } from '~/db/schema'
+import { CONVERSATION_IDLE_SECONDS } from '~/config'
 import { applyQuotaDefaults, currentQuotaDefaults, QUOTA_KINDS, type QuotaKind } from '~/domain/limits/quotas'
 import type { Runtime } from '~/kit/runtime'
 import { DEFAULT_RATE_LIMITS, RATE_CLASSES, type RateClass } from '~/kit/rate-limit'
@@ -14,20 +17,31 @@ import { DEFAULT_RATE_LIMITS, RATE_CLASSES, type RateClass } from '~/kit/rate-li
 export const CONFIG_POLL_MS = 5_000
 const SECTIONS = ['rate_limits', 'quotas'] as const
 type Section = (typeof SECTIONS)[number]
+/** A single-figure setting: its own row, the figure itself as the jsonb value. */
+const IDLE_KEY = 'conversation_idle_seconds'
 
 export interface StoredConfig {
   rate_limits: Partial<Record<RateClass, number>>
   quotas: Partial<Record<QuotaKind, number>>
+  conversation_idle_seconds: number | null
   updated_at: Date | null
 }
 
 export interface ConfigPatch {
   rate_limits?: Partial<Record<RateClass, number | null>>
   quotas?: Partial<Record<QuotaKind, number | null>>
+  conversation_idle_seconds?: number | null
 }
 
+/** True when the patch names nothing to change: no key, or only empty sections (null on a figure removes it). */
+export const patchIsEmpty = (patch: ConfigPatch) =>
+  !Object.values(patch).some((x) => x !== undefined && (x === null || typeof x !== 'object' || Object.keys(x).length))
+
 /** What each runtime applied: its boot environment (kept to rebuild from) and when it last applied. */
-const applied = new WeakMap<Runtime, { env: Record<string, number>; at: Date; updatedAt: Date | null }>()
+const applied = new WeakMap<
+  Runtime,
+  { env: Record<string, number>; envIdleSeconds: number; at: Date; updatedAt: Date | null }
+>()
 
 const pick = <K extends string>(value: unknown, keys: readonly K[]): Partial<Record<K, number>> => {
   const out: Partial<Record<K, number>> = {}
@@ -39,32 +53,49 @@ const pick = <K extends string>(value: unknown, keys: readonly K[]): Partial<Rec
   return out
 }
 
+/** A stored idle figure inside the documented range, else null (a row written by hand is not trusted). */
+const idleSecondsOf = (value: unknown): number | null =>
+  typeof value === 'number' &&
+  Number.isInteger(value) &&
+  value >= CONVERSATION_IDLE_SECONDS.min &&
+  value <= CONVERSATION_IDLE_SECONDS.max
+    ? value
+    : null
+
 export async function readStoredConfig(ex: Executor): Promise<StoredConfig> {
   const rows = await ex
     .select()
     .from(platformConfig)
-    .where(inArray(platformConfig.key, [...SECTIONS]))
+    .where(inArray(platformConfig.key, [...SECTIONS, IDLE_KEY]))
   const byKey = new Map(rows.map((r) => [r.key, r]))
   const times = rows.map((r) => r.updatedAt.getTime())
   return {
     rate_limits: pick(byKey.get('rate_limits')?.value, RATE_CLASSES),
     quotas: pick(byKey.get('quotas')?.value, QUOTA_KINDS),
+    conversation_idle_seconds: idleSecondsOf(byKey.get(IDLE_KEY)?.value),
     updated_at: times.length ? new Date(Math.max(...times)) : null,
   }
 }
 
 /** Applies stored overrides to this runtime: runtime.config.rateLimits is rebuilt in place (every limiter
- *  reads it per request) and the quota defaults are replaced. */
+ *  reads it per request), the quota defaults are replaced, and runtime.config.conversationIdleSeconds (read
+ *  by each idle sweep) is the stored figure or else the boot environment's. */
 export function applyConfig(runtime: Runtime, stored: StoredConfig) {
   let state = applied.get(runtime)
   if (!state) {
-    state = { env: { ...runtime.config.rateLimits }, at: new Date(), updatedAt: null }
+    state = {
+      env: { ...runtime.config.rateLimits },
+      envIdleSeconds: runtime.config.conversationIdleSeconds,
+      at: new Date(),
+      updatedAt: null,
+    }
     applied.set(runtime, state)
   }
   const limits = runtime.config.rateLimits
   for (const k of Object.keys(limits)) delete limits[k]
   Object.assign(limits, state.env, stored.rate_limits)
   applyQuotaDefaults(stored.quotas)
+  runtime.config.conversationIdleSeconds = stored.conversation_idle_seconds ?? state.envIdleSeconds
   state.at = new Date()
   state.updatedAt = stored.updated_at
 }
@@ -101,7 +132,12 @@ export function presentConfig(runtime: Runtime, stored: StoredConfig) {
   return {
     rate_limits: rate,
     quotas: currentQuotaDefaults(),
-    overrides: { rate_limits: stored.rate_limits, quotas: stored.quotas },
+    conversation_idle_seconds: runtime.config.conversationIdleSeconds,
+    overrides: {
+      rate_limits: stored.rate_limits,
+      quotas: stored.quotas,
+      conversation_idle_seconds: stored.conversation_idle_seconds,
+    },
     updated_at: stored.updated_at?.toISOString() ?? null,
     applied_at: state?.at.toISOString() ?? null,
     poll_interval_s: CONFIG_POLL_MS / 1000,
@@ -131,6 +167,15 @@ export async function patchConfig(database: Database, runtime: Runtime, patch: C
         .insert(platformConfig)
         .values({ key: section satisfies Section, value: next, updatedAt: new Date() })
         .onConflictDoUpdate({ target: platformConfig.key, set: { value: next, updatedAt: new Date() } })
+    }
+    const idle = patch.conversation_idle_seconds
+    if (idle !== undefined) {
+      // null is kept as a JSON null (no override) so that the row's updated_at still records the change.
+      const value = idle === null ? sql`'null'::jsonb` : idle
+      await tx
+        .insert(platformConfig)
+        .values({ key: IDLE_KEY, value, updatedAt: new Date() })
+        .onConflictDoUpdate({ target: platformConfig.key, set: { value, updatedAt: new Date() } })
     }
   })
   return reloadConfig(runtime)

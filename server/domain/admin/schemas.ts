@@ -3,6 +3,7 @@ import * as v from 'valibot'
 import { coded } from '~/lib/errors'
 import { Cursor, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
 import { PLANS } from '~/domain/limits/plans'
+import { CONVERSATION_IDLE_SECONDS } from '~/config'
 
 export const AdminAction = v.object({
   action_id: v.pipe(v.string(), v.description('act_<n>')),
@@ -337,17 +338,28 @@ const overridesOf = <K extends string>(keys: readonly K[]) =>
     >,
   )
 
+const idleMessage = `Expected a whole number of seconds from ${CONVERSATION_IDLE_SECONDS.min} to ${CONVERSATION_IDLE_SECONDS.max}, or null to remove the override.`
+const IdleSeconds = v.pipe(
+  v.number(idleMessage),
+  v.integer(idleMessage),
+  v.minValue(CONVERSATION_IDLE_SECONDS.min, idleMessage),
+  v.maxValue(CONVERSATION_IDLE_SECONDS.max, idleMessage),
+)
+
 export const ConfigPatch = v.strictObject({
   rate_limits: v.optional(overridesOf(RATE_CLASSES)),
   quotas: v.optional(overridesOf(QUOTA_KINDS)),
+  conversation_idle_seconds: v.optional(v.nullable(IdleSeconds)),
 })
 
 export const PlatformConfig = v.object({
   rate_limits: JsonRecord(v.string(), v.number()),
   quotas: JsonRecord(v.string(), v.number()),
+  conversation_idle_seconds: v.number(),
   overrides: v.object({
     rate_limits: JsonRecord(v.string(), v.number()),
     quotas: JsonRecord(v.string(), v.number()),
+    conversation_idle_seconds: v.nullable(v.number()),
   }),
   updated_at: IsoOrNull,
   applied_at: IsoOrNull,

@@ -1,7 +1,9 @@
 // GET /conversations: filters, the default 30-day window, the backfill rules, include rules and a
 // keyset page on (started_at, id) or (updated_at, id). PostgreSQL builds each row's JSON (listItemJson)
 // and the route splices the strings into the envelope; the JS mapping path stays for the bench
-// (SVC_BENCH_LIST_JSON=js) and as the reference the tests compare against.
+// (SVC_BENCH_LIST_JSON=js) and as the reference the tests compare against. The summary and identity of
+// an account with default_redaction are masked after the query (the list takes no redact query; the
+// masking rules are not SQL), so only pages that carry them for such an account pay for it.
 import { and, asc, desc, eq, gte, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { rowsOf } from '~/db/client'
@@ -10,7 +12,8 @@ import { Errors, apiError } from '~/lib/errors'
 import type { KeysetRequest } from '~/lib/keyset'
 import { encodeCursor } from '~/lib/cursor'
 import type { Principal } from '~/domain/credentials/principal'
-import { listItemJson, presentListItem, type ConversationRow } from './present'
+import { defaultRedaction } from '~/domain/accounts/accounts'
+import { listItemJson, presentListItem, redactReadable, type ConversationRow } from './present'
 import { LIST_INCLUDES, type ListQuery, type Sort } from './schemas'
 import { requireOrder } from '~/lib/window'
 
@@ -200,6 +203,21 @@ async function nextCursor(page: KeysetRequest, w: ListWindow, at: string, id: st
   )
 }
 
+/**
+ * The accounts of a page whose rows are masked: those with default_redaction, among the accounts the page
+ * holds, when the page carries a summary or identity at all (metrics hold no PII: nothing to mask).
+ */
+async function maskedAccounts(
+  database: Database,
+  include: ReadonlySet<string>,
+  accountIds: Iterable<string>,
+): Promise<ReadonlySet<string>> {
+  if (!include.has('summary') && !include.has('identity')) return new Set()
+  const ids = [...new Set(accountIds)]
+  const on = await Promise.all(ids.map((id) => defaultRedaction(database, id)))
+  return new Set(ids.filter((_, i) => on[i]))
+}
+
 export interface JsonPage {
   /** The data array as JSON text, built by PostgreSQL. */
   dataJson: string
@@ -222,17 +240,25 @@ export async function listConversationsJson(
   const { column } = sortParts(q.sort)
   const where = and(whereOf({ accountIds, window, q }), afterOf(q.sort, after))
   const result = await database.db.execute(sql`
-    SELECT ${listItemJson(include)}::text AS j, ${c.id} AS pos_id,
+    SELECT ${listItemJson(include)}::text AS j, ${c.id} AS pos_id, ${c.accountId} AS acc,
            to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS pos_at
     FROM ${c} WHERE ${where}
     ORDER BY ${sql.join(orderOf(q.sort), sql`, `)}
     LIMIT ${limit + 1}`)
-  const rows = rowsOf<{ j: string; pos_id: string; pos_at: string }>(result)
+  const rows = rowsOf<{ j: string; pos_id: string; acc: string; pos_at: string }>(result)
   const hasMore = rows.length > limit
   const pageRows = rows.slice(0, limit)
   const last = pageRows.at(-1)
+  const masked = await maskedAccounts(
+    database,
+    include,
+    pageRows.map((r) => r.acc),
+  )
+  // Only a masked account's rows are parsed again; every other row stays PostgreSQL's text.
+  const json = (r: (typeof pageRows)[number]) =>
+    masked.has(r.acc) ? JSON.stringify(redactReadable(JSON.parse(r.j) as Record<string, unknown>)) : r.j
   return {
-    dataJson: `[${pageRows.map((r) => r.j).join(',')}]`,
+    dataJson: `[${pageRows.map(json).join(',')}]`,
     limit,
     hasMore,
     nextCursor: hasMore && last ? await nextCursor(page, window, last.pos_at, last.pos_id) : null,
@@ -261,8 +287,17 @@ export async function listConversationsJs(
   const pageRows = rows.slice(0, limit)
   const last = pageRows.at(-1)
   const key = column === c.updatedAt ? 'updatedAt' : 'startedAt'
+  const masked = await maskedAccounts(
+    database,
+    include,
+    pageRows.map((r) => r.accountId),
+  )
+  const item = (r: ConversationRow) => {
+    const out = presentListItem(r, include)
+    return masked.has(r.accountId) ? redactReadable(out) : out
+  }
   return {
-    dataJson: JSON.stringify(pageRows.map((r) => presentListItem(r, include))),
+    dataJson: JSON.stringify(pageRows.map(item)),
     limit,
     hasMore,
     nextCursor: hasMore && last ? await nextCursor(page, window, last[key].toISOString(), last.id) : null,

@@ -180,12 +180,22 @@ export function presentDetail(
   // The client's own metadata from POST /conversations: detail-only, so a write is readable back.
   out.custom = row.custom
   if (opts.redact) {
-    if ('summary' in out) out.summary = redactValue(out.summary, rules)
-    if ('identity' in out) out.identity = redactValue(out.identity, rules)
+    redactReadable(out, rules)
     out.custom = redactValue(out.custom, rules)
   }
   out.redacted = opts.redact
   out.redaction_rules_applied = rulesList(rules)
+  return out
+}
+
+/**
+ * Masks the summary and identity that a presented conversation (list item, detail, summary answer)
+ * carries, in place; `rules` collects the rules that matched. The one redaction of every conversation read.
+ */
+export function redactReadable<T extends Record<string, unknown>>(out: T, rules = new Set<RedactionRule>()): T {
+  const o = out as Record<string, unknown>
+  if ('summary' in o) o.summary = redactValue(o.summary, rules)
+  if ('identity' in o) o.identity = redactValue(o.identity, rules)
   return out
 }
 

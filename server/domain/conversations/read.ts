@@ -4,12 +4,12 @@ import { and, asc, eq, inArray } from 'drizzle-orm'
 import { SignJWT, jwtVerify } from 'jose'
 import { createHash } from 'node:crypto'
 import type { Database, Executor } from '~/db/client'
-import { accountRow } from '~/domain/accounts/accounts'
+import { defaultRedaction } from '~/domain/accounts/accounts'
 import { accounts, conversations, turns } from '~/db/schema'
 import { Errors, apiError } from '~/lib/errors'
 import type { Principal } from '~/domain/credentials/principal'
 import { parseInclude } from './list'
-import { presentDetail, presentSummary, type ConversationRow, type TurnRow } from './present'
+import { presentDetail, presentSummary, redactReadable, type ConversationRow, type TurnRow } from './present'
 import { DETAIL_INCLUDES, type DetailQuery } from './schemas'
 
 export const conversationDeleted = () =>
@@ -45,8 +45,7 @@ export async function getConversation(
   const include = parseInclude(q.include, DETAIL_INCLUDES, DETAIL_INCLUDES)
   const ex = database.db
   const row = await loadConversation(ex, accountIds, id)
-  // The account's default from the account cache (dropped on every account change), not a query per read.
-  const redact = q.redact ?? (await accountRow(database, row.accountId))?.defaultRedaction ?? false
+  const redact = q.redact ?? (await defaultRedaction(database, row.accountId))
   const turnRows = include.has('transcript')
     ? await ex.select().from(turns).where(eq(turns.conversationId, row.id)).orderBy(asc(turns.turnIndex))
     : []
@@ -65,8 +64,11 @@ export async function conversationResource(ex: Executor, row: ConversationRow, t
   return presentDetail(row, transcript, { include: new Set(DETAIL_INCLUDES), format: 'turns', redact: acc?.d ?? false })
 }
 
-export async function getConversationSummary(ex: Executor, accountIds: readonly string[], id: string) {
-  return presentSummary(await loadConversation(ex, accountIds, id))
+/** GET /conversations/{conv}/summary: masked by the account's default_redaction (the route takes no redact). */
+export async function getConversationSummary(database: Database, accountIds: readonly string[], id: string) {
+  const row = await loadConversation(database.db, accountIds, id)
+  const out = presentSummary(row)
+  return (await defaultRedaction(database, row.accountId)) ? redactReadable(out) : out
 }
 
 // Recording URLs: an HS256 JWT keyed from SVC_SECRET (its own derivation, so a cursor key never signs

@@ -7,7 +7,7 @@ import { getConversationSummary } from '~/domain/conversations/read'
 export default defineApiRoute({
   summary: 'Read the summary of a conversation',
   description:
-    '{conversation_id, summary_status, summary}; summary is null while summary_status is pending. Readable with summaries:read or conversations:read.',
+    "{conversation_id, summary_status, summary}; summary is null while summary_status is pending. Readable with summaries:read or conversations:read. PII in the summary is masked when the account's default_redaction is on.",
   tags: ['Conversations'],
   scope: 'summaries:read',
   anyScope: ['conversations:read'],
@@ -21,5 +21,5 @@ export default defineApiRoute({
     summary: v.nullable(JsonRecord(v.string(), v.unknown())),
   }),
   errors: ['invalid_id', 'conversation_deleted'],
-  handler: ({ runtime, account, params }) => getConversationSummary(runtime.database.db, account.ids, params.conv),
+  handler: ({ runtime, account, params }) => getConversationSummary(runtime.database, account.ids, params.conv),
 })
