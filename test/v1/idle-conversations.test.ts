@@ -206,11 +206,15 @@ describe('idle conversations become abandoned', () => {
     const refused = await api.post(`/conversations/${apiConv}/messages`, { text: 'Still there?' })
     expectError(refused, 409, 'conversation_ended')
 
-    for (const id of [apiConv, widgetConv])
-      await until(`summary of ${id}`, async () => {
+    for (const id of [apiConv, widgetConv]) {
+      const summary = await until(`summary of ${id}`, async () => {
         const r = await api.get(`/conversations/${id}/summary`)
         return r.body.summary_status === 'ready' && r.body.summary
       })
+      // Left by the visitor, with nothing stronger reached: the outcome says so.
+      expect(summary.outcome, id).toBe('abandoned')
+      expect((await api.get(`/conversations/${id}`)).body.outcome).toBe('abandoned')
+    }
     const listed = await api.get('/conversations?status=abandoned&channel=api&channel=widget')
     expect(listed.body.data.map((x: any) => x.conversation_id).sort()).toEqual(
       [apiConv, widgetConv, seeded.lapsed].sort(),
