@@ -106,6 +106,7 @@ export async function buildRuntime(
     providers,
     rateLimiter: createRateLimiter({ redis, prefix: 'rl' }),
     authFailureLimiter: createRateLimiter({ redis, prefix: 'rl-auth' }),
+    hourlyLimiter: createRateLimiter({ redis, prefix: 'rl-hour', duration: 3600 }),
     audit: createAuditWriter(database),
     blobs,
     webhooks: startWebhookPump({ database, config, intervalMs: config.jobPollSeconds * 1000 }),

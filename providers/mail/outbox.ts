@@ -1,7 +1,7 @@
 // The default mailer: sends nothing, stores each message in mail_outbox, where integrators read it back
 // through GET /mail/outbox and tests observe what a capability sent.
 import { ulid } from 'ulid'
-import { defineMailer } from '~/kit/mailer'
+import { defineMailer, recordedText } from '~/kit/mailer'
 import { mailOutbox } from '~/db/schema'
 
 export default defineMailer({
@@ -14,7 +14,7 @@ export default defineMailer({
       provider: 'outbox',
       to: message.to,
       subject: message.subject,
-      text: message.text,
+      text: recordedText(message),
       tags: message.tags ?? {},
       status: 'sent',
     })

@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm'
 import { ulid } from 'ulid'
 import { loadConfig } from '~/config'
 import { mailOutbox } from '~/db/schema'
-import { defineMailer } from '~/kit/mailer'
+import { defineMailer, recordedText } from '~/kit/mailer'
 
 const transports = new Map<string, Transporter>()
 
@@ -38,7 +38,7 @@ export default defineMailer({
       provider: 'smtp',
       to: message.to,
       subject: message.subject,
-      text: message.text,
+      text: recordedText(message),
       tags: message.tags ?? {},
       status: 'queued',
     })

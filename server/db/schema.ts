@@ -165,18 +165,24 @@ export const auditLog = pgTable(
 )
 
 // Dashboard sessions and one-time login links; only hashes of their tokens are stored.
-export const sessions = pgTable('sessions', {
-  tokenHash: text('token_hash').primaryKey(),
-  userId: text('user_id')
-    .notNull()
-    .references(() => users.id),
-  createdAt: now('created_at'),
-  expiresAt: ts('expires_at').notNull(),
-  revokedAt: ts('revoked_at'),
-  // The ceiling the session acts under (decisions "Login links"): null scopes = every grantable scope.
-  scopes: jsonb('scopes').$type<string[]>(),
-  ipAllowlist: jsonb('ip_allowlist').$type<string[]>().notNull().default([]),
-})
+export const sessions = pgTable(
+  'sessions',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id),
+    createdAt: now('created_at'),
+    expiresAt: ts('expires_at').notNull(),
+    revokedAt: ts('revoked_at'),
+    // The ceiling the session acts under (decisions "Login links"): null scopes = every grantable scope.
+    scopes: jsonb('scopes').$type<string[]>(),
+    ipAllowlist: jsonb('ip_allowlist').$type<string[]>().notNull().default([]),
+  },
+  // A password change ends every live session of the user (decisions "Password reset"): found by user,
+  // not by a scan of every session ever opened.
+  (t) => [index('sessions_user_live_idx').on(t.userId).where(sql`revoked_at IS NULL`)],
+)
 
 export const loginLinks = pgTable('login_links', {
   tokenHash: text('token_hash').primaryKey(),
@@ -189,6 +195,17 @@ export const loginLinks = pgTable('login_links', {
   // The issuing credential's scopes and ip_allowlist, handed to the session the link opens.
   scopes: jsonb('scopes').$type<string[]>(),
   ipAllowlist: jsonb('ip_allowlist').$type<string[]>().notNull().default([]),
+})
+
+// Password-reset links (POST /api/auth/password-reset): at most one live token per user, its SHA-256 only.
+// A new request replaces the row, so only the newest mailed link works; confirming deletes it (single use).
+export const passwordResets = pgTable('password_resets', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id),
+  tokenHash: text('token_hash').notNull().unique(),
+  createdAt: now('created_at'),
+  expiresAt: ts('expires_at').notNull(),
 })
 
 // Daily quota counters (reset 00:00 UTC by keying on the UTC day).

@@ -24,18 +24,12 @@ import {
   type SessionUser,
 } from '~/domain/sessions/sessions'
 import { useRuntime, type Runtime } from '~/kit/runtime'
-import { ApiError, Errors, apiError } from '~/lib/errors'
+import { Errors, apiError } from '~/lib/errors'
 import { envelopeOf } from './define-api-route'
 import { list, single } from './envelope'
 import { bindKeyset } from './keyset'
 import { auditOnFinish, type AuditedAs } from './pipeline/audit'
-import {
-  applyRateLimit,
-  countAuthFailure,
-  rateClassOf,
-  refuseIfFailureLimited,
-  requireAllowedIp,
-} from './pipeline/guards'
+import { applyRateLimit, countAuthFailure, rateClassOf, requireAllowedIp, underFailureLimit } from './pipeline/guards'
 import { parseBody, parseQuery, parseWith } from './pipeline/parse'
 import type { ApiRouteMeta, ApiRouteOptions, BindKeyset, ObjSchema, Out } from './route-meta'
 
@@ -136,13 +130,19 @@ export interface AuditedSession {
 export function auditDashboard(event: H3Event, runtime: Runtime) {
   auditOnFinish(event, runtime, (): AuditedAs => {
     const who = event.context.dashboardSession as AuditedSession | undefined
+    const accountId = who?.accountId ?? (event.context.dashboardAccount as string | undefined)
     return {
       credentialType: who ? 'session' : null,
       credentialId: who?.sessionId ?? null,
-      accountIds: who?.accountId ? [who.accountId] : [],
+      accountIds: accountId ? [accountId] : [],
       crossAccount: false,
     }
   })
+}
+
+/** A public dashboard request that changed a user without a session (a password reset): its row names the account. */
+export function auditDashboardAccount(event: H3Event, accountId: string) {
+  event.context.dashboardAccount = accountId
 }
 
 /** Audits a public dashboard route (login, link redemption, logout) from its first step, parsing included. */
@@ -186,13 +186,5 @@ export function clearSessionCookie(event: H3Event) {
  * the password is checked, and each 401 counts as a failure. On success the cookie is set.
  */
 export async function signIn(event: H3Event, runtime: Runtime, attempt: () => Promise<Session>) {
-  await refuseIfFailureLimited(event, runtime)
-  let session: Session
-  try {
-    session = await attempt()
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 401) await countAuthFailure(event, runtime)
-    throw e
-  }
-  return startSession(event, session)
+  return startSession(event, await underFailureLimit(event, runtime, attempt))
 }

@@ -28,6 +28,8 @@ export interface Runtime {
   rateLimiter: RateLimiter
   /** Failed unauthenticated attempts, per client IP. */
   authFailureLimiter: RateLimiter
+  /** Counts per hour, for what must stay rare whoever asks (password-reset mails per address and per IP). */
+  hourlyLimiter: RateLimiter
   audit: AuditWriter
   /** Original uploads (unstorage; filesystem by default). */
   blobs: BlobStore

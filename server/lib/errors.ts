@@ -40,7 +40,7 @@ export const ERROR_CODES = {
   account_suspended: [403, 'The credential belongs to a suspended user or account'],
   forbidden: [403, 'The request may not be made from here'],
   forbidden_origin: [403, 'This Origin may not call the endpoint'],
-  invalid_token: [403, 'A signed URL that is invalid or expired'],
+  invalid_token: [400, 'A one-time or signed token (password reset, recording URL) that is invalid, used or expired'],
   invalid_widget_token: [401, 'Widget routes: no, unknown or replaced X-Svc-Widget-Token (API keys are not accepted)'],
   origin_not_allowed: [403, "Widget routes: the Origin is not in the agent's allowed_domains"],
   invalid_visitor_token: [403, "Widget routes: X-Svc-Visitor-Token is missing or not the conversation's"],

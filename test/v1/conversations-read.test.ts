@@ -469,7 +469,9 @@ describe('GET /conversations/{conv}', () => {
     const rec = await t.api.get(`/conversations/${ids.A}/recording`)
     expect(rec.status).toBe(404)
     expect(err(rec).code).toBe('not_found')
-    expect((await master.get('/media/recordings/x.mp3?token=nope')).status).toBe(403)
+    const forged = await master.get('/media/recordings/x.mp3?token=nope')
+    expect(forged.status).toBe(400)
+    expect(err(forged).code).toBe('invalid_token')
   })
 })
 

@@ -2,7 +2,7 @@
 // only their SHA-256 is stored, so a database read never yields a usable token.
 import { randomBytes } from 'node:crypto'
 import { and, eq, gt, isNull, sql } from 'drizzle-orm'
-import type { Database } from '~/db/client'
+import type { Database, Executor } from '~/db/client'
 import { accounts, loginLinks, sessions, users } from '~/db/schema'
 import { Errors, apiError } from '~/lib/errors'
 import { hashPassword, needsRehash, verifyPassword } from '~/lib/password'
@@ -132,6 +132,19 @@ export async function revokeSession(
   if (!row) return null
   const [user] = await database.db.select({ accountId: users.accountId }).from(users).where(eq(users.id, row.userId))
   return { sessionId: sessionIdOf(tokenHash), accountId: user?.accountId ?? '' }
+}
+
+/**
+ * Ends every live dashboard session of a user (a password change: decisions "Password reset"), inside the
+ * caller's transaction. Answers how many ended.
+ */
+export async function revokeUserSessions(ex: Executor, userId: string, now = new Date()): Promise<number> {
+  const ended = await ex
+    .update(sessions)
+    .set({ revokedAt: now })
+    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt)))
+    .returning({ tokenHash: sessions.tokenHash })
+  return ended.length
 }
 
 // Verified against when the e-mail is unknown, so both failures cost one scrypt run.

@@ -95,6 +95,16 @@ export const UserLimits = v.strictObject({
   max_concurrent_builds: v.optional(v.nullable(v.pipe(Count, v.maxValue(100)))),
 })
 
+/**
+ * A password someone chooses now (a reset, PATCH /users): at least 12 characters (decisions "Password
+ * reset"); capped so that scrypt's input stays small.
+ */
+export const NewPassword = v.pipe(
+  v.string(),
+  v.minLength(12, 'password must be at least 12 characters.'),
+  v.maxLength(256, 'password is at most 256 characters.'),
+)
+
 export const UserPatch = v.strictObject({
   // trial is derived from the plan, never set: the contract answers 400 validation_error field status.
   status: v.optional(
@@ -108,5 +118,23 @@ export const UserPatch = v.strictObject({
   ),
   limits: v.optional(UserLimits),
   transcript_retention_days: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650)))),
+  password: v.optional(
+    v.pipe(
+      NewPassword,
+      v.description('Sets the dashboard password: pending reset links and every dashboard session of the user end.'),
+    ),
+  ),
 })
 export type UserPatch = v.InferOutput<typeof UserPatch>
+
+// The password-reset flow (POST /api/auth/password-reset and …/confirm, decisions "Password reset").
+export const PasswordResetRequest = v.strictObject({ email: Email })
+
+const ResetToken = v.pipe(
+  v.string(),
+  v.maxLength(128),
+  v.description('svc_pwr_… from the link that POST /api/auth/password-reset mailed'),
+)
+export const PasswordResetConfirm = v.strictObject({ token: ResetToken, password: NewPassword })
+export type PasswordResetConfirm = v.InferOutput<typeof PasswordResetConfirm>
+export const PasswordResetPageQuery = v.object({ token: ResetToken })

@@ -11,6 +11,8 @@ import type { KeysetRequest } from '~/lib/keyset'
 import { afterPosition, keysetPage, mergeKeys } from '~/lib/keyset'
 import type { User, UserCreate, UserPatch } from './schemas'
 import { planTerms, TRIAL_DAYS } from '~/domain/limits/plans'
+import type { Principal } from '~/domain/credentials/principal'
+import { endPasswordAccess } from './password-reset'
 
 type UserRow = typeof users.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
@@ -141,8 +143,47 @@ export async function listUsers(
   )
 }
 
-/** status, external_ids (merged key by key; null clears), limits (merged; null clears), retention. */
-export async function patchUser(database: Database, id: string, patch: UserPatch): Promise<User> {
+/**
+ * Who may patch whom (decisions "Password reset"): the master key any user and every field; any other
+ * principal here holds partners:manage (the route's scopes), which reaches only the users of its partner
+ * members, and only their password. Answers that partner, or null for the master key.
+ */
+export const patchingPartner = (principal: Principal): string | null =>
+  principal.type === 'master' ? null : (principal.userId ?? '')
+
+/**
+ * A partner's patch: its member's user, else 403 forbidden_account (a stranger and an unknown id alike, so
+ * a partner learns no user ids, as with login links); then the password only. A member belongs to its
+ * partner for life, so this is checked once, before the password is hashed.
+ */
+async function requireMemberPassword(database: Database, id: string, partnerId: string, patch: UserPatch) {
+  const [member] = await database.db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.id, id), eq(users.partnerId, partnerId)))
+  if (!member) throw Errors.forbiddenAccount('A partners:manage key may change only the users of its partner members.')
+  const other = Object.keys(patch).find((k) => k !== 'password')
+  if (other)
+    throw apiError(
+      'insufficient_scope',
+      `A partners:manage key may change only the password of its members; ${other} needs the master key.`,
+    )
+}
+
+/**
+ * status, external_ids (merged key by key; null clears), limits (merged; null clears), retention, password
+ * (which ends pending reset links and every dashboard session of the user). `partnerId`: the partner key's
+ * user (patchingPartner), which may set only the password of its members.
+ */
+export async function patchUser(
+  database: Database,
+  id: string,
+  patch: UserPatch,
+  partnerId: string | null = null,
+): Promise<User> {
+  if (partnerId !== null) await requireMemberPassword(database, id, partnerId, patch)
+  // Hashed before the transaction: scrypt takes a large fraction of a second and PGlite serialises them.
+  const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password)
   const patched = await database.tx(async (tx) => {
     const [row] = await tx
       .select()
@@ -158,10 +199,12 @@ export async function patchUser(database: Database, id: string, patch: UserPatch
         status: patch.status ?? row.users.status,
         externalIds: mergeKeys(row.users.externalIds, patch.external_ids),
         limits: mergeKeys(row.users.limits, patch.limits as Record<string, number | null> | undefined),
+        ...(passwordHash ? { passwordHash, passwordGenerated: false } : {}),
         updatedAt: now,
       })
       .where(eq(users.id, id))
       .returning()
+    if (passwordHash) await endPasswordAccess(tx, id, now)
     const [account] = await tx
       .update(accounts)
       .set({

@@ -10,7 +10,8 @@ export const PAGE_HEADERS = {
   'Referrer-Policy': 'no-referrer',
 }
 
-function layout(title: string, body: string): string {
+/** The pages' one layout (also the password-reset page): escaped title, inline style, no script. */
+export function layout(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}</title>

@@ -85,6 +85,26 @@ export async function refuseIfFailureLimited(event: H3Event, runtime: Runtime) {
   if (!d.allowed) throw Errors.rateLimited(d.retryAfter)
 }
 
+/**
+ * Runs an attempt at a secret (a password, a login link, a password-reset token) under the per-IP failure
+ * limiter: a client past its failures is refused before the attempt runs, and each failure counts (by
+ * default a 401; `failed` says otherwise).
+ */
+export async function underFailureLimit<T>(
+  event: H3Event,
+  runtime: Runtime,
+  attempt: () => Promise<T>,
+  failed: (e: ApiError) => boolean = (e) => e.status === 401,
+): Promise<T> {
+  await refuseIfFailureLimited(event, runtime)
+  try {
+    return await attempt()
+  } catch (e) {
+    if (e instanceof ApiError && failed(e)) await countAuthFailure(event, runtime)
+    throw e
+  }
+}
+
 export function requireScope(principal: Principal, opts: ApiRouteMeta) {
   // The master key acts for one account on data routes (contract "Account resolution"): it has none of
   // their scopes, so the X-Svc-Account rule (403 forbidden_account without it) decides instead.

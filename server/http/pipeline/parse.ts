@@ -144,6 +144,12 @@ export async function readParts(event: H3Event): Promise<MultipartPart[]> {
   return parts.map((p) => ({ name: p.name, filename: p.filename, type: p.type, data: p.data }))
 }
 
+/** A form's text fields (file parts left out) as one object, to be parsed like a JSON body. */
+export const formFields = (parts: MultipartPart[]): Record<string, string> =>
+  Object.fromEntries(
+    parts.filter((p) => p.name && p.filename === undefined).map((p) => [p.name, p.data.toString('utf8')]),
+  )
+
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**

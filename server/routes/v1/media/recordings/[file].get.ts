@@ -10,7 +10,7 @@ import { readRecording } from '~/domain/calls/media'
 export default defineApiRoute({
   summary: 'Recording audio (signed URL)',
   description:
-    'Reached through the url of GET /conversations/{conv}/recording. Answers audio/mpeg (MP3, caller on the left channel, agent on the right); a Range header of one byte range answers 206. An invalid or expired token is 403 invalid_token; a recording that no longer exists is 404 not_found.',
+    'Reached through the url of GET /conversations/{conv}/recording. Answers audio/mpeg (MP3, caller on the left channel, agent on the right); a Range header of one byte range answers 206. An invalid or expired token is 400 invalid_token; a recording that no longer exists is 404 not_found.',
   tags: ['Conversations'],
   auth: 'public',
   rateClass: 'audio',
