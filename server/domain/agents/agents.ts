@@ -29,6 +29,7 @@ export {
   presentAppearance,
   presentPromptVersion,
   presentVoice,
+  presentWidgetBlock,
   resolveModel,
 } from './present'
 export { activePromptLabel, freeLabel, insertPromptVersion, labelExists, promptColumn, recordVersion } from './versions'
