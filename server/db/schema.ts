@@ -954,6 +954,8 @@ export const profiles = pgTable(
     /** Derived from the {{name}} placeholders of role and greeting, in order of first appearance. */
     variables: jsonb('variables').$type<string[]>().notNull().default([]),
     capabilities: jsonb('capabilities').$type<string[]>().notNull().default([]),
+    /** Unused since hang_up became the only voicemail policy (profiles have no voicemail_message); left
+     *  in place for a later migration to drop. */
     voicemailMessage: text('voicemail_message'),
     maxCallDurationS: integer('max_call_duration_s').notNull().default(600),
     /** draft or ready. */
@@ -1023,7 +1025,7 @@ export const instances = pgTable('instances', {
 
 // Outbound calls (call_<n>). status queued → ringing → in_progress → completed | no_answer | failed |
 // canceled. `script` is what the call runs, resolved and filled when it was created (the profile's or the
-// inline role's prompt, greeting, voicemail message, capabilities, time limit), so a later profile change
+// inline role's prompt, greeting, voicemail policy, capabilities, time limit), so a later profile change
 // does not change a call already placed. A campaign call names its contact and attempt; the unique index
 // makes a second dial of the same attempt impossible, whichever instance tries it.
 export const callSeq = pgSequence('call_seq', { startWith: 1 })

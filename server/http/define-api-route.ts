@@ -1,7 +1,7 @@
 // The factory of the API routes: the pipeline steps in order (guards → parse → idempotency → handler →
 // envelope, audited when the response finishes), with the route's options attached to the handler it
 // returns, which is what the OpenAPI builder reads (pitfall 8: lazy routes, no import side effects).
-import { defineEventHandler, getHeader, getQuery, getRouterParams, setResponseStatus } from 'h3'
+import { defineEventHandler, getHeader, getRouterParams, setResponseStatus } from 'h3'
 import { apiError } from '~/lib/errors'
 import type * as v from 'valibot'
 import { resolveAccount, type AccountScope } from '~/domain/accounts/resolve'
@@ -20,7 +20,7 @@ import {
   warnOfExpiry,
 } from './pipeline/guards'
 import { withIdempotency, type Answer, type Prepared } from './pipeline/idempotency'
-import { isMultipart, parseBody, parseQuery, parseWith, readParts } from './pipeline/parse'
+import { isMultipart, parseBody, parseQuery, parseWith, readParts, takeAccountPart } from './pipeline/parse'
 import type { ApiRouteMeta, ApiRouteOptions, ObjSchema } from './route-meta'
 
 export type { ApiRouteMeta, ApiRouteOptions, MultipartPart, RouteContext } from './route-meta'
@@ -67,17 +67,27 @@ export function defineApiRoute<
       if (opts.masterOnly && principal.type !== 'master')
         throw apiError('forbidden', 'The operator surface takes the master key only.')
       requireScope(principal, opts)
-      await applyRateLimit(event, runtime, principal, rateClassOf(opts, event))
+      await applyRateLimit(event, runtime, principal.credentialId, rateClassOf(opts, event))
+    } else {
+      // A public route has no credential to count: it names what it is metered per, if anything.
+      for (const subject of opts.rateSubjects?.(event) ?? [])
+        await applyRateLimit(event, runtime, subject, rateClassOf(opts, event))
     }
     const prepare = async (): Promise<Prepared> => {
       const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
-      const query = parseQuery(event, opts)
-      const parts = opts.multipart && isMultipart(event) ? await readParts(event) : null
-      const body = parts ? undefined : await parseBody(event, opts)
+      const { query, accountId: queryAccount } = parseQuery(event, opts)
+      const form =
+        opts.multipart && isMultipart(event) ? takeAccountPart(await readParts(event), opts, event.method) : null
+      const { body, accountId: bodyAccount } = form
+        ? { body: undefined, accountId: form.accountId }
+        : await parseBody(event, opts)
+      const parts = form?.parts ?? null
+      // account_id as the route's own schema read it (the reads of several accounts), else as the pipeline took it.
+      const bodyOwn = ownAccountId(body)
       const account = principal
         ? await resolveAccount(runtime.database, principal, {
-            queryAccountIds: accountIdsFrom((query as any)?.account_id ?? getQuery(event).account_id),
-            bodyAccountId: typeof (body as any)?.account_id === 'string' ? (body as any).account_id : undefined,
+            queryAccountIds: accountIdsFrom(ownAccountId(query) ?? queryAccount),
+            bodyAccountId: typeof bodyOwn === 'string' ? bodyOwn : bodyAccount,
             header: getHeader(event, 'x-svc-account'),
             dataRoute: !!opts.dataRoute,
           })
@@ -103,7 +113,7 @@ export function defineApiRoute<
     const idemKey = getHeader(event, 'idempotency-key')
     const answer =
       principal && event.method === 'POST' && idemKey !== undefined && !opts.raw
-        ? await withIdempotency(event, runtime, principal, idemKey, opts, prepare, execute)
+        ? await withIdempotency(event, runtime, principal.credentialId, idemKey, opts, prepare, execute)
         : await execute(await prepare())
     if (answer.kind === 'raw') return answer.payload
     setResponseStatus(event, answer.status)
@@ -113,6 +123,8 @@ export function defineApiRoute<
   })
   return Object.assign(handler, { __api: { ...opts, handler: undefined } as ApiRouteMeta })
 }
+
+const ownAccountId = (parsed: unknown): unknown => (parsed as { account_id?: unknown } | undefined)?.account_id
 
 function accountIdsFrom(value: unknown): string[] {
   if (value === undefined || value === null) return []

@@ -73,10 +73,10 @@ export function defineSessionRoute<
     } satisfies AuditedSession
     // A session opened by a login link is confined to the issuing credential's addresses.
     requireAllowedIp(event, session.ipAllowlist, 'session')
-    await applyRateLimit(event, runtime, principal, rateClassOf(opts, event))
+    await applyRateLimit(event, runtime, principal.credentialId, rateClassOf(opts, event))
     const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
-    const query = parseQuery(event, meta)
-    const body = await parseBody(event, meta)
+    const { query } = parseQuery(event, meta)
+    const { body } = await parseBody(event, meta)
     const keyset = bindKeyset(event, principal, runtime.config.secret)
     const result = await opts.handler({ event, params, query, body, session, principal, runtime, keyset } as any)
     const answer = envelopeOf(opts.status ?? 200, result, false, 200)

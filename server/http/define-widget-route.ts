@@ -3,8 +3,9 @@
 // Origin in that agent's allowed_domains. Steps: refuse an Authorization header (401), the per-IP limit,
 // the token (401 invalid_widget_token, counted as a failed authentication per IP), the Origin (403
 // origin_not_allowed, no CORS headers), CORS for the admitted Origin, the per-token limit, then the
-// same parse step and envelope as the API. Not audited (visitors are not credentials); no
-// Idempotency-Key. Preflights are answered by middleware 05 (a preflight carries no token) and count
+// same parse step and envelope as the API. Not audited (visitors are not credentials). A POST takes an
+// Idempotency-Key like the API's, scoped to the widget token and the visitor token (decisions
+// "Behaviour", Smaller contract points). Preflights are answered by middleware 05 (a preflight carries no token) and count
 // against the same per-IP limit. A per-IP 429 carries CORS only for a token and Origin this instance
 // admitted lately (admitted-origins.ts): the limit runs before any query, so it cannot ask the database.
 import { defineEventHandler, getHeader, getRouterParams, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
@@ -20,15 +21,17 @@ import { clientIp } from './client-ip'
 import { envelopeOf } from './define-api-route'
 import { single } from './envelope'
 import { countAuthFailure } from './pipeline/guards'
+import { withIdempotency, type Prepared } from './pipeline/idempotency'
 import { parseBody, parseQuery, parseWith } from './pipeline/parse'
 import type { ApiRouteMeta, ApiRouteOptions, ObjSchema, Out } from './route-meta'
 
 /** Per minute: requests from one client IP, and requests carrying one widget token (all its visitors). */
 export const WIDGET_RATE_DEFAULTS = { widget_ip: 60, widget_token: 600 } as const
 
-export const WIDGET_ALLOW_HEADERS = 'content-type, x-svc-widget-token, x-svc-visitor-token, x-request-id'
+export const WIDGET_ALLOW_HEADERS =
+  'content-type, x-svc-widget-token, x-svc-visitor-token, x-request-id, idempotency-key'
 export const WIDGET_EXPOSE_HEADERS =
-  'x-request-id, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy'
+  'x-request-id, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy, idempotent-replayed'
 
 export interface WidgetRouteContext<P, B> {
   event: H3Event
@@ -41,7 +44,7 @@ export interface WidgetRouteContext<P, B> {
 
 type WidgetRouteOptions<PS, BS, R> = Pick<
   ApiRouteOptions<PS, undefined, BS, R>,
-  'summary' | 'description' | 'params' | 'body' | 'status' | 'response' | 'errors' | 'example'
+  'summary' | 'description' | 'params' | 'body' | 'status' | 'response' | 'errors' | 'example' | 'secretResponse'
 > & {
   handler: (ctx: WidgetRouteContext<Out<PS>, Out<BS>>) => R | Promise<R>
 }
@@ -117,6 +120,16 @@ export async function admitWidget(
   return { agent, origin, ipDecision }
 }
 
+/**
+ * Whose Idempotency-Key a widget request uses: the widget token's (a regenerated token starts afresh) and
+ * the visitor token's, so a stored answer (a new conversation's visitor token, a reply) replays only to
+ * the visitor who holds it; the handler's own visitor-token check does not run on a replay.
+ */
+function widgetCredential(token: string, event: H3Event): string {
+  const visitor = getHeader(event, 'x-svc-visitor-token')
+  return `widget:${sha256Hex(token).slice(0, 32)}:${visitor ? sha256Hex(visitor).slice(0, 32) : '-'}`
+}
+
 export function defineWidgetRoute<
   PS extends ObjSchema | undefined = undefined,
   BS extends v.GenericSchema | undefined = undefined,
@@ -131,14 +144,31 @@ export function defineWidgetRoute<
   } as ApiRouteMeta
   const handler = defineEventHandler(async (event) => {
     const runtime = useRuntime()
-    const { agent, ipDecision } = await admitWidget(event, runtime, getHeader(event, 'x-svc-widget-token'))
+    const token = getHeader(event, 'x-svc-widget-token')
+    const { agent, ipDecision } = await admitWidget(event, runtime, token)
     rateHeaders(event, 'widget_ip', ipDecision)
-    const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
-    // No widget route takes a query: an unknown key is 400 unsupported_filter, as on every API route.
-    parseQuery(event, meta)
-    const body = await parseBody(event, meta)
-    const result = await opts.handler({ event, params, body, agent, runtime } as any)
-    const answer = envelopeOf(opts.status ?? 200, result, false, 200)
+    const prepare = async (): Promise<Prepared> => {
+      const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
+      // No widget route takes a query: an unknown key is 400 unsupported_filter, as on every API route.
+      parseQuery(event, meta)
+      const { body } = await parseBody(event, meta)
+      return { params, query: undefined, body, parts: null, account: null }
+    }
+    const execute = async ({ params, body }: Prepared) =>
+      envelopeOf(opts.status ?? 200, await opts.handler({ event, params, body, agent, runtime } as any), false, 200)
+    const idemKey = getHeader(event, 'idempotency-key')
+    const answer =
+      event.method === 'POST' && idemKey !== undefined
+        ? await withIdempotency(
+            event,
+            runtime,
+            widgetCredential(token as string, event),
+            idemKey,
+            meta,
+            prepare,
+            execute,
+          )
+        : await execute(await prepare())
     setResponseStatus(event, answer.status)
     if (answer.kind === 'empty') return null
     return single(event, answer.payload as object)

@@ -5,6 +5,8 @@ import { toJsonSchema } from '@valibot/to-json-schema'
 import type { RouteEntry } from './route-table'
 import { VERSION } from '~/domain/platform/health'
 import { ERROR_CODES, isErrorCode, statusOf } from '~/lib/errors'
+import { AccountId } from '~/lib/schemas'
+import { ACCOUNT_KEY, takesAccountId } from './pipeline/parse'
 import { OAUTH_ERROR_STATUS, type OAuthErrorCode } from '~/domain/oauth/errors'
 
 /** A valibot schema as JSON Schema 2020-12 (also the MCP tool inputs, server/http/mcp/tools.ts). */
@@ -38,6 +40,21 @@ export const toOpenApiPath = (route: string) => route.replace(/^\/v1/, '').repla
 const isDashboardPath = (p: string) => p.startsWith('/api/')
 /** The OAuth endpoints and discovery documents also live on the origin root (decisions "MCP and OAuth paths"). */
 const isOriginPath = (p: string) => p.startsWith('/oauth/') || p.startsWith('/.well-known/')
+
+const ACCOUNT_TEXT =
+  'The account the request acts for (contract "Account resolution"): account_id in the query, else in a POST body, else X-Svc-Account, else the home account of the credential. An account not on the credential is 403 forbidden_account.'
+
+/** account_id as a JSON body property, added where the pipeline takes it from a POST body (every option of a union). */
+function withAccountProperty(schema: Record<string, any>): Record<string, any> {
+  const property = { ...jsonSchema(AccountId), description: ACCOUNT_TEXT }
+  if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: schema.anyOf.map(withAccountProperty) }
+  if (schema.type !== 'object') return schema
+  return { ...schema, properties: { ...(schema.properties ?? {}), [ACCOUNT_KEY]: property } }
+}
+
+const IDEMPOTENCY_ERRORS = ['idempotency_key_reused', 'idempotency_key_in_use', 'idempotency_answer_lost']
+const EMPTY_BODY = { type: 'object', properties: {}, additionalProperties: false }
+const accountBody = (schema: Record<string, any>, add: boolean) => (add ? withAccountProperty(schema) : schema)
 
 const OAuthErrorSchema = {
   type: 'object',
@@ -78,6 +95,24 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         ...(repeat ? { schema: { type: 'array', items: jsonSchema(s) }, explode: true } : { schema: jsonSchema(s) }),
       })
     }
+    // Data routes: the account_id the pipeline takes itself (unless the route's query declares it) and the header.
+    if (takesAccountId(meta, 'query', method))
+      parameters.push({
+        name: ACCOUNT_KEY,
+        in: 'query',
+        required: false,
+        schema: jsonSchema(AccountId),
+        description: ACCOUNT_TEXT,
+      })
+    if (meta.dataRoute)
+      parameters.push({
+        name: 'X-Svc-Account',
+        in: 'header',
+        required: false,
+        schema: jsonSchema(AccountId),
+        description: `${ACCOUNT_TEXT} Required for the master key.`,
+      })
+    const bodyAccount = takesAccountId(meta, 'body', method)
     if (isWidget) {
       parameters.push(
         { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
@@ -86,7 +121,8 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
           : []),
       )
     }
-    if (!isPublic && !isSession && !isWidget && m === 'post' && !meta.raw) {
+    const idempotent = !isPublic && !isSession && m === 'post' && !meta.raw
+    if (idempotent) {
       parameters.push({
         name: 'Idempotency-Key',
         in: 'header',
@@ -96,9 +132,10 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
           'Makes the POST safe to retry for 24 hours: the same key and body replay the stored answer with Idempotent-Replayed: true; another body is 409 idempotency_key_reused; a repeat while the first runs is 409 idempotency_key_in_use. 5xx answers are not stored, unless the request had saved a change before failing or its server stopped after saving it: then a repeat is 409 idempotency_answer_lost and the request is never run twice.',
       })
     }
-    const bodyErrors = meta.body
-      ? ['invalid_json', 'unsupported_field', 'validation_error', 'unsupported_media_type', 'payload_too_large']
-      : []
+    const bodyErrors =
+      meta.body || bodyAccount
+        ? ['invalid_json', 'unsupported_field', 'validation_error', 'unsupported_media_type', 'payload_too_large']
+        : []
     const errorCodes = isPublic
       ? [...bodyErrors, ...(meta.errors ?? []), 'internal_error']
       : isWidget
@@ -108,6 +145,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
             'rate_limited',
             ...bodyErrors,
             ...(meta.errors ?? []),
+            ...(idempotent ? IDEMPOTENCY_ERRORS : []),
             'internal_error',
           ]
         : [
@@ -127,9 +165,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
             ...(meta.patch ? ['empty_update'] : []),
             ...(Object.keys(queryEntries).length || !meta.body ? ['unsupported_filter'] : []),
             ...(meta.errors ?? []),
-            ...(!isSession && m === 'post' && !meta.raw
-              ? ['idempotency_key_reused', 'idempotency_key_in_use', 'idempotency_answer_lost']
-              : []),
+            ...(idempotent ? IDEMPOTENCY_ERRORS : []),
             'internal_error',
           ]
     const byStatus = new Map<number, string[]>()
@@ -182,7 +218,9 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         ? meta.rateClass.classes.join('` or `')
         : (meta.rateClass ?? (m === 'get' ? 'read' : 'write'))
     const scopeText = isPublic
-      ? 'Public: no credential, unmetered, not audited.'
+      ? meta.rateSubjects
+        ? `Public: no API credential, not audited. Rate class: \`${rateClass}\`.`
+        : 'Public: no credential, unmetered, not audited.'
       : isWidget
         ? "Widget: the agent's public token in `X-Svc-Widget-Token` and an `Origin` in its allowed_domains (CORS for that Origin only); API keys are refused (401 `invalid_widget_token`). Rate limits per client IP (`widget_ip`) and per token (`widget_token`). Not audited."
         : isSession
@@ -209,20 +247,23 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
             ? [{ sessionAuth: [] }, { sessionHeader: [] }]
             : [{ bearerAuth: meta.scope ? [meta.scope] : [] }],
       'x-scope': isPublic || isSession ? null : (meta.scope ?? null),
-      'x-rate-class': isPublic ? null : isWidget ? 'widget_ip, widget_token' : rateClass,
+      'x-rate-class': isPublic && !meta.rateSubjects ? null : isWidget ? 'widget_ip, widget_token' : rateClass,
       ...(parameters.length ? { parameters } : {}),
-      ...(meta.body
+      ...(meta.body || bodyAccount
         ? {
             requestBody: {
-              required: !meta.patch,
+              required: !!meta.body && !meta.patch,
               content: {
                 [meta.requestType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: {
-                  schema: jsonSchema(meta.body as v.GenericSchema),
+                  schema: accountBody(meta.body ? jsonSchema(meta.body as v.GenericSchema) : EMPTY_BODY, bodyAccount),
                 },
                 ...(meta.multipart
                   ? {
                       'multipart/form-data': {
-                        schema: meta.multipartBody ? jsonSchema(meta.multipartBody) : { type: 'object' },
+                        schema: accountBody(
+                          meta.multipartBody ? jsonSchema(meta.multipartBody) : { type: 'object' },
+                          bodyAccount,
+                        ),
                       },
                     }
                   : {}),

@@ -63,6 +63,9 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
   /** A fixed class, or (for reads whose class depends on the query, e.g. deep-history conversation
    *  reads → backfill) the classes it may pick from and the picker, run on the raw request. */
   rateClass?: RateClass | DynamicRateClass
+  /** A public route metered in its rateClass anyway: the subjects it counts per (each spends a point), since
+   *  there is no credential (the signed recording URL: its token and the client IP). */
+  rateSubjects?: (event: H3Event) => string[]
   /** The operator surface (defineAdminRoute): any credential but the master key is 403 forbidden. */
   masterOnly?: boolean
   /** Data routes refuse the master key unless X-Svc-Account names an account. */

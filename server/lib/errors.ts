@@ -24,7 +24,7 @@ export const ERROR_CODES = {
   invalid_url: [400, 'Not a public http(s) URL'],
   invalid_scope: [400, 'An unknown, master-only or not-held scope'],
   missing_variable: [400, 'A {{variable}} of the profile has no value; error.field names it'],
-  unsupported_policy: [400, 'A voicemail policy other than hang_up or leave_message on a call'],
+  unsupported_policy: [400, 'A voicemail policy other than hang_up'],
   bad_request: [400, 'The request was not understood'],
   unsupported_media_type: [415, 'Body is not application/json'],
   payload_too_large: [413, 'JSON body above 2 MB or upload above 10 MB'],

@@ -4,8 +4,9 @@ import * as v from 'valibot'
 import { coded } from './errors'
 
 // Strict ISO-8601 with a time and a zone: 2026-11-22T10:00:00Z, …T10:00:00.123+02:00.
-const ISO =
-  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/
+// UTC only, with the trailing Z (contract "Conventions": timestamps are ISO-8601 UTC with a trailing Z, in
+// and out); an offset such as +02:00 is refused rather than converted (decisions "Behaviour", Smaller points).
+const ISO = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?Z$/
 
 export function isStrictTimestamp(value: string): boolean {
   if (!ISO.test(value)) return false
@@ -17,13 +18,12 @@ export function isStrictTimestamp(value: string): boolean {
   return probe.getUTCMonth() === m - 1 && probe.getUTCDate() === day
 }
 
+const TIMESTAMP_MESSAGE = 'Expected an ISO-8601 UTC date-time ending in Z, e.g. 2026-01-31T12:00:00Z.'
+
 /** A date-time input; answers 400 invalid_date otherwise. Output stays the string; use toDate(). */
 export const Timestamp = v.pipe(
-  v.string(coded('invalid_date', 'Expected an ISO-8601 date-time with a zone, e.g. 2026-01-31T12:00:00Z.')),
-  v.check(
-    isStrictTimestamp,
-    coded('invalid_date', 'Expected an ISO-8601 date-time with a zone, e.g. 2026-01-31T12:00:00Z.'),
-  ),
+  v.string(coded('invalid_date', TIMESTAMP_MESSAGE)),
+  v.check(isStrictTimestamp, coded('invalid_date', TIMESTAMP_MESSAGE)),
   v.metadata({ format: 'date-time' }),
 )
 

@@ -8,6 +8,7 @@ import { freshNumber } from './phone'
 import { html, serveSite, type TestSite } from './site'
 import { ALL_PERSONAL_SCOPES, createTenant, type Tenant } from './tenant'
 import { sleep } from './wait'
+import { openWidget } from './widget'
 
 export interface FixtureTenant {
   t: Tenant
@@ -130,9 +131,10 @@ export async function createFixtureTenant(master: Api, label: string): Promise<F
   ok(dashKey, 'dashboard key')
   ids.id = dashKey.body.key_id
   // The widget: admitted for one host name, so the widget routes reach their own parse step.
-  const w = await api.patch(`/agents/${agt}/widget`, { allowed_domains: ['fixture.example'] })
-  ok(w, 'widget')
-  const widget = { token: w.body.public_token ?? w.body.token, origin: 'https://fixture.example' }
+  const widget = {
+    token: await openWidget(api, agt, { allowed_domains: ['fixture.example'] }),
+    origin: 'https://fixture.example',
+  }
 
   const reads = (): [Api, string][] => {
     const m = (p: string): [Api, string] => [master, p]

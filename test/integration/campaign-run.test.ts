@@ -168,7 +168,6 @@ beforeAll(async () => {
     name: 'Renewals',
     role: 'the renewals assistant of Harbour Taxis calling {{first_name}}',
     greeting: 'Hi {{first_name}}, this is Harbour Taxis.',
-    voicemail_message: 'Please call Harbour Taxis back.',
   })
   expect(p.status, p.text).toBe(201)
   profile = p.body.profile_id

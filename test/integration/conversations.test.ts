@@ -55,6 +55,7 @@ async function insertConv(
     outcome?: string
     text?: string
     recording?: Record<string, unknown>
+    metrics?: Record<string, unknown>
   },
 ) {
   const [row] = await db.db
@@ -75,6 +76,7 @@ async function insertConv(
       summaryStatus: 'ready',
       hasRecording: !!o.recording,
       recording: o.recording ?? null,
+      ...(o.metrics ? { metrics: o.metrics } : {}),
     })
     .returning({ id: conversations.id })
   return row.id
@@ -131,12 +133,20 @@ describe('retention sweep', () => {
 })
 
 describe('inbound phone history block', () => {
-  it('answers the last 3 imported or outbound calls with that number within 30 days, newest first', async () => {
-    verifies('conversations.import')
+  it('answers the last 3 imported or outbound calls with that number within 30 days, newest first, with their direction', async () => {
+    verifies('conversations.import', 'contract.smaller-points')
     const acc = await newAccount()
     const phone = '+14155550199'
-    const c40 = await insertConv(acc, { startedAt: daysAgo(40), phone, text: 'too old' })
-    const c20 = await insertConv(acc, { startedAt: daysAgo(20), phone, outcome: 'unresolved', text: 'twenty' })
+    // Imports are on channel import, their direction in metrics (POST /conversations/import).
+    const imported = (direction: string) => ({ channel: 'import', metrics: { imported: true, direction } })
+    const c40 = await insertConv(acc, { startedAt: daysAgo(40), phone, text: 'too old', ...imported('inbound') })
+    const c20 = await insertConv(acc, {
+      startedAt: daysAgo(20),
+      phone,
+      outcome: 'unresolved',
+      text: 'twenty',
+      ...imported('inbound'),
+    })
     const c10 = await insertConv(acc, {
       startedAt: daysAgo(10),
       phone,
@@ -145,7 +155,14 @@ describe('inbound phone history block', () => {
       outcome: 'no_answer',
       text: 'ten',
     })
-    const c5 = await insertConv(acc, { startedAt: daysAgo(5), phone, outcome: 'lead_captured', text: 'five' })
+    const c5 = await insertConv(acc, {
+      startedAt: daysAgo(5),
+      phone,
+      outcome: 'lead_captured',
+      text: 'five',
+      ...imported('outbound'),
+    })
+    // An inbound call answered here (an import made before imports had their own channel looks the same).
     const c1 = await insertConv(acc, { startedAt: daysAgo(1), phone, text: 'one' })
     await insertConv(acc, { startedAt: daysAgo(2), phone: '+14155550100', text: 'another number' })
     await insertConv(acc, {
@@ -160,12 +177,31 @@ describe('inbound phone history block', () => {
     const later = await insertConv(acc, { startedAt: new Date(NOW.getTime() + 3600_000), phone, text: 'future' })
     const calls = await recentCallsFor(db, acc, phone, NOW)
     expect(calls).toEqual([
-      { conversation_id: c1, date: daysAgo(1).toISOString(), outcome: 'resolved', summary: 'one' },
-      { conversation_id: c5, date: daysAgo(5).toISOString(), outcome: 'lead_captured', summary: 'five' },
-      { conversation_id: c10, date: daysAgo(10).toISOString(), outcome: 'no_answer', summary: 'ten' },
+      {
+        conversation_id: c1,
+        date: daysAgo(1).toISOString(),
+        direction: 'inbound',
+        outcome: 'resolved',
+        summary: 'one',
+      },
+      {
+        conversation_id: c5,
+        date: daysAgo(5).toISOString(),
+        direction: 'outbound',
+        outcome: 'lead_captured',
+        summary: 'five',
+      },
+      {
+        conversation_id: c10,
+        date: daysAgo(10).toISOString(),
+        direction: 'outbound',
+        outcome: 'no_answer',
+        summary: 'ten',
+      },
     ])
     const older = await recentCallsFor(db, acc, phone, daysAgo(4))
     expect(older.map((c) => c.conversation_id)).toEqual([c5, c10, c20])
+    expect(older.map((c) => c.direction)).toEqual(['outbound', 'outbound', 'inbound'])
     expect(older.map((c) => c.conversation_id)).not.toContain(c40)
     expect(await recentCallsFor(db.db, await newAccount(), phone, NOW)).toEqual([])
     // The call being answered is left out of its own block.

@@ -12,6 +12,7 @@ import { refused, VoiceChatClient } from '../helpers/voice-chat'
 import { sleep, until } from '../helpers/wait'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
+import { openWidget } from '../helpers/widget'
 
 /** A POST whose body arrives in two halves `pauseMs` apart: the request is in flight for that long. */
 function slowPost(url: string, headers: Record<string, string>, body: string, pauseMs: number) {
@@ -104,11 +105,10 @@ describe('SIGTERM with a voice session live and a chat turn in flight', () => {
     verifies('shutdown.graceful')
     const { server } = seeded
     const agentId = seeded.agentIds[0]
-    const w = await api.patch(`/agents/${agentId}/widget`, { allowed_domains: ['shop.example.com'] })
-    expect(w.status, w.text).toBe(200)
+    const widgetToken = await openWidget(api, agentId, { allowed_domains: ['shop.example.com'] })
     const voice = () =>
       VoiceChatClient.connect(
-        `${server.origin.replace(/^http/, 'ws')}/v1/widget/voice?token=${encodeURIComponent(w.body.public_token)}`,
+        `${server.origin.replace(/^http/, 'ws')}/v1/widget/voice?token=${encodeURIComponent(widgetToken)}`,
         { origin: 'https://shop.example.com' },
       )
     const session = await voice()

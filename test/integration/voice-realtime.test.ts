@@ -19,6 +19,7 @@ import { createTenant, type Tenant } from '../helpers/tenant'
 import { refused, VOICE_RATE, VoiceChatClient } from '../helpers/voice-chat'
 import { until } from '../helpers/wait'
 import { verifies } from '../requirements'
+import { openWidget } from '../helpers/widget'
 
 const RATE = 8000
 const TO = `+1415557${String(1000 + (process.pid % 8000)).padStart(4, '0')}`
@@ -267,9 +268,8 @@ describe('the streaming voice loop (own server: fake Twilio, streaming chat and 
     }
 
     // Browser voice chat on the same loop.
-    const w = await t.api.patch(`/agents/${agentId}/widget`, { allowed_domains: ['shop.example.com'] })
-    expect(w.status, w.text).toBe(200)
-    const wsUrl = `${server.origin.replace(/^http/, 'ws')}/v1/widget/voice?token=${encodeURIComponent(w.body.public_token)}`
+    const widgetToken = await openWidget(t.api, agentId, { allowed_domains: ['shop.example.com'] })
+    const wsUrl = `${server.origin.replace(/^http/, 'ws')}/v1/widget/voice?token=${encodeURIComponent(widgetToken)}`
     const c = await VoiceChatClient.connect(wsUrl, { origin: ORIGIN, 'x-forwarded-for': '198.51.100.77' })
     if (refused(c)) throw new Error(`refused: ${JSON.stringify(c)}`)
     await c.waitFor((x) => x.of('mark').length >= 1, 15_000, 'the greeting')

@@ -5,14 +5,9 @@ import { issueToError } from '~/http/pipeline/parse'
 import { verifies } from '../requirements'
 
 describe('strict timestamps', () => {
-  it('accepts ISO-8601 with a time and a zone only', () => {
-    verifies('conventions.timestamps')
-    for (const ok of [
-      '2026-11-22T10:00:00Z',
-      '2026-11-22T10:00:00.123Z',
-      '2026-11-22T10:00:00+02:00',
-      '2024-02-29T00:00:00Z',
-    ])
+  it('accepts ISO-8601 UTC date-times ending in Z only', () => {
+    verifies('conventions.timestamps', 'contract.smaller-points')
+    for (const ok of ['2026-11-22T10:00:00Z', '2026-11-22T10:00:00.123Z', '2024-02-29T00:00:00Z'])
       expect(isStrictTimestamp(ok), ok).toBe(true)
     for (const bad of [
       '2026-11-22',
@@ -24,6 +19,11 @@ describe('strict timestamps', () => {
       '1700000000',
       'tomorrow',
       '2026-11-22T24:00:00Z',
+      // An offset names the same instant, but input must end in Z like every timestamp the API writes.
+      '2026-11-22T10:00:00+02:00',
+      '2026-11-22T10:00:00-05:00',
+      '2026-11-22T10:00:00+00:00',
+      '2026-11-22T10:00:00z',
     ])
       expect(isStrictTimestamp(bad), bad).toBe(false)
   })

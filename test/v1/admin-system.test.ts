@@ -14,6 +14,7 @@ import { sleep, until } from '../helpers/wait'
 import { freshNumber } from '../helpers/phone'
 import { withDatabase } from '../helpers/db'
 import { verifies } from '../requirements'
+import { openWidget } from '../helpers/widget'
 
 const ORIGIN = 'https://shop.example.com'
 const pid4 = String(1000 + (process.pid % 8000)).padStart(4, '0')
@@ -71,9 +72,7 @@ describe('operator surface: agents, credentials, system, config (shared server)'
       buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' }),
       buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en', agent_type: 'phone', name: 'Phone' }),
     ])
-    const w = await t.api.patch(`/agents/${chatAgent}/widget`, { allowed_domains: ['shop.example.com'] })
-    expect(w.status, w.text).toBe(200)
-    widgetToken = w.body.public_token
+    widgetToken = await openWidget(t.api, chatAgent, { allowed_domains: ['shop.example.com'] })
     const num = await t.api.post('/phone-numbers', { e164: INBOUND, agent_id: phoneAgent, label: 'Main' })
     expect(num.status, num.text).toBe(201)
   }, 120_000)
@@ -305,8 +304,8 @@ describe('operator surface: agents, credentials, system, config (shared server)'
     expectError(await master.get('/admin/credentials/abc'), 400, 'invalid_id')
   })
 
-  it('system status, recent errors, ai-models and the migration ledger', async () => {
-    verifies('admin.system')
+  it('system status, recent errors, ai-models and the migration ledger (lists in the list envelope)', async () => {
+    verifies('admin.system', 'contract.smaller-points', 'envelope.list')
     const s = await master.get('/admin/system/status')
     expect(s.status, s.text).toBe(200)
     expect(s.body).toMatchObject({
@@ -327,6 +326,8 @@ describe('operator surface: agents, credentials, system, config (shared server)'
 
     const m = await master.get('/admin/ai-models')
     expect(m.status).toBe(200)
+    // Every list answers the list envelope: one whole page.
+    expect(m.body.pagination).toEqual({ limit: m.body.data.length, has_more: false, next_cursor: null })
     const active = m.body.data.filter((x: any) => x.active)
     expect(active).toHaveLength(1)
     expect(active[0]).toMatchObject({ engine: expect.any(String), models: expect.any(Array) })
@@ -334,6 +335,8 @@ describe('operator surface: agents, credentials, system, config (shared server)'
 
     const mig = await master.get('/admin/migrations')
     expect(mig.status).toBe(200)
+    expect(mig.body.pagination).toEqual({ limit: mig.body.data.length, has_more: false, next_cursor: null })
+    expect(mig.body.meta).toMatchObject({ request_id: expect.any(String), environment: 'production' })
     const names = mig.body.data.map((x: any) => x.name)
     expect(names).toEqual([...names].sort())
     expect(names.some((n: string) => n.includes('0016_operator'))).toBe(true)

@@ -2,7 +2,7 @@
 // rows by request id, by a fresh account, or by a narrow window, never by counting the whole log.
 // Audit rows are written in batches after the response (~250 ms), hence the polling.
 import { describe, expect, inject, it } from 'vitest'
-import { createApi, err, uniqueEmail, type ApiResponse } from '../helpers/api'
+import { createApi, err, expectError, uniqueEmail, type ApiResponse } from '../helpers/api'
 import { verifies } from '../requirements'
 import { sleep } from '../helpers/wait'
 import { parseCsv } from '../helpers/csv'
@@ -182,8 +182,8 @@ describe('GET /audit filters', () => {
     expect(await allRows({ from: iso(t0), credential_id: 'key_987654321' })).toEqual([])
   })
 
-  it('from and to bound the window [from, to) and come back in meta; the default window is 24 hours to now', async () => {
-    verifies('audit.rows', 'conventions.timestamps')
+  it('from and to bound the window [from, to) and come back in meta with applied_default_range; the default window is 24 hours to now', async () => {
+    verifies('audit.rows', 'conventions.timestamps', 'contract.smaller-points')
     const t0 = Date.now() - 1000
     const id = rid('window')
     await api.get('/users?limit=1', { headers: { 'x-request-id': id } })
@@ -195,22 +195,40 @@ describe('GET /audit filters', () => {
     expect((await allRows({ from: iso(at + 1), to: iso(at + 60_000) })).map((r) => r.request_id)).not.toContain(id)
 
     const explicit = await api.get(
-      '/audit' + q({ from: '2026-01-01T10:00:00+02:00', to: '2026-01-01T12:00:00.5Z', limit: 1 }),
+      '/audit' + q({ from: '2026-01-01T08:00:00Z', to: '2026-01-01T12:00:00.5Z', limit: 1 }),
     )
     expect(explicit.status).toBe(200)
     expect(explicit.body.meta).toMatchObject({
       from: '2026-01-01T08:00:00.000Z',
       to: '2026-01-01T12:00:00.500Z',
+      applied_default_range: false,
       environment: 'production',
     })
+    // Timestamp input ends in Z: an offset is refused, not converted.
+    const offset = await api.get('/audit' + q({ from: '2026-01-01T10:00:00+02:00', limit: 1 }))
+    expectError(offset, 400, 'invalid_date', 'from')
 
     const before = Date.now()
     const dflt = await api.get('/audit?limit=1')
     expect(Date.parse(dflt.body.meta.to)).toBeGreaterThanOrEqual(before - 5)
     expect(Date.parse(dflt.body.meta.to)).toBeLessThanOrEqual(Date.now() + 5)
     expect(Date.parse(dflt.body.meta.to) - Date.parse(dflt.body.meta.from)).toBe(24 * 3600_000)
+    expect(dflt.body.meta.applied_default_range).toBe(true)
+    // The defaulted window travels in the cursor: the next page answers the same meta.
+    if (dflt.body.pagination.next_cursor) {
+      const next = await api.get('/audit' + q({ limit: 1, cursor: dflt.body.pagination.next_cursor }))
+      expect(next.body.meta).toMatchObject({
+        from: dflt.body.meta.from,
+        to: dflt.body.meta.to,
+        applied_default_range: true,
+      })
+    }
     const onlyTo = await api.get('/audit' + q({ to: '2026-03-02T00:00:00Z', limit: 1 }))
-    expect(onlyTo.body.meta).toMatchObject({ from: '2026-03-01T00:00:00.000Z', to: '2026-03-02T00:00:00.000Z' })
+    expect(onlyTo.body.meta).toMatchObject({
+      from: '2026-03-01T00:00:00.000Z',
+      to: '2026-03-02T00:00:00.000Z',
+      applied_default_range: false,
+    })
   })
 
   it('account_id keeps the rows that touched the account; usr_<n> names the same account', async () => {

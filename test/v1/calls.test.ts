@@ -1,7 +1,7 @@
 // Outbound calls over HTTP against the shared server on the simulated network (numbers ending 0000 do not
 // answer, 9999 fail, 8888 reach an answering machine, 7777 ring for 20 s): a profile's call answered and
 // talked through (its filled greeting, a phone_outbound conversation linked from the call), no answer,
-// failure, voicemail with the profile's message, cancel, the queue above max_concurrent_calls, the daily
+// failure, an answering machine hung up on at once (hang_up, the only voicemail policy), cancel, the queue above max_concurrent_calls, the daily
 // quota, the do-not-call check, every validation error, lists and filters, tenant isolation and scopes,
 // and the call.* webhooks at a local receiver, signed.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -69,7 +69,6 @@ describe('outbound calls (simulated network)', () => {
       role: 'the renewals assistant of Harbour Taxis calling {{first_name}}',
       goal: 'Confirm the renewal.',
       greeting: 'Hi {{first_name}}, this is Harbour Taxis about your renewal.',
-      voicemail_message: 'Hello from Harbour Taxis, please call us back about your renewal.',
     })
     expect(p.status, p.text).toBe(201)
     profile = p.body.profile_id
@@ -165,8 +164,8 @@ describe('outbound calls (simulated network)', () => {
     })
   })
 
-  it('no answer, failure and an answering machine end as no_answer, failed and completed/voicemail, each with its event', async () => {
-    verifies('outbound.calls', 'outbound.calls-events', 'outbound.calls-voicemail')
+  it('no answer, failure and an answering machine end as no_answer, failed and completed/voicemail (hung up at once), each with its event', async () => {
+    verifies('outbound.calls', 'outbound.calls-events', 'outbound.calls-voicemail', 'behaviour.voicemail-policy')
     const vars = { first_name: 'Bo' }
     const [na, fail, vm, hangUp] = await Promise.all([
       place({ agent_id: agent, to: num('0000'), profile_id: profile, variables: vars }),
@@ -181,16 +180,13 @@ describe('outbound calls (simulated network)', () => {
       conversation_id: null,
     })
     expect(await settled(fail.body.call_id)).toMatchObject({ status: 'failed', outcome: 'failed' })
-    const voicemail = await settled(vm.body.call_id)
-    expect(voicemail).toMatchObject({ status: 'completed', outcome: 'voicemail' })
-    const left = await t.api.get(`/conversations/${voicemail.conversation_id}?include=transcript`)
-    expect(left.body.transcript.map((x: any) => x.text)).toEqual([
-      'Hello from Harbour Taxis, please call us back about your renewal.',
-    ])
-    const silent = await settled(hangUp.body.call_id)
-    expect(silent).toMatchObject({ status: 'completed', outcome: 'voicemail' })
-    const none = await t.api.get(`/conversations/${silent.conversation_id}?include=transcript`)
-    expect(none.body.transcript).toEqual([])
+    // hang_up is the default and the only policy: the machine hears nothing, not even the greeting.
+    for (const placed of [vm, hangUp]) {
+      const call = await settled(placed.body.call_id)
+      expect(call).toMatchObject({ status: 'completed', outcome: 'voicemail' })
+      const c = await t.api.get(`/conversations/${call.conversation_id}?include=transcript`)
+      expect(c.body.transcript).toEqual([])
+    }
 
     const events = await rx.waitFor(
       (all) =>
@@ -211,7 +207,7 @@ describe('outbound calls (simulated network)', () => {
   })
 
   it('an inline role call runs without a profile; bad bodies are refused with their codes', async () => {
-    verifies('outbound.calls-validation')
+    verifies('outbound.calls-validation', 'behaviour.voicemail-policy')
     const inline = await place({
       agent_id: agent,
       to: num('3456'),
@@ -233,6 +229,18 @@ describe('outbound calls (simulated network)', () => {
     expectError(await place({ agent_id: agent, to: num('4567') }), 400, 'validation_error', 'profile_id')
     expectError(await place({ ...ok, greeting: 'Hi' }), 400, 'validation_error', 'greeting')
     expectError(await place({ ...ok, voicemail_policy: 'beep' }), 400, 'unsupported_policy', 'voicemail_policy')
+    expectError(
+      await place({ ...ok, voicemail_policy: 'leave_message' }),
+      400,
+      'unsupported_policy',
+      'voicemail_policy',
+    )
+    expectError(
+      await place({ agent_id: agent, to: num('4567'), role: 'a caller', voicemail_message: 'Call back.' }),
+      400,
+      'unsupported_field',
+      'voicemail_message',
+    )
     expectError(await place({ ...ok, colour: 'red' }), 400, 'unsupported_field', 'colour')
     expectError(await place({ ...ok, from_number_id: 'num_999999999' }), 404, 'not_found')
     expectError(await place({ ...ok, agent_id: 'agt_999999999' }), 404, 'agent_not_found')

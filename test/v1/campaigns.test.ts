@@ -183,7 +183,7 @@ describe('campaigns (shared server)', () => {
   })
 
   it('validates every field of the body', async () => {
-    verifies('outbound.campaigns-validation')
+    verifies('outbound.campaigns-validation', 'behaviour.voicemail-policy')
     const list = await newList(0)
     const good = {
       agent_id: agent,
@@ -228,6 +228,11 @@ describe('campaigns (shared server)', () => {
     for (const retry_delay_minutes of [-1, 10_081, '60'])
       expectError(await post({ retry_delay_minutes }), 400, 'validation_error', 'retry_delay_minutes')
     expect((await post({ retry_delay_minutes: 10_080 })).status).toBe(201)
+    // hang_up is the only voicemail policy (an answering machine ends each call at once).
+    expect((await post({ voicemail_policy: 'hang_up' })).status).toBe(201)
+    for (const voicemail_policy of ['leave_message', 'beep'])
+      expectError(await post({ voicemail_policy }), 400, 'unsupported_policy', 'voicemail_policy')
+    expectError(await post({ voicemail_message: 'Call back.' }), 400, 'unsupported_field', 'voicemail_message')
 
     // A profile or list of another agent of the same account.
     expectError(await post({ profile_id: profile2 }), 400, 'validation_error', 'profile_id')

@@ -49,7 +49,7 @@ beforeAll(async () => {
     A: {
       started_at: ago(1),
       duration_s: 120,
-      channel: 'phone_inbound',
+      direction: 'inbound',
       external_session_id: 'ext-A',
       language: 'en-US',
       identity: { phone_e164: PHONE, email: 'jane.doe@example.com' },
@@ -61,7 +61,7 @@ beforeAll(async () => {
     },
     B: {
       started_at: ago(2),
-      channel: 'phone_outbound',
+      direction: 'outbound',
       language: 'fr',
       summary: {
         text: 'Wants a quote.',
@@ -89,8 +89,8 @@ afterAll(async () => {
 })
 
 describe('POST /conversations/import', () => {
-  it('creates a completed conv_u conversation stamped from the agent, with the summary ready', async () => {
-    verifies('conversations.import')
+  it('creates a completed conv_u conversation on channel import stamped from the agent, with the summary ready', async () => {
+    verifies('conversations.import', 'contract.smaller-points')
     const agent = (await t.api.get(`/agents/${agentId}`)).body
     const r = await t.api.get(`/conversations/${ids.A}`)
     expect(r.status).toBe(200)
@@ -100,7 +100,7 @@ describe('POST /conversations/import', () => {
       agent_id: agentId,
       agent_type: 'phone',
       status: 'completed',
-      channel_detail: { channel: 'phone_inbound' },
+      channel_detail: { channel: 'import' },
       external_session_id: 'ext-A',
       agent_version: agent.agent_version,
       model: agent.model,
@@ -120,6 +120,11 @@ describe('POST /conversations/import', () => {
     })
     expect(r.body.prompt_version).toMatch(/phone/)
     expect(r.body.session_id).toMatch(/^imp_[0-9A-HJKMNP-TV-Z]{26}$/)
+    // Which way the call went stays with it (the phone history block reads it); inbound by default.
+    expect(r.body.metrics).toMatchObject({ imported: true, direction: 'inbound' })
+    const b = await t.api.get(`/conversations/${ids.B}?include=metrics`)
+    expect(b.body).toMatchObject({ channel_detail: { channel: 'import' }, metrics: { direction: 'outbound' } })
+    expect((await t.api.get(`/conversations/${ids.C}?include=metrics`)).body.metrics.direction).toBe('inbound')
   })
 
   it("refuses a bad phone, another account's agent, a missing summary and unknown fields", async () => {
@@ -141,6 +146,15 @@ describe('POST /conversations/import', () => {
     )
     expect(err(await importCall(t.api, { started_at: 'yesterday' })).code).toBe('invalid_date')
     expect(err(await importCall(t.api, { started_at: ago(1), bogus: 1 })).code).toBe('unsupported_field')
+    // The channel is always import; the direction says which way the call went.
+    expect(err(await importCall(t.api, { started_at: ago(1), channel: 'phone_inbound' }))).toMatchObject({
+      code: 'unsupported_field',
+      field: 'channel',
+    })
+    expect(err(await importCall(t.api, { started_at: ago(1), direction: 'sideways' }))).toMatchObject({
+      code: 'validation_error',
+      field: 'direction',
+    })
     expect(
       (
         await readOnly.post('/conversations/import', {
@@ -188,8 +202,8 @@ describe('GET /conversations', () => {
   it('filters by every parameter', async () => {
     verifies('conversations.list')
     const cases: [string, string[]][] = [
-      ['channel=phone_outbound', [ids.B]],
-      ['channel=phone_inbound&channel=phone_outbound', [ids.A, ids.B, ids.E, ids.C]],
+      ['channel=import', [ids.A, ids.B, ids.E, ids.C]],
+      ['channel=phone_inbound&channel=phone_outbound', []],
       ['outcome=resolved&outcome=unresolved', [ids.A, ids.C]],
       ['language=en', [ids.A, ids.C]],
       ['language=EN-us', [ids.A]],
@@ -373,7 +387,7 @@ describe('GET /conversations', () => {
     for (const [api, qs] of [
       [t.api, `limit=3&cursor=${cursor}`],
       [t.api, `limit=2&sort=-updated_at&cursor=${cursor}`],
-      [t.api, `limit=2&channel=phone_inbound&cursor=${cursor}`],
+      [t.api, `limit=2&channel=import&cursor=${cursor}`],
       [readOnly, `limit=2&cursor=${cursor}`],
     ] as const) {
       const r = await list(api, qs)

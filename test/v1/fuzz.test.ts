@@ -17,6 +17,7 @@ import { createFixtureTenant, type FixtureTenant } from '../helpers/fixture-tena
 import { accepts, invalidOf, validOf, type Schema } from '../helpers/schema-fuzz'
 import { masterOnly } from '../helpers/fixture-tenant'
 import { verifies } from '../requirements'
+import { openWidget } from '../helpers/widget'
 
 const SEED = Number(process.env.SVC_FUZZ_SEED ?? 20_261_126)
 const SCALE = Number(process.env.SVC_FUZZ_RUNS ?? 1)
@@ -201,10 +202,9 @@ describe('generative fuzz of every write route and query string (shared server)'
         { seed: SEED, numRuns: 12 * SCALE },
       )
     }
-    // The fixture's widget stays admitted for the later phases whatever the fuzz set.
-    expect(
-      (await fx.t.api.patch(`/agents/${fx.ids.agt}/widget`, { allowed_domains: ['fixture.example'] })).status,
-    ).toBe(200)
+    // The fixture's widget stays admitted for the later phases whatever the fuzz set, with its current token
+    // (regenerate-token, which takes an account_id body like every data route's POST, was fuzzed too).
+    fx.widget.token = await openWidget(fx.t.api, fx.ids.agt, { allowed_domains: ['fixture.example'] })
     console.log(`phase 1: ${routes.length} routes; a parsed base for ${parsedBase.size}`)
   }, 240_000)
 

@@ -211,6 +211,39 @@ describe('two partners and their members', () => {
     expect([403, 404]).toContain((await a.api.get(`/accounts/${ma.account_id}`)).status)
   })
 
+  it("a partner key's account_ids list its members' accounts, as it reaches them", async () => {
+    verifies('partners.member-accounts', 'contract.smaller-points')
+    const c = await newPartner()
+    const keyOf = async (api: Api, keyId: string) => {
+      const r = await api.get('/credentials?limit=100')
+      expect(r.status, r.text).toBe(200)
+      return (r.body.data as any[]).find((k) => k.key_id === keyId)
+    }
+    expect((await keyOf(c.partner, c.partnerKeyId)).account_ids).toEqual([c.accountId])
+    const m1 = await addMember(c)
+    const m2 = await addMember(c)
+    const other = await addMember(b)
+    const listed = await keyOf(c.partner, c.partnerKeyId)
+    // Its own account first, then the members in the order they joined; never another partner's member.
+    expect(listed.account_ids).toEqual([c.accountId, m1.account_id, m2.account_id])
+    expect(listed.account_ids).not.toContain(other.account_id)
+    // The same user's key without partners:manage reaches no member, and lists none.
+    expect((await keyOf(c.partner, c.keyId)).account_ids).toEqual([c.accountId])
+    // Every place a key is shown agrees: the user's key list, the operator's view, a rotation's successor.
+    const viaUser = await master.get(`/users/${c.userId}/credentials?limit=100`)
+    expect((viaUser.body.data as any[]).find((k) => k.key_id === c.partnerKeyId).account_ids).toEqual(
+      listed.account_ids,
+    )
+    expect((await master.get(`/admin/credentials/${c.partnerKeyId}`)).body.account_ids).toEqual(listed.account_ids)
+    const rotated = await c.partner.post(`/credentials/${c.partnerKeyId}/rotate`)
+    expect(rotated.status, rotated.text).toBe(201)
+    expect(rotated.body.account_ids).toEqual(listed.account_ids)
+    // The member's own key lists its own account only.
+    const mk = await c.partner.post(`/users/${m1.user_id}/credentials`, { name: 'm', scopes: ['accounts:read'] })
+    expect(mk.status, mk.text).toBe(201)
+    expect(mk.body.account_ids).toEqual([m1.account_id])
+  })
+
   it("issues keys for its members only; the member's key works on its own account alone", async () => {
     verifies('partners.member-keys', 'partners.isolation')
     const ma = await addMember(a)

@@ -8,7 +8,7 @@ import { createApi, err } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
-import { until } from '../helpers/wait'
+import { sleep, until } from '../helpers/wait'
 import { verifies } from '../requirements'
 
 const TO = `+1415555${String(1000 + (process.pid % 8000)).padStart(4, '0')}`
@@ -143,6 +143,36 @@ describe('inbound phone calls (simulated network)', () => {
     // Another tenant cannot even learn that the recording exists.
     const foreign = await other.api.get(`/conversations/${first.conversation_id}/recording`)
     expect(foreign.status).toBe(404)
+  })
+
+  it('counts recording downloads in the audio rate class, per URL token and per client IP', async () => {
+    verifies('calls.recording', 'contract.smaller-points')
+    const urlOf = async () => (await t.api.get(`/conversations/${first.conversation_id}/recording`)).body.url as string
+    const get = (url: string, ip: string) => fetch(url, { headers: { range: 'bytes=0-9', 'x-forwarded-for': ip } })
+    const [ipA, ipB, ipC] = ['198.51.100.21', '198.51.100.22', '198.51.100.23']
+    // A URL is signed per second: the one the test above played may be this one, its budget partly spent.
+    const one = await urlOf()
+    const hit = await get(one, ipA)
+    expect(hit.status).toBe(206)
+    const policy = /^"audio";q=(\d+);w=60$/.exec(hit.headers.get('ratelimit-policy') ?? '')
+    expect(policy, hit.headers.get('ratelimit-policy') ?? '').not.toBeNull()
+    const limit = Number(policy![1])
+    const left = Number(hit.headers.get('x-ratelimit-remaining'))
+    expect(left).toBeLessThan(limit)
+    for (let i = 0; i < left; i++) expect((await get(one, ipA)).status).toBe(206)
+    // The URL's budget is spent: refused from a fresh address too.
+    const spent = await get(one, ipB)
+    expect(spent.status).toBe(429)
+    expect(spent.headers.get('retry-after')).toBeTruthy()
+    expect(((await spent.json()) as any).error.code).toBe('rate_limited')
+    // A new URL has a budget of its own, but not from an address that spent its own: ipA runs out first.
+    await sleep(1100)
+    const two = await urlOf()
+    expect(two).not.toBe(one)
+    let played = 0
+    while (played <= limit && (await get(two, ipA)).status === 206) played++
+    expect(played).toBeLessThan(limit)
+    expect((await get(two, ipC)).status).toBe(206)
   })
 
   it("gives the caller's next call the first call's summary (rule 4)", async () => {

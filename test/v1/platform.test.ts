@@ -442,6 +442,7 @@ describe('OpenAPI and reference', () => {
     expect(html.text).not.toMatch(/<script[^>]+src=|<link[^>]+href="https?:|https?:\/\/cdn/i)
     const pages = await anon.get('/docs/pages')
     expect(pages.status).toBe(200)
+    expect(pages.body.pagination).toEqual({ limit: pages.body.data.length, has_more: false, next_cursor: null })
     const names = pages.body.data.map((p: any) => p.name)
     expect(names).toContain('overview')
     for (const name of names) {

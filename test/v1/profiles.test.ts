@@ -24,7 +24,6 @@ const KEYS = [
   'greeting',
   'variables',
   'capabilities',
-  'voicemail_message',
   'max_call_duration_s',
   'status',
   'prompt_version',
@@ -39,7 +38,6 @@ const BODY = {
   goal: 'Book a renewal appointment.',
   greeting: 'Hi {{first_name}}, this is Harbour Taxis.',
   capabilities: ['lead_capture'],
-  voicemail_message: 'Please call us back.',
   max_call_duration_s: 300,
 }
 
@@ -96,7 +94,6 @@ describe('outbound profiles (shared server)', () => {
       greeting: BODY.greeting,
       variables: ['first_name', 'plan'],
       capabilities: [outboundCap],
-      voicemail_message: 'Please call us back.',
       max_call_duration_s: 300,
       status: 'draft',
       prompt_version: null,
@@ -113,7 +110,6 @@ describe('outbound profiles (shared server)', () => {
       greeting: null,
       variables: [],
       capabilities: [],
-      voicemail_message: null,
       max_call_duration_s: 600,
       status: 'draft',
     })
@@ -147,6 +143,45 @@ describe('outbound profiles (shared server)', () => {
       capabilities: [outboundCap],
     })
     expect(cl.body.profile_id).not.toBe(id)
+  })
+
+  it('has no voicemail_message; voicemail_policy is hang_up only (400 unsupported_policy otherwise)', async () => {
+    verifies('behaviour.voicemail-policy')
+    expectError(
+      await create({ ...BODY, voicemail_message: 'Please call us back.' }),
+      400,
+      'unsupported_field',
+      'voicemail_message',
+    )
+    expectError(
+      await create({ ...BODY, voicemail_policy: 'leave_message' }),
+      400,
+      'unsupported_policy',
+      'voicemail_policy',
+    )
+    expectError(await create({ ...BODY, voicemail_policy: 7 }), 400, 'unsupported_policy', 'voicemail_policy')
+    const c = await create({ ...BODY, voicemail_policy: 'hang_up' })
+    expect(c.status, c.text).toBe(201)
+    expect(c.body).not.toHaveProperty('voicemail_message')
+    const id = c.body.profile_id
+    expectError(
+      await t.api.patch(`/profiles/${id}`, { voicemail_message: 'Call back.' }),
+      400,
+      'unsupported_field',
+      'voicemail_message',
+    )
+    expectError(
+      await t.api.patch(`/profiles/${id}`, { voicemail_policy: 'beep' }),
+      400,
+      'unsupported_policy',
+      'voicemail_policy',
+    )
+    const p = await t.api.patch(`/profiles/${id}`, { voicemail_policy: 'hang_up' })
+    expect(p.status, p.text).toBe(200)
+    // hang_up changes nothing the profile runs: the built prompt still matches.
+    expect(p.body).toMatchObject({ status: 'draft', name: BODY.name })
+    expect(p.body).not.toHaveProperty('voicemail_message')
+    expect((await t.api.get(`/profiles/${id}`)).body).not.toHaveProperty('voicemail_message')
   })
 
   it('refuses capabilities that are not installed outbound capabilities', async () => {

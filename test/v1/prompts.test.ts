@@ -13,6 +13,7 @@ let t: Tenant
 let other: Tenant
 let api: Api
 let readOnly: Api
+let writer: Api
 let multi: Api
 let master: Api
 let a1: string, a2: string, b1: string
@@ -24,11 +25,18 @@ beforeAll(async () => {
       const t = await createTenant(m)
       const other = await createTenant(m)
       const ro = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] })
+      const w = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read', 'agents:write'] })
       const mk = await m.post(`/users/${t.userId}/credentials`, {
         scopes: ['agents:read'],
         account_ids: [other.accountId],
       })
-      return { t, other, readOnlyKey: ro.body.secret as string, multiKey: mk.body.secret as string }
+      return {
+        t,
+        other,
+        readOnlyKey: ro.body.secret as string,
+        writerKey: w.body.secret as string,
+        multiKey: mk.body.secret as string,
+      }
     },
     agents: ({ t, other }) => [
       { accountId: t.accountId, name: 'One' },
@@ -41,6 +49,7 @@ beforeAll(async () => {
   ;[a1, a2, b1] = seeded.agentIds
   api = seeded.as(t.key)
   readOnly = seeded.as(seeded.prepared.readOnlyKey)
+  writer = seeded.as(seeded.prepared.writerKey)
   multi = seeded.as(seeded.prepared.multiKey)
   master = seeded.master
 })
@@ -239,8 +248,8 @@ describe('POST /agents/{agt}/prompts/{pv}/restore', () => {
     expect(named.body.version.label).toBe('back-to-build')
   })
 
-  it('takes only {label}; unknown versions are 404; needs agents:write', async () => {
-    verifies('agents.prompts', 'errors.unsupported_field')
+  it('takes only {label}; unknown versions are 404; needs agents:admin', async () => {
+    verifies('agents.prompts', 'errors.unsupported_field', 'contract.smaller-points')
     const pv = (await api.get(`/agents/${a1}/prompts`)).body.data[0].id
     expect(err(await api.post(`/agents/${a1}/prompts/${pv}/restore`, { label: 'x', body: 'y' }))).toMatchObject({
       code: 'unsupported_field',
@@ -253,6 +262,10 @@ describe('POST /agents/{agt}/prompts/{pv}/restore', () => {
     expect(err(await api.post(`/agents/${a1}/prompts/pv_987654321/restore`)).code).toBe('not_found')
     expect(err(await api.post(`/agents/${a2}/prompts/${pv}/restore`)).code).toBe('not_found')
     expect(err(await readOnly.post(`/agents/${a1}/prompts/${pv}/restore`)).code).toBe('insufficient_scope')
+    // agents:write deploys new prompts, but rolling back to an old one takes agents:admin.
+    const refused = await writer.post(`/agents/${a1}/prompts/${pv}/restore`, { label: 'by-a-writer' })
+    expect(err(refused)).toMatchObject({ code: 'insufficient_scope' })
+    expect(err(refused).message).toContain('agents:admin')
   })
 })
 
@@ -294,6 +307,29 @@ describe('GET /agent-versions', () => {
     expect(past.body.data).toEqual([])
     const bounded = await api.get(`/agent-versions?from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z`)
     expect(bounded.body.data.length).toBe(rows.length)
+  })
+
+  it("meta carries the window like every dated list's: from, to (null when open) and applied_default_range", async () => {
+    verifies('agents.versions', 'contract.smaller-points')
+    const open = await api.get('/agent-versions')
+    expect(open.body.meta).toMatchObject({ from: null, to: null, applied_default_range: false })
+    const bounded = await api.get('/agent-versions?from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00.5Z')
+    expect(bounded.body.meta).toMatchObject({
+      from: '2000-01-01T00:00:00.000Z',
+      to: '2100-01-01T00:00:00.500Z',
+      applied_default_range: false,
+    })
+    const half = await api.get('/agent-versions?from=2000-01-01T00:00:00Z&limit=1')
+    expect(half.body.meta).toMatchObject({ from: '2000-01-01T00:00:00.000Z', to: null })
+    const next = await api.get(
+      `/agent-versions?from=2000-01-01T00:00:00Z&limit=1&cursor=${encodeURIComponent(half.body.pagination.next_cursor)}`,
+    )
+    expect(next.body.meta).toMatchObject({ from: '2000-01-01T00:00:00.000Z', to: null, applied_default_range: false })
+    // Timestamp input ends in Z.
+    expect(err(await api.get('/agent-versions?from=2000-01-01T00:00:00%2B01:00'))).toMatchObject({
+      code: 'invalid_date',
+      field: 'from',
+    })
   })
 
   it('pages with a cursor bound to the query', async () => {

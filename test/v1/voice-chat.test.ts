@@ -12,6 +12,7 @@ import { createTenant, type Tenant } from '../helpers/tenant'
 import { refused, VOICE_RATE, VoiceChatClient } from '../helpers/voice-chat'
 import { until } from '../helpers/wait'
 import { verifies } from '../requirements'
+import { openWidget } from '../helpers/widget'
 
 const ORIGIN = 'https://shop.example.com'
 
@@ -59,9 +60,7 @@ describe('browser voice chat (shared server)', () => {
     site = await serveBakery('Quokka Bakery', 'Fremantle')
     t = await createTenant(master)
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
-    const w = await t.api.patch(`/agents/${agentId}/widget`, { allowed_domains: ['shop.example.com'] })
-    expect(w.status).toBe(200)
-    token = w.body.public_token
+    token = await openWidget(t.api, agentId, { allowed_domains: ['shop.example.com'] })
   }, 120_000)
   afterAll(async () => {
     await site?.close()

@@ -9,6 +9,7 @@ import { buildAgent } from '../helpers/build'
 import { serveBakery, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
+import { openWidget } from '../helpers/widget'
 
 const ORIGIN = 'https://shop.example.com'
 
@@ -52,12 +53,9 @@ describe('public widget API (shared server)', () => {
     t = await createTenant(master)
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
     otherAgentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en', name: 'Second' })
-    const w = await t.api.patch(`/agents/${agentId}/widget`, { allowed_domains: ['shop.example.com', '*.example.org'] })
-    expect(w.status).toBe(200)
-    token = w.body.public_token
+    token = await openWidget(t.api, agentId, { allowed_domains: ['shop.example.com', '*.example.org'] })
     expect(token).toMatch(/^wpk_/)
-    const w2 = await t.api.patch(`/agents/${otherAgentId}/widget`, { allowed_domains: ['shop.example.com'] })
-    otherToken = w2.body.public_token
+    otherToken = await openWidget(t.api, otherAgentId, { allowed_domains: ['shop.example.com'] })
   }, 120_000)
   afterAll(async () => {
     await site?.close()
@@ -208,8 +206,7 @@ describe('public widget API (shared server)', () => {
       expect(r.body.error.code).toBe('invalid_widget_token')
     }
     const a = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en', name: 'Third' })
-    const w = await t.api.patch(`/agents/${a}/widget`, { allowed_domains: ['shop.example.com'] })
-    const old = w.body.public_token
+    const old = await openWidget(t.api, a, { allowed_domains: ['shop.example.com'] })
     expect((await start({ token: old })).status).toBe(201)
     const regen = await t.api.post(`/agents/${a}/widget/regenerate-token`, {})
     expect(regen.status).toBe(200)
@@ -245,6 +242,71 @@ describe('public widget API (shared server)', () => {
       headers: { 'x-svc-visitor-token': c.body.visitor_token },
     })
     expect(viaWidget.status).toBe(404)
+  })
+
+  it('takes an Idempotency-Key on every POST, replayed only to the visitor who holds the answer', async () => {
+    verifies('contract.smaller-points', 'idempotency.header')
+    const key = `wk-${Date.now()}-${Math.random().toString(36).slice(2)}`
+    const first = await start({ body: {}, headers: { 'idempotency-key': key } })
+    expect(first.status).toBe(201)
+    const again = await start({ body: {}, headers: { 'idempotency-key': key } })
+    expect(again.status).toBe(201)
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(again.headers.get('access-control-expose-headers')).toContain('idempotent-replayed')
+    expect(again.body).toMatchObject({
+      conversation_id: first.body.conversation_id,
+      visitor_token: first.body.visitor_token,
+    })
+    expect(again.body.meta.request_id).not.toBe(first.body.meta.request_id)
+    // Another agent's token has keys of its own.
+    const elsewhere = await start({ body: {}, token: otherToken, headers: { 'idempotency-key': key } })
+    expect(elsewhere.status).toBe(201)
+    expect(elsewhere.body.conversation_id).not.toBe(first.body.conversation_id)
+
+    // A retried message is one turn, not two.
+    const conv = first.body.conversation_id
+    const vt = { 'x-svc-visitor-token': first.body.visitor_token, 'idempotency-key': `${key}-m` }
+    const send = (headers: Record<string, string>) =>
+      widget('POST', `/conversations/${conv}/messages`, { body: { text: 'Do you sell rye bread?' }, headers })
+    const m1 = await send(vt)
+    expect(m1.status).toBe(200)
+    const m2 = await send(vt)
+    expect(m2.status).toBe(200)
+    expect(m2.headers.get('idempotent-replayed')).toBe('true')
+    expect(m2.body.turn).toEqual(m1.body.turn)
+    // Another body under the same key is refused.
+    const reused = await widget('POST', `/conversations/${conv}/messages`, {
+      body: { text: 'And rolls?' },
+      headers: vt,
+    })
+    expect(reused.status).toBe(409)
+    expect(reused.body.error.code).toBe('idempotency_key_reused')
+    const read = await t.api.get(`/conversations/${conv}?include=transcript`)
+    expect(read.body.transcript.filter((x: any) => x.speaker === 'visitor')).toHaveLength(1)
+    // The stored reply is not handed to someone without that conversation's visitor token.
+    const stranger = await send({ ...vt, 'x-svc-visitor-token': elsewhere.body.visitor_token })
+    expect(stranger.status).toBe(403)
+    expect(stranger.body.error.code).toBe('invalid_visitor_token')
+
+    // A retried event counts once (on the other agent, whose message.shown nothing else counts).
+    const event = {
+      body: { type: 'message.shown', conversation_id: elsewhere.body.conversation_id },
+      headers: { 'idempotency-key': `${key}-e` },
+      token: otherToken,
+    }
+    expect((await widget('POST', '/events', event)).status).toBe(204)
+    const replayed = await widget('POST', '/events', event)
+    expect(replayed.status).toBe(204)
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true')
+    const counted = await t.api.get(`/metrics?agent_id=${otherAgentId}`)
+    expect(counted.body.widget_events.agents[0].counts['message.shown']).toBe(1)
+
+    // Browsers may send the header: preflights allow it.
+    const pre = await widget('OPTIONS', '/conversations', {
+      token: null,
+      headers: { 'access-control-request-method': 'POST', 'access-control-request-headers': 'idempotency-key' },
+    })
+    expect(pre.headers.get('access-control-allow-headers')).toContain('idempotency-key')
   })
 
   it('validates bodies like the API', async () => {
@@ -404,6 +466,10 @@ describe('public widget API (shared server)', () => {
       expect(op.security).toEqual([{ widgetToken: [] }])
       expect(op.responses['401'].description).toContain('invalid_widget_token')
       expect(op.responses['403'].description).toContain('origin_not_allowed')
+      if (m === 'post') {
+        expect(op.parameters.map((x: any) => x.name)).toContain('Idempotency-Key')
+        expect(op.responses['409'].description).toContain('idempotency_key_reused')
+      }
     }
     const config = doc.paths['/widget/config'].get.responses['200'].content['application/json'].schema
     expect(config.required).toEqual(expect.arrayContaining(['appearance', 'greeting']))

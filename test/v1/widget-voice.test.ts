@@ -1,5 +1,5 @@
 // Widget and voice over HTTP on a server of its own: the public token's lifecycle (minted on a
-// non-empty allowed_domains, shown only by GET widget, replaced by regenerate-token), appearance, and
+// non-empty allowed_domains, shown only by GET widget and regenerate-token, which needs agents:admin), appearance, and
 // the voice configuration (bumps agent_version, mirrored onto the agent).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { err, type Api } from '../helpers/api'
@@ -13,6 +13,7 @@ let server: TestServer
 let t: Tenant
 let api: Api
 let readOnly: Api
+let writer: Api
 let master: Api
 let a1: string, a2: string, b1: string
 
@@ -23,7 +24,8 @@ beforeAll(async () => {
       const t = await createTenant(m)
       const other = await createTenant(m)
       const ro = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read'] })
-      return { t, other, readOnlyKey: ro.body.secret as string }
+      const w = await m.post(`/users/${t.userId}/credentials`, { scopes: ['agents:read', 'agents:write'] })
+      return { t, other, readOnlyKey: ro.body.secret as string, writerKey: w.body.secret as string }
     },
     agents: ({ t, other }) => [
       { accountId: t.accountId },
@@ -36,6 +38,7 @@ beforeAll(async () => {
   ;[a1, a2, b1] = seeded.agentIds
   api = seeded.as(t.key)
   readOnly = seeded.as(seeded.prepared.readOnlyKey)
+  writer = seeded.as(seeded.prepared.writerKey)
   master = seeded.master
 })
 afterAll(async () => {
@@ -68,8 +71,8 @@ describe('widget', () => {
     const r = await api.patch(`/agents/${a1}/widget`, { appearance: { theme: 'dark', primary_color: '#112233' } })
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({
-      public_token: null,
-      embed_snippet: null,
+      agent_id: a1,
+      has_public_token: false,
       appearance: { theme: 'dark', primary_color: '#112233', title: null },
     })
     const r2 = await api.patch(`/agents/${a1}/widget`, { appearance: { title: 'Help', primary_color: null } })
@@ -77,18 +80,26 @@ describe('widget', () => {
     expect(await version(a1)).toBe(before)
   })
 
-  it('a non-empty allowed_domains mints the token; only GET widget shows it; no agent_version bump', async () => {
-    verifies('agents.widget')
+  it('a non-empty allowed_domains mints the token; only GET widget shows it, never PATCH; no agent_version bump', async () => {
+    verifies('agents.widget', 'contract.smaller-points')
     const before = await version(a1)
     const r = await api.patch(`/agents/${a1}/widget`, { allowed_domains: ['Example.com', '*.example.org'] })
     expect(r.status).toBe(200)
-    const token = r.body.public_token as string
-    expect(token).toMatch(/^wpk_[A-Za-z0-9_-]{32}$/)
-    expect(r.body.allowed_domains).toEqual(['example.com', '*.example.org'])
-    expect(r.body.embed_snippet).toContain(`data-token="${token}"`)
-    expect(r.body.embed_snippet).toMatch(/^<script src="http/)
+    // PATCH answers the settings with has_public_token, like the agent record's widget block.
+    expect(Object.keys(r.body).sort()).toEqual([
+      'agent_id',
+      'allowed_domains',
+      'appearance',
+      'has_public_token',
+      'meta',
+    ])
+    expect(r.body).toMatchObject({ has_public_token: true, allowed_domains: ['example.com', '*.example.org'] })
     const w = await api.get(`/agents/${a1}/widget`)
-    expect(w.body.public_token).toBe(token)
+    const token = w.body.public_token as string
+    expect(token).toMatch(/^wpk_[A-Za-z0-9_-]{32}$/)
+    expect(r.text).not.toContain(token)
+    expect(w.body.embed_snippet).toContain(`data-token="${token}"`)
+    expect(w.body.embed_snippet).toMatch(/^<script src="http/)
     const agent = await api.get(`/agents/${a1}`)
     expect(agent.body.widget).toMatchObject({
       has_public_token: true,
@@ -97,15 +108,23 @@ describe('widget', () => {
     expect(agent.text).not.toContain(token)
     expect((await api.get(`/accounts/${t.accountId}/agents`)).text).not.toContain(token)
     expect(agent.body.agent_version).toBe(before)
-    // Later patches keep the same token.
+    // Later patches keep the same token (and do not show it).
     const again = await api.patch(`/agents/${a1}/widget`, { allowed_domains: ['example.com'] })
-    expect(again.body.public_token).toBe(token)
+    expect(again.body).toMatchObject({ has_public_token: true })
+    expect(again.text).not.toContain(token)
+    expect((await api.get(`/agents/${a1}/widget`)).body.public_token).toBe(token)
   })
 
-  it('regenerate-token replaces the token at once', async () => {
-    verifies('agents.widget')
+  it('regenerate-token replaces the token at once and needs agents:admin', async () => {
+    verifies('agents.widget', 'contract.smaller-points')
     const old = (await api.get(`/agents/${a1}/widget`)).body.public_token
     const before = await version(a1)
+    // agents:write may change the settings, not the token.
+    const refused = await writer.post(`/agents/${a1}/widget/regenerate-token`)
+    expect(err(refused)).toMatchObject({ code: 'insufficient_scope' })
+    expect(err(refused).message).toContain('agents:admin')
+    expect((await writer.patch(`/agents/${a1}/widget`, { appearance: { theme: 'light' } })).status).toBe(200)
+    expect((await api.get(`/agents/${a1}/widget`)).body.public_token).toBe(old)
     const r = await api.post(`/agents/${a1}/widget/regenerate-token`)
     expect(r.status).toBe(200)
     expect(r.body.public_token).toMatch(/^wpk_/)

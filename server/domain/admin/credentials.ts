@@ -5,7 +5,7 @@
 import { eq, inArray } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { accounts, apiKeys, users } from '~/db/schema'
-import { present, revokeKey } from '~/domain/credentials/keys'
+import { presentKey, revokeKey } from '~/domain/credentials/keys'
 import type { Principal } from '~/domain/credentials/principal'
 import { Errors } from '~/lib/errors'
 
@@ -17,7 +17,7 @@ export async function inspectCredential(database: Database, keyId: string) {
   const ids = [...new Set([row.accountId, ...row.accountIds])]
   const accs = ids.length ? await db.select().from(accounts).where(inArray(accounts.id, ids)) : []
   return {
-    ...present(row),
+    ...(await presentKey(db, row)),
     source: row.source,
     revoked_at: row.revokedAt?.toISOString() ?? null,
     updated_at: row.updatedAt.toISOString(),

@@ -31,6 +31,7 @@ export {
   presentAppearance,
   presentPromptVersion,
   presentVoice,
+  presentWidgetBlock,
   resolveModel,
 } from './present'
 export { activePromptLabel, freeLabel, insertPromptVersion, labelExists, promptColumn, recordVersion } from './versions'

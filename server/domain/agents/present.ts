@@ -44,6 +44,14 @@ export function presentVoice(runtime: Pick<Runtime, 'registries'>, row: AgentRow
 export const presentAppearance = (a: Record<string, unknown>) =>
   Object.fromEntries(APPEARANCE_KEYS.map((k) => [k, (a[k] as string | undefined) ?? null]))
 
+/** The widget settings without the token (contract: only GET /agents/{agt}/widget, and regenerate, show it):
+ *  the agent record's widget block and the answer of PATCH /agents/{agt}/widget. */
+export const presentWidgetBlock = (row: AgentRow) => ({
+  has_public_token: row.publicToken !== null,
+  allowed_domains: row.allowedDomains,
+  appearance: presentAppearance(row.appearance),
+})
+
 /** The value of one whitelisted field as the API shows it (null when unknown). */
 export function fieldValue(row: AgentRow, field: string): unknown {
   switch (field) {
@@ -124,11 +132,7 @@ export function presentAgent(runtime: Pick<Runtime, 'config' | 'registries'>, ro
     ...fields,
     refinement_rules_cost: rulesCost(row.refinementRules),
     voice: presentVoice(runtime, row),
-    widget: {
-      has_public_token: row.publicToken !== null,
-      allowed_domains: row.allowedDomains,
-      appearance: presentAppearance(row.appearance),
-    },
+    widget: presentWidgetBlock(row),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   }

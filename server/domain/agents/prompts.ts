@@ -173,5 +173,9 @@ export async function listAgentVersions(
     .where(and(...conds))
     .orderBy(desc(agentVersions.deployedAt), desc(agentVersions.id))
     .limit(page.binding.limit + 1)
-  return keysetPage(page, rows, (r) => [r.deployedAt.toISOString(), r.id], presentMarker)
+  const result = await keysetPage(page, rows, (r) => [r.deployedAt.toISOString(), r.id], presentMarker)
+  // A dated list's meta (contract "Envelopes"): the window as given (null for an open end); there is no
+  // default range here, the markers of every date are listed.
+  const iso = (t: string | undefined) => (t ? new Date(t).toISOString() : null)
+  return { ...result, meta: { from: iso(q.from), to: iso(q.to), applied_default_range: false } }
 }

@@ -261,6 +261,8 @@ export const WidgetBlock = v.object({
   allowed_domains: v.array(v.string()),
   appearance: AppearanceOut,
 })
+/** The answer of PATCH /agents/{agt}/widget: the settings, never the token. */
+export const WidgetSettings = v.object({ agent_id: v.string(), ...WidgetBlock.entries })
 export const Widget = v.object({
   agent_id: v.string(),
   public_token: Str,

@@ -1,12 +1,13 @@
 // The website widget: allowed domains, appearance and the public token. A token is minted when
 // allowed_domains becomes non-empty (or by regenerate-token); a regenerated token replaces the old one
-// at once. Widget writes never bump agent_version. Only GET /agents/{agt}/widget shows the token.
+// at once. Widget writes never bump agent_version. Only GET /agents/{agt}/widget and regenerate-token show
+// the token; PATCH answers the settings with has_public_token, like the agent record's widget block.
 import { randomBytes } from 'node:crypto'
 import { eq } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { agents } from '~/db/schema'
 import { mergeKeys } from '~/lib/keyset'
-import { loadAgent, presentAppearance, type AgentRow } from './agents'
+import { loadAgent, presentAppearance, presentWidgetBlock, type AgentRow } from './agents'
 import type { WidgetPatch } from './schemas'
 
 export const newPublicToken = () => 'wpk_' + randomBytes(24).toString('base64url')
@@ -30,13 +31,7 @@ export async function getWidget(database: Database, publicUrl: string, accountId
   return presentWidget(await loadAgent(database.db, accountId, agentId), publicUrl)
 }
 
-export async function patchWidget(
-  database: Database,
-  publicUrl: string,
-  accountId: string,
-  agentId: string,
-  patch: WidgetPatch,
-) {
+export async function patchWidget(database: Database, accountId: string, agentId: string, patch: WidgetPatch) {
   return database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, agentId, true)
     const allowedDomains = patch.allowed_domains ? [...new Set(patch.allowed_domains)] : agent.allowedDomains
@@ -49,7 +44,7 @@ export async function patchWidget(
       .set({ allowedDomains, appearance, publicToken, updatedAt: new Date() })
       .where(eq(agents.id, agent.id))
       .returning()
-    return presentWidget(row, publicUrl)
+    return { agent_id: row.id, ...presentWidgetBlock(row) }
   })
 }
 

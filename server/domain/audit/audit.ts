@@ -9,7 +9,7 @@ import { Errors } from '~/lib/errors'
 import type { Page } from '~/lib/keyset'
 import { keysetPage, type KeysetRequest } from '~/lib/keyset'
 import type { AuditQuery, AuditRow } from './schemas'
-import { parseWindow } from '~/lib/window'
+import { parseWindow, type Window } from '~/lib/window'
 
 export const DEFAULT_WINDOW_MS = 24 * 3600_000
 export const CSV_MAX_ROWS = 50_000
@@ -44,10 +44,10 @@ export interface AuditFilters {
 
 type Row = typeof auditLog.$inferSelect
 
-/** The [from, to) window: to defaults to now, from to 24 hours before to; from must precede to. */
-export function auditWindow(query: Pick<AuditQuery, 'from' | 'to'>, now = new Date()): { from: Date; to: Date } {
-  const { from, to } = parseWindow(query.from, query.to, { defaultMs: DEFAULT_WINDOW_MS, now })
-  return { from, to }
+/** The [from, to) window: to defaults to now, from to 24 hours before to; from must precede to. `defaulted`:
+ *  neither was given (meta.applied_default_range, as on the other dated lists). */
+export function auditWindow(query: Pick<AuditQuery, 'from' | 'to'>, now = new Date()): Window {
+  return parseWindow(query.from, query.to, { defaultMs: DEFAULT_WINDOW_MS, now })
 }
 
 export function filtersOf(query: AuditQuery, window: { from: Date; to: Date }): AuditFilters {
@@ -94,16 +94,17 @@ async function fetchRows(database: Database, f: AuditFilters, after: Position | 
 
 /**
  * One JSON page. The cursor position also carries the window of the first page, so a defaulted
- * (sliding) from/to stays fixed while paging and meta.from/meta.to answer the same on every page.
+ * (sliding) from/to stays fixed while paging and meta (from, to, applied_default_range) answers the same
+ * on every page.
  */
 export async function listAudit(database: Database, query: AuditQuery, page: KeysetRequest): Promise<Page<AuditRow>> {
-  let window: { from: Date; to: Date }
+  let window: Window
   let after: Position | null = null
   if (page.after) {
-    const [at, id, from, to] = page.after as [string, number, string, string]
+    const [at, id, from, to, defaulted] = page.after as [string, number, string, string, boolean | undefined]
     if (typeof at !== 'string' || typeof id !== 'number' || typeof from !== 'string' || typeof to !== 'string')
       throw Errors.invalidCursor()
-    window = { from: new Date(from), to: new Date(to) }
+    window = { from: new Date(from), to: new Date(to), defaulted: defaulted === true }
     after = { at: new Date(at), id }
   } else {
     window = auditWindow(query)
@@ -112,10 +113,17 @@ export async function listAudit(database: Database, query: AuditQuery, page: Key
   const result = await keysetPage(
     page,
     rows,
-    (r) => [r.createdAt.toISOString(), r.id, window.from.toISOString(), window.to.toISOString()],
+    (r) => [r.createdAt.toISOString(), r.id, window.from.toISOString(), window.to.toISOString(), window.defaulted],
     present,
   )
-  return { ...result, meta: { from: window.from.toISOString(), to: window.to.toISOString() } }
+  return {
+    ...result,
+    meta: {
+      from: window.from.toISOString(),
+      to: window.to.toISOString(),
+      applied_default_range: window.defaulted,
+    },
+  }
 }
 
 // A text cell a spreadsheet would read as a formula (decisions "Hostile input"): user agents and other

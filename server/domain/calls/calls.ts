@@ -9,7 +9,7 @@ import { calls } from '~/db/schema'
 import { Errors } from '~/lib/errors'
 import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
 import { emitEvent } from '~/domain/events/emit'
-import type { CallListQuery, CallResource, CallStatus } from './outbound-schemas'
+import type { CallListQuery, CallResource, CallStatus, VoicemailPolicy } from './outbound-schemas'
 
 export type CallRow = typeof calls.$inferSelect
 
@@ -17,15 +17,24 @@ export type CallRow = typeof calls.$inferSelect
 export interface CallScript {
   instructions: string
   greeting: string | null
+  /** Always null and hang_up since hang_up became the only policy (decisions "Behaviour", row Voicemail).
+   *  Older scripts may still hold leave_message and a message; scriptOf reads them as hang_up. The wider
+   *  type stays only while the voice session still tests for leave_message (its branch is to be removed). */
   voicemail_message: string | null
-  voicemail_policy: 'hang_up' | 'leave_message'
+  voicemail_policy: VoicemailPolicy | 'leave_message'
   capabilities: string[]
   max_call_duration_s: number
   /** The profile's prompt version label the instructions came from (null: inline role or unbuilt profile). */
   prompt_version: string | null
 }
 
-export const scriptOf = (row: CallRow) => row.script as unknown as CallScript
+/** What a call runs. An answering machine ends every call at once: a script stored before hang_up became
+ *  the only voicemail policy (a queued call, say) is read as hang_up with no message. */
+export const scriptOf = (row: CallRow): CallScript => ({
+  ...(row.script as unknown as CallScript),
+  voicemail_message: null,
+  voicemail_policy: 'hang_up',
+})
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null)
 

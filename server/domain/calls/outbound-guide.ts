@@ -7,7 +7,7 @@ call, so inbound calls from the same number later see it in the caller's history
 
 ## 1. A profile
 
-\`POST /agents/{agt}/profiles {name, role, goal, greeting, voicemail_message, capabilities}\`, then
+\`POST /agents/{agt}/profiles {name, role, goal, greeting, capabilities}\`, then
 \`POST /profiles/{prf}/build\` writes its prompt from the role, the goal and the agent's knowledge. \`{{first_name}}\`
 placeholders in role and greeting are filled from each call's \`variables\` (a missing one is \`400 missing_variable\`).
 \`GET /outbound-capabilities\` lists what a profile may use on its calls.
@@ -17,8 +17,9 @@ placeholders in role and greeting are filled from each call's \`variables\` (a m
 \`POST /calls {agent_id, to, profile_id, variables}\` → \`201\` with the call \`ringing\` (or \`queued\` while every line of the
 account is busy: \`max_concurrent_calls\`). The call moves \`queued → ringing → in_progress → completed | no_answer | failed |
 canceled\`; \`DELETE /calls/{call}\` cancels a queued or ringing one. Subscribe to \`call.completed\`, \`call.no_answer\` and
-\`call.failed\` (the Call is the event's data). An answering machine gets the profile's \`voicemail_message\`
-(\`voicemail_policy: "hang_up"\` says nothing); the call completes with outcome \`voicemail\`.
+\`call.failed\` (the Call is the event's data). An answering machine ends the call at once, nothing said: the only
+\`voicemail_policy\` is \`hang_up\` (any other value is \`400 unsupported_policy\`); the call completes with outcome
+\`voicemail\`.
 
 Refusals: \`403 dnc_listed\` (the number is on \`/dnc\`), \`402 payment_required\`, \`429 quota_exceeded\` (\`max_calls_per_day\`).
 

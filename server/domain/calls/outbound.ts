@@ -63,20 +63,24 @@ export const setCampaignHooks = (hooks: CampaignHooks) => {
 // ---------------------------------------------------------------------------------------------------------
 // Creating a call
 
+/** Every script's voicemail part: an answering machine ends the call at once, nothing said. */
+const HANG_UP = { voicemail_message: null, voicemail_policy: 'hang_up' } as const satisfies Pick<
+  CallScript,
+  'voicemail_message' | 'voicemail_policy'
+>
+
 /** A profile's script for one call: the built prompt (or the role and goal) with the variables filled. */
 export function profileScript(
   profile: ProfileRow,
   prompt: string | null,
   variables: Record<string, string>,
-  policy: CallScript['voicemail_policy'] = 'leave_message',
 ): CallScript {
   const filled = fillProfile({ role: profile.role, greeting: profile.greeting, prompt }, variables)
   const goal = prompt === null && profile.goal ? `\n\nGoal of this call: ${profile.goal}` : ''
   return {
     instructions: `${filled.prompt}${goal}`,
     greeting: filled.greeting,
-    voicemail_message: profile.voicemailMessage,
-    voicemail_policy: policy,
+    ...HANG_UP,
     capabilities: profile.capabilities,
     max_call_duration_s: profile.maxCallDurationS,
     prompt_version: prompt === null ? null : profile.promptVersion,
@@ -88,21 +92,14 @@ export async function scriptFor(
   ex: Executor,
   accountId: string,
   agentId: string,
-  source: {
-    profile_id?: string
-    role?: string
-    greeting?: string
-    voicemail_message?: string
-    voicemail_policy?: string
-  },
+  source: { profile_id?: string; role?: string; greeting?: string },
   variables: Record<string, string>,
 ): Promise<{ profileId: string | null; script: CallScript }> {
-  const policy = (source.voicemail_policy ?? 'leave_message') as CallScript['voicemail_policy']
   if (source.profile_id) {
     const { profile, prompt } = await loadProfileForCall(ex, accountId, source.profile_id)
     if (profile.agentId !== agentId)
       throw Errors.validation('profile_id', 'The profile belongs to another agent of the account.')
-    return { profileId: profile.id, script: profileScript(profile, prompt, variables, policy) }
+    return { profileId: profile.id, script: profileScript(profile, prompt, variables) }
   }
   const filled = fillProfile({ role: source.role ?? '', greeting: source.greeting ?? null, prompt: null }, variables)
   return {
@@ -110,8 +107,7 @@ export async function scriptFor(
     script: {
       instructions: `You are ${filled.role}. You are calling the person who answers; be brief and polite.`,
       greeting: filled.greeting,
-      voicemail_message: source.voicemail_message ?? null,
-      voicemail_policy: policy,
+      ...HANG_UP,
       capabilities: [],
       max_call_duration_s: 600,
       prompt_version: null,
@@ -156,11 +152,8 @@ export async function createCall(runtime: Runtime, accountId: string, body: Crea
   if (body.profile_id && body.role !== undefined) throw Errors.validation('role', 'Give profile_id or role, not both.')
   if (!body.profile_id && body.role === undefined)
     throw Errors.validation('profile_id', 'A call needs profile_id or an inline role.')
-  if (body.profile_id && (body.greeting !== undefined || body.voicemail_message !== undefined))
-    throw Errors.validation(
-      body.greeting !== undefined ? 'greeting' : 'voicemail_message',
-      'greeting and voicemail_message go with an inline role; a profile has its own.',
-    )
+  if (body.profile_id && body.greeting !== undefined)
+    throw Errors.validation('greeting', 'greeting goes with an inline role; a profile has its own.')
   const agent = await loadAgent(db, accountId, body.agent_id)
   assertNotPaused(agent)
   const variables = body.variables ?? {}

@@ -1,8 +1,9 @@
 // Shapes of the campaign routes (decisions "Run surfaces", row "Campaigns"): an agent's profile dialling a
 // contact list (cmp_<n>) inside a weekly schedule window, its progress and its per-contact rows.
 import * as v from 'valibot'
+import { VoicemailPolicy } from '~/domain/calls/outbound-schemas'
 import { ianaZone } from '~/domain/contact-lists/rows'
-import { AccountId, Cursor, Id, Limit, JsonRecord } from '~/lib/schemas'
+import { Cursor, Id, Limit, JsonRecord } from '~/lib/schemas'
 
 export const CAMPAIGN_STATUSES = ['draft', 'running', 'paused', 'stopped', 'completed'] as const
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number]
@@ -96,15 +97,13 @@ export const CreateCampaignBody = v.strictObject({
   max_concurrent: v.optional(integer('max_concurrent', 1, MAX_CONCURRENT), 1),
   max_attempts: v.optional(integer('max_attempts', 1, MAX_ATTEMPTS), 1),
   retry_delay_minutes: v.optional(RetryDelay, DEFAULT_RETRY_DELAY_MINUTES),
+  voicemail_policy: VoicemailPolicy,
 })
 export type CreateCampaignBody = v.InferOutput<typeof CreateCampaignBody>
 
 export const CampaignParams = v.object({ cmp: Id('cmp') })
 
-export const CampaignAccountQuery = v.strictObject({ account_id: v.optional(AccountId) })
-
 export const CampaignListQuery = v.strictObject({
-  account_id: v.optional(AccountId),
   agent_id: v.optional(Id('agt')),
   status: v.optional(v.picklist(CAMPAIGN_STATUSES, `status is one of ${CAMPAIGN_STATUSES.join(', ')}.`)),
   limit: Limit(100, 50),
@@ -113,7 +112,6 @@ export const CampaignListQuery = v.strictObject({
 export type CampaignListQuery = v.InferOutput<typeof CampaignListQuery>
 
 export const ContactListQuery = v.strictObject({
-  account_id: v.optional(AccountId),
   status: v.optional(v.picklist(CONTACT_STATUSES, `status is one of ${CONTACT_STATUSES.join(', ')}.`)),
   limit: Limit(1000, 100),
   cursor: Cursor,

@@ -2,7 +2,7 @@
 // their items, and the import that fills them from CSV or JSON.
 import { isSupportedCountry } from 'libphonenumber-js'
 import * as v from 'valibot'
-import { AccountId, Cursor, Id, Limit, JsonRecord } from '~/lib/schemas'
+import { Cursor, Id, Limit, JsonRecord } from '~/lib/schemas'
 
 /** Bounds of one import: the multipart body cap (middleware 02) and the row count. */
 export const MAX_IMPORT_ROWS = 100_000
@@ -32,17 +32,13 @@ export type CreateListBody = v.InferOutput<typeof CreateListBody>
 
 export const ListParams = v.object({ lst: Id('lst') })
 
-export const ListAccountQuery = v.strictObject({ account_id: v.optional(AccountId) })
-
 export const ListListQuery = v.strictObject({
-  account_id: v.optional(AccountId),
   limit: Limit(100, 50),
   cursor: Cursor,
 })
 export type ListListQuery = v.InferOutput<typeof ListListQuery>
 
 export const ItemListQuery = v.strictObject({
-  account_id: v.optional(AccountId),
   limit: Limit(1000, 100),
   cursor: Cursor,
 })

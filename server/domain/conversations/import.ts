@@ -1,7 +1,8 @@
 // POST /conversations/import: a call handled by an external voice stack, with its summary. It becomes a
-// completed conv_u conversation (summary ready) stamped with the agent's version, the label of its active
-// phone prompt and its model at import time, and feeds the inbound phone history block (recentCallsFor).
-import { and, desc, eq, gte, isNull, lte, ne, or, sql } from 'drizzle-orm'
+// completed conv_u conversation on channel import (summary ready, metrics.direction inbound or outbound)
+// stamped with the agent's version, the label of its active phone prompt and its model at import time, and
+// feeds the inbound phone history block (recentCallsFor) by its number and direction.
+import { and, desc, eq, gte, inArray, isNull, lte, ne, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
 import type { Database, Executor } from '~/db/client'
 import { conversations, turns } from '~/db/schema'
@@ -12,8 +13,10 @@ import { emitEvent } from '~/domain/events/emit'
 import { conversationResource } from './read'
 import type { ImportBody } from './schemas'
 
-/** Session ids of imported calls start with imp_ (API chats: api_); recentCallsFor relies on it. */
+/** Session ids of imported calls start with imp_ (API chats: api_). */
 export const IMPORT_SESSION_PREFIX = 'imp_'
+/** The channel of every imported conversation, whichever way the call went. */
+export const IMPORT_CHANNEL = 'import'
 const TURN_TYPE = { agent: 'answer', visitor: 'message', human_agent: 'answer' } as const
 
 export function normaliseSummary(s: ImportBody['summary'], language: string | null) {
@@ -58,7 +61,7 @@ export async function importConversation(
         accountId,
         agentId: agent.id,
         agentType: agent.agentType,
-        channel: body.channel,
+        channel: IMPORT_CHANNEL,
         status: 'completed',
         sessionId: IMPORT_SESSION_PREFIX + ulid(),
         externalSessionId: body.external_session_id ?? null,
@@ -73,6 +76,7 @@ export async function importConversation(
         metrics: {
           duration_s: body.duration_s ?? Math.round((endedAt.getTime() - startedAt.getTime()) / 1000),
           imported: true,
+          direction: body.direction,
         },
         summary,
         summaryStatus: 'ready',
@@ -111,8 +115,21 @@ export const HISTORY_CALLS = 3
 export interface RecentCall {
   conversation_id: string
   date: string
+  /** inbound (the number called the account) or outbound (the account called it). */
+  direction: 'inbound' | 'outbound'
   outcome: string | null
   summary: string | null
+}
+
+/** The calls of rule 4: placed or answered here (phone channels) and imported ones (channel import; before
+ *  imports had their own channel they carried the phone channel of their direction, which still matches). */
+const CALL_CHANNELS = ['phone_outbound', 'phone_inbound', IMPORT_CHANNEL]
+
+/** Which way a call went: its phone channel says it, an import keeps it in metrics.direction. */
+function directionOf(channel: string, metrics: Record<string, unknown> | null): RecentCall['direction'] {
+  if (channel === 'phone_outbound') return 'outbound'
+  if (channel === IMPORT_CHANNEL && metrics?.direction === 'outbound') return 'outbound'
+  return 'inbound'
 }
 
 /**
@@ -130,7 +147,14 @@ export async function recentCallsFor(
   const db = 'db' in ex ? ex.db : ex
   const c = conversations
   const rows = await db
-    .select({ id: c.id, startedAt: c.startedAt, outcome: c.outcome, summary: c.summary })
+    .select({
+      id: c.id,
+      startedAt: c.startedAt,
+      channel: c.channel,
+      metrics: c.metrics,
+      outcome: c.outcome,
+      summary: c.summary,
+    })
     .from(c)
     .where(
       and(
@@ -140,11 +164,7 @@ export async function recentCallsFor(
         lte(c.startedAt, now),
         sql`${c.identity}->>'phone_e164' = ${phoneE164}`,
         ne(c.id, exclude ?? ''),
-        or(
-          eq(c.channel, 'phone_outbound'),
-          eq(c.channel, 'phone_inbound'),
-          sql`${c.sessionId} LIKE ${IMPORT_SESSION_PREFIX + '%'}`,
-        ),
+        inArray(c.channel, CALL_CHANNELS),
       ),
     )
     .orderBy(desc(c.startedAt), desc(c.id))
@@ -152,6 +172,7 @@ export async function recentCallsFor(
   return rows.map((r) => ({
     conversation_id: r.id,
     date: r.startedAt.toISOString(),
+    direction: directionOf(r.channel, r.metrics as Record<string, unknown> | null),
     outcome: r.outcome,
     summary: typeof r.summary?.text === 'string' ? (r.summary.text as string) : null,
   }))

@@ -110,6 +110,9 @@ export type DeletedQuery = v.InferOutput<typeof DeletedQuery>
 const E164 = /^\+[1-9]\d{6,14}$/
 const Text = (max: number) => v.pipe(v.string(), v.maxLength(max))
 
+/** Which way an imported call went; its channel is always import (decisions "Behaviour", Smaller contract points). */
+export const IMPORT_DIRECTIONS = ['inbound', 'outbound'] as const
+
 export const ImportTurn = v.strictObject({
   speaker: v.picklist(SPEAKERS),
   text: Text(20_000),
@@ -136,9 +139,14 @@ export const ImportSummary = v.strictObject({
 })
 
 export const ImportBody = v.strictObject({
-  account_id: v.optional(v.string()),
   agent_id: Id('agt'),
-  channel: v.optional(v.picklist(['phone_inbound', 'phone_outbound']), 'phone_inbound'),
+  direction: v.optional(
+    v.pipe(
+      v.picklist(IMPORT_DIRECTIONS, 'direction is inbound or outbound.'),
+      v.description('Who dialled: the caller at identity.phone_e164 (inbound, the default) or the account (outbound).'),
+    ),
+    'inbound',
+  ),
   external_session_id: v.optional(Text(256)),
   identity: v.optional(
     v.strictObject({

@@ -1,6 +1,6 @@
 // Personal API keys: minting, listing, rotation and revocation, plus the resolver that turns a bearer
 // secret back into a principal. Only the SHA-256 of a secret is stored.
-import { and, desc, eq, inArray, lte, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, inArray, lte, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { accounts, apiKeys, users } from '~/db/schema'
 import { Errors, apiError } from '~/lib/errors'
@@ -23,7 +23,16 @@ export function mintSecret(): string {
   return mintToken(KEY_PREFIX)
 }
 
-export function present(row: KeyRow, extra: { secret?: string; grace_expires_at?: string } = {}): ApiKey {
+/**
+ * The key as the API shows it. `members`: the accounts of its user's partner members when the key holds
+ * partners:manage (presentKeys, presentKey), which its account_ids list after its own (decisions
+ * "Behaviour", Smaller contract points), as the key reaches them.
+ */
+export function present(
+  row: KeyRow,
+  extra: { secret?: string; grace_expires_at?: string; members?: readonly string[] } = {},
+): ApiKey {
+  const members = (extra.members ?? []).filter((id) => !row.accountIds.includes(id))
   return {
     key_id: row.id,
     name: row.name,
@@ -31,7 +40,7 @@ export function present(row: KeyRow, extra: { secret?: string; grace_expires_at?
     ...(extra.secret ? { secret: extra.secret } : {}),
     user_id: row.userId,
     scopes: row.scopes,
-    account_ids: row.accountIds,
+    account_ids: [...row.accountIds, ...members],
     environment: 'live',
     ip_allowlist: row.ipAllowlist,
     status: row.status as ApiKey['status'],
@@ -130,7 +139,38 @@ export async function createKey(
       updatedAt: now,
     })
     .returning()
-  return present(row, { secret })
+  return presentKey(database.db, row, { secret })
+}
+
+const isPartnerKey = (row: KeyRow) => row.scopes.includes('partners:manage')
+
+/** The accounts of each partner's members (users whose partner_id is one of `partnerIds`), oldest first. */
+async function membersOf(ex: Executor, partnerIds: string[]): Promise<Map<string, string[]>> {
+  const found = new Map<string, string[]>()
+  if (!partnerIds.length) return found
+  const rows = await ex
+    .select({ partnerId: users.partnerId, accountId: users.accountId })
+    .from(users)
+    .where(inArray(users.partnerId, partnerIds))
+    .orderBy(asc(users.createdAt), asc(users.id))
+  for (const r of rows) if (r.partnerId) found.set(r.partnerId, [...(found.get(r.partnerId) ?? []), r.accountId])
+  return found
+}
+
+/** Keys as the API shows them, partner keys with their members' accounts (one query for the lot). */
+export async function presentKeys(ex: Executor, rows: KeyRow[]): Promise<ApiKey[]> {
+  const members = await membersOf(ex, [...new Set(rows.filter(isPartnerKey).map((r) => r.userId))])
+  return rows.map((r) => present(r, { members: isPartnerKey(r) ? members.get(r.userId) : undefined }))
+}
+
+/** One key as the API shows it (see presentKeys). */
+export async function presentKey(
+  ex: Executor,
+  row: KeyRow,
+  extra: { secret?: string; grace_expires_at?: string } = {},
+): Promise<ApiKey> {
+  const members = isPartnerKey(row) ? (await membersOf(ex, [row.userId])).get(row.userId) : undefined
+  return present(row, { ...extra, members })
 }
 
 /** Keys newest first, keyset on (created_at, id). `userId` null lists every key (master only). */
@@ -151,12 +191,13 @@ export async function listKeys(
     .where(conds.length ? and(...conds) : undefined)
     .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
     .limit(page.binding.limit + 1)
-  return keysetPage(
+  const shown = await keysetPage(
     page,
     rows,
     (r) => [r.createdAt.toISOString(), r.id],
-    (r) => present(r),
+    (r) => r,
   )
+  return { ...shown, data: await presentKeys(database.db, shown.data) }
 }
 
 /** The key as its caller may see it: another user's key answers 404, as if it did not exist. */
@@ -201,7 +242,7 @@ export async function rotateKey(database: Database, principal: Principal, keyId:
       })
       .returning()
     await tx.update(apiKeys).set({ expiresAt: grace, updatedAt: now }).where(eq(apiKeys.id, old.id))
-    return present(successor, { secret, grace_expires_at: grace.toISOString() })
+    return presentKey(tx, successor, { secret, grace_expires_at: grace.toISOString() })
   })
   // The predecessor's expiry moved to the end of its grace: cached principals must see it.
   await database.bus.publish([`key:${keyId}`])
@@ -252,7 +293,7 @@ export async function updateKey(
       })
       .where(eq(apiKeys.id, row.id))
       .returning()
-    return present(updated)
+    return presentKey(tx, updated)
   })
   await database.bus.publish([`key:${keyId}`])
   return updated
@@ -285,11 +326,7 @@ export function personalKeyResolver(database: Database) {
  * The cached principal carries user:<partner>, which creating a member drops on every instance.
  */
 export async function memberAccountIds(database: Database, partnerUserId: string): Promise<string[]> {
-  const rows = await database.db
-    .select({ accountId: users.accountId })
-    .from(users)
-    .where(eq(users.partnerId, partnerUserId))
-  return rows.map((r) => r.accountId)
+  return (await membersOf(database.db, [partnerUserId])).get(partnerUserId) ?? []
 }
 
 export function withMembers(principal: Principal, members: string[]): Principal {

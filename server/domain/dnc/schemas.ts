@@ -3,7 +3,7 @@
 import * as v from 'valibot'
 import { canonicalE164 } from '~/domain/phone-numbers/schemas'
 import { coded } from '~/lib/errors'
-import { AccountId, Cursor, Id, Limit } from '~/lib/schemas'
+import { Cursor, Id, Limit } from '~/lib/schemas'
 
 export const DNC_SOURCES = ['api', 'opt_out', 'import'] as const
 export type DncSource = (typeof DNC_SOURCES)[number]
@@ -33,13 +33,10 @@ export type CreateDncBody = v.InferOutput<typeof CreateDncBody>
 
 export const DncParams = v.object({ dnc: Id('dnc') })
 
-export const DncAccountQuery = v.strictObject({ account_id: v.optional(AccountId) })
-
 /** An E.164 number in a query, where an unencoded + arrives as a space. */
 export const QueryPhone = v.pipe(v.string(coded('invalid_phone', PHONE_MESSAGE)), v.transform(plusFromQuery), Phone)
 
 export const DncListQuery = v.strictObject({
-  account_id: v.optional(AccountId),
   phone: v.optional(QueryPhone),
   limit: Limit(100, 50),
   cursor: Cursor,

@@ -1,4 +1,5 @@
-// Stored answers that carry a secret (a new key, a rotated key, a webhook signing secret, a login link)
+// Stored answers that carry a secret (a new key, a rotated key, a webhook signing secret, a login link,
+// a widget visitor token)
 // are kept for their 24 hours only AES-256-GCM encrypted, under a key derived from SVC_SECRET, with the
 // whole idempotency scope (credential, method, path, key and account) as associated data: the row cannot
 // be decrypted by anyone without the server secret, nor replayed for another credential or copied to
@@ -9,7 +10,8 @@ import type { Claim, StoredAnswer } from './idempotency'
 
 // A safety net beside the routes' secretResponse option: an answer that holds anything shaped like one of
 // our secrets is sealed too, so a new route that forgets the option still keeps no plaintext secret.
-const SECRET_SHAPE = /(svc_sk_live_|svc_mk_live_|svc_ses_|svc_lnk_|svc_at_|svc_rt_|svc_cs_|whsec_)[A-Za-z0-9_-]{20}/
+const SECRET_SHAPE =
+  /(svc_sk_live_|svc_mk_live_|svc_ses_|svc_lnk_|svc_at_|svc_rt_|svc_cs_|svc_vt_|whsec_)[A-Za-z0-9_-]{20}/
 
 export const carriesSecret = (answer: StoredAnswer) => SECRET_SHAPE.test(JSON.stringify(answer.payload) ?? '')
 

@@ -3,7 +3,7 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js'
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
-import { AccountId, Cursor, Id, Limit } from '~/lib/schemas'
+import { Cursor, Id, Limit } from '~/lib/schemas'
 
 /** Longest input looked at: E.164 is at most 16 characters; room for spaces, hyphens and parentheses. */
 const MAX_INPUT = 32
@@ -47,11 +47,7 @@ export type PatchNumberBody = v.InferOutput<typeof PatchNumberBody>
 
 export const NumberParams = v.object({ num: Id('num') })
 
-/** The account a multi-account key acts for may also be named by X-Svc-Account (contract "Account resolution"). */
-export const NumberAccountQuery = v.strictObject({ account_id: v.optional(AccountId) })
-
 export const NumberListQuery = v.strictObject({
-  account_id: v.optional(AccountId),
   agent_id: v.optional(Id('agt')),
   limit: Limit(100, 50),
   cursor: Cursor,

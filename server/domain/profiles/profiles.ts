@@ -37,7 +37,6 @@ export function presentProfile(r: ProfileRow): Profile {
     greeting: r.greeting,
     variables: r.variables,
     capabilities: r.capabilities,
-    voicemail_message: r.voicemailMessage,
     max_call_duration_s: r.maxCallDurationS,
     status: r.status as Profile['status'],
     prompt_version: r.promptVersion,
@@ -87,7 +86,6 @@ export async function createProfile(runtime: Runtime, accountId: string, agentId
       greeting: body.greeting || null,
       variables: placeholdersOf(body.role, body.greeting),
       capabilities,
-      voicemailMessage: body.voicemail_message || null,
       maxCallDurationS: body.max_call_duration_s,
     })
     .returning()
@@ -130,7 +128,6 @@ export async function patchProfile(runtime: Runtime, accountId: string, id: stri
       goal: patch.goal === undefined ? cur.goal : patch.goal || null,
       greeting: patch.greeting === undefined ? cur.greeting : patch.greeting || null,
       capabilities: capabilities ?? cur.capabilities,
-      voicemailMessage: patch.voicemail_message === undefined ? cur.voicemailMessage : patch.voicemail_message || null,
       maxCallDurationS: patch.max_call_duration_s ?? cur.maxCallDurationS,
     }
     const stale =
@@ -167,7 +164,6 @@ export async function cloneProfile(runtime: Runtime, accountId: string, id: stri
       greeting: src.greeting,
       variables: src.variables,
       capabilities: src.capabilities,
-      voicemailMessage: src.voicemailMessage,
       maxCallDurationS: src.maxCallDurationS,
     })
     .returning()

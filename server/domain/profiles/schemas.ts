@@ -3,12 +3,12 @@
 // greeting (placeholders.ts), never sent by the client.
 import * as v from 'valibot'
 import { Build } from '~/domain/builds/schemas'
-import { AccountId, Cursor, Id, Limit } from '~/lib/schemas'
+import { VoicemailPolicy } from '~/domain/calls/outbound-schemas'
+import { Cursor, Id, Limit } from '~/lib/schemas'
 import { MAX_GREETING, MAX_ROLE, MAX_VARIABLES, placeholdersOf } from './placeholders'
 
 export const MAX_NAME = 200
 export const MAX_GOAL = 2000
-export const MAX_VOICEMAIL = 1000
 export const MAX_CAPABILITIES = 20
 export const MIN_CALL_S = 30
 export const MAX_CALL_S = 3600
@@ -53,13 +53,6 @@ const Capabilities = v.pipe(
   v.maxLength(MAX_CAPABILITIES, `capabilities holds at most ${MAX_CAPABILITIES} names.`),
   v.description('Names from GET /outbound-capabilities.'),
 )
-const Voicemail = v.nullable(
-  v.pipe(
-    v.string('voicemail_message must be a string or null.'),
-    v.trim(),
-    v.maxLength(MAX_VOICEMAIL, `voicemail_message is at most ${MAX_VOICEMAIL} characters.`),
-  ),
-)
 const MaxCall = v.pipe(
   v.number('max_call_duration_s must be an integer.'),
   v.integer('max_call_duration_s must be an integer.'),
@@ -73,7 +66,7 @@ export const CreateProfileBody = v.strictObject({
   goal: v.optional(Goal, null),
   greeting: v.optional(Greeting, null),
   capabilities: v.optional(Capabilities, []),
-  voicemail_message: v.optional(Voicemail, null),
+  voicemail_policy: VoicemailPolicy,
   max_call_duration_s: v.optional(MaxCall, DEFAULT_CALL_S),
 })
 export type CreateProfileBody = v.InferOutput<typeof CreateProfileBody>
@@ -84,15 +77,12 @@ export const PatchProfileBody = v.strictObject({
   goal: v.optional(Goal),
   greeting: v.optional(Greeting),
   capabilities: v.optional(Capabilities),
-  voicemail_message: v.optional(Voicemail),
+  voicemail_policy: VoicemailPolicy,
   max_call_duration_s: v.optional(MaxCall),
 })
 export type PatchProfileBody = v.InferOutput<typeof PatchProfileBody>
 
 export const ProfileParams = v.object({ prf: Id('prf') })
-
-/** The account a multi-account key acts for may also be named by X-Svc-Account (contract "Account resolution"). */
-export const ProfileAccountQuery = v.strictObject({ account_id: v.optional(AccountId) })
 
 export const ProfileListQuery = v.strictObject({
   limit: Limit(100, 50),
@@ -109,7 +99,6 @@ export const Profile = v.object({
   greeting: v.nullable(v.string()),
   variables: v.array(v.string()),
   capabilities: v.array(v.string()),
-  voicemail_message: v.nullable(v.string()),
   max_call_duration_s: v.number(),
   status: v.picklist(['draft', 'ready']),
   prompt_version: v.nullable(v.string()),

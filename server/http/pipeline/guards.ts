@@ -113,9 +113,11 @@ export function requireScope(principal: Principal, opts: ApiRouteMeta) {
   if (wanted.length && !wanted.some((s) => principal.scopes.has(s))) throw Errors.insufficientScope(wanted.join(' or '))
 }
 
-export async function applyRateLimit(event: H3Event, runtime: Runtime, principal: Principal, rateClass: RateClass) {
+/** Spends one point of `rateClass` for `subject`: a credential's id, or what a public route counts per
+ *  (ApiRouteOptions.rateSubjects). */
+export async function applyRateLimit(event: H3Event, runtime: Runtime, subject: string, rateClass: RateClass) {
   const limit = runtime.config.rateLimits[rateClass] ?? DEFAULT_RATE_LIMITS[rateClass]
-  const d = await runtime.rateLimiter.consume(`${principal.credentialId}:${rateClass}`, limit)
+  const d = await runtime.rateLimiter.consume(`${subject}:${rateClass}`, limit)
   setResponseHeader(event, 'X-RateLimit-Limit', String(d.limit))
   setResponseHeader(event, 'X-RateLimit-Remaining', String(d.remaining))
   setResponseHeader(event, 'X-RateLimit-Reset', String(d.resetEpoch))

@@ -1,9 +1,9 @@
 // Step: Idempotency-Key on POST. The request is prepared (parsed, account resolved) before the key is
 // claimed, because the resolved account is part of the key; a first answer is stored (sealed when it
-// carries a secret) and replayed to the same credential for 24 hours.
+// carries a secret) and replayed to the same credential for 24 hours. The credential is an API
+// credential's id, or on the widget routes the widget token and visitor token (define-widget-route.ts).
 import { getHeader, getQuery, readRawBody, setResponseHeader, type H3Event } from 'h3'
 import type { AccountScope } from '~/domain/accounts/resolve'
-import type { Principal } from '~/domain/credentials/principal'
 import {
   bodyHash,
   checkKey,
@@ -50,7 +50,8 @@ const RETRY_LATER: ReadonlySet<ErrorCode> = new Set([
 export async function withIdempotency(
   event: H3Event,
   runtime: Runtime,
-  principal: Principal,
+  /** Who may replay the answer: the keys of one credential never meet another's. */
+  credentialId: string,
   key: string,
   opts: ApiRouteMeta,
   prepare: () => Promise<Prepared>,
@@ -72,7 +73,7 @@ export async function withIdempotency(
     query: getQuery(event).account_id,
   })
   const k = {
-    credentialId: principal.credentialId,
+    credentialId,
     method: event.method,
     path: canonicalPath(event),
     key: scoped,

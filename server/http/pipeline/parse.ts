@@ -4,6 +4,7 @@
 import { getHeader, getQuery, readMultipartFormData, readRawBody, type H3Event } from 'h3'
 import * as v from 'valibot'
 import { ApiError, Errors, splitCoded, apiError } from '~/lib/errors'
+import { AccountId } from '~/lib/schemas'
 import type { ApiRouteMeta, MultipartPart, ObjSchema, Out } from '../route-meta'
 
 const PAYLOAD_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -115,21 +116,69 @@ export function parseWith<S extends v.GenericSchema | undefined>(
   return r.output as Out<S>
 }
 
-export function parseQuery(event: H3Event, opts: ApiRouteMeta) {
+/** The key the contract's account resolution reads from the query and from a POST body. */
+export const ACCOUNT_KEY = 'account_id'
+
+/** True when `schema` (an object, a union of objects, or either wrapped) names `key` among its entries. */
+function declaresKey(schema: unknown, key: string): boolean {
+  const s = schema as { entries?: object; options?: unknown[]; wrapped?: unknown } | undefined
+  if (!s) return false
+  if (s.entries) return Object.hasOwn(s.entries, key)
+  if (s.options) return s.options.some((o) => declaresKey(o, key))
+  return declaresKey(s.wrapped, key)
+}
+
+/**
+ * Whether the pipeline itself takes `account_id` from the query, or from a POST body (`where` 'body'), for
+ * account resolution (contract "Account resolution"; decisions "Behaviour", row Account resolution): on
+ * every data route, so no route can forget it, unless the route's own schema declares the key (the reads
+ * of several accounts, whose account_id repeats). Other routes answer it as an unknown key.
+ */
+export function takesAccountId(opts: ApiRouteMeta, where: 'query' | 'body', method: string): boolean {
+  if (!opts.dataRoute || (where === 'body' && method !== 'POST')) return false
+  return !declaresKey(where === 'query' ? opts.query : opts.body, ACCOUNT_KEY)
+}
+
+/** account_id as the pipeline takes it: one acc_<n> or usr_<n> (400 invalid_id, field account_id). */
+const heldAccount = (value: unknown, where: 'query' | 'body'): string =>
+  parseWith(v.object({ [ACCOUNT_KEY]: AccountId }), { [ACCOUNT_KEY]: value }, where)[ACCOUNT_KEY]
+
+/** The query through the route's schema, and the account_id the pipeline takes for itself on a data route. */
+export function parseQuery(event: H3Event, opts: ApiRouteMeta): { query: unknown; accountId?: string } {
   const raw = getQuery(event) as Record<string, string | string[]>
   const schema = opts.query as ObjSchema | undefined
   const known = schema ? Object.keys(schema.entries) : []
   const repeatable = new Set(opts.repeatable ?? [])
+  const held = takesAccountId(opts, 'query', event.method)
   const input: Record<string, unknown> = {}
+  let accountId: string | undefined
   for (const [key, value] of Object.entries(raw)) {
-    if (!known.includes(key)) throw Errors.unsupportedFilter(key)
+    const own = held && key === ACCOUNT_KEY
+    if (!own && !known.includes(key)) throw Errors.unsupportedFilter(key)
     if (repeatable.has(key)) input[key] = Array.isArray(value) ? value : [value]
     else if (Array.isArray(value)) throw Errors.validation(key, `${key} may be given only once.`)
+    else if (own) accountId = heldAccount(value, 'query')
     else input[key] = value
   }
-  const parsed = parseWith(schema, input, 'query')
+  const query = parseWith(schema, input, 'query')
   refuseNul(input, '')
-  return parsed
+  return { query, accountId }
+}
+
+/** A multipart form's `account_id` part, taken like a JSON body's on a data route; the other parts as they came. */
+export function takeAccountPart(
+  parts: MultipartPart[],
+  opts: ApiRouteMeta,
+  method: string,
+): { parts: MultipartPart[]; accountId?: string } {
+  if (!takesAccountId(opts, 'body', method)) return { parts }
+  const named = parts.filter((p) => p.name === ACCOUNT_KEY)
+  if (!named.length) return { parts }
+  if (named.length > 1) throw Errors.validation(ACCOUNT_KEY, `${ACCOUNT_KEY} may be given only once.`)
+  return {
+    parts: parts.filter((p) => p.name !== ACCOUNT_KEY),
+    accountId: heldAccount(named[0].data.toString('utf8'), 'body'),
+  }
 }
 
 export const isMultipart = (event: H3Event) =>
@@ -180,8 +229,9 @@ export function duplicateKey(text: string): string | null {
   return null
 }
 
-export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unknown> {
-  if (!PAYLOAD_METHODS.has(event.method)) return undefined
+/** The body through the route's schema, and the account_id the pipeline takes out of a data route's POST body. */
+export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<{ body: unknown; accountId?: string }> {
+  if (!PAYLOAD_METHODS.has(event.method)) return { body: undefined }
   const raw = await readRawBody(event, false)
   // Decoded strictly: Buffer#toString would turn bytes that are not UTF-8 into U+FFFD and store them.
   let notUtf8 = false
@@ -195,6 +245,7 @@ export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unk
     }
   }
   let body: unknown
+  let accountId: string | undefined
   if (text.trim() === '') {
     if (opts.patch) throw Errors.emptyUpdate()
     body = opts.body ? {} : undefined
@@ -217,10 +268,15 @@ export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unk
     // idempotency hash, the stores) recurse: past a few thousand levels they overflow the stack (a 500).
     if (nestsDeeperThan(body, MAX_JSON_DEPTH))
       throw Errors.validation(null, `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`)
-    const keys = Object.keys(body)
+    if (takesAccountId(opts, 'body', event.method) && Object.hasOwn(body, ACCOUNT_KEY)) {
+      const { [ACCOUNT_KEY]: named, ...rest } = body as Record<string, unknown>
+      accountId = heldAccount(named, 'body')
+      body = rest
+    }
+    const keys = Object.keys(body as object)
     if (!opts.body) {
       if (keys.length) throw Errors.unsupportedField(keys[0])
-      return undefined
+      return { body: undefined, accountId }
     }
     if (opts.patch && keys.length === 0) throw Errors.emptyUpdate()
   }
@@ -228,7 +284,7 @@ export async function parseBody(event: H3Event, opts: ApiRouteMeta): Promise<unk
   // PostgreSQL stores no U+0000 in text or jsonb, and jsonb no lone surrogate (JSON.parse yields one from
   // "\\ud800"): refused here, by name, rather than a 500 at the write. Raw UTF-8 cannot carry either.
   if (/\\u(0000|[dD][89a-fA-F])/.test(text)) refuseNul(body, '')
-  return parsed
+  return { body: parsed, accountId }
 }
 
 /** A UTF-16 surrogate without its pair: no UTF-8 encoding exists for it. */

@@ -1,4 +1,6 @@
 import { appliedMigrations } from '~/domain/admin/system'
+import { wholePage } from '~/domain/catalogue/page'
+import { asList } from '~/http/define-api-route'
 import { Migrations } from '~/domain/admin/schemas'
 import { defineAdminRoute } from '~/http/define-admin-route'
 
@@ -7,5 +9,6 @@ export default defineAdminRoute({
   description:
     'The ledger server/db/migrate.ts writes (schema_migrations): every applied migration file by name, with the SHA-256 of its SQL and when it was applied, in application order.',
   response: Migrations,
-  handler: async ({ runtime }) => ({ data: await appliedMigrations(runtime) }),
+  // The whole ledger in one page, in the list envelope like every list (has_more false).
+  handler: async ({ runtime }) => asList(wholePage(await appliedMigrations(runtime))),
 })

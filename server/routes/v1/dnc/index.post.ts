@@ -1,6 +1,6 @@
 import { defineApiRoute, withStatus } from '~/http/define-api-route'
 import { addDnc, dncAccount } from '~/domain/dnc/entries'
-import { CreateDncBody, DncAccountQuery, DncEntry } from '~/domain/dnc/schemas'
+import { CreateDncBody, DncEntry } from '~/domain/dnc/schemas'
 
 export default defineApiRoute({
   summary: 'Add a number to the do-not-call list',
@@ -12,7 +12,6 @@ export default defineApiRoute({
   scope: 'outbound:write',
   dataRoute: true,
   status: 201,
-  query: DncAccountQuery,
   body: CreateDncBody,
   response: DncEntry,
   errors: ['invalid_phone', 'unsupported_field', 'validation_error'],

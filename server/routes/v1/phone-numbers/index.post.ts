@@ -1,5 +1,5 @@
 import { defineApiRoute } from '~/http/define-api-route'
-import { CreateNumberBody, NumberAccountQuery, PhoneNumber } from '~/domain/phone-numbers/schemas'
+import { CreateNumberBody, PhoneNumber } from '~/domain/phone-numbers/schemas'
 import { createNumber, numberAccount } from '~/domain/phone-numbers/numbers'
 
 export default defineApiRoute({
@@ -13,7 +13,6 @@ export default defineApiRoute({
   scope: 'agents:write',
   dataRoute: true,
   status: 201,
-  query: NumberAccountQuery,
   body: CreateNumberBody,
   response: PhoneNumber,
   errors: ['invalid_phone', 'invalid_id', 'unsupported_field', 'validation_error', 'agent_not_found', 'number_taken'],

@@ -1,7 +1,7 @@
 import { defineApiRoute } from '~/http/define-api-route'
 import { dncAccount } from '~/domain/dnc/entries'
 import { cancelCall } from '~/domain/calls/outbound'
-import { CallAccountQuery, CallParams, CallResource } from '~/domain/calls/outbound-schemas'
+import { CallParams, CallResource } from '~/domain/calls/outbound-schemas'
 
 export default defineApiRoute({
   summary: 'Cancel an outbound call',
@@ -12,7 +12,6 @@ export default defineApiRoute({
   scope: 'outbound:write',
   dataRoute: true,
   params: CallParams,
-  query: CallAccountQuery,
   response: CallResource,
   errors: ['invalid_id', 'not_found', 'call_not_cancelable'],
   handler: ({ runtime, account, params }) => cancelCall(runtime, dncAccount(account), params.call),

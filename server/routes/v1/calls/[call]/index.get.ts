@@ -1,7 +1,7 @@
 import { defineApiRoute } from '~/http/define-api-route'
 import { dncAccount } from '~/domain/dnc/entries'
 import { loadCall, presentCall } from '~/domain/calls/calls'
-import { CallAccountQuery, CallParams, CallResource } from '~/domain/calls/outbound-schemas'
+import { CallParams, CallResource } from '~/domain/calls/outbound-schemas'
 
 export default defineApiRoute({
   summary: 'Get an outbound call',
@@ -13,7 +13,6 @@ export default defineApiRoute({
   scope: 'outbound:read',
   dataRoute: true,
   params: CallParams,
-  query: CallAccountQuery,
   response: CallResource,
   errors: ['invalid_id', 'not_found'],
   handler: async ({ runtime, account, params }) =>

@@ -1,6 +1,6 @@
 import { defineApiRoute } from '~/http/define-api-route'
 import { campaignAccount, getCampaign } from '~/domain/campaigns/campaigns'
-import { Campaign, CampaignAccountQuery, CampaignParams } from '~/domain/campaigns/schemas'
+import { Campaign, CampaignParams } from '~/domain/campaigns/schemas'
 
 export default defineApiRoute({
   summary: 'Read a campaign',
@@ -9,7 +9,6 @@ export default defineApiRoute({
   scope: 'outbound:read',
   dataRoute: true,
   params: CampaignParams,
-  query: CampaignAccountQuery,
   response: Campaign,
   errors: ['invalid_id', 'not_found'],
   handler: ({ runtime, account, params }) => getCampaign(runtime, campaignAccount(account), params.cmp),

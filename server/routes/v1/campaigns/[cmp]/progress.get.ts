@@ -1,6 +1,6 @@
 import { defineApiRoute } from '~/http/define-api-route'
 import { campaignAccount, getProgress } from '~/domain/campaigns/campaigns'
-import { CampaignAccountQuery, CampaignParams, Progress } from '~/domain/campaigns/schemas'
+import { CampaignParams, Progress } from '~/domain/campaigns/schemas'
 
 export default defineApiRoute({
   summary: 'Read the progress of a campaign',
@@ -10,7 +10,6 @@ export default defineApiRoute({
   scope: 'outbound:read',
   dataRoute: true,
   params: CampaignParams,
-  query: CampaignAccountQuery,
   response: Progress,
   errors: ['invalid_id', 'not_found'],
   handler: ({ runtime, account, params }) => getProgress(runtime, campaignAccount(account), params.cmp),

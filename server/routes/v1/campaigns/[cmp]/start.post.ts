@@ -1,6 +1,6 @@
 import { defineApiRoute } from '~/http/define-api-route'
 import { campaignAccount, transitionCampaign } from '~/domain/campaigns/campaigns'
-import { Campaign, CampaignAccountQuery, CampaignParams } from '~/domain/campaigns/schemas'
+import { Campaign, CampaignParams } from '~/domain/campaigns/schemas'
 
 export default defineApiRoute({
   summary: 'Start or resume a campaign',
@@ -12,7 +12,6 @@ export default defineApiRoute({
   scope: 'outbound:write',
   dataRoute: true,
   params: CampaignParams,
-  query: CampaignAccountQuery,
   response: Campaign,
   errors: ['invalid_id', 'not_found', 'invalid_state'],
   handler: ({ runtime, account, params }) => transitionCampaign(runtime, campaignAccount(account), params.cmp, 'start'),

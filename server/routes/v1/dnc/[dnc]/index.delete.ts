@@ -1,6 +1,6 @@
 import { defineApiRoute } from '~/http/define-api-route'
 import { deleteDnc, dncAccount } from '~/domain/dnc/entries'
-import { DncAccountQuery, DncParams } from '~/domain/dnc/schemas'
+import { DncParams } from '~/domain/dnc/schemas'
 
 export default defineApiRoute({
   summary: 'Remove a number from the do-not-call list',
@@ -9,7 +9,6 @@ export default defineApiRoute({
   scope: 'outbound:write',
   dataRoute: true,
   params: DncParams,
-  query: DncAccountQuery,
   status: 204,
   errors: ['invalid_id', 'not_found'],
   handler: ({ runtime, account, params }) => deleteDnc(runtime, dncAccount(account), params.dnc),

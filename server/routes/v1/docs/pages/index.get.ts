@@ -1,5 +1,6 @@
 import * as v from 'valibot'
-import { defineApiRoute } from '~/http/define-api-route'
+import { wholePage } from '~/domain/catalogue/page'
+import { asList, defineApiRoute } from '~/http/define-api-route'
 import { openApiDocument } from '~/http/openapi-doc'
 import { markdownPages } from '~/http/docs'
 
@@ -10,12 +11,14 @@ export default defineApiRoute({
   response: v.object({ data: v.array(v.object({ name: v.string(), title: v.string(), path: v.string() })) }),
   async handler({ event }) {
     const pages = markdownPages(await openApiDocument(event))
-    return {
-      data: [...pages].map(([name, md]) => ({
-        name,
-        title: md.split('\n')[0].replace(/^#\s*/, ''),
-        path: `/v1/docs/pages/${name}.md`,
-      })),
-    }
+    return asList(
+      wholePage(
+        [...pages].map(([name, md]) => ({
+          name,
+          title: md.split('\n')[0].replace(/^#\s*/, ''),
+          path: `/v1/docs/pages/${name}.md`,
+        })),
+      ),
+    )
   },
 })

@@ -1,6 +1,6 @@
 import { defineApiRoute } from '~/http/define-api-route'
 import { importContacts, listAccount } from '~/domain/contact-lists/lists'
-import { ImportJson, ImportMultipart, ImportResult, ListAccountQuery, ListParams } from '~/domain/contact-lists/schemas'
+import { ImportJson, ImportMultipart, ImportResult, ListParams } from '~/domain/contact-lists/schemas'
 import { Errors, apiError } from '~/lib/errors'
 
 export default defineApiRoute({
@@ -18,7 +18,6 @@ export default defineApiRoute({
   scope: 'outbound:write',
   dataRoute: true,
   params: ListParams,
-  query: ListAccountQuery,
   body: ImportJson,
   multipart: true,
   multipartBody: ImportMultipart,

@@ -1,23 +1,31 @@
-import { getHeader, setResponseHeader, setResponseStatus } from 'h3'
+import { getHeader, getQuery, setResponseHeader, setResponseStatus } from 'h3'
 import * as v from 'valibot'
 import { apiError, Errors } from '~/lib/errors'
 import { defineApiRoute } from '~/http/define-api-route'
+import { clientIp } from '~/http/client-ip'
+import { sha256Hex } from '~/lib/opaque-token'
 import { verifyRecordingToken } from '~/domain/conversations/read'
 import { readRecording } from '~/domain/calls/media'
 
 // Signed recording audio. The token in the URL is the credential (players cannot send headers); it names
 // one recording and lapses after 15 minutes. Single byte ranges are honoured so that players can seek.
+// Metered in the audio class per URL token and per client IP (decisions "Security rules", Small rules).
 export default defineApiRoute({
   summary: 'Recording audio (signed URL)',
   description:
-    'Reached through the url of GET /conversations/{conv}/recording. Answers audio/mpeg (MP3, caller on the left channel, agent on the right); a Range header of one byte range answers 206. An invalid or expired token is 400 invalid_token; a recording that no longer exists is 404 not_found.',
+    'Reached through the url of GET /conversations/{conv}/recording. Answers audio/mpeg (MP3, caller on the left channel, agent on the right); a Range header of one byte range answers 206. An invalid or expired token is 400 invalid_token; a recording that no longer exists is 404 not_found. ' +
+    'Metered in the audio rate class per URL token and per client IP (429 rate_limited with Retry-After).',
   tags: ['Conversations'],
   auth: 'public',
   rateClass: 'audio',
+  rateSubjects: (event) => [
+    `recording-ip:${clientIp(event)}`,
+    `recording:${sha256Hex(String(getQuery(event).token ?? '')).slice(0, 32)}`,
+  ],
   raw: true,
   params: v.object({ file: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,128}\.mp3$/, 'Expected <sid>.mp3.')) }),
   query: v.object({ token: v.optional(v.string()) }),
-  errors: ['invalid_token'],
+  errors: ['invalid_token', 'rate_limited'],
   async handler({ event, runtime, params, query }) {
     const token = query.token
     const sid = params.file.replace(/\.mp3$/, '')

@@ -1,5 +1,5 @@
 import { defineApiRoute } from '~/http/define-api-route'
-import { NumberAccountQuery, NumberParams } from '~/domain/phone-numbers/schemas'
+import { NumberParams } from '~/domain/phone-numbers/schemas'
 import { deleteNumber, numberAccount } from '~/domain/phone-numbers/numbers'
 
 export default defineApiRoute({
@@ -10,7 +10,6 @@ export default defineApiRoute({
   scope: 'agents:write',
   dataRoute: true,
   params: NumberParams,
-  query: NumberAccountQuery,
   status: 204,
   errors: ['invalid_id', 'not_found'],
   handler: ({ runtime, account, params }) => deleteNumber(runtime, numberAccount(account), params.num),

@@ -1,5 +1,5 @@
 import { defineApiRoute } from '~/http/define-api-route'
-import { NumberAccountQuery, NumberParams, PhoneNumber } from '~/domain/phone-numbers/schemas'
+import { NumberParams, PhoneNumber } from '~/domain/phone-numbers/schemas'
 import { getNumber, numberAccount } from '~/domain/phone-numbers/numbers'
 
 export default defineApiRoute({
@@ -10,7 +10,6 @@ export default defineApiRoute({
   scope: 'agents:read',
   dataRoute: true,
   params: NumberParams,
-  query: NumberAccountQuery,
   response: PhoneNumber,
   errors: ['invalid_id', 'not_found'],
   handler: ({ runtime, account, params }) => getNumber(runtime, numberAccount(account), params.num),

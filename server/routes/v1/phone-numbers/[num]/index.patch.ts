@@ -1,5 +1,5 @@
 import { defineApiRoute } from '~/http/define-api-route'
-import { NumberAccountQuery, NumberParams, PatchNumberBody, PhoneNumber } from '~/domain/phone-numbers/schemas'
+import { NumberParams, PatchNumberBody, PhoneNumber } from '~/domain/phone-numbers/schemas'
 import { numberAccount, patchNumber } from '~/domain/phone-numbers/numbers'
 
 export default defineApiRoute({
@@ -10,7 +10,6 @@ export default defineApiRoute({
   scope: 'agents:write',
   dataRoute: true,
   params: NumberParams,
-  query: NumberAccountQuery,
   body: PatchNumberBody,
   patch: true,
   response: PhoneNumber,

@@ -1,5 +1,5 @@
 import { defineApiRoute } from '~/http/define-api-route'
-import { ProfileAccountQuery, ProfileBuild, ProfileParams } from '~/domain/profiles/schemas'
+import { ProfileBuild, ProfileParams } from '~/domain/profiles/schemas'
 import { profileAccount } from '~/domain/profiles/profiles'
 import { getLatestProfileBuild } from '~/domain/profiles/build'
 
@@ -10,7 +10,6 @@ export default defineApiRoute({
   scope: 'outbound:read',
   dataRoute: true,
   params: ProfileParams,
-  query: ProfileAccountQuery,
   response: ProfileBuild,
   errors: ['invalid_id', 'not_found'],
   handler: ({ runtime, account, params }) =>

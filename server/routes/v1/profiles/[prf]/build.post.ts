@@ -1,5 +1,5 @@
 import { defineApiRoute } from '~/http/define-api-route'
-import { ProfileAccountQuery, ProfileBuild, ProfileParams } from '~/domain/profiles/schemas'
+import { ProfileBuild, ProfileParams } from '~/domain/profiles/schemas'
 import { profileAccount } from '~/domain/profiles/profiles'
 import { PROFILE_BUILD_JOB, startProfileBuild } from '~/domain/profiles/build'
 
@@ -14,7 +14,6 @@ export default defineApiRoute({
   rateClass: 'build',
   dataRoute: true,
   params: ProfileParams,
-  query: ProfileAccountQuery,
   status: 202,
   response: ProfileBuild,
   errors: ['invalid_id', 'not_found', 'build_in_progress', 'payment_required', 'quota_exceeded'],

@@ -1,5 +1,5 @@
 import { defineApiRoute } from '~/http/define-api-route'
-import { Profile, ProfileAccountQuery, ProfileParams } from '~/domain/profiles/schemas'
+import { Profile, ProfileParams } from '~/domain/profiles/schemas'
 import { cloneProfile, profileAccount } from '~/domain/profiles/profiles'
 
 export default defineApiRoute({
@@ -10,7 +10,6 @@ export default defineApiRoute({
   dataRoute: true,
   status: 201,
   params: ProfileParams,
-  query: ProfileAccountQuery,
   response: Profile,
   errors: ['invalid_id', 'not_found'],
   handler: ({ runtime, account, params }) => cloneProfile(runtime, profileAccount(account), params.prf),

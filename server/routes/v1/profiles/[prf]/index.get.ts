@@ -1,5 +1,5 @@
 import { defineApiRoute } from '~/http/define-api-route'
-import { Profile, ProfileAccountQuery, ProfileParams } from '~/domain/profiles/schemas'
+import { Profile, ProfileParams } from '~/domain/profiles/schemas'
 import { getProfile, profileAccount } from '~/domain/profiles/profiles'
 
 export default defineApiRoute({
@@ -8,7 +8,6 @@ export default defineApiRoute({
   scope: 'outbound:read',
   dataRoute: true,
   params: ProfileParams,
-  query: ProfileAccountQuery,
   response: Profile,
   errors: ['invalid_id', 'not_found'],
   handler: ({ runtime, account, params }) => getProfile(runtime, profileAccount(account), params.prf),

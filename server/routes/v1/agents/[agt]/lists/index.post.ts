@@ -2,7 +2,7 @@ import { defineApiRoute } from '~/http/define-api-route'
 import { agentAccount } from '~/domain/agents/agents'
 import { AgentParams } from '~/domain/agents/schemas'
 import { createList } from '~/domain/contact-lists/lists'
-import { ContactList, CreateListBody, ListAccountQuery } from '~/domain/contact-lists/schemas'
+import { ContactList, CreateListBody } from '~/domain/contact-lists/schemas'
 
 export default defineApiRoute({
   summary: 'Create a contact list',
@@ -15,7 +15,6 @@ export default defineApiRoute({
   dataRoute: true,
   status: 201,
   params: AgentParams,
-  query: ListAccountQuery,
   body: CreateListBody,
   response: ContactList,
   errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error'],

@@ -8,7 +8,7 @@ export default defineApiRoute({
   summary: 'Regenerate the widget token',
   description: 'Mints a new public token; the old one stops working at once. Answers the Widget with the new token.',
   tags: ['Widget and voice'],
-  scope: 'agents:write',
+  scope: 'agents:admin',
   dataRoute: true,
   params: AgentParams,
   response: Widget,

@@ -8,7 +8,7 @@ export default defineApiRoute({
   description:
     'Deploys a new version with the old body, labelled <old_label>-restored unless label is given, carrying restored_from; bumps agent_version.',
   tags: ['Prompts'],
-  scope: 'agents:write',
+  scope: 'agents:admin',
   dataRoute: true,
   params: PromptParams,
   body: PromptRestore,
