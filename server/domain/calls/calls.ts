@@ -18,10 +18,9 @@ export interface CallScript {
   instructions: string
   greeting: string | null
   /** Always null and hang_up since hang_up became the only policy (decisions "Behaviour", row Voicemail).
-   *  Older scripts may still hold leave_message and a message; scriptOf reads them as hang_up. The wider
-   *  type stays only while the voice session still tests for leave_message (its branch is to be removed). */
-  voicemail_message: string | null
-  voicemail_policy: VoicemailPolicy | 'leave_message'
+   *  Older scripts may still hold leave_message and a message; scriptOf reads them as hang_up. */
+  voicemail_message: null
+  voicemail_policy: VoicemailPolicy
   capabilities: string[]
   max_call_duration_s: number
   /** The profile's prompt version label the instructions came from (null: inline role or unbuilt profile). */

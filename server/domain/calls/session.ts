@@ -250,12 +250,8 @@ export class VoiceSession {
           .map((name) => this.runtime.registries.capabilities.get(name))
           .filter((c): c is Capability => !!c && c.outbound)
         this.script = { call: script, tools }
-        if (conv.custom?.answered_by === 'machine') {
-          // An answering machine: the profile's message after the beep, or nothing; then hang up.
-          if (script.voicemail_policy === 'leave_message' && script.voicemail_message)
-            return void this.closeWith(script.voicemail_message, 'voicemail')
-          return void this.afterPlayback({ reason: 'voicemail' })
-        }
+        // An answering machine ends the call at once (hang_up is the only voicemail policy).
+        if (conv.custom?.answered_by === 'machine') return void this.afterPlayback({ reason: 'voicemail' })
         if (script.greeting) return this.say(script.greeting, 'greeting')
       }
     }
