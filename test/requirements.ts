@@ -1047,7 +1047,7 @@ export const requirements = {
   'calls.recording': {
     source: 'decisions Run surfaces (Phone conversations); contract GET /media/recordings/{sid}.mp3',
     behavior:
-      'With record_calls a call leaves a recording: GET /conversations/{conv}/recording signs a URL that serves audio/mpeg (MP3) with byte ranges; a forged token is 403; another tenant gets 404.',
+      'With record_calls a call leaves a recording: GET /conversations/{conv}/recording signs a URL that serves audio/mpeg (MP3) with byte ranges; a forged token is 400 invalid_token; another tenant gets 404.',
   },
   'calls.inbound-history': {
     source: 'contract Runtime knowledge rule 4; issue 15',
