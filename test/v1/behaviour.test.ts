@@ -91,7 +91,8 @@ describe('every stored setting acts (shared server, local engine)', () => {
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
     const w = await t.api.patch(`/agents/${agentId}/widget`, { allowed_domains: ['shop.example.com'] })
     expect(w.status, w.text).toBe(200)
-    token = w.body.public_token
+    token = (await t.api.get(`/agents/${agentId}/widget`)).body.public_token
+    expect(token).toMatch(/./)
     await patch({
       after_hours_message: AFTER_HOURS,
       fallback_message: FALLBACK,

@@ -143,6 +143,8 @@ describe('idle conversations become abandoned', () => {
     verifies('behaviour.idle-abandoned')
     const w = await api.patch(`/agents/${agentId}/widget`, { allowed_domains: ['shop.example.com'] })
     expect(w.status, w.text).toBe(200)
+    const publicToken = (await api.get(`/agents/${agentId}/widget`)).body.public_token as string
+    expect(publicToken).toMatch(/./)
 
     const p = await master.patch('/admin/config', { conversation_idle_seconds: IDLE })
     expect(p.status, p.text).toBe(200)
@@ -163,7 +165,7 @@ describe('idle conversations become abandoned', () => {
 
     const widgetHeaders = {
       origin: ORIGIN,
-      'x-svc-widget-token': w.body.public_token,
+      'x-svc-widget-token': publicToken,
       'content-type': 'application/json',
     }
     const wc = await fetch(`${server.base}/widget/conversations`, {

@@ -66,7 +66,7 @@ async function prepare(name: 'masked' | 'plain'): Promise<Side> {
   const imported = await t.api.post('/conversations/import', {
     agent_id: agentId,
     started_at: new Date(Date.now() - 3600_000).toISOString(),
-    channel: 'phone_inbound',
+    direction: 'inbound',
     identity: { email: EMAIL, phone_e164: PHONE },
     summary: { text: `Asked for a quote. ${SAID}`, outcome: 'lead_captured', lead: { name: 'Jane', email: EMAIL } },
     transcript: [{ speaker: 'visitor', text: SAID, timestamp: new Date(Date.now() - 3500_000).toISOString() }],
