@@ -220,6 +220,32 @@ describe('every stored setting acts (shared server, local engine)', () => {
     expect(spoken[0]).toMatchObject({ text: FALLBACK, unanswered: true })
     expect(spoken[1]).toMatchObject({ unanswered: false })
     expect(spoken[1].text).toMatch(/goodbye/i)
+    // Browser voice chat says the fallback too.
+    const c = await VoiceChatClient.connect(
+      `${serviceOrigin.replace(/^http/, 'ws')}/v1/widget/voice?token=${encodeURIComponent(token)}`,
+      { origin: ORIGIN, 'x-forwarded-for': freshIp() },
+    )
+    if (refused(c)) throw new Error(`refused: ${JSON.stringify(c)}`)
+    await c.waitFor((x) => x.of('mark').length >= 1, 15_000, 'the greeting')
+    const voiceId = String(c.of('ready')[0].conversation_id)
+    await c.stream(encodeToneText(SWALLOW, VOICE_RATE))
+    const talking = c.silence(3_000)
+    await c.waitFor((x) => x.captions('agent').length >= 2, 20_000, 'the fallback')
+    await talking
+    expect(c.captions('agent')[1]).toBe(FALLBACK)
+    c.stop()
+    const voice = await until(
+      'the voice chat to end',
+      async () => {
+        const r = await t.api.get(`/conversations/${voiceId}?include=transcript`)
+        return r.body.status === 'completed' ? r.body : null
+      },
+      30_000,
+    )
+    expect(voice.transcript.filter((x: any) => x.speaker === 'agent').at(-1)).toMatchObject({
+      text: FALLBACK,
+      unanswered: true,
+    })
   })
 
   it('a visitor asking for a person: handoff turn, escalated once, one conversation.escalated, a mail, outcome escalated', async () => {
