@@ -957,6 +957,16 @@ export const requirements = {
     behavior:
       "business_profile, conversation_style, languages (and voice_style on voice surfaces) are given to the engine in every turn's prompt; a visitor language outside languages keeps the conversation's language.",
   },
+  'behaviour.model-voice': {
+    source: 'issue 29: every whitelisted setting has a runtime reader',
+    behavior:
+      "temperature, max_response_tokens and use_large_model reach the chat engine's request; voice_id and speaking_rate the speech synthesis of a call; voice_locale (else default_language) the language of a call's transcription.",
+  },
+  'behaviour.greeting-order': {
+    source: 'contract greeting order; issue 29',
+    behavior:
+      'Without a greetings entry the greeting is greeting_initial (filled with business_name), then public_chat_greeting (first on the widget), then greeting; greetings fall back to default_language.',
+  },
   'behaviour.idle-abandoned': {
     source: 'decisions Behaviour: Idle conversations',
     behavior:

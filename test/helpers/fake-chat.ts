@@ -24,6 +24,8 @@ export interface FakeChatRequest {
   /** The last user message. */
   user: string
   tools: string[]
+  /** The request's other settings as sent (model, temperature, max_tokens). */
+  settings: { model?: unknown; temperature?: unknown; max_tokens?: unknown }
   /** Date.now() when the answer's last byte was written (unset if it failed or is still being written). */
   finishedAt?: number
 }
@@ -78,6 +80,7 @@ export async function startFakeChat(): Promise<FakeChat> {
       messages,
       user: [...messages].reverse().find((m) => m.role === 'user')?.content ?? '',
       tools: ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name),
+      settings: { model: body.model, temperature: body.temperature, max_tokens: body.max_tokens },
     }
     fake.requests.push(seen)
     const script = fake.script(seen)

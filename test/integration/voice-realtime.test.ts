@@ -69,6 +69,8 @@ beforeAll(async () => {
       SVC_CHAT_ENGINE: 'openai',
       OPENAI_BASE_URL: chat.url,
       OPENAI_API_KEY: 'sk-fake-chat',
+      OPENAI_MODEL: 'fake-small',
+      OPENAI_LARGE_MODEL: 'fake-large',
       SVC_SPEECH: 'openai',
       SPEECH_BASE_URL: speech.url,
       SPEECH_API_KEY: 'sk-fake-speech',
@@ -365,5 +367,55 @@ describe('the streaming voice loop (own server: fake Twilio, streaming chat and 
     await hearAnswer(client, 2)
     client.hangUp()
     expect(system()).toContain('Speaking style: calm and slow.')
+  })
+
+  it('the model and voice settings reach the providers: temperature, max_response_tokens, use_large_model; voice_id, speaking_rate, voice_locale', async () => {
+    verifies('behaviour.model-voice')
+    // The last answer's request (summaries of earlier calls may be written in between).
+    const last = () => chat.requests.filter((r) => r.user === 'When do you open?').at(-1)!.settings
+    const ask = async () => {
+      const c = await t.api.post('/conversations', { agent_id: agentId })
+      const m = await t.api.post(`/conversations/${c.body.conversation_id}/messages`, { text: 'When do you open?' })
+      expect(m.status, m.text).toBe(200)
+      return m.body
+    }
+    await ask()
+    expect(last()).toMatchObject({ model: 'fake-small', temperature: 0.7 })
+    expect(last().max_tokens).toBeUndefined()
+    const set = await t.api.patch(`/agents/${agentId}`, {
+      temperature: 0.2,
+      max_response_tokens: 120,
+      use_large_model: true,
+      voice_id: 'nova',
+      speaking_rate: 1.25,
+      voice_locale: 'fr-FR',
+    })
+    expect(set.status, set.text).toBe(200)
+    try {
+      await ask()
+      expect(last()).toEqual({ model: 'fake-large', temperature: 0.2, max_tokens: 120 })
+      const before = speech.requests.length
+      const { client } = await call()
+      await speak(client, 'When do you open?')
+      await hearAnswer(client, 2)
+      client.hangUp()
+      const sent = speech.requests.slice(before)
+      const spoken = sent.filter((r) => r.path === '/v1/audio/speech')
+      const heard = sent.filter((r) => r.path === '/v1/audio/transcriptions')
+      expect(spoken.length).toBeGreaterThan(0)
+      expect(heard.length).toBeGreaterThan(0)
+      for (const r of spoken) expect(r.fields).toMatchObject({ voice: 'nova', speed: 1.25 })
+      for (const r of heard) expect(r.fields.language).toBe('fr')
+      expect(last()).toMatchObject({ model: 'fake-large', temperature: 0.2, max_tokens: 120 })
+    } finally {
+      await t.api.patch(`/agents/${agentId}`, {
+        temperature: 0.7,
+        max_response_tokens: null,
+        use_large_model: false,
+        voice_id: null,
+        speaking_rate: 1,
+        voice_locale: null,
+      })
+    }
   })
 })

@@ -389,7 +389,7 @@ describe('every stored setting acts (shared server, local engine)', () => {
   })
 
   it('greetings per surface and language; summary_language; utm on every conversation', async () => {
-    verifies('behaviour.greetings', 'behaviour.summary-language', 'behaviour.utm')
+    verifies('behaviour.greetings', 'behaviour.greeting-order', 'behaviour.summary-language', 'behaviour.utm')
     await patch({ greetings: { chat: { fr: 'Bonjour et bienvenue !', en: 'Hi from the greetings table!' } } })
     const fr = await widget('/conversations', { language: 'fr-CA' })
     expect(fr.status, JSON.stringify(fr.body)).toBe(201)
@@ -398,6 +398,37 @@ describe('every stored setting acts (shared server, local engine)', () => {
     expect(de.body.greeting).toBe('Hi from the greetings table!')
     expect((await chat([])).greeting).toBe('Hi from the greetings table!')
     await patch({ greetings: {} })
+
+    // Without a greetings entry: greeting_initial (its {business_name} filled), public_chat_greeting (first on
+    // the widget), greeting; greetings fall back to default_language.
+    const agentNow = (await t.api.get(`/agents/${agentId}`)).body
+    await patch({
+      greeting_initial: 'Welcome to {business_name}, how can we help?',
+      public_chat_greeting: 'Hi from the widget!',
+      greeting: 'Plain greeting.',
+    })
+    try {
+      expect((await chat([])).greeting).toBe(`Welcome to ${agentNow.business_name}, how can we help?`)
+      expect((await widget('/conversations', {})).body.greeting).toBe('Hi from the widget!')
+      await patch({ business_name: 'Wombat & Sons' })
+      expect((await chat([])).greeting).toBe('Welcome to Wombat & Sons, how can we help?')
+      await patch({ greeting_initial: null })
+      expect((await chat([])).greeting).toBe('Hi from the widget!')
+      await patch({ public_chat_greeting: null })
+      expect((await chat([])).greeting).toBe('Plain greeting.')
+      expect((await widget('/conversations', {})).body.greeting).toBe('Plain greeting.')
+      await patch({ greetings: { chat: { fr: 'Bonjour !' } }, default_language: 'fr' })
+      expect((await chat([])).greeting).toBe('Bonjour !')
+    } finally {
+      await patch({
+        greeting_initial: agentNow.greeting_initial,
+        business_name: agentNow.business_name,
+        public_chat_greeting: agentNow.public_chat_greeting,
+        greeting: agentNow.greeting,
+        default_language: agentNow.default_language,
+        greetings: {},
+      })
+    }
 
     await patch({ summary_language: 'fr' })
     try {

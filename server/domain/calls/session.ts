@@ -18,6 +18,9 @@ import type { LatencyBreakdown } from '~/db/schema'
 import { calls, conversations } from '~/db/schema'
 import { and, eq } from 'drizzle-orm'
 import { agentLanguage as languageOf, loadAgent, type AgentRow } from '~/domain/agents/agents'
+
+/** The language the call is heard and spoken in: the agent's voice_locale, else its default_language. */
+const speechLanguage = (agent: AgentRow | null) => agent?.voiceLocale ?? languageOf(agent)
 import {
   assembleTurn,
   asksIdentity,
@@ -230,7 +233,7 @@ export class VoiceSession {
     this.transcriber = openTranscriber({
       provider: stt,
       rate: this.rate,
-      language: languageOf(agent),
+      language: speechLanguage(agent),
       endOfSpeechMs: eos,
       signal: this.call.signal,
       onProviderEnd: () => this.providerHeardEnd(),
@@ -564,7 +567,7 @@ export class VoiceSession {
         voice: agent?.voiceId ?? null,
         speakingRate: agent?.speakingRate ?? 1,
         sampleRate: this.rate,
-        language: languageOf(agent),
+        language: speechLanguage(agent),
       },
       callSignal: this.call.signal,
       fallbackLine: fallback,

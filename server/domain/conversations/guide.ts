@@ -32,5 +32,8 @@ acts on, so an offline test exercises the same behaviour as production:
 - \`greetings\` (\`{phone, chat, voice_chat: {<language>: text}}\`): the greeting in the conversation's language (the
   widget sends the browser's), else its primary subtag, else \`default_language\`.
 - \`summary_language\`: the language of the summary (\`summary.language\` says which it is written in).
+- \`temperature\`, \`max_response_tokens\` and \`use_large_model\` go into every engine request; on calls \`voice_id\` and
+  \`speaking_rate\` go to every synthesis, and \`voice_locale\` (else \`default_language\`) is the language of transcription
+  and synthesis.
 
 `
