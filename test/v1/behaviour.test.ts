@@ -57,6 +57,32 @@ describe('every stored setting acts (shared server, local engine)', () => {
     expect(r.status, r.text).toBe(200)
   }
   const open = () => patch({ business_hours: null })
+  /** A browser voice chat that says `text` once after the greeting, then hangs up: the agent's caption of
+   *  its answer, and the conversation once completed (with its transcript). */
+  const voiceChat = async (text: string, what: string) => {
+    const c = await VoiceChatClient.connect(
+      `${serviceOrigin.replace(/^http/, 'ws')}/v1/widget/voice?token=${encodeURIComponent(token)}`,
+      { origin: ORIGIN, 'x-forwarded-for': freshIp() },
+    )
+    if (refused(c)) throw new Error(`refused: ${JSON.stringify(c)}`)
+    await c.waitFor((x) => x.of('mark').length >= 1, 15_000, 'the greeting')
+    const voiceId = String(c.of('ready')[0].conversation_id)
+    await c.stream(encodeToneText(text, VOICE_RATE))
+    const talking = c.silence(3_000)
+    await c.waitFor((x) => x.captions('agent').length >= 2, 20_000, what)
+    await talking
+    const heard = c.captions('agent')[1]
+    c.stop()
+    const conv = await until(
+      'the voice chat to end',
+      async () => {
+        const r = await t.api.get(`/conversations/${voiceId}?include=transcript`)
+        return r.body.status === 'completed' ? r.body : null
+      },
+      30_000,
+    )
+    return { ...conv, heard }
+  }
   const chat = async (texts: string[], create: Record<string, unknown> = {}) => {
     const c = await t.api.post('/conversations', { agent_id: agentId, send_greeting: true, ...create })
     expect(c.status, c.text).toBe(201)
@@ -221,27 +247,8 @@ describe('every stored setting acts (shared server, local engine)', () => {
     expect(spoken[1]).toMatchObject({ unanswered: false })
     expect(spoken[1].text).toMatch(/goodbye/i)
     // Browser voice chat says the fallback too.
-    const c = await VoiceChatClient.connect(
-      `${serviceOrigin.replace(/^http/, 'ws')}/v1/widget/voice?token=${encodeURIComponent(token)}`,
-      { origin: ORIGIN, 'x-forwarded-for': freshIp() },
-    )
-    if (refused(c)) throw new Error(`refused: ${JSON.stringify(c)}`)
-    await c.waitFor((x) => x.of('mark').length >= 1, 15_000, 'the greeting')
-    const voiceId = String(c.of('ready')[0].conversation_id)
-    await c.stream(encodeToneText(SWALLOW, VOICE_RATE))
-    const talking = c.silence(3_000)
-    await c.waitFor((x) => x.captions('agent').length >= 2, 20_000, 'the fallback')
-    await talking
-    expect(c.captions('agent')[1]).toBe(FALLBACK)
-    c.stop()
-    const voice = await until(
-      'the voice chat to end',
-      async () => {
-        const r = await t.api.get(`/conversations/${voiceId}?include=transcript`)
-        return r.body.status === 'completed' ? r.body : null
-      },
-      30_000,
-    )
+    const voice = await voiceChat(SWALLOW, 'the fallback')
+    expect(voice.heard).toBe(FALLBACK)
     expect(voice.transcript.filter((x: any) => x.speaker === 'agent').at(-1)).toMatchObject({
       text: FALLBACK,
       unanswered: true,
@@ -285,27 +292,8 @@ describe('every stored setting acts (shared server, local engine)', () => {
       'the widget escalation',
       20_000,
     )
-    const c = await VoiceChatClient.connect(
-      `${serviceOrigin.replace(/^http/, 'ws')}/v1/widget/voice?token=${encodeURIComponent(token)}`,
-      { origin: ORIGIN, 'x-forwarded-for': freshIp() },
-    )
-    if (refused(c)) throw new Error(`refused: ${JSON.stringify(c)}`)
-    await c.waitFor((x) => x.of('mark').length >= 1, 15_000, 'the greeting')
-    const voiceId = String(c.of('ready')[0].conversation_id)
-    await c.stream(encodeToneText(HUMAN, VOICE_RATE))
-    const talking = c.silence(3_000)
-    await c.waitFor((x) => x.captions('agent').length >= 2, 20_000, 'the handoff')
-    await talking
-    expect(c.captions('agent')[1]).toBe(ESCALATION)
-    c.stop()
-    const voice = await until(
-      'the voice chat to end',
-      async () => {
-        const r = await t.api.get(`/conversations/${voiceId}?include=transcript`)
-        return r.body.status === 'completed' ? r.body : null
-      },
-      30_000,
-    )
+    const voice = await voiceChat(HUMAN, 'the handoff')
+    expect(voice.heard).toBe(ESCALATION)
     expect(voice.escalated).toBe(true)
     expect(voice.transcript.find((x: any) => x.turn_type === 'handoff').text).toBe(ESCALATION)
   })
