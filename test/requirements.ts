@@ -962,6 +962,10 @@ export const requirements = {
     behavior:
       "temperature, max_response_tokens and use_large_model reach the chat engine's request; voice_id and speaking_rate the speech synthesis of a call; voice_locale (else default_language) the language of a call's transcription.",
   },
+  'behaviour.website-url': {
+    source: 'issue 29: every whitelisted setting has a runtime reader',
+    behavior: "website_url is the site a rebuild (POST /agents/{agt}/build) crawls: after a change, the rebuild's outputs come from the new site.",
+  },
   'behaviour.greeting-order': {
     source: 'contract greeting order; issue 29',
     behavior:

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { encodeToneText } from '~/lib/audio'
 import { createApi } from '../helpers/api'
-import { buildAgent } from '../helpers/build'
+import { buildAgent, waitForBuild } from '../helpers/build'
 import { startReceiver, type Receiver } from '../helpers/receiver'
 import { serveBakery, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
@@ -462,6 +462,23 @@ describe('every stored setting acts (shared server, local engine)', () => {
       expect(free.answers[0].detected_language).toBe('fr')
     } finally {
       await patch({ languages: ['en'] })
+    }
+  })
+
+  // Last: it rebuilds the agent from another site.
+  it('website_url: a rebuild crawls the site it names now', async () => {
+    verifies('behaviour.website-url')
+    const other = await serveBakery('Numbat Bakery', 'Launceston')
+    try {
+      await patch({ website_url: `${other.origin}/` })
+      const r = await t.api.post(`/agents/${agentId}/build`, {})
+      expect(r.status, r.text).toBe(202)
+      expect((await waitForBuild(t.api, agentId)).status).toBe('succeeded')
+      const agent = (await t.api.get(`/agents/${agentId}`)).body
+      expect(agent.business_name).toBe('Numbat Bakery')
+      expect((await chat([])).greeting).toContain('Numbat Bakery')
+    } finally {
+      await other.close()
     }
   })
 })
