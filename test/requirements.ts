@@ -964,7 +964,8 @@ export const requirements = {
   },
   'behaviour.website-url': {
     source: 'issue 29: every whitelisted setting has a runtime reader',
-    behavior: "website_url is the site a rebuild (POST /agents/{agt}/build) crawls: after a change, the rebuild's outputs come from the new site.",
+    behavior:
+      "website_url is the site a rebuild (POST /agents/{agt}/build) crawls: after a change, the rebuild's outputs come from the new site.",
   },
   'behaviour.greeting-order': {
     source: 'contract greeting order; issue 29',
