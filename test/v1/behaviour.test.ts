@@ -371,6 +371,10 @@ describe('every stored setting acts (shared server, local engine)', () => {
       // Not asked of a visitor already known.
       const known = await chat(['How much is a sourdough loaf?'], { identity: { email: 'known@example.com' } })
       expect(known.answers[0].text).not.toMatch(/may I have your name/)
+      // Nor of a visitor saying goodbye.
+      const leaving = await chat(['Goodbye'])
+      expect(leaving.answers[0].text).toMatch(/goodbye/i)
+      expect(leaving.answers[0].text).not.toMatch(/may I have your name/)
     } finally {
       await patch({ collect_identity: false })
     }

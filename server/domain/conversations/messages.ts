@@ -545,10 +545,15 @@ export function handoffOf(agent: AgentRow, toolRuns: ToolRun[]): Handoff {
   return null
 }
 
-/** collect_identity: the first answer asks for contact details while the visitor is unknown. */
+/** collect_identity: the first answer asks for contact details while the visitor is unknown, unless the visitor
+ *  is saying goodbye (asking then reads as holding them back). */
 export function asksIdentity(agent: AgentRow, conv: Pick<ConversationRow, 'identity'>, messages: ChatMessage[]) {
   return (
-    agent.settings?.collect_identity === true && !knownVisitor(conv) && isFirstAnswer(messages) && !identified(messages)
+    agent.settings?.collect_identity === true &&
+    !knownVisitor(conv) &&
+    isFirstAnswer(messages) &&
+    !identified(messages) &&
+    smallTalkOf(messages[messages.length - 1]?.content ?? '') !== 'goodbye'
   )
 }
 
