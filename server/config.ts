@@ -5,10 +5,23 @@ import { join, resolve } from 'node:path'
 import * as v from 'valibot'
 import { isValidAllowEntry } from '~/lib/ip'
 import { parseS3Url, type S3Location } from '~/kit/blob-store'
+import { RATE_LIMIT_NAMES } from '~/kit/rate-limit'
 
 /** decisions "Idle conversations": seconds without a new turn before an open text conversation is abandoned. */
 export const CONVERSATION_IDLE_SECONDS = { min: 10, max: 2_592_000, default: 1800 } as const
 const idleMessage = `SVC_CONVERSATION_IDLE_SECONDS is a whole number of seconds from ${CONVERSATION_IDLE_SECONDS.min} to ${CONVERSATION_IDLE_SECONDS.max}`
+
+/** `a=1,b=2` → {a: 1, b: 2} (SVC_RATE_LIMITS, SVC_QUOTAS). */
+const counts = (list: string): Record<string, number> =>
+  Object.fromEntries(
+    list
+      .split(',')
+      .filter((x) => x.trim())
+      .map((x) => {
+        const [k, n] = x.split('=')
+        return [k.trim(), Number(n)]
+      }),
+  )
 
 const Env = v.object({
   PORT: v.optional(v.pipe(v.string(), v.regex(/^\d+$/)), '3000'),
@@ -48,12 +61,17 @@ const Env = v.object({
     v.pipe(v.string(), v.regex(/^smtps?:\/\/[^\s]+$/, 'SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…')),
   ),
   SMTP_FROM: v.optional(v.pipe(v.string(), v.minLength(3)), 'no-reply@localhost'),
+  // Any limiter of RATE_LIMIT_NAMES: the API classes, widget_ip/widget_token, register/token/revoke (OAuth).
   SVC_RATE_LIMITS: v.optional(
     v.pipe(
       v.string(),
       v.regex(
-        /^(\s*[a-z]+=\d+\s*)(,\s*[a-z]+=\d+\s*)*$|^$/,
-        'SVC_RATE_LIMITS is a comma list of class=n, e.g. read=600,write=120',
+        /^(\s*[a-z_]+=\d+\s*)(,\s*[a-z_]+=\d+\s*)*$|^$/,
+        'SVC_RATE_LIMITS is a comma list of class=n, e.g. read=600,write=120,widget_ip=120',
+      ),
+      v.check(
+        (list) => Object.keys(counts(list)).every((k) => (RATE_LIMIT_NAMES as string[]).includes(k)),
+        `SVC_RATE_LIMITS names a class other than ${RATE_LIMIT_NAMES.join(', ')}`,
       ),
     ),
     '',
@@ -104,6 +122,8 @@ const Env = v.object({
     '600',
   ),
   SVC_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
+  // The development page /widget-demo (it shows any agent's widget token by id): off unless 1.
+  SVC_WIDGET_DEMO: v.optional(v.picklist(['0', '1'], 'SVC_WIDGET_DEMO is 1 (serve /widget-demo) or 0'), '0'),
   // Graceful shutdown (decisions "Graceful shutdown"): the bound for live sessions and in-flight requests,
   // and a pause in the draining state before the port closes (for balancers that poll health).
   SVC_SHUTDOWN_TIMEOUT_SECONDS: v.optional(
@@ -183,6 +203,8 @@ export interface Config {
   rateLimits: Record<string, number>
   /** Operator overrides of the default daily quotas (SVC_QUOTAS; per-user PATCH /users limits still win). */
   quotas: Record<string, number>
+  /** SVC_WIDGET_DEMO=1: /widget-demo is served (never under SVC_ENV=production); else it is 404. */
+  widgetDemo: boolean
   /** Extra browser origins admitted on /mcp beside the service's own, loopback and https://claude.ai. */
   mcpAllowedOrigins: string[]
   /** OAuth access-token lifetime (1 hour) and the refresh-reuse grace window (30 s); tests shorten them. */
@@ -196,6 +218,13 @@ export interface Config {
   shutdownDelaySeconds: number
 }
 
+/** Where a plain `node .output/server/index.mjs` listens unless NITRO_HOST or HOST says otherwise. */
+export const DEFAULT_HOST = '127.0.0.1'
+
+/** The address the node-server preset listens on: NITRO_HOST, else HOST, else loopback only (Nitro's own
+ *  default, every interface, is never taken: decisions "Abuse and cost (issue 30)"). */
+export const listenHost = (env: Record<string, string | undefined>) => env.NITRO_HOST || env.HOST || DEFAULT_HOST
+
 // A generated dev secret lives in the data dir (mode 0600) so restarts keep cursors and keys valid.
 function devSecret(dir: string, file: string, make: () => string): { value: string; path: string; created: boolean } {
   const path = resolve(dir, file)
@@ -207,17 +236,6 @@ function devSecret(dir: string, file: string, make: () => string): { value: stri
 }
 
 let cached: Config | undefined
-
-const counts = (list: string): Record<string, number> =>
-  Object.fromEntries(
-    list
-      .split(',')
-      .filter((x) => x.trim())
-      .map((x) => {
-        const [k, n] = x.split('=')
-        return [k.trim(), Number(n)]
-      }),
-  )
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   if (cached) return cached
@@ -289,6 +307,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     crawlDeadlineMs: Number(e.SVC_CRAWL_DEADLINE_SECONDS) * 1000,
     rateLimits: counts(e.SVC_RATE_LIMITS),
     quotas: counts(e.SVC_QUOTAS),
+    widgetDemo: e.SVC_WIDGET_DEMO === '1' && !production,
     mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',')
       .map((s) => s.trim().replace(/\/$/, ''))
       .filter(Boolean),

@@ -962,6 +962,37 @@ export const requirements = {
     behavior:
       "temperature, max_response_tokens and use_large_model reach the chat engine's request; voice_id and speaking_rate the speech synthesis of a call; voice_locale (else default_language) the language of a call's transcription.",
   },
+  // issue 30 — small rules
+  'abuse.small.partner-suspended-member': {
+    source: 'issue 30 Low 3; decisions Security rules "Small rules"',
+    behavior:
+      "A partner key is refused with 403 account_suspended on a suspended member's account, whichever way the request names it (/accounts/{acc}/…, /users/{usr}/…, X-Svc-Account, account_id), reads and writes alike; its own account and its other members stay reachable, GET /partners/members/{usr} still reads the member (status suspended), and resuming the member lets the key in again at once.",
+  },
+  'abuse.small.widget-demo-off': {
+    source: 'issue 30 Low 4; decisions Security rules "Small rules"',
+    behavior:
+      'Without SVC_WIDGET_DEMO=1, GET /widget-demo answers 404 not_found like an unknown path, whatever the agent id.',
+  },
+  'abuse.small.listen-loopback': {
+    source: 'issue 30 Low 4; decisions Security rules "Small rules"',
+    behavior:
+      'A plain node .output/server/index.mjs with neither HOST nor NITRO_HOST set listens on 127.0.0.1 only (a connection to another interface of the machine is refused); HOST or NITRO_HOST, when set, is where it listens.',
+  },
+  'abuse.small.failure-reason-public': {
+    source: 'issue 30 Low 5; decisions Security rules "Small rules"',
+    behavior:
+      "When the telephony provider refuses to place a call (an HTTP error answer) or cannot be reached, the call ends failed with a failure_reason that is a public sentence naming no provider account SID, URL or credential; the provider's detail goes to the server log, without the auth token.",
+  },
+  'abuse.small.speech-rate': {
+    source: 'issue 30 Low 7; decisions Security rules "Heavy work off the event loop"',
+    behavior:
+      "A speech provider's audio at a sample rate outside 8–48 kHz (a WAV header saying 1 Hz, or 96 kHz) is refused before it is resampled: the synthesis fails with an error naming the rate, like any provider error; 8 and 48 kHz are accepted.",
+  },
+  'abuse.small.rate-limit-names': {
+    source: 'issue 30 Low 8; decisions Security rules "Small rules"',
+    behavior:
+      'SVC_RATE_LIMITS takes the widget limiters (widget_ip, widget_token) and the OAuth ones (register, token, revoke) beside the API classes, and they act; any other name stops the boot. PATCH /admin/config rate_limits takes the same names (GET shows their figures), still 400 unsupported_field for an unknown one; GET /accounts/{acc}/limits lists the API classes only.',
+  },
   'behaviour.website-url': {
     source: 'issue 29: every whitelisted setting has a runtime reader',
     behavior:
@@ -1371,7 +1402,7 @@ export const requirements = {
   'widget.demo': {
     source: 'issue 17: the demo page',
     behavior:
-      "GET /widget-demo?agent=agt_… serves, outside production, an HTML page embedding the agent's snippet (with its appearance as data-* attributes) and warns when the page host is not an allowed domain; 400 without an agent id, 404 for an unknown agent, 409 for an agent with no token; under SVC_ENV=production it is 404 not_found.",
+      "GET /widget-demo?agent=agt_… serves, with SVC_WIDGET_DEMO=1 and outside production, an HTML page embedding the agent's snippet (with its appearance as data-* attributes) and warns when the page host is not an allowed domain; 400 without an agent id, 404 for an unknown agent, 409 for an agent with no token; under SVC_ENV=production it is 404 not_found.",
   },
   'widget.voice-chat': {
     source: 'decisions Run surfaces (Voice chat); issue 17 part 3',

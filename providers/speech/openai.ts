@@ -2,7 +2,7 @@
 // /audio/speech). Settings are read at call time, not at import, so tests and operators can point it
 // elsewhere without a rebuild. SPEECH_TIMEOUT_MS (default 30000) bounds each request, body included; a
 // streamed synthesis is bounded by the time spent waiting on the server, not by how slowly its audio is played.
-import { decodeWav, encodeWav, resample, StreamResampler } from '~/lib/audio'
+import { checkSpeechRate, decodeWav, encodeWav, resample, StreamResampler } from '~/lib/audio'
 import { defineSpeechProvider, type Pcm, type SynthesisOptions } from '~/kit/speech'
 
 const NAME = 'openai'
@@ -238,6 +238,8 @@ export default defineSpeechProvider({
     let pcm: { samples: Int16Array; sampleRate: number }
     try {
       pcm = decodeWav(bytes)
+      // A rate outside 8–48 kHz is refused before resampling, which would expand it without bound.
+      checkSpeechRate(pcm.sampleRate)
     } catch (e) {
       throw new Error(`[speech] [${NAME}] the /audio/speech answer is not a usable WAV: ${(e as Error).message}`)
     }

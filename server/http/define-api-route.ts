@@ -15,6 +15,7 @@ import {
   applyRateLimit,
   authenticateRequest,
   rateClassOf,
+  refuseSuspendedMemberParams,
   requireAllowedIp,
   requireScope,
   warnOfExpiry,
@@ -75,6 +76,7 @@ export function defineApiRoute<
     }
     const prepare = async (): Promise<Prepared> => {
       const params = parseWith(opts.params, getRouterParams(event, { decode: true }), 'params')
+      if (principal) refuseSuspendedMemberParams(principal, params, opts)
       const { query, accountId: queryAccount } = parseQuery(event, opts)
       const form =
         opts.multipart && isMultipart(event) ? takeAccountPart(await readParts(event), opts, event.method) : null

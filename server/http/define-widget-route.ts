@@ -12,7 +12,7 @@ import { defineEventHandler, getHeader, getRouterParams, setResponseHeader, setR
 import type * as v from 'valibot'
 import type { AgentRow } from '~/domain/agents/agents'
 import { invalidWidgetToken, originAllowed, originNotAllowed, widgetAgent } from '~/domain/widget/access'
-import type { RateDecision } from '~/kit/rate-limit'
+import { WIDGET_RATE_DEFAULTS, type RateDecision } from '~/kit/rate-limit'
 import { useRuntime, type Runtime } from '~/kit/runtime'
 import { ApiError, Errors } from '~/lib/errors'
 import { sha256Hex } from '~/lib/opaque-token'
@@ -24,9 +24,6 @@ import { countAuthFailure } from './pipeline/guards'
 import { withIdempotency, type Prepared } from './pipeline/idempotency'
 import { parseBody, parseQuery, parseWith } from './pipeline/parse'
 import type { ApiRouteMeta, ApiRouteOptions, ObjSchema, Out } from './route-meta'
-
-/** Per minute: requests from one client IP, and requests carrying one widget token (all its visitors). */
-export const WIDGET_RATE_DEFAULTS = { widget_ip: 60, widget_token: 600 } as const
 
 export const WIDGET_ALLOW_HEADERS =
   'content-type, x-svc-widget-token, x-svc-visitor-token, x-request-id, idempotency-key'

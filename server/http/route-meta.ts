@@ -70,6 +70,9 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
   masterOnly?: boolean
   /** Data routes refuse the master key unless X-Svc-Account names an account. */
   dataRoute?: boolean
+  /** A partner route that reads a member as such (GET /partners/members/{usr}): a suspended member's `usr`
+   *  in its path is not refused (elsewhere a partner key naming it is 403 account_suspended). */
+  readsSuspendedMembers?: boolean
   params?: PS
   query?: QS
   /** Names of query keys that may repeat (?account_id=a&account_id=b); they arrive as arrays. */

@@ -18,6 +18,18 @@ export const DEFAULT_RATE_LIMITS: Record<RateClass, number> = {
   chat: 30,
 }
 
+/** Per minute: the public widget API's limiters, per client IP and per widget token (decisions "Widget"). */
+export const WIDGET_RATE_DEFAULTS = { widget_ip: 60, widget_token: 600 } as const
+
+/** Per minute: the open OAuth endpoints, registration per client IP, token and revocation per client. */
+export const OAUTH_RATE_DEFAULTS = { register: 20, token: 60, revoke: 60 } as const
+
+/** Every limiter SVC_RATE_LIMITS and PATCH /admin/config set, with its built-in figure: the API classes
+ *  (per credential), the widget's and the OAuth endpoints' (decisions "Abuse and cost (issue 30)"). */
+export const RATE_LIMIT_DEFAULTS = { ...DEFAULT_RATE_LIMITS, ...WIDGET_RATE_DEFAULTS, ...OAUTH_RATE_DEFAULTS }
+export type RateLimitName = keyof typeof RATE_LIMIT_DEFAULTS
+export const RATE_LIMIT_NAMES = Object.keys(RATE_LIMIT_DEFAULTS) as RateLimitName[]
+
 export interface RateDecision {
   limit: number
   remaining: number

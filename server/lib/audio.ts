@@ -7,6 +7,19 @@ export const MAX_WAV_BYTES = 50 * 1024 * 1024
 
 const clamp16 = (v: number) => Math.min(32767, Math.max(-32768, v))
 
+/**
+ * The sample rates a speech provider's audio may have: 8–48 kHz. Resampling expands audio by the ratio of the
+ * rates, so a WAV header claiming 1 Hz would turn each sample into 8,000 at the phone's rate (a few KB from a
+ * hostile or broken speech server, gigabytes in memory); such audio is refused (decisions "Abuse and cost").
+ */
+export const SPEECH_RATES = { min: 8000, max: 48_000 } as const
+
+/** Throws a RangeError naming the rate unless it is a whole number of Hz within SPEECH_RATES. */
+export function checkSpeechRate(sampleRate: number): void {
+  if (!Number.isInteger(sampleRate) || sampleRate < SPEECH_RATES.min || sampleRate > SPEECH_RATES.max)
+    throw new RangeError(`sample rate ${sampleRate} Hz is outside ${SPEECH_RATES.min}–${SPEECH_RATES.max} Hz`)
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // G.711 μ-law (ITU-T G.711, the segment/mantissa form with the 0x84 bias; bytes are stored inverted).
 

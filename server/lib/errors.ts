@@ -129,12 +129,9 @@ export const Errors = {
     new ApiError(401, 'invalid_credentials', 'The credential is unknown, malformed or revoked.'),
   expiredToken: () => new ApiError(401, 'expired_token', 'The credential has expired.'),
   insufficientScope: (scope: string) => new ApiError(403, 'insufficient_scope', `This route needs the scope ${scope}.`),
-  accountSuspended: () =>
-    new ApiError(
-      403,
-      'account_suspended',
-      'This user or account is suspended; every credential of it is refused until it is resumed.',
-    ),
+  accountSuspended: (
+    message = 'This user or account is suspended; every credential of it is refused until it is resumed.',
+  ) => new ApiError(403, 'account_suspended', message),
   forbiddenAccount: (message = 'The credential does not cover this account.') =>
     new ApiError(403, 'forbidden_account', message, 'account_id'),
   rateLimited: (retryAfterSeconds: number) =>

@@ -1,8 +1,9 @@
 // GET /widget-demo?agent=agt_…: a plain page that embeds the agent's widget snippet, so a new user sees
-// the widget in a browser within a minute of building an agent (issue 17). Development only: when
-// SVC_ENV=production it is 404 not_found like any unknown path. It reads the agent's public token from
-// the database by agent id; in development the service listens on 127.0.0.1 by default, and the token is
-// public by design (every embedding page shows it; allowed_domains guards its use). Registered by
+// the widget in a browser within a minute of building an agent (issue 17). Off unless SVC_WIDGET_DEMO=1, and
+// never under SVC_ENV=production: else 404 not_found like any unknown path (issue 30: it shows any agent's
+// token to whoever knows an agent id). It reads the agent's public token from the database by agent id; the
+// service listens on 127.0.0.1 by default, and the token is public by design (every embedding page shows it;
+// allowed_domains guards its use). Registered by
 // nitro.config.ts `handlers`, outside server/routes: not an API route, not in the OpenAPI document.
 import { eq } from 'drizzle-orm'
 import { defineEventHandler, getQuery, getRequestURL, setResponseHeader, setResponseStatus } from 'h3'
@@ -33,7 +34,7 @@ taciti sociosqu ad litora torquent per conubia nostra, per inceptos himenaeos.</
 
 export default defineEventHandler(async (event) => {
   const runtime = useRuntime()
-  if (runtime.config.production) throw apiError('not_found', 'Not found.')
+  if (!runtime.config.widgetDemo) throw apiError('not_found', 'Not found.')
   const send = (status: number, html: string) => {
     setResponseStatus(event, status)
     setResponseHeader(event, 'Content-Type', 'text/html; charset=utf-8')

@@ -84,6 +84,8 @@ describe('GET /widget-demo (development)', () => {
   let agt: string
   beforeAll(async () => {
     seeded = await startSeededServer({
+      // The demo page is off unless SVC_WIDGET_DEMO=1 (decisions "Abuse and cost (issue 30)").
+      env: { SVC_WIDGET_DEMO: '1' },
       prepare: async (m) => ({ t: await createTenant(m) }),
       agents: ({ t }) => [{ accountId: t.accountId, name: 'Demo <Agent>' }],
     })
@@ -149,13 +151,13 @@ describe('GET /widget-demo (development)', () => {
 describe('GET /widget-demo (production)', () => {
   let server: TestServer
   beforeAll(async () => {
-    server = await startServer({ env: { SVC_ENV: 'production' } })
+    server = await startServer({ env: { SVC_ENV: 'production', SVC_WIDGET_DEMO: '1' } })
   })
   afterAll(async () => {
     await server?.stop('SIGKILL')
   })
 
-  it('is 404 not_found under SVC_ENV=production, while /widget.js is served', async () => {
+  it('is 404 not_found under SVC_ENV=production even with SVC_WIDGET_DEMO=1, while /widget.js is served', async () => {
     verifies('widget.demo', 'widget.script')
     const r = await get('/widget-demo?agent=agt_1', {}, server.origin)
     expect(r.status).toBe(404)

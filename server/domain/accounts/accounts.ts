@@ -6,7 +6,7 @@ import { rowsOf } from '~/db/client'
 import { accounts, subscriptions, usageRecords, users } from '~/db/schema'
 import { Errors, apiError } from '~/lib/errors'
 import { afterPosition, keysetPage, mergeKeys, type KeysetRequest } from '~/lib/keyset'
-import { DEFAULT_RATE_LIMITS } from '~/kit/rate-limit'
+import { DEFAULT_RATE_LIMITS, RATE_CLASSES } from '~/kit/rate-limit'
 import type { Principal } from '~/domain/credentials/principal'
 import { effectiveLimits, nextUtcMidnight, quotaUsed, utcDay } from '~/domain/limits/quotas'
 import type { Account, AccountPatch } from './schemas'
@@ -154,7 +154,8 @@ export async function accountLimits(
       max_concurrent_builds: limits.maxConcurrentBuilds,
       builds_in_progress: Number(builds?.running ?? 0),
     },
-    rate_limits: { ...DEFAULT_RATE_LIMITS, ...rateLimits },
+    // The API's classes only (per credential): the widget and OAuth limiters are the operator's business.
+    rate_limits: Object.fromEntries(RATE_CLASSES.map((c) => [c, rateLimits[c] ?? DEFAULT_RATE_LIMITS[c]])),
   }
 }
 

@@ -4,6 +4,7 @@
 import type { Database } from '~/db/client'
 import { Errors } from '~/lib/errors'
 import type { Principal } from '~/domain/credentials/principal'
+import { refuseSuspendedAccount } from '~/domain/credentials/keys'
 import { accountRow } from './accounts'
 
 export interface AccountScope {
@@ -52,6 +53,8 @@ export async function resolveAccount(
   }
   const allowed = principal.accountIds ?? []
   for (const id of ids) if (!allowed.includes(id)) throw Errors.forbiddenAccount()
+  // A partner key naming a suspended member's account (decisions "Abuse and cost (issue 30)").
+  for (const id of ids) refuseSuspendedAccount(principal, id)
   const home = principal.homeAccountId
   const members = principal.memberAccountIds ?? []
   const crossAccount = ids.some((id) => members.includes(id))

@@ -1,7 +1,8 @@
 // The operator's platform defaults (GET/PATCH /admin/config, POST /admin/reload): per-minute rate limits
-// per class, default daily quotas and the idle time after which open text conversations are abandoned,
-// stored in platform_config (one row per section: `rate_limits`, `quotas`, each a jsonb object of
-// overrides; `conversation_idle_seconds`, a jsonb number or null). Layers, lowest first: the built-in
+// per class (the API classes, the widget's widget_ip/widget_token, OAuth's register/token/revoke), default
+// daily quotas and the idle time after which open text conversations are abandoned, stored in
+// platform_config (one row per section: `rate_limits`, `quotas`, each a jsonb object of overrides;
+// `conversation_idle_seconds`, a jsonb number or null). Layers, lowest first: the built-in
 // figures, the boot environment (SVC_RATE_LIMITS, SVC_QUOTAS, SVC_CONVERSATION_IDLE_SECONDS), the stored
 // overrides. Every instance polls the table every CONFIG_POLL_MS (one small read), so a change reaches
 // every instance within that period without a restart; the instance that writes applies it at once, and
@@ -12,7 +13,7 @@ import { platformConfig } from '~/db/schema'
 import { CONVERSATION_IDLE_SECONDS } from '~/config'
 import { applyQuotaDefaults, currentQuotaDefaults, QUOTA_KINDS, type QuotaKind } from '~/domain/limits/quotas'
 import type { Runtime } from '~/kit/runtime'
-import { DEFAULT_RATE_LIMITS, RATE_CLASSES, type RateClass } from '~/kit/rate-limit'
+import { RATE_LIMIT_DEFAULTS, RATE_LIMIT_NAMES, type RateLimitName } from '~/kit/rate-limit'
 
 export const CONFIG_POLL_MS = 5_000
 const SECTIONS = ['rate_limits', 'quotas'] as const
@@ -21,14 +22,14 @@ type Section = (typeof SECTIONS)[number]
 const IDLE_KEY = 'conversation_idle_seconds'
 
 export interface StoredConfig {
-  rate_limits: Partial<Record<RateClass, number>>
+  rate_limits: Partial<Record<RateLimitName, number>>
   quotas: Partial<Record<QuotaKind, number>>
   conversation_idle_seconds: number | null
   updated_at: Date | null
 }
 
 export interface ConfigPatch {
-  rate_limits?: Partial<Record<RateClass, number | null>>
+  rate_limits?: Partial<Record<RateLimitName, number | null>>
   quotas?: Partial<Record<QuotaKind, number | null>>
   conversation_idle_seconds?: number | null
 }
@@ -70,7 +71,7 @@ export async function readStoredConfig(ex: Executor): Promise<StoredConfig> {
   const byKey = new Map(rows.map((r) => [r.key, r]))
   const times = rows.map((r) => r.updatedAt.getTime())
   return {
-    rate_limits: pick(byKey.get('rate_limits')?.value, RATE_CLASSES),
+    rate_limits: pick(byKey.get('rate_limits')?.value, RATE_LIMIT_NAMES),
     quotas: pick(byKey.get('quotas')?.value, QUOTA_KINDS),
     conversation_idle_seconds: idleSecondsOf(byKey.get(IDLE_KEY)?.value),
     updated_at: times.length ? new Date(Math.max(...times)) : null,
@@ -128,7 +129,7 @@ export function startConfigPoller(runtime: Runtime, intervalMs = CONFIG_POLL_MS)
 export function presentConfig(runtime: Runtime, stored: StoredConfig) {
   const state = applied.get(runtime)
   const rate: Record<string, number> = {}
-  for (const c of RATE_CLASSES) rate[c] = runtime.config.rateLimits[c] ?? DEFAULT_RATE_LIMITS[c]
+  for (const c of RATE_LIMIT_NAMES) rate[c] = runtime.config.rateLimits[c] ?? RATE_LIMIT_DEFAULTS[c]
   return {
     rate_limits: rate,
     quotas: currentQuotaDefaults(),

@@ -174,7 +174,7 @@ export const CustomerOverview = v.object({
 import { Id } from '~/lib/schemas'
 import { Build, BUILD_STEPS } from '~/domain/builds/schemas'
 import { ApiKey } from '~/domain/credentials/schemas'
-import { RATE_CLASSES } from '~/kit/rate-limit'
+import { RATE_LIMIT_NAMES } from '~/kit/rate-limit'
 import { QUOTA_KINDS } from '~/domain/limits/quotas'
 
 const IsoOrNull = v.nullable(v.string())
@@ -347,7 +347,7 @@ const IdleSeconds = v.pipe(
 )
 
 export const ConfigPatch = v.strictObject({
-  rate_limits: v.optional(overridesOf(RATE_CLASSES)),
+  rate_limits: v.optional(overridesOf(RATE_LIMIT_NAMES)),
   quotas: v.optional(overridesOf(QUOTA_KINDS)),
   conversation_idle_seconds: v.optional(v.nullable(IdleSeconds)),
 })

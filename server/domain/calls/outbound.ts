@@ -204,6 +204,19 @@ export async function createCall(runtime: Runtime, accountId: string, body: Crea
 const telephonyUrl = (config: Config, provider: string, kind: 'status' | 'voice', callId: string) =>
   `${config.publicUrl}/telephony/${provider}/${kind}?call_id=${encodeURIComponent(callId)}`
 
+/** A call's failure_reason when the provider refused or could not be reached: names no account, URL or secret. */
+export const DIAL_FAILED =
+  "provider_error: the telephony provider did not place the call (the service's log has its answer)."
+
+/** A provider error for the log: its message, with any user:password in a URL masked, one line, bounded. */
+export function providerDetail(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err)
+  return message
+    .replace(/\/\/[^/\s@]*@/g, '//***@')
+    .replace(/\s+/g, ' ')
+    .slice(0, 500)
+}
+
 /** Hands a ringing call to the provider; a refusal fails the call. Answers the call as it is now. */
 export async function dialCall(ctx: OutboundCtx, row: CallRow): Promise<CallRow> {
   const telephony = ctx.providers.telephony
@@ -223,10 +236,15 @@ export async function dialCall(ctx: OutboundCtx, row: CallRow): Promise<CallRow>
       .returning()
     return saved ?? (await loadCall(ctx.database.db, row.accountId, row.id))
   } catch (err) {
-    const reason = `provider_error: ${(err instanceof Error ? err.message : String(err)).slice(0, 200)}`
+    // The provider's message names its account, its API URL and maybe more: it goes to the log, and the
+    // tenant reads a public sentence (decisions "Abuse and cost (issue 30)").
+    console.error(`[calls] ${row.id}: ${telephony.name} did not place the call: ${providerDetail(err)}`)
     return (
-      (await settle(ctx, row.id, ['ringing'], { status: 'failed', outcome: 'failed', failureReason: reason })) ??
-      (await loadCall(ctx.database.db, row.accountId, row.id))
+      (await settle(ctx, row.id, ['ringing'], {
+        status: 'failed',
+        outcome: 'failed',
+        failureReason: DIAL_FAILED,
+      })) ?? (await loadCall(ctx.database.db, row.accountId, row.id))
     )
   }
 }

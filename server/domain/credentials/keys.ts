@@ -316,27 +316,52 @@ export function personalKeyResolver(database: Database) {
     if (isSuspended(row.userStatus, row.accountStatus)) throw Errors.accountSuspended()
     const principal = principalOf(row.key)
     if (!principal.scopes.has('partners:manage')) return principal
-    return withMembers(principal, await memberAccountIds(database, row.key.userId))
+    return withMembers(principal, await memberAccounts(database, row.key.userId))
   }
+}
+
+export interface MemberAccount {
+  accountId: string
+  /** The member's user or account is suspended: the partner key is refused on it (403 account_suspended). */
+  suspended: boolean
 }
 
 /**
  * A partner key reaches its members' accounts (decisions "Partners (issue 18)"): read when the principal is
  * resolved, so every key of the partner, old or new, reaches a member from the request after its creation.
- * The cached principal carries user:<partner>, which creating a member drops on every instance.
+ * The cached principal carries user:<partner>, which creating a member drops on every instance, and acc:<member>
+ * for each member, which suspending or resuming one drops (decisions "Abuse and cost (issue 30)").
  */
-export async function memberAccountIds(database: Database, partnerUserId: string): Promise<string[]> {
-  return (await membersOf(database.db, [partnerUserId])).get(partnerUserId) ?? []
+export async function memberAccounts(database: Database, partnerUserId: string): Promise<MemberAccount[]> {
+  const rows = await database.db
+    .select({ accountId: users.accountId, userStatus: users.status, accountStatus: accounts.status })
+    .from(users)
+    .innerJoin(accounts, eq(accounts.id, users.accountId))
+    .where(eq(users.partnerId, partnerUserId))
+    .orderBy(asc(users.createdAt), asc(users.id))
+  return rows.map((r) => ({ accountId: r.accountId, suspended: isSuspended(r.userStatus, r.accountStatus) }))
 }
 
-export function withMembers(principal: Principal, members: string[]): Principal {
+/** The principal with its members' accounts; a suspended member's stays listed (cache tags) and is marked. */
+export function withMembers(principal: Principal, members: readonly MemberAccount[]): Principal {
   if (!members.length) return { ...principal, memberAccountIds: [] }
   const own = principal.accountIds ?? []
+  const ids = members.map((m) => m.accountId)
+  const suspended = members.filter((m) => m.suspended).map((m) => m.accountId)
   return {
     ...principal,
-    accountIds: [...own, ...members.filter((id) => !own.includes(id))],
-    memberAccountIds: members,
+    accountIds: [...own, ...ids.filter((id) => !own.includes(id))],
+    memberAccountIds: ids,
+    ...(suspended.length ? { suspendedAccountIds: suspended } : {}),
   }
+}
+
+/** A partner key acting on a suspended member's account: 403 account_suspended (the member's own keys are). */
+export function refuseSuspendedAccount(principal: Principal, accountId: string | null | undefined) {
+  if (accountId && principal.suspendedAccountIds?.includes(accountId))
+    throw Errors.accountSuspended(
+      `The account ${accountId} is suspended; a partner key cannot act on it until it is resumed.`,
+    )
 }
 
 export const isSuspended = (userStatus: string, accountStatus: string) =>

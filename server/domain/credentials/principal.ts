@@ -15,6 +15,11 @@ export interface Principal {
    * accountIds. Acting for one of them is audited cross_account.
    */
   memberAccountIds?: readonly string[]
+  /**
+   * Members' accounts (among memberAccountIds) whose user or account is suspended: listed in accountIds (so
+   * their cache tags drop the principal when the status changes) but refused with 403 account_suspended.
+   */
+  suspendedAccountIds?: readonly string[]
   ipAllowlist: readonly string[]
   expiresAt: Date | null
   /** Cache tags beyond key, user and accounts (an OAuth token: its grant and client). */

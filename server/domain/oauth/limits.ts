@@ -1,10 +1,10 @@
 // Rate limits of the open OAuth endpoints, per minute on the shared limiter: registration per client IP;
 // token and revocation per client and grant type, so a burst of failing refreshes never blocks the
-// authorization_code exchange that would repair it. SVC_RATE_LIMITS may override register/token/revoke.
+// authorization_code exchange that would repair it. SVC_RATE_LIMITS and PATCH /admin/config may override
+// register/token/revoke.
+import { OAUTH_RATE_DEFAULTS as DEFAULTS } from '~/kit/rate-limit'
 import type { Runtime } from '~/kit/runtime'
 import { OAuthErrors } from './errors'
-
-const DEFAULTS = { register: 20, token: 60, revoke: 60 } as const
 
 export async function checkOAuthRate(runtime: Runtime, kind: keyof typeof DEFAULTS, key: string): Promise<void> {
   const limit = runtime.config.rateLimits[kind] ?? DEFAULTS[kind]

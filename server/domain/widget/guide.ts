@@ -8,8 +8,9 @@ voice chat. The routes below are called by the widget script from visitors' brow
 \`PATCH /agents/{agt}/widget {allowed_domains: ["shop.example.com", "*.example.org"], appearance: {...}}\` mints the agent's
 public token; \`GET /agents/{agt}/widget\` then hands out \`embed_snippet\`, a \`<script src=".../widget.js" data-token="wpk_…"
 async>\` tag to paste into the site. Only pages on an allowed domain get the widget (and CORS); anywhere else the script
-shows nothing. \`POST /agents/{agt}/widget/regenerate-token\` stops the old token at once. In development,
-\`/widget-demo?agent=agt_…\` shows the widget on a sample page (add \`localhost\` to the allowed domains).
+shows nothing. \`POST /agents/{agt}/widget/regenerate-token\` stops the old token at once. In development, with the
+server started with \`SVC_WIDGET_DEMO=1\`, \`/widget-demo?agent=agt_…\` shows the widget on a sample page (add
+\`localhost\` to the allowed domains).
 
 ## 2. The browser API
 

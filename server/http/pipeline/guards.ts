@@ -2,7 +2,8 @@
 // client IP), IP allowlist, expiry warning, scope, rate class.
 import { getHeader, setResponseHeader, type H3Event } from 'h3'
 import { authenticate, type CredentialResolver } from '~/domain/credentials/authenticate'
-import { personalKeyResolver, requireActiveTenant } from '~/domain/credentials/keys'
+import { normaliseAccountId } from '~/domain/accounts/resolve'
+import { personalKeyResolver, refuseSuspendedAccount, requireActiveTenant } from '~/domain/credentials/keys'
 import type { Principal } from '~/domain/credentials/principal'
 import { cachingResolver } from '~/domain/credentials/principal-cache'
 import type { Scope } from '~/domain/credentials/scopes'
@@ -102,6 +103,20 @@ export async function underFailureLimit<T>(
   } catch (e) {
     if (e instanceof ApiError && failed(e)) await countAuthFailure(event, runtime)
     throw e
+  }
+}
+
+/**
+ * A partner key naming a suspended member's tenant in the path (/accounts/{acc}/…, /users/{usr}/…) is refused
+ * with 403 account_suspended, as the member's own keys are (decisions "Abuse and cost (issue 30)"); the
+ * account_id and X-Svc-Account ways are refused by resolveAccount.
+ */
+export function refuseSuspendedMemberParams(principal: Principal, params: unknown, opts: ApiRouteMeta) {
+  if (!principal.suspendedAccountIds?.length || opts.readsSuspendedMembers) return
+  if (!params || typeof params !== 'object') return
+  for (const key of ['acc', 'usr']) {
+    const raw = (params as Record<string, unknown>)[key]
+    if (typeof raw === 'string') refuseSuspendedAccount(principal, normaliseAccountId(raw))
   }
 }
 
