@@ -321,7 +321,8 @@ export async function startFakeSpeech(model) {
 
 /**
  * Twilio's REST Calls API, as far as a call the caller placed needs it: POST …/Calls/{sid}.json (hang up,
- * transfer) answers 200 with the call; requests are counted by the form's Status / Twiml.
+ * transfer) answers 200 with the call; requests are counted by the form's Status / Twiml. GET
+ * …/IncomingPhoneNumbers.json?PhoneNumber= owns every number (POST /phone-numbers routes only owned ones).
  */
 export async function startFakeTwilioRest() {
   const accountSid = 'AC' + randomBytes(16).toString('hex')
@@ -331,6 +332,12 @@ export async function startFakeTwilioRest() {
     const form = Object.fromEntries(new URLSearchParams((await readBody(req)).toString('utf8')))
     const m = /^\/2010-04-01\/Accounts\/(AC[0-9a-f]+)\/Calls(?:\/(CA[0-9a-zA-Z]+))?\.json$/.exec(req.url)
     requests.push({ method: req.method, path: req.url, form })
+    // The bench's account owns every number it routes: IncomingPhoneNumbers lists the one asked for.
+    const owned = /^\/2010-04-01\/Accounts\/(AC[0-9a-f]+)\/IncomingPhoneNumbers\.json\?(.*)$/.exec(req.url)
+    if (req.method === 'GET' && owned && owned[1] === accountSid) {
+      const phone = new URLSearchParams(owned[2]).get('PhoneNumber')
+      return sendJson(res, 200, { incoming_phone_numbers: phone ? [{ phone_number: phone }] : [], next_page_uri: null })
+    }
     if (req.method !== 'POST' || !m || m[1] !== accountSid)
       return sendJson(res, 404, {
         code: 20404,

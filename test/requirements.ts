@@ -993,6 +993,27 @@ export const requirements = {
     behavior:
       'SVC_RATE_LIMITS takes the widget limiters (widget_ip, widget_token) and the OAuth ones (register, token, revoke) beside the API classes, and they act; any other name stops the boot. PATCH /admin/config rate_limits takes the same names (GET shows their figures), still 400 unsupported_field for an unknown one; GET /accounts/{acc}/limits lists the API classes only.',
   },
+  // issue 30 — real telephony provider
+  'abuse.telephony.trial-calls': {
+    source: 'decisions Security rules: Calls cost money',
+    behavior:
+      'With a real telephony provider a trial account cannot place calls: POST /calls and a campaign start answer 403 plan_limit_reached and nothing is dialled; a paid plan calls, and the simulated network stays free for every plan (a trial call is placed there).',
+  },
+  'abuse.telephony.trial-transfer': {
+    source: 'decisions Security rules: Calls cost money',
+    behavior:
+      "With a real telephony provider a trial account's transfer_call fails: the tool result says why and no leg is dialled at the provider.",
+  },
+  'abuse.telephony.transfer-leg': {
+    source: 'decisions Security rules: Calls cost money',
+    behavior:
+      "A transfer leg ends at the agent's max_call_duration_s (Twilio <Dial timeLimit>) and its talk time, reported by the provider, is billed per minute like a call (usage voice seconds and cost), once.",
+  },
+  'abuse.telephony.numbers-owned': {
+    source: 'decisions Security rules: Numbers',
+    behavior:
+      'With a real telephony provider POST /phone-numbers routes only a number the provider account owns (Twilio IncomingPhoneNumbers lookup), else 400 number_not_owned; a failed lookup routes nothing; the simulated network owns every number.',
+  },
   'behaviour.website-url': {
     source: 'issue 29: every whitelisted setting has a runtime reader',
     behavior:

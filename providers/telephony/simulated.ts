@@ -45,7 +45,13 @@ export default defineTelephony({
     simulatedNetwork.hangUp(providerCallId)
   },
 
+  // The simulated network has nobody to transfer to: no leg is dialled, so none is billed or reported.
   async transfer() {},
+
+  // The simulated network owns every number: any number may be routed to an agent (decisions "Numbers").
+  async ownsNumber() {
+    return true
+  },
 
   verifyWebhook(req) {
     const got = req.headers[SIGNATURE_HEADER]

@@ -9,7 +9,7 @@
 //
 // The REST calls go through ofetch, not the official client: the client has no clean base-URL option (its
 // domains hard-code api.twilio.com, and rewriting them means reaching into internals), loading it costs
-// ~180 ms at boot against ~9 ms for the webhooks module alone, and three form POSTs need nothing more.
+// ~180 ms at boot against ~9 ms for the webhooks module alone, and three form POSTs and a GET need nothing more.
 import { validateRequest } from 'twilio/lib/webhooks/webhooks.js'
 import { ofetch } from 'ofetch'
 import { decodeMulaw, encodeMulaw } from '~/lib/audio'
@@ -81,17 +81,23 @@ function statusEvent(p: Record<string, string>): TelephonyEvent {
 
 // ---- REST -------------------------------------------------------------------------------------------------
 
-async function callsApi(op: string, path: string, form: URLSearchParams): Promise<Record<string, unknown>> {
+async function callsApi(
+  op: string,
+  path: string,
+  form: URLSearchParams | null,
+  query?: URLSearchParams,
+): Promise<Record<string, unknown>> {
   const { accountSid, authToken, baseUrl } = settings()
   if (!accountSid || !authToken) throw new Error(`twilio ${op}: TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN must be set`)
-  const url = `${baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/${path}`
+  const url =
+    `${baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/${path}` + (query ? `?${query.toString()}` : '')
   let res: Awaited<ReturnType<typeof ofetch.raw>>
   try {
     res = await ofetch.raw(url, {
-      method: 'POST',
-      body: form.toString(),
+      method: form ? 'POST' : 'GET',
+      ...(form ? { body: form.toString() } : {}),
       headers: {
-        'content-type': 'application/x-www-form-urlencoded',
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
         accept: 'application/json',
         authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
       },
@@ -154,10 +160,27 @@ export default defineTelephony({
     await callsApi('hangUp', callPath(providerCallId), new URLSearchParams({ Status: 'completed' }))
   },
 
-  async transfer(providerCallId, toE164) {
-    // New TwiML for the live call: the <Connect><Stream> ends (the media leg closes) and Twilio dials.
-    const form = new URLSearchParams({ Twiml: twiml(`<Dial>${xmlEscape(toE164)}</Dial>`) })
-    await callsApi('transfer', callPath(providerCallId), form)
+  async transfer(providerCallId, toE164, leg) {
+    // New TwiML for the live call: the <Connect><Stream> ends (the media leg closes) and Twilio dials. The
+    // dialled leg ends after timeLimit seconds; when it ends Twilio requests `action` with DialCallDuration
+    // (parseWebhook: transfer_ended), which bills it, and the call ends with the empty TwiML answered there.
+    const dial =
+      `<Dial timeLimit="${Math.max(1, Math.floor(leg.maxDurationS))}" action="${xmlEscape(leg.statusUrl)}" method="POST">` +
+      `${xmlEscape(toE164)}</Dial>`
+    await callsApi('transfer', callPath(providerCallId), new URLSearchParams({ Twiml: twiml(dial) }))
+  },
+
+  // IncomingPhoneNumbers filtered by PhoneNumber (Twilio matches partial numbers too, so the answer's numbers
+  // are compared exactly). Only the account's own numbers are listed: a number of another account is absent.
+  async ownsNumber(e164) {
+    const body = await callsApi(
+      'ownsNumber',
+      'IncomingPhoneNumbers.json',
+      null,
+      new URLSearchParams({ PhoneNumber: e164, PageSize: '50' }),
+    )
+    const list = Array.isArray(body.incoming_phone_numbers) ? body.incoming_phone_numbers : []
+    return list.some((n) => !!n && typeof n === 'object' && (n as { phone_number?: unknown }).phone_number === e164)
   },
 
   verifyWebhook(req: WebhookRequest) {
@@ -172,13 +195,21 @@ export default defineTelephony({
     }
   },
 
-  // Inbound call or status callback? The host calls this from /telephony/twilio/voice (the number's voice
-  // URL) and /telephony/twilio/status (StatusCallback). A request to a …/status URL is always a status
+  // Inbound call, status callback or the end of a transfer leg? The host calls this from /telephony/twilio/voice
+  // (the number's voice URL) and /telephony/twilio/status (StatusCallback, and a transfer's <Dial action>: a
+  // request carrying DialCallStatus is always the end of a transfer leg). A request to a …/status URL is always a status
   // callback. Elsewhere, a call that is inbound and ringing or in progress is a new inbound call (Twilio's
   // voice webhook: Direction=inbound, CallStatus=ringing); any other known CallStatus (e.g. the answer
   // request of an outbound call, Direction=outbound-api, CallStatus=in-progress) is a status event.
   parseWebhook(req) {
     const p = req.params
+    // The <Dial action> request of a transfer: the dialled leg has ended (DialCallDuration: its talk time).
+    if (p.DialCallStatus && p.CallSid)
+      return {
+        type: 'transfer_ended',
+        providerCallId: p.CallSid,
+        durationS: p.DialCallDuration && /^\d{1,9}$/.test(p.DialCallDuration) ? Number(p.DialCallDuration) : 0,
+      }
     if (pathOf(req.url).endsWith('/status') || p.CallbackSource) return statusEvent(p)
     if (
       p.Direction === 'inbound' &&

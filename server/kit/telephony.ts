@@ -22,6 +22,14 @@ export interface PlaceCallRequest {
   answerUrl: string
 }
 
+/** The leg a transfer dials: time-limited like a call, and reported when it ends so that it is billed. */
+export interface TransferLeg {
+  /** The leg ends after this many seconds (the agent's max_call_duration_s). */
+  maxDurationS: number
+  /** Where the provider reports the end of the leg with its duration (absolute URL on our origin). */
+  statusUrl: string
+}
+
 /** A provider webhook as the host received it: the exact public URL, lower-cased headers, form fields. */
 export interface WebhookRequest {
   url: string
@@ -39,6 +47,8 @@ export type TelephonyEvent =
       /** 'machine' when the provider detected an answering machine. */
       answeredBy: 'human' | 'machine' | null
     }
+  /** The leg a transfer dialled has ended after `durationS` seconds of conversation (0: not answered). */
+  | { type: 'transfer_ended'; providerCallId: string; durationS: number }
   | { type: 'ignored' }
 
 /** What the provider's media protocol tells the host. */
@@ -83,8 +93,17 @@ export interface TelephonyProvider {
   /** Places an outbound call; answers the provider's id for it. */
   placeCall(req: PlaceCallRequest): Promise<{ providerCallId: string }>
   hangUp(providerCallId: string): Promise<void>
-  /** Hands the live call to another number (the media leg ends). */
-  transfer(providerCallId: string, toE164: string): Promise<void>
+  /**
+   * Hands the live call to another number (the media leg ends). The new leg ends after `leg.maxDurationS`,
+   * and its end is reported to `leg.statusUrl` (a `transfer_ended` event) so that the host bills it.
+   */
+  transfer(providerCallId: string, toE164: string, leg: TransferLeg): Promise<void>
+  /**
+   * Whether the provider account owns `e164` (canonical E.164), looked up through the provider. The host
+   * routes a number (POST /phone-numbers) only when this answers true; a provider without it routes none.
+   * The simulated network owns every number.
+   */
+  ownsNumber?(e164: string): Promise<boolean>
   /** The provider's signature over a webhook; false answers 403. */
   verifyWebhook(req: WebhookRequest): boolean
   parseWebhook(req: WebhookRequest): TelephonyEvent
@@ -93,6 +112,12 @@ export interface TelephonyProvider {
   /** Speaks the provider's media protocol over `transport`. */
   openMedia(transport: MediaTransport): MediaLeg
 }
+
+/** The offline provider's name: its network is this process, so its calls cost nothing real. */
+export const SIMULATED_TELEPHONY = 'simulated'
+
+/** Whether calls through `provider` reach the real phone network (anything but the simulated network). */
+export const isRealNetwork = (provider: Pick<TelephonyProvider, 'name'>) => provider.name !== SIMULATED_TELEPHONY
 
 /** Kept for the registry's name: every telephony plugin is a TelephonyProvider. */
 export type Telephony = TelephonyProvider

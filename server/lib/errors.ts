@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   invalid_cursor: [400, 'A malformed cursor, or one issued for another query'],
   invalid_email: [400, 'Not an e-mail address'],
   invalid_phone: [400, 'Not an E.164 phone number'],
+  number_not_owned: [400, 'The telephony provider account does not own the phone number'],
   invalid_type: [400, 'A value of the wrong type'],
   invalid_url: [400, 'Not a public http(s) URL'],
   invalid_scope: [400, 'An unknown, master-only or not-held scope'],

@@ -1,8 +1,10 @@
-// A local fake Twilio for tests: the REST Calls API (records what was asked, answers like Twilio), a caller
+// A local fake Twilio for tests: the REST Calls API (records what was asked, answers like Twilio), the
+// account's IncomingPhoneNumbers (the numbers it owns: `own()` adds them; GET …/IncomingPhoneNumbers.json
+// filtered by PhoneNumber lists the matching ones, as Twilio does), a caller
 // that rings a number (a correctly signed voice webhook, answered with TwiML), and the Media Streams side of
 // the call (a WebSocket client speaking Twilio's messages: connected, start, media, mark, dtmf, stop; it
 // plays the agent's audio on a clock and echoes marks once the audio before them has played, as Twilio does).
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
@@ -108,6 +110,10 @@ export interface FakeTwilio {
   accountSid: string
   authToken: string
   requests: RestCall[]
+  /** Numbers (E.164) the account owns: IncomingPhoneNumbers.json lists them. */
+  owned: Set<string>
+  /** The account buys these numbers (tests route only owned numbers to agents). */
+  own(...e164: string[]): void
   /** The next REST request gets this answer instead (one-shot). */
   failNext(status: number, body: unknown): void
   close(): Promise<void>
@@ -135,6 +141,7 @@ export async function startFakeTwilio(opts: { accountSid?: string; authToken?: s
   const accountSid = opts.accountSid ?? sid('AC')
   const authToken = opts.authToken ?? randomBytes(16).toString('hex')
   const requests: RestCall[] = []
+  const owned = new Set<string>()
   let failure: [number, unknown] | null = null
   const server: Server = createServer(async (req, res) => {
     const body = await readBody(req)
@@ -144,6 +151,7 @@ export async function startFakeTwilio(opts: { accountSid?: string; authToken?: s
     const [user, pass] = auth ? Buffer.from(auth[1], 'base64').toString().split(':') : [null, null]
     const authorized = user === accountSid && pass === authToken
     const path = req.url ?? ''
+    const numbers = new RegExp(`^/2010-04-01/Accounts/${accountSid}/IncomingPhoneNumbers\\.json(\\?.*)?$`).exec(path)
     const create = new RegExp(`^/2010-04-01/Accounts/${accountSid}/Calls\\.json$`).exec(path)
     const update = new RegExp(`^/2010-04-01/Accounts/${accountSid}/Calls/(CA[0-9a-f]+)\\.json$`).exec(path)
     const callSid = create ? sid('CA') : update ? update[1] : null
@@ -161,6 +169,32 @@ export async function startFakeTwilio(opts: { accountSid?: string; authToken?: s
         more_info: 'https://www.twilio.com/docs/errors/20003',
         status: 401,
       })
+    if (req.method === 'GET' && numbers) {
+      // Twilio's PhoneNumber filter also matches partial numbers ('*' for any digit): a prefix match here.
+      const wanted = new URLSearchParams(numbers[1]?.slice(1) ?? '').get('PhoneNumber')
+      const list = [...owned]
+        .filter((n) => !wanted || n.startsWith(wanted.replaceAll('*', '')))
+        .map((n) => ({
+          sid: `PN${createHash('md5').update(n).digest('hex')}`,
+          account_sid: accountSid,
+          phone_number: n,
+          friendly_name: n,
+          capabilities: { voice: true, sms: true, mms: false, fax: false },
+          status: 'in-use',
+          uri: `/2010-04-01/Accounts/${accountSid}/IncomingPhoneNumbers/PN${createHash('md5').update(n).digest('hex')}.json`,
+        }))
+      return send(200, {
+        incoming_phone_numbers: list,
+        page: 0,
+        page_size: 50,
+        start: 0,
+        end: Math.max(0, list.length - 1),
+        first_page_uri: path,
+        next_page_uri: null,
+        previous_page_uri: null,
+        uri: path,
+      })
+    }
     if (req.method !== 'POST' || !callSid)
       return send(404, { code: 20404, message: `The requested resource ${path} was not found`, status: 404 })
     const now = new Date().toUTCString()
@@ -183,6 +217,10 @@ export async function startFakeTwilio(opts: { accountSid?: string; authToken?: s
     accountSid,
     authToken,
     requests,
+    owned,
+    own: (...e164) => {
+      for (const n of e164) owned.add(n)
+    },
     failNext: (status, body) => {
       failure = [status, body]
     },

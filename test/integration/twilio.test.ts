@@ -98,6 +98,8 @@ beforeAll(async () => {
     capability_settings: { transfer_directory: [{ name: 'Sales', phone: '+14155550177' }] },
   })
   expect(patched.status, patched.text).toBe(200)
+  // Only a number the Twilio account owns is routed (decisions "Numbers").
+  fake.own(TO)
   const num = await t.api.post('/phone-numbers', { e164: TO, agent_id: agentId, label: 'Twilio line' })
   expect(num.status, num.text).toBe(201)
 }, 180_000)
@@ -270,7 +272,7 @@ describe('twilio telephony (own server, fake Twilio)', () => {
       client.hangUp()
     })
 
-    it('transfer: asking for Sales updates the live call with <Dial> TwiML', async () => {
+    it('transfer: asking for Sales updates the live call with <Dial> TwiML (time-limited, its end reported)', async () => {
       verifies('calls.twilio', 'calls.session-rules')
       const { client, callSid, conversationId } = await call()
       await client.waitFor((c) => c.echoedMarks.length >= 1, 15_000, 'the greeting to play')
@@ -284,9 +286,15 @@ describe('twilio telephony (own server, fake Twilio)', () => {
         },
         30_000,
       )
+      // The leg ends at the agent's max_call_duration_s (default 1800) and its end comes back to be billed.
+      const action = `${origin}/telephony/twilio/status?transfer_of=${conversationId}`.replaceAll('&', '&amp;')
       expect(transferred).toMatchObject({
         authorized: true,
-        form: { Twiml: '<?xml version="1.0" encoding="UTF-8"?><Response><Dial>+14155550177</Dial></Response>' },
+        form: {
+          Twiml:
+            '<?xml version="1.0" encoding="UTF-8"?><Response>' +
+            `<Dial timeLimit="1800" action="${action}" method="POST">+14155550177</Dial></Response>`,
+        },
       })
       // The session ends its side of the stream; the conversation closes as transferred.
       await client.waitFor((c) => c.closed, 10_000, 'the server to close the stream')

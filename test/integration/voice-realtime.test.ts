@@ -89,6 +89,8 @@ beforeAll(async () => {
     capability_settings: { lead_emails: ['leads@example.com'] },
   })
   expect(patched.status, patched.text).toBe(200)
+  // Only a number the Twilio account owns is routed (decisions "Numbers").
+  fake.own(TO)
   const num = await t.api.post('/phone-numbers', { e164: TO, agent_id: agentId })
   expect(num.status, num.text).toBe(201)
 }, 180_000)

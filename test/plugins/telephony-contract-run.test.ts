@@ -163,6 +163,22 @@ describe('twilio: webhooks', () => {
     })
   })
 
+  it("reads a transfer's <Dial action> request as the end of the leg, with its DialCallDuration", () => {
+    const action = (extra: Record<string, string>) =>
+      twilio.parseWebhook({
+        url: `${ORIGIN}/telephony/twilio/status?transfer_of=conv_u1`,
+        headers: {},
+        params: { CallSid: 'CA4', CallStatus: 'in-progress', Direction: 'inbound', DialCallSid: 'CA5', ...extra },
+      })
+    expect(action({ DialCallStatus: 'completed', DialCallDuration: '75' })).toEqual({
+      type: 'transfer_ended',
+      providerCallId: 'CA4',
+      durationS: 75,
+    })
+    expect(action({ DialCallStatus: 'no-answer' })).toMatchObject({ type: 'transfer_ended', durationS: 0 })
+    expect(action({ DialCallStatus: 'completed', DialCallDuration: '-3' })).toMatchObject({ durationS: 0 })
+  })
+
   it('verifies with the auth token read at call time; none configured → false', () => {
     const url = `${ORIGIN}/telephony/twilio/voice?x=a%20b`
     const params = { CallSid: 'CA3', From: "O'Brien <a&b>" }
@@ -275,11 +291,28 @@ describe('twilio: REST Calls API (fake Twilio)', () => {
       form: { Status: 'completed' },
       authorized: true,
     })
-    await withFake(() => twilio.transfer('CA' + 'c'.repeat(32), '+14155550123'))
+    const statusUrl = `${ORIGIN}/telephony/twilio/status?transfer_of=conv_u1&x=1`
+    await withFake(() => twilio.transfer('CA' + 'c'.repeat(32), '+14155550123', { maxDurationS: 300, statusUrl }))
     expect(fake.requests.at(-1)).toMatchObject({
       path: `/2010-04-01/Accounts/${ACCOUNT}/Calls/CA${'c'.repeat(32)}.json`,
-      form: { Twiml: '<?xml version="1.0" encoding="UTF-8"?><Response><Dial>+14155550123</Dial></Response>' },
+      form: {
+        Twiml:
+          '<?xml version="1.0" encoding="UTF-8"?><Response>' +
+          `<Dial timeLimit="300" action="${statusUrl.replace('&', '&amp;')}" method="POST">+14155550123</Dial></Response>`,
+      },
     })
+  })
+
+  it('ownsNumber looks the number up in IncomingPhoneNumbers and wants it exactly', async () => {
+    fake.own('+14155550199')
+    expect(await withFake(() => twilio.ownsNumber!('+14155550199'))).toBe(true)
+    const req = fake.requests.at(-1)!
+    expect(req).toMatchObject({ method: 'GET', authorized: true })
+    expect(req.path).toMatch(new RegExp(`^/2010-04-01/Accounts/${ACCOUNT}/IncomingPhoneNumbers\\.json\\?`))
+    expect(new URL(req.path, fake.url).searchParams.get('PhoneNumber')).toBe('+14155550199')
+    // Twilio's filter matches partial numbers: a longer owned number is not this one.
+    expect(await withFake(() => twilio.ownsNumber!('+1415555019'))).toBe(false)
+    expect(await withFake(() => twilio.ownsNumber!('+14155550198'))).toBe(false)
   })
 
   it("errors carry the HTTP status and Twilio's message, never the auth token", async () => {

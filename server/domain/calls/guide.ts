@@ -24,7 +24,8 @@ The answer is \`202 {conversation_id, status}\`; read the conversation with \`GE
    \`TWILIO_API_BASE_URL\` defaults to \`https://api.twilio.com\`.
 2. In the Twilio console, on the number's Voice configuration: "A call comes in" → Webhook, HTTP POST,
    \`<SVC_PUBLIC_URL>/telephony/twilio/voice\`; "Call status changes" → \`<SVC_PUBLIC_URL>/telephony/twilio/status\`.
-3. Register the same number here with \`POST /phone-numbers\`.
+3. Register the same number here with \`POST /phone-numbers\`. Only a number of the Twilio account is routed (it is looked up
+   in the account's IncomingPhoneNumbers; another is 400 \`number_not_owned\`). The simulated network owns every number.
 
 Calls are answered with TwiML \`<Connect><Stream>\` to \`wss://<host>/telephony/twilio/media\` (bidirectional Media Streams,
 8 kHz μ-law). The webhooks are verified with \`X-Twilio-Signature\`: a wrong signature is refused with 403. They are not part
@@ -54,6 +55,8 @@ of the caller's speech to the first audio frame sent) and \`latency_breakdown\` 
 - \`silence_timeout_s\` (default 20) and \`max_call_duration_s\` (default 1,800) end the call with a closing line;
   an \`end_call_phrases\` entry said by the caller or the agent ends it after the answer.
 - Capabilities run as in chat, and \`transfer_call\` hands the call to the directory's number (outcome \`transferred\`).
+  The transfer leg ends at \`max_call_duration_s\` and its minutes are billed like the call's (\`metrics.transfer_leg_s\`).
+  With a real telephony provider a trial account cannot transfer (nor place calls: 403 \`plan_limit_reached\`).
 - A caller who asks not to be called again is put on the do-not-call list (source \`opt_out\`).
 - Refused calls (no agent, \`402\` balance, call quotas \`max_calls_per_day\` and \`max_concurrent_calls\`) hear a short message
   and are recorded as \`failed\` conversations.

@@ -22,6 +22,7 @@ import { addUsage, checkBalance } from '~/domain/conversations/billing'
 import { conversationResource } from '~/domain/conversations/read'
 import { emitEvent } from '~/domain/events/emit'
 import { effectiveLimits } from '~/domain/limits/quotas'
+import { assertMayDial } from '~/domain/limits/phone-network'
 import { fillProfile } from '~/domain/profiles/placeholders'
 import { loadProfileForCall, type ProfileRow } from '~/domain/profiles/profiles'
 import { type CallRow, type CallScript, loadCall, moveCall, presentCall } from './calls'
@@ -156,6 +157,7 @@ export async function createCall(runtime: Runtime, accountId: string, body: Crea
     throw Errors.validation('greeting', 'greeting goes with an inline role; a profile has its own.')
   const agent = await loadAgent(db, accountId, body.agent_id)
   assertNotPaused(agent)
+  await assertMayDial(database, runtime.providers.telephony, accountId)
   const variables = body.variables ?? {}
   const { profileId, script } = await scriptFor(db, accountId, agent.id, body, variables)
   const from = await callerIdFor(db, accountId, agent.id, body.from_number_id)

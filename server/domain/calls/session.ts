@@ -55,6 +55,7 @@ import { addOptOut, isOptOut } from './dnc'
 import { scriptOf, type CallScript } from './calls'
 import { finishCall, writeLine, type EndReason } from './finish'
 import { CallRecorder } from './recording'
+import { transferStatusUrl } from './transfer'
 import { INSTANCE_ID } from './instance'
 
 const FRAME_MS = 20
@@ -377,12 +378,17 @@ export class VoiceSession {
     void this.work()
   }
 
-  private checkTimers() {
-    if (this.ending || this.working || this.listener.utterance || this.playout.talking) return
-    const maxS = numberSetting(
+  /** max_call_duration_s of this call (the outbound script's, else the agent's): the call and a transfer leg. */
+  private maxCallS() {
+    return numberSetting(
       this.script?.call.max_call_duration_s ?? this.agent?.settings?.max_call_duration_s,
       DEFAULT_MAX_CALL_S,
     )
+  }
+
+  private checkTimers() {
+    if (this.ending || this.working || this.listener.utterance || this.playout.talking) return
+    const maxS = this.maxCallS()
     if (this.clock >= maxS * this.rate) return void this.closeWith(LINES.maxDuration, 'max_duration')
     const silenceS = numberSetting(this.agent?.settings?.silence_timeout_s, DEFAULT_SILENCE_TIMEOUT_S)
     if (this.clock - this.lastActivity >= silenceS * this.rate) void this.closeWith(LINES.silence, 'silence_timeout')
@@ -620,7 +626,12 @@ export class VoiceSession {
     if (!this.providerCallId) return this.end(end.reason)
     const telephony = this.runtime.providers.telephony
     try {
-      if (end.transferTo) await telephony.transfer(this.providerCallId, end.transferTo)
+      // The transfer leg is time-limited like the call, and its end is reported so that it is billed (transfer.ts).
+      if (end.transferTo)
+        await telephony.transfer(this.providerCallId, end.transferTo, {
+          maxDurationS: this.maxCallS(),
+          statusUrl: transferStatusUrl(this.runtime.config, telephony.name, this.conversationId),
+        })
       else await telephony.hangUp(this.providerCallId)
     } catch (err) {
       this.log(`${end.reason}: provider refused: ${err instanceof Error ? err.message : err}`)

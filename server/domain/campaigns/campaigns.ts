@@ -8,6 +8,7 @@ import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '~/db/client'
 import { campaignContacts, campaigns } from '~/db/schema'
 import { loadAgent } from '~/domain/agents/rows'
+import { assertMayDial } from '~/domain/limits/phone-network'
 import { loadList } from '~/domain/contact-lists/lists'
 import { loadProfile } from '~/domain/profiles/profiles'
 import type { Runtime } from '~/kit/runtime'
@@ -200,9 +201,14 @@ const invalidState = (action: Transition, status: string) =>
 /**
  * start: draft → running (the first start copies the list's items into campaign_contacts and sets
  * started_at; an empty list completes the campaign at once), paused → running. pause: running → paused.
- * stop: draft | running | paused → stopped (finished_at set). Answers the campaign after the change.
+ * stop: draft | running | paused → stopped (finished_at set). Answers the campaign after the change. With a real
+ * telephony provider a trial account starts nothing (403 plan_limit_reached; an unknown campaign is 404 first).
  */
 export async function transitionCampaign(runtime: Runtime, accountId: string, id: string, action: Transition) {
+  if (action === 'start') {
+    await loadCampaign(runtime.database.db, accountId, id)
+    await assertMayDial(runtime.database, runtime.providers.telephony, accountId)
+  }
   const row = await runtime.database.tx(async (tx) => {
     const cur = await loadCampaign(tx, accountId, id, true)
     if (!FROM[action].includes(cur.status as CampaignStatus)) throw invalidState(action, cur.status)

@@ -141,7 +141,8 @@ export async function addUsage(
 }
 
 /** Stamps the end of the session on its usage row (created with zero tokens when no turn was billed); a
- *  call also sets its telephony seconds and adds their cost. One upsert either way. */
+ *  call also adds its telephony seconds and their cost (added, not set: a transfer leg's seconds may have
+ *  been billed to the row first, addVoiceUsage). One upsert either way. */
 export async function closeUsage(
   tx: Executor,
   u: {
@@ -175,9 +176,47 @@ export async function closeUsage(
       set: voice
         ? {
             endedAt: u.endedAt,
-            telephonySeconds: voice.seconds,
+            telephonySeconds: sql`coalesce(${usageRecords.telephonySeconds}, 0) + ${voice.seconds}`,
             costUsd: sql`${usageRecords.costUsd} + ${voice.costUsd}`,
           }
         : { endedAt: u.endedAt },
+    })
+}
+
+/** Adds telephony seconds and their cost to a session's usage row (a call's transfer leg), creating the row
+ *  (not yet ended) when the call has not closed it yet. */
+export async function addVoiceUsage(
+  tx: Executor,
+  u: {
+    accountId: string
+    agentId: string | null
+    agentType: string
+    channel: string
+    sessionId: string
+    startedAt: Date
+    seconds: number
+    costUsd: number
+  },
+) {
+  await tx
+    .insert(usageRecords)
+    .values({
+      accountId: u.accountId,
+      agentId: u.agentId,
+      agentType: u.agentType,
+      channel: u.channel,
+      sessionId: u.sessionId,
+      startedAt: u.startedAt,
+      endedAt: null,
+      tokens: 0,
+      costUsd: u.costUsd,
+      telephonySeconds: u.seconds,
+    })
+    .onConflictDoUpdate({
+      target: [usageRecords.accountId, usageRecords.sessionId],
+      set: {
+        telephonySeconds: sql`coalesce(${usageRecords.telephonySeconds}, 0) + ${u.seconds}`,
+        costUsd: sql`${usageRecords.costUsd} + ${u.costUsd}`,
+      },
     })
 }

@@ -25,6 +25,7 @@ import { Errors, apiError } from '~/lib/errors'
 import type { Runtime } from '~/kit/runtime'
 import { agentLanguage, agentLanguages, assertNotPaused, type AgentRow } from '~/domain/agents/agents'
 import { effectiveLimits, quotaExceeded, refundQuota, utcDay } from '~/domain/limits/quotas'
+import { mayDial, TRIAL_NO_CALLS } from '~/domain/limits/phone-network'
 import { chatCost, checkBalance } from './billing'
 import { turnContext } from './turn-context'
 import { loadConversation } from './read'
@@ -94,6 +95,7 @@ export function toolSpec(c: Capability): ToolSpec {
 }
 
 export const TRANSFER_TOOL = 'transfer_call'
+const PHONE_CHANNELS = new Set(['phone_inbound', 'phone_outbound'])
 const CLOSED_FOR_TRANSFER = 'We are closed right now, so I cannot put you through; someone will get back to you.'
 /** The capability settings that name where a capability mails; empty, they fall back to notification_emails. */
 const MAIL_SETTINGS = new Set(['lead_emails', 'ticket_emails', 'order_emails'])
@@ -124,6 +126,13 @@ async function runTool(
   // decisions "business_hours": outside them nobody takes a transfer; the caller hears the after-hours message.
   if (cap.name === TRANSFER_TOOL && !isOpen(agent))
     return { ok: false, message: afterHoursMessage(agent) ?? CLOSED_FOR_TRANSFER }
+  // A transfer of a phone call dials a leg that costs money: a trial on a real network may not (no leg is dialled).
+  if (
+    cap.name === TRANSFER_TOOL &&
+    PHONE_CHANNELS.has(conv.channel) &&
+    !(await mayDial(runtime.database, runtime.providers.telephony, conv.accountId))
+  )
+    return { ok: false, message: TRIAL_NO_CALLS }
   const settings = capabilitySettingsFor(agent, cap)
   const mailer = runtime.providers.mail
   return cap.run(

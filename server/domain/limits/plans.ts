@@ -10,11 +10,13 @@ export interface PlanTerms {
   filesPerAgent: number
   /** Crawled pages per agent (site crawls and builds from a website). */
   crawlPagesPerAgent: number
+  /** Whether the plan may place calls and transfers on a real telephony network (the simulated one is free). */
+  phoneNetwork: boolean
 }
 
 export const PLAN_TERMS: Record<Plan, PlanTerms> = {
-  trial: { price: 0, filesPerAgent: 20, crawlPagesPerAgent: 50 },
-  starter: { price: 49, filesPerAgent: 500, crawlPagesPerAgent: 1000 },
+  trial: { price: 0, filesPerAgent: 20, crawlPagesPerAgent: 50, phoneNetwork: false },
+  starter: { price: 49, filesPerAgent: 500, crawlPagesPerAgent: 1000, phoneNetwork: true },
 }
 
 /** A trial ends this many days after the user is created. */

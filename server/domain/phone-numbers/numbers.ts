@@ -24,6 +24,12 @@ export interface NumberRoute {
 }
 
 const numberNotFound = () => Errors.notFound('Phone number')
+const numberNotOwned = (e164: string, provider: string) =>
+  apiError(
+    'number_not_owned',
+    `${e164} is not a number of the ${provider} account this service uses; buy or port it there first.`,
+    'e164',
+  )
 const numberTaken = (e164: string) =>
   apiError('number_taken', `${e164} is already held by an account; release it there first.`, 'e164')
 
@@ -78,18 +84,24 @@ export async function findNumberByE164(db: Executor, e164: string): Promise<Numb
 /**
  * 201 with the number, held by the configured telephony provider. An agent_id names an agent of the same
  * account (another account's or an unknown agent is 404 agent_not_found, as on POST /conversations).
- * The unique index on e164 answers a number held by any account, also under a race: 409 number_taken.
+ * The provider must own the number (decisions "Numbers": looked up through it; the simulated network owns
+ * every number; a provider that cannot tell routes none): else 400 number_not_owned. A failed lookup routes
+ * nothing (500). The unique index on e164 answers a number held by any account, also under a race: 409
+ * number_taken.
  */
 export async function createNumber(runtime: Runtime, accountId: string, body: CreateNumberBody) {
   const db = runtime.database.db
+  const telephony = runtime.providers.telephony
   if (body.agent_id) await loadAgent(db, accountId, body.agent_id)
+  const owned = telephony.ownsNumber ? await telephony.ownsNumber(body.e164) : false
+  if (!owned) throw numberNotOwned(body.e164, telephony.name)
   try {
     const [row] = await db
       .insert(phoneNumbers)
       .values({
         accountId,
         e164: body.e164,
-        provider: runtime.providers.telephony.name,
+        provider: telephony.name,
         agentId: body.agent_id ?? null,
         label: body.label ?? null,
       })

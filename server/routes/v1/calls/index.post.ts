@@ -14,6 +14,7 @@ export default defineApiRoute({
     '`queued` when the account already uses max_concurrent_calls lines (it dials when one frees). The caller id is ' +
     "from_number_id, else the agent's number, else the account's first number. An answering machine ends the call at " +
     'once with outcome voicemail: voicemail_policy is hang_up, the only policy (else 400 unsupported_policy). Rate class calls. ' +
+    'With a real telephony provider a trial account cannot place calls (403 plan_limit_reached). ' +
     'Simulated network: numbers ending 0000 do not answer, 9999 fail, 8888 reach an answering machine, 7777 ring for 20 s.',
   tags: ['Outbound'],
   scope: 'outbound:write',
@@ -34,6 +35,7 @@ export default defineApiRoute({
     'payment_required',
     'dnc_listed',
     'quota_exceeded',
+    'plan_limit_reached',
   ],
   handler: ({ runtime, account, body }) => createCall(runtime, dncAccount(account), body),
 })
