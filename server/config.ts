@@ -9,6 +9,13 @@ import { RATE_LIMIT_NAMES } from '~/kit/rate-limit'
 
 /** decisions "Idle conversations": seconds without a new turn before an open text conversation is abandoned. */
 export const CONVERSATION_IDLE_SECONDS = { min: 10, max: 2_592_000, default: 1800 } as const
+/** decisions "Widget abuse": widget conversations per agent per UTC day (GET/PATCH /admin/config). */
+export const WIDGET_CONVERSATIONS_PER_DAY = { min: 1, max: 1_000_000, default: 2_000 } as const
+/** decisions "Widget abuse": voice-chat minutes per agent per UTC day (GET/PATCH /admin/config). */
+export const VOICE_CHAT_MINUTES_PER_DAY = { min: 1, max: 1_000_000, default: 600 } as const
+/** decisions "Voice sessions end": a voice chat ends after this many seconds in all, whatever its audio. */
+export const VOICE_CHAT_MAX_SECONDS = 600
+
 const idleMessage = `SVC_CONVERSATION_IDLE_SECONDS is a whole number of seconds from ${CONVERSATION_IDLE_SECONDS.min} to ${CONVERSATION_IDLE_SECONDS.max}`
 
 /** `a=1,b=2` → {a: 1, b: 2} (SVC_RATE_LIMITS, SVC_QUOTAS). */
@@ -104,6 +111,11 @@ const Env = v.object({
     ),
     String(CONVERSATION_IDLE_SECONDS.default),
   ),
+  // Test-only: the voice-chat ceiling of VOICE_CHAT_MAX_SECONDS, lowered so a test need not wait 10 minutes.
+  SVC_VOICE_CHAT_MAX_SECONDS: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{1,4}$/, 'SVC_VOICE_CHAT_MAX_SECONDS is a whole number of seconds (test only)')),
+    String(VOICE_CHAT_MAX_SECONDS),
+  ),
   SVC_CALL_STALE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '15'),
   // Test and operations knob: the webhook retry delays in seconds (decisions "Retries" by default).
   SVC_WEBHOOK_RETRY_SCHEDULE: v.optional(
@@ -193,6 +205,12 @@ export interface Config {
    * SVC_CONVERSATION_IDLE_SECONDS at boot; the operator's stored override replaces it in place (admin/config.ts).
    */
   conversationIdleSeconds: number
+  /** Widget conversations per agent per UTC day and voice-chat minutes per agent per UTC day: the built-in
+   *  defaults, replaced in place by the operator's stored overrides (admin/config.ts). */
+  widgetConversationsPerDay: number
+  voiceChatMinutesPerDay: number
+  /** A voice chat's ceiling in seconds (VOICE_CHAT_MAX_SECONDS; SVC_VOICE_CHAT_MAX_SECONDS in tests only). */
+  voiceChatMaxSeconds: number
   /** An instance silent this long is dead: its ringing and live calls are reconciled by the others. */
   callStaleSeconds: number
   /** Delays before webhook attempts 2, 3, …; one more attempt than delays, then `exhausted`. */
@@ -302,6 +320,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),
     queueSchema: e.SVC_QUEUE_SCHEMA,
     conversationIdleSeconds: Number(e.SVC_CONVERSATION_IDLE_SECONDS),
+    widgetConversationsPerDay: WIDGET_CONVERSATIONS_PER_DAY.default,
+    voiceChatMinutesPerDay: VOICE_CHAT_MINUTES_PER_DAY.default,
+    voiceChatMaxSeconds: Math.max(1, Number(e.SVC_VOICE_CHAT_MAX_SECONDS)),
     callStaleSeconds: Math.max(2, Number(e.SVC_CALL_STALE_SECONDS)),
     webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
     crawlDeadlineMs: Number(e.SVC_CRAWL_DEADLINE_SECONDS) * 1000,

@@ -1014,6 +1014,42 @@ export const requirements = {
     behavior:
       'With a real telephony provider POST /phone-numbers routes only a number the provider account owns (Twilio IncomingPhoneNumbers lookup), else 400 number_not_owned; a failed lookup routes nothing; the simulated network owns every number.',
   },
+  // issue 30 — voice sessions and widget abuse
+  'abuse.voice.clock-without-marks': {
+    source: 'decisions Security rules: Voice sessions end',
+    behavior:
+      "A browser voice chat whose client never echoes marks, with recording off, still ends by silence_timeout_s on the session's own clock, and is billed no more than its duration.",
+  },
+  'abuse.voice.chat-ceiling': {
+    source: 'decisions Security rules: Voice sessions end',
+    behavior:
+      'A voice chat ends after VOICE_CHAT_MAX_SECONDS (10 minutes; lowered by the test-only SVC_VOICE_CHAT_MAX_SECONDS) in all on the wall clock, end reason max_duration, whether the client streams audio or sends none.',
+  },
+  'abuse.voice.unstarted-sockets': {
+    source: 'decisions Security rules: Voice sessions end (Low 1)',
+    behavior:
+      'A media socket (Twilio media stream, /v1/widget/voice) that has not started a stream within 2 s is closed (1008); one client (an IPv6 client by its /64) may hold at most 20 unstarted sockets, the next upgrade is 429 rate_limited.',
+  },
+  'abuse.voice.account-cap': {
+    source: 'decisions Security rules: Voice sessions end',
+    behavior:
+      'One account holds at most 20 simultaneous voice chats: the next socket is closed with 1013 and opens no conversation; once one ends a new one opens.',
+  },
+  'abuse.widget.conversations-per-day': {
+    source: 'decisions Security rules: Widget abuse (Medium 5)',
+    behavior:
+      'New widget conversations per agent per UTC day are capped by widget_conversations_per_day (default 2,000; GET/PATCH /admin/config, null restores): past it 429 quota_exceeded with Retry-After, other agents unaffected.',
+  },
+  'abuse.widget.voice-minutes': {
+    source: 'decisions Security rules: Widget abuse (Medium 5)',
+    behavior:
+      "Voice-chat minutes per agent per UTC day are capped by voice_chat_minutes_per_day (default 600; GET/PATCH /admin/config): a chat reserves its seconds when it opens, the upgrade past the cap is 429 quota_exceeded, and a chat's unused seconds come back when it ends.",
+  },
+  'abuse.widget.ipv6-per-ip': {
+    source: 'decisions Security rules: Widget abuse (Medium 5)',
+    behavior:
+      'Per-IP limits count an IPv6 client by its /64: addresses of one /64 share the widget_ip budget, another /64 has its own.',
+  },
   'behaviour.website-url': {
     source: 'issue 29: every whitelisted setting has a runtime reader',
     behavior:

@@ -4,7 +4,7 @@
 import { Socket } from 'node:net'
 import type { H3Event } from 'h3'
 import { loadConfig } from '~/config'
-import { ipAllowed } from '~/lib/ip'
+import { ipAllowed, ipLimitKey } from '~/lib/ip'
 
 const unmapped = (ip: string) => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip)
 
@@ -48,6 +48,9 @@ export function clientIp(event: H3Event): string {
   event.context.clientIp = ip
   return ip
 }
+
+/** The client as per-IP limits count it: its address, or an IPv6 client's /64 (lib/ip.ts ipLimitKey). */
+export const clientIpKey = (event: H3Event): string => ipLimitKey(clientIp(event))
 
 /** Served over https: the public URL says so, the socket is TLS, or a trusted proxy's X-Forwarded-Proto. */
 export function servedOverHttps(event: H3Event): boolean {

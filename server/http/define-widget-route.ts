@@ -17,7 +17,7 @@ import { useRuntime, type Runtime } from '~/kit/runtime'
 import { ApiError, Errors } from '~/lib/errors'
 import { sha256Hex } from '~/lib/opaque-token'
 import { admittedLately, rememberAdmitted } from './admitted-origins'
-import { clientIp } from './client-ip'
+import { clientIpKey } from './client-ip'
 import { envelopeOf } from './define-api-route'
 import { single } from './envelope'
 import { countAuthFailure } from './pipeline/guards'
@@ -61,7 +61,7 @@ async function limit(runtime: Runtime, key: string, name: keyof typeof WIDGET_RA
  * The per-client-IP limit (widget_ip), spent by every widget request and preflight before any database
  * query; 429 rate_limited past it, with no CORS headers (see the factory for its own 429).
  */
-export const widgetIpLimit = (event: H3Event, runtime: Runtime) => limit(runtime, clientIp(event), 'widget_ip')
+export const widgetIpLimit = (event: H3Event, runtime: Runtime) => limit(runtime, clientIpKey(event), 'widget_ip')
 
 function rateHeaders(event: H3Event, name: string, d: RateDecision) {
   setResponseHeader(event, 'X-RateLimit-Limit', String(d.limit))
@@ -95,7 +95,7 @@ export async function admitWidget(
     throw invalidWidgetToken(
       'API keys are not accepted on widget routes; send the agent widget public token in X-Svc-Widget-Token.',
     )
-  const ipDecision = await consume(runtime, clientIp(event), 'widget_ip')
+  const ipDecision = await consume(runtime, clientIpKey(event), 'widget_ip')
   const origin = getHeader(event, 'origin')
   if (!ipDecision.allowed) {
     // Readable by the page (so the script can tell a 429 from a refusal) when this token was admitted

@@ -69,3 +69,37 @@ export function allowlistWithin(entry: string, allowlist: readonly string[]): bo
     return list.check(e.address, e.family)
   })
 }
+
+/** The eight 16-bit groups of an IPv6 address (zone id dropped, a dotted IPv4 tail folded in), else null. */
+export function ipv6Groups(ip: string): number[] | null {
+  const address = ip.split('%')[0]
+  if (isIP(address) !== 6) return null
+  let text = address
+  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (tail) {
+    const [a, b, c, d] = tail.slice(1).map(Number)
+    text = `${text.slice(0, tail.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head, rest] = text.split('::')
+  const left = head ? head.split(':') : []
+  const right = rest ? rest.split(':') : []
+  const groups =
+    rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+  return groups.length === 8 ? groups.map((g) => Number.parseInt(g, 16)) : null
+}
+
+/**
+ * The key a per-IP limit counts a client under (decisions "Widget abuse"): an IPv4 address as it is (an
+ * IPv4-mapped IPv6 address as its IPv4), an IPv6 address by its /64, which one subscriber usually holds
+ * whole, so rotating through a prefix does not multiply the budget.
+ */
+export function ipLimitKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
+  if (mapped) return mapped[1]
+  const groups = ipv6Groups(ip)
+  if (!groups) return ip
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`
+}

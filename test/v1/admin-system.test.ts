@@ -469,7 +469,13 @@ describe('operator config takes effect through the ordinary API without a restar
       rate_limits: { read: null },
       quotas: { chat_messages: null },
     })
-    expect(cleared.body.overrides).toEqual({ rate_limits: {}, quotas: {}, conversation_idle_seconds: null })
+    expect(cleared.body.overrides).toEqual({
+      rate_limits: {},
+      quotas: {},
+      conversation_idle_seconds: null,
+      widget_conversations_per_day: null,
+      voice_chat_minutes_per_day: null,
+    })
   }, 120_000)
 })
 

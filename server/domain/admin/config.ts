@@ -1,16 +1,22 @@
 // The operator's platform defaults (GET/PATCH /admin/config, POST /admin/reload): per-minute rate limits
 // per class (the API classes, the widget's widget_ip/widget_token, OAuth's register/token/revoke), default
-// daily quotas and the idle time after which open text conversations are abandoned, stored in
-// platform_config (one row per section: `rate_limits`, `quotas`, each a jsonb object of overrides;
-// `conversation_idle_seconds`, a jsonb number or null). Layers, lowest first: the built-in
-// figures, the boot environment (SVC_RATE_LIMITS, SVC_QUOTAS, SVC_CONVERSATION_IDLE_SECONDS), the stored
-// overrides. Every instance polls the table every CONFIG_POLL_MS (one small read), so a change reaches
+// daily quotas, the idle time after which open text conversations are abandoned and the widget's daily caps
+// per agent (widget_conversations_per_day, voice_chat_minutes_per_day), stored in platform_config (one row
+// per section: `rate_limits`, `quotas`, each a jsonb object of overrides; one row per single figure, a jsonb
+// number or null). Layers, lowest first: the built-in figures, the boot environment (SVC_RATE_LIMITS,
+// SVC_QUOTAS, SVC_CONVERSATION_IDLE_SECONDS), the stored overrides. Every instance polls the table every
+// CONFIG_POLL_MS (one small read), so a change reaches
 // every instance within that period without a restart; the instance that writes applies it at once, and
 // POST /admin/reload applies the stored rows at once.
 import { inArray, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { platformConfig } from '~/db/schema'
-import { CONVERSATION_IDLE_SECONDS } from '~/config'
+import {
+  CONVERSATION_IDLE_SECONDS,
+  VOICE_CHAT_MINUTES_PER_DAY,
+  WIDGET_CONVERSATIONS_PER_DAY,
+  type Config,
+} from '~/config'
 import { applyQuotaDefaults, currentQuotaDefaults, QUOTA_KINDS, type QuotaKind } from '~/domain/limits/quotas'
 import type { Runtime } from '~/kit/runtime'
 import { RATE_LIMIT_DEFAULTS, RATE_LIMIT_NAMES, type RateLimitName } from '~/kit/rate-limit'
@@ -18,21 +24,26 @@ import { RATE_LIMIT_DEFAULTS, RATE_LIMIT_NAMES, type RateLimitName } from '~/kit
 export const CONFIG_POLL_MS = 5_000
 const SECTIONS = ['rate_limits', 'quotas'] as const
 type Section = (typeof SECTIONS)[number]
-/** A single-figure setting: its own row, the figure itself as the jsonb value. */
-const IDLE_KEY = 'conversation_idle_seconds'
+/** Single-figure settings: each its own row, the figure itself as the jsonb value; its range and the
+ *  runtime.config field it replaces in place. */
+export const FIGURES = {
+  conversation_idle_seconds: { range: CONVERSATION_IDLE_SECONDS, field: 'conversationIdleSeconds' },
+  widget_conversations_per_day: { range: WIDGET_CONVERSATIONS_PER_DAY, field: 'widgetConversationsPerDay' },
+  voice_chat_minutes_per_day: { range: VOICE_CHAT_MINUTES_PER_DAY, field: 'voiceChatMinutesPerDay' },
+} as const satisfies Record<string, { range: { min: number; max: number }; field: keyof Config }>
+export type FigureKey = keyof typeof FIGURES
+const FIGURE_KEYS = Object.keys(FIGURES) as FigureKey[]
 
-export interface StoredConfig {
+export type StoredConfig = {
   rate_limits: Partial<Record<RateLimitName, number>>
   quotas: Partial<Record<QuotaKind, number>>
-  conversation_idle_seconds: number | null
   updated_at: Date | null
-}
+} & Record<FigureKey, number | null>
 
-export interface ConfigPatch {
+export type ConfigPatch = {
   rate_limits?: Partial<Record<RateLimitName, number | null>>
   quotas?: Partial<Record<QuotaKind, number | null>>
-  conversation_idle_seconds?: number | null
-}
+} & Partial<Record<FigureKey, number | null>>
 
 /** True when the patch names nothing to change: no key, or only empty sections (null on a figure removes it). */
 export const patchIsEmpty = (patch: ConfigPatch) =>
@@ -41,7 +52,7 @@ export const patchIsEmpty = (patch: ConfigPatch) =>
 /** What each runtime applied: its boot environment (kept to rebuild from) and when it last applied. */
 const applied = new WeakMap<
   Runtime,
-  { env: Record<string, number>; envIdleSeconds: number; at: Date; updatedAt: Date | null }
+  { env: Record<string, number>; envFigures: Record<FigureKey, number>; at: Date; updatedAt: Date | null }
 >()
 
 const pick = <K extends string>(value: unknown, keys: readonly K[]): Partial<Record<K, number>> => {
@@ -54,12 +65,12 @@ const pick = <K extends string>(value: unknown, keys: readonly K[]): Partial<Rec
   return out
 }
 
-/** A stored idle figure inside the documented range, else null (a row written by hand is not trusted). */
-const idleSecondsOf = (value: unknown): number | null =>
+/** A stored figure inside its documented range, else null (a row written by hand is not trusted). */
+const figureOf = (key: FigureKey, value: unknown): number | null =>
   typeof value === 'number' &&
   Number.isInteger(value) &&
-  value >= CONVERSATION_IDLE_SECONDS.min &&
-  value <= CONVERSATION_IDLE_SECONDS.max
+  value >= FIGURES[key].range.min &&
+  value <= FIGURES[key].range.max
     ? value
     : null
 
@@ -67,26 +78,34 @@ export async function readStoredConfig(ex: Executor): Promise<StoredConfig> {
   const rows = await ex
     .select()
     .from(platformConfig)
-    .where(inArray(platformConfig.key, [...SECTIONS, IDLE_KEY]))
+    .where(inArray(platformConfig.key, [...SECTIONS, ...FIGURE_KEYS]))
   const byKey = new Map(rows.map((r) => [r.key, r]))
   const times = rows.map((r) => r.updatedAt.getTime())
+  const figures = Object.fromEntries(FIGURE_KEYS.map((k) => [k, figureOf(k, byKey.get(k)?.value)])) as Record<
+    FigureKey,
+    number | null
+  >
   return {
     rate_limits: pick(byKey.get('rate_limits')?.value, RATE_LIMIT_NAMES),
     quotas: pick(byKey.get('quotas')?.value, QUOTA_KINDS),
-    conversation_idle_seconds: idleSecondsOf(byKey.get(IDLE_KEY)?.value),
+    ...figures,
     updated_at: times.length ? new Date(Math.max(...times)) : null,
   }
 }
 
 /** Applies stored overrides to this runtime: runtime.config.rateLimits is rebuilt in place (every limiter
- *  reads it per request), the quota defaults are replaced, and runtime.config.conversationIdleSeconds (read
- *  by each idle sweep) is the stored figure or else the boot environment's. */
+ *  reads it per request), the quota defaults are replaced, and each single figure's runtime.config field
+ *  (conversationIdleSeconds, read by each idle sweep; the widget's daily caps, read per conversation) is the
+ *  stored figure or else the boot environment's. */
 export function applyConfig(runtime: Runtime, stored: StoredConfig) {
   let state = applied.get(runtime)
   if (!state) {
     state = {
       env: { ...runtime.config.rateLimits },
-      envIdleSeconds: runtime.config.conversationIdleSeconds,
+      envFigures: Object.fromEntries(FIGURE_KEYS.map((k) => [k, runtime.config[FIGURES[k].field]])) as Record<
+        FigureKey,
+        number
+      >,
       at: new Date(),
       updatedAt: null,
     }
@@ -96,7 +115,7 @@ export function applyConfig(runtime: Runtime, stored: StoredConfig) {
   for (const k of Object.keys(limits)) delete limits[k]
   Object.assign(limits, state.env, stored.rate_limits)
   applyQuotaDefaults(stored.quotas)
-  runtime.config.conversationIdleSeconds = stored.conversation_idle_seconds ?? state.envIdleSeconds
+  for (const k of FIGURE_KEYS) runtime.config[FIGURES[k].field] = stored[k] ?? state.envFigures[k]
   state.at = new Date()
   state.updatedAt = stored.updated_at
 }
@@ -133,11 +152,11 @@ export function presentConfig(runtime: Runtime, stored: StoredConfig) {
   return {
     rate_limits: rate,
     quotas: currentQuotaDefaults(),
-    conversation_idle_seconds: runtime.config.conversationIdleSeconds,
+    ...(Object.fromEntries(FIGURE_KEYS.map((k) => [k, runtime.config[FIGURES[k].field]])) as Record<FigureKey, number>),
     overrides: {
       rate_limits: stored.rate_limits,
       quotas: stored.quotas,
-      conversation_idle_seconds: stored.conversation_idle_seconds,
+      ...(Object.fromEntries(FIGURE_KEYS.map((k) => [k, stored[k]])) as Record<FigureKey, number | null>),
     },
     updated_at: stored.updated_at?.toISOString() ?? null,
     applied_at: state?.at.toISOString() ?? null,
@@ -169,13 +188,14 @@ export async function patchConfig(database: Database, runtime: Runtime, patch: C
         .values({ key: section satisfies Section, value: next, updatedAt: new Date() })
         .onConflictDoUpdate({ target: platformConfig.key, set: { value: next, updatedAt: new Date() } })
     }
-    const idle = patch.conversation_idle_seconds
-    if (idle !== undefined) {
+    for (const key of FIGURE_KEYS) {
+      const figure = patch[key]
+      if (figure === undefined) continue
       // null is kept as a JSON null (no override) so that the row's updated_at still records the change.
-      const value = idle === null ? sql`'null'::jsonb` : idle
+      const value = figure === null ? sql`'null'::jsonb` : figure
       await tx
         .insert(platformConfig)
-        .values({ key: IDLE_KEY, value, updatedAt: new Date() })
+        .values({ key, value, updatedAt: new Date() })
         .onConflictDoUpdate({ target: platformConfig.key, set: { value, updatedAt: new Date() } })
     }
   })

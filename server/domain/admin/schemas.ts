@@ -3,7 +3,7 @@ import * as v from 'valibot'
 import { coded } from '~/lib/errors'
 import { Cursor, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
 import { PLANS } from '~/domain/limits/plans'
-import { CONVERSATION_IDLE_SECONDS } from '~/config'
+import { CONVERSATION_IDLE_SECONDS, VOICE_CHAT_MINUTES_PER_DAY, WIDGET_CONVERSATIONS_PER_DAY } from '~/config'
 
 export const AdminAction = v.object({
   action_id: v.pipe(v.string(), v.description('act_<n>')),
@@ -346,20 +346,32 @@ const IdleSeconds = v.pipe(
   v.maxValue(CONVERSATION_IDLE_SECONDS.max, idleMessage),
 )
 
+/** A whole number in the range of a daily cap of the widget (decisions "Widget abuse"). */
+const dailyCap = (range: { min: number; max: number }, unit: string) => {
+  const message = `Expected a whole number of ${unit} from ${range.min} to ${range.max}, or null to remove the override.`
+  return v.pipe(v.number(message), v.integer(message), v.minValue(range.min, message), v.maxValue(range.max, message))
+}
+
 export const ConfigPatch = v.strictObject({
   rate_limits: v.optional(overridesOf(RATE_LIMIT_NAMES)),
   quotas: v.optional(overridesOf(QUOTA_KINDS)),
   conversation_idle_seconds: v.optional(v.nullable(IdleSeconds)),
+  widget_conversations_per_day: v.optional(v.nullable(dailyCap(WIDGET_CONVERSATIONS_PER_DAY, 'conversations'))),
+  voice_chat_minutes_per_day: v.optional(v.nullable(dailyCap(VOICE_CHAT_MINUTES_PER_DAY, 'minutes'))),
 })
 
 export const PlatformConfig = v.object({
   rate_limits: JsonRecord(v.string(), v.number()),
   quotas: JsonRecord(v.string(), v.number()),
   conversation_idle_seconds: v.number(),
+  widget_conversations_per_day: v.number(),
+  voice_chat_minutes_per_day: v.number(),
   overrides: v.object({
     rate_limits: JsonRecord(v.string(), v.number()),
     quotas: JsonRecord(v.string(), v.number()),
     conversation_idle_seconds: v.nullable(v.number()),
+    widget_conversations_per_day: v.nullable(v.number()),
+    voice_chat_minutes_per_day: v.nullable(v.number()),
   }),
   updated_at: IsoOrNull,
   applied_at: IsoOrNull,

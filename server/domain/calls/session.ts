@@ -57,6 +57,7 @@ import { finishCall, writeLine, type EndReason } from './finish'
 import { CallRecorder } from './recording'
 import { transferStatusUrl } from './transfer'
 import { INSTANCE_ID } from './instance'
+import { WALL_GRACE_MS, wallCeilingS } from './ceiling'
 
 const FRAME_MS = 20
 const DEFAULT_SILENCE_TIMEOUT_S = 20
@@ -175,6 +176,10 @@ export class VoiceSession {
   private pendingEnd: { reason: EndReason; transferTo?: string } | null = null
   /** Aborted when the call ends: transcription, the engine and synthesis in flight stop. */
   private call = new AbortController()
+  /** The wall-clock ceiling (ceiling.ts), counted from start(). */
+  private startedAt = 0
+  private wallTimer: NodeJS.Timeout | null = null
+  private hangingUp = false
   bargeIns = 0
 
   constructor(
@@ -182,6 +187,8 @@ export class VoiceSession {
     private leg: MediaLeg,
     readonly conversationId: string,
     readonly providerCallId: string,
+    /** A voice chat's reserved seconds of its agent's daily voice-chat minutes (domain/widget/quotas.ts). */
+    private reservedS: number | null = null,
   ) {
     this.rate = leg.sampleRate
     this.frame = new Int16Array((this.rate * FRAME_MS) / 1000)
@@ -200,10 +207,52 @@ export class VoiceSession {
 
   start() {
     liveSessions.set(this.conversationId, this)
-    this.ready = this.begin().catch((err) => {
+    this.startedAt = Date.now()
+    const ready = this.begin().catch((err) => {
       this.log(`could not start: ${err instanceof Error ? err.message : err}`)
       void this.end('error')
     })
+    this.ready = ready
+    // Armed once the agent (and a call's script) is known: its max_call_duration_s is part of the ceiling.
+    void ready.then(() => this.armWallCeiling())
+  }
+
+  /** max_call_duration_s of the call's script, else of the agent, else the default. */
+  private maxCallS() {
+    return numberSetting(
+      this.script?.call.max_call_duration_s ?? this.agent?.settings?.max_call_duration_s,
+      DEFAULT_MAX_CALL_S,
+    )
+  }
+
+  /**
+   * The wall-clock ceiling (ceiling.ts): the timers run on the caller's audio, so a client that stops
+   * sending audio would otherwise hold the session for ever. Past it the closing line is said, and the call
+   * ends WALL_GRACE_MS later whether or not that line was played.
+   */
+  private armWallCeiling() {
+    if (this.ended) return
+    const ceilingS = wallCeilingS({
+      channel: this.conv?.channel ?? '',
+      maxCallS: this.maxCallS(),
+      voiceChatMaxS: this.runtime.config.voiceChatMaxSeconds,
+      reservedS: this.reservedS,
+    })
+    const overAt = this.startedAt + ceilingS * 1000
+    this.wallTimer = setTimeout(
+      () => {
+        if (this.ended) return
+        void this.closeWith(LINES.maxDuration, 'max_duration')
+        this.wallTimer = setTimeout(() => {
+          if (this.ended) return
+          this.playout.release()
+          void this.hangUp({ reason: 'max_duration' })
+        }, WALL_GRACE_MS)
+        this.wallTimer.unref?.()
+      },
+      Math.max(0, overAt - Date.now()),
+    )
+    this.wallTimer.unref?.()
   }
 
   private async begin() {
@@ -378,18 +427,9 @@ export class VoiceSession {
     void this.work()
   }
 
-  /** max_call_duration_s of this call (the outbound script's, else the agent's): the call and a transfer leg. */
-  private maxCallS() {
-    return numberSetting(
-      this.script?.call.max_call_duration_s ?? this.agent?.settings?.max_call_duration_s,
-      DEFAULT_MAX_CALL_S,
-    )
-  }
-
   private checkTimers() {
     if (this.ending || this.working || this.listener.utterance || this.playout.talking) return
-    const maxS = this.maxCallS()
-    if (this.clock >= maxS * this.rate) return void this.closeWith(LINES.maxDuration, 'max_duration')
+    if (this.clock >= this.maxCallS() * this.rate) return void this.closeWith(LINES.maxDuration, 'max_duration')
     const silenceS = numberSetting(this.agent?.settings?.silence_timeout_s, DEFAULT_SILENCE_TIMEOUT_S)
     if (this.clock - this.lastActivity >= silenceS * this.rate) void this.closeWith(LINES.silence, 'silence_timeout')
   }
@@ -621,7 +661,13 @@ export class VoiceSession {
       ])
       clearTimeout(timer)
     }
-    if (this.ended) return
+    await this.hangUp(end)
+  }
+
+  /** Hangs up (or transfers) through the provider, once, then ends the session. */
+  private async hangUp(end: { reason: EndReason; transferTo?: string }) {
+    if (this.ended || this.hangingUp) return
+    this.hangingUp = true
     // Browser voice chat has no provider call: closing the socket is the hang-up.
     if (!this.providerCallId) return this.end(end.reason)
     const telephony = this.runtime.providers.telephony
@@ -647,6 +693,7 @@ export class VoiceSession {
     if (this.ended) return
     this.ended = true
     this.ending = true
+    if (this.wallTimer) clearTimeout(this.wallTimer)
     this.call.abort(new Error(`call ended: ${reason}`))
     this.playout.release()
     this.transcriber?.close()

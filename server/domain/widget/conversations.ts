@@ -11,6 +11,7 @@ import { postMessage } from '~/domain/conversations/messages'
 import type { Runtime } from '~/kit/runtime'
 import { apiError, Errors } from '~/lib/errors'
 import { mintToken, sha256Hex } from '~/lib/opaque-token'
+import { refundWidgetConversation, takeWidgetConversation } from './quotas'
 import type { WidgetConversationBody, WidgetMessageBody } from './schemas'
 
 export const VISITOR_TOKEN_PREFIX = 'svc_vt_'
@@ -31,16 +32,21 @@ export function widgetConfig(agent: AgentRow) {
 
 /**
  * 201 {conversation_id, visitor_token, greeting, appearance}: the greeting is stored as turn 0, as with
- * send_greeting; the appearance lets the script repaint with the agent's current settings.
+ * send_greeting; the appearance lets the script repaint with the agent's current settings. Each takes one of
+ * the agent's widget_conversations_per_day (429 quota_exceeded past it), given back when the create fails.
  */
 export async function startWidgetConversation(runtime: Runtime, agent: AgentRow, body: WidgetConversationBody = {}) {
   const visitorToken = mintToken(VISITOR_TOKEN_PREFIX)
+  const taken = await takeWidgetConversation(runtime, agent)
   const conv = await createConversation(
     runtime,
     agent.accountId,
     { agent_id: agent.id, send_greeting: true, utm: body.utm },
     { channel: 'widget', visitorTokenHash: sha256Hex(visitorToken), language: body.language ?? null },
-  )
+  ).catch(async (err) => {
+    await refundWidgetConversation(runtime, agent, taken.day)
+    throw err
+  })
   return {
     conversation_id: conv.conversation_id,
     visitor_token: visitorToken,

@@ -27,24 +27,55 @@ import { conversationResource } from '~/domain/conversations/read'
 import { emitEvent } from '~/domain/events/emit'
 import type { Runtime } from '~/kit/runtime'
 import type { MediaEvent, MediaLeg, MediaTransport } from '~/kit/telephony'
+import { rowsOf } from '~/db/client'
+import { WALL_SLACK_S } from '~/domain/calls/ceiling'
+import { reserveVoiceSeconds, type VoiceReservation } from './quotas'
 
 /** The browser's audio, both ways. */
 export const VOICE_CHAT_SAMPLE_RATE = 16_000
 /** Live voice chats one process carries; past it a new socket is closed with 1013 (try again later). */
 export const MAX_VOICE_CHATS = 200
+/** Voice chats one account may hold at once, across instances; past it a new socket is closed with 1013. */
+export const MAX_VOICE_CHATS_PER_ACCOUNT = 20
+
+/** The account already holds MAX_VOICE_CHATS_PER_ACCOUNT voice chats: the socket is closed with 1013. */
+export class VoiceChatsBusy extends Error {
+  constructor() {
+    super(`This account already holds ${MAX_VOICE_CHATS_PER_ACCOUNT} voice chats; try again later.`)
+  }
+}
 /** A browser may send audio at most this much faster than real time (jitter, a tab waking up). */
 const MAX_AUDIO_SPEEDUP = 1.5
 /** Audio a browser may send ahead of the wall clock at any moment. */
 const AUDIO_SLACK_MS = 3_000
 
-/** Opens the visitor's voice chat: the balance check (402), then the conversation, its usage row and its event. */
-export async function openVoiceChat(runtime: Runtime, agent: AgentRow, origin: string): Promise<ConversationRow> {
+/**
+ * Opens the visitor's voice chat: the balance check (402); then, in one transaction under a per-account
+ * lock, the account's live voice chats (VoiceChatsBusy at MAX_VOICE_CHATS_PER_ACCOUNT; one older than the
+ * longest possible chat was left by a dead instance and no longer counts), the reservation of the agent's
+ * voice-chat minutes of the day (429 quota_exceeded when none are left), the conversation, its usage row
+ * and its event.
+ */
+export async function openVoiceChat(
+  runtime: Runtime,
+  agent: AgentRow,
+  origin: string,
+): Promise<{ conv: ConversationRow; reservation: VoiceReservation }> {
   const { database } = runtime
   assertNotPaused(agent)
   await checkBalance(database.db, agent.accountId)
   const sessionId = `vch_${ulid()}`
   return database.tx(async (tx) => {
     const now = new Date()
+    const maxS = runtime.config.voiceChatMaxSeconds
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`voice_chats:${agent.accountId}`}))`)
+    const [{ n }] = rowsOf<{ n: number }>(
+      await tx.execute(sql`SELECT count(*)::int AS n FROM conversations
+        WHERE account_id = ${agent.accountId} AND channel = 'voice_chat' AND status = 'in_progress'
+          AND started_at > ${new Date(now.getTime() - (maxS + WALL_SLACK_S) * 1000).toISOString()}::timestamptz`),
+    )
+    if (Number(n) >= MAX_VOICE_CHATS_PER_ACCOUNT) throw new VoiceChatsBusy()
+    const reservation = await reserveVoiceSeconds(tx, runtime, agent, maxS, now)
     const [conv] = await tx
       .insert(conversations)
       .values({
@@ -81,7 +112,7 @@ export async function openVoiceChat(runtime: Runtime, agent: AgentRow, origin: s
       type: 'conversation.started',
       data: await conversationResource(tx, conv, []),
     })
-    return conv as ConversationRow
+    return { conv: conv as ConversationRow, reservation }
   })
 }
 

@@ -13,7 +13,7 @@ import { DEFAULT_RATE_LIMITS, type RateClass } from '~/kit/rate-limit'
 import type { Runtime } from '~/kit/runtime'
 import { ApiError, Errors, apiError } from '~/lib/errors'
 import { ipAllowed } from '~/lib/ip'
-import { clientIp } from '../client-ip'
+import { clientIp, clientIpKey } from '../client-ip'
 import type { ApiRouteMeta } from '../route-meta'
 
 /** The class this request is metered in. */
@@ -72,7 +72,7 @@ export async function authenticateRequest(event: H3Event, runtime: Runtime): Pro
 }
 
 export const AUTH_FAILURES_PER_MINUTE = 20
-const failureKey = (event: H3Event) => `ip:${clientIp(event)}`
+const failureKey = (event: H3Event) => `ip:${clientIpKey(event)}`
 
 /** Failed unauthenticated attempts are limited per client IP; past the limit they answer 429. */
 export async function countAuthFailure(event: H3Event, runtime: Runtime) {

@@ -1,7 +1,7 @@
 import { getHeader, readRawBody } from 'h3'
 import * as v from 'valibot'
 import { defineOAuthRoute } from '~/http/define-oauth-route'
-import { clientIp } from '~/http/client-ip'
+import { clientIpKey } from '~/http/client-ip'
 import { registerClient } from '~/domain/oauth/clients'
 import { OAuthErrors } from '~/domain/oauth/errors'
 import { RegisterBody, RegisteredClient } from '~/domain/oauth/schemas'
@@ -17,7 +17,7 @@ export default defineOAuthRoute({
   status: 201,
   errors: ['invalid_redirect_uri', 'invalid_client_metadata', 'rate_limited'],
   async handler({ event, runtime }) {
-    await checkOAuthRate(runtime, 'register', `ip:${clientIp(event)}`)
+    await checkOAuthRate(runtime, 'register', `ip:${clientIpKey(event)}`)
     const type = (getHeader(event, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
     if (type !== 'application/json')
       throw OAuthErrors.invalidClientMetadata('Send the client metadata as application/json.')

@@ -3,24 +3,21 @@
 // and calls them directly), so it waits for boot itself; it refuses with 404 unless SVC_TELEPHONY=twilio.
 // No credential at the upgrade: Twilio sends none. The session checks the start message's parameters
 // (conversation_id and its media token from the TwiML) before any audio is used, and a socket that has not
-// started a stream within START_TIMEOUT_MS is closed here (Twilio sends connected and start at once), so
-// an idle stranger cannot hold sockets open.
+// started a stream within 2 s is closed by plugin 20 (http/media-sockets.ts; Twilio sends connected and
+// start at once), which also caps the unstarted sockets of one client, so an idle stranger cannot hold
+// sockets open.
 import { createError, defineEventHandler, type EventHandler } from 'h3'
 import type { Peer } from 'crossws'
 import { attachMedia } from '~/domain/calls/session'
+import { streamStarted } from '~/http/media-sockets'
 import { useRuntime, whenReady } from '~/kit/runtime'
 import type { MediaLeg } from '~/kit/telephony'
 import { Errors } from '~/lib/errors'
 
-const START_TIMEOUT_MS = 10_000
-
 type Handle = ReturnType<typeof attachMedia>
 const handles = new WeakMap<Peer, Handle>()
-const startTimers = new WeakMap<Peer, NodeJS.Timeout>()
 
 function end(peer: Peer) {
-  clearTimeout(startTimers.get(peer))
-  startTimers.delete(peer)
   const handle = handles.get(peer)
   handles.delete(peer)
   handle?.closed()
@@ -49,16 +46,12 @@ export default defineEventHandler({
         },
         close: () => peer.close(),
       })
-      startTimers.set(
-        peer,
-        setTimeout(() => peer.close(1008, 'no stream start'), START_TIMEOUT_MS),
-      )
-      // The host decodes through the leg; the first start it sees stops the timer.
+      // The host decodes through the leg; the first start it sees ends the socket's unstarted time.
       const watched: MediaLeg = {
         sampleRate: leg.sampleRate,
         receive(message) {
           const event = leg.receive(message)
-          if (event?.type === 'start') clearTimeout(startTimers.get(peer))
+          if (event?.type === 'start') streamStarted(peer)
           return event
         },
         play: (pcm) => leg.play(pcm),

@@ -1,6 +1,6 @@
 import { defineApiRoute } from '~/http/define-api-route'
 import { audited } from '~/http/define-session-route'
-import { clientIp } from '~/http/client-ip'
+import { clientIpKey } from '~/http/client-ip'
 import { publicOrigin } from '~/http/public-origin'
 import { PasswordResetRequest } from '~/domain/users/schemas'
 import { limitResetRequests, queuePasswordReset } from '~/domain/users/password-reset'
@@ -16,7 +16,7 @@ export default audited(
     status: 202,
     errors: ['invalid_email', 'rate_limited'],
     async handler({ event, runtime, body }) {
-      await limitResetRequests(runtime.hourlyLimiter, clientIp(event), body.email)
+      await limitResetRequests(runtime.hourlyLimiter, clientIpKey(event), body.email)
       // The link's origin is the configured one (publicOrigin never reads the Host header): a forged Host
       // must not send someone's token to another site.
       const publicUrl = publicOrigin(event, runtime.config)

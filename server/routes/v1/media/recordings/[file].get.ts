@@ -2,7 +2,7 @@ import { getHeader, getQuery, setResponseHeader, setResponseStatus } from 'h3'
 import * as v from 'valibot'
 import { apiError, Errors } from '~/lib/errors'
 import { defineApiRoute } from '~/http/define-api-route'
-import { clientIp } from '~/http/client-ip'
+import { clientIpKey } from '~/http/client-ip'
 import { sha256Hex } from '~/lib/opaque-token'
 import { verifyRecordingToken } from '~/domain/conversations/read'
 import { readRecording } from '~/domain/calls/media'
@@ -19,7 +19,7 @@ export default defineApiRoute({
   auth: 'public',
   rateClass: 'audio',
   rateSubjects: (event) => [
-    `recording-ip:${clientIp(event)}`,
+    `recording-ip:${clientIpKey(event)}`,
     `recording:${sha256Hex(String(getQuery(event).token ?? '')).slice(0, 32)}`,
   ],
   raw: true,
