@@ -144,6 +144,7 @@ describe('a server started without HOST, with a fake Twilio (Low 4, Low 5)', () 
     server = seeded.server
     agentId = seeded.agentIds[0]
     t = seeded.as(seeded.prepared.t.key)
+    fake.own(`+1415557${suffix}`)
     const n = await t.post('/phone-numbers', { e164: `+1415557${suffix}`, agent_id: agentId })
     expect(n.status, n.text).toBe(201)
   })
