@@ -469,7 +469,12 @@ describe('operator config takes effect through the ordinary API without a restar
       rate_limits: { read: null },
       quotas: { chat_messages: null },
     })
-    expect(cleared.body.overrides).toEqual({ rate_limits: {}, quotas: {}, conversation_idle_seconds: null })
+    expect(cleared.body.overrides).toEqual({
+      rate_limits: {},
+      quotas: {},
+      conversation_idle_seconds: null,
+      call_countries: null,
+    })
   }, 120_000)
 })
 

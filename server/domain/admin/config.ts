@@ -5,13 +5,15 @@
 // figures, the boot environment (SVC_RATE_LIMITS, SVC_QUOTAS, SVC_CONVERSATION_IDLE_SECONDS), the stored
 // overrides. Every instance polls the table every CONFIG_POLL_MS (one small read), so a change reaches
 // every instance within that period without a restart; the instance that writes applies it at once, and
-// POST /admin/reload applies the stored rows at once.
+// POST /admin/reload applies the stored rows at once. `call_countries` (issue 30) is one more row: a jsonb
+// array of ISO country codes or null, the countries outbound calls, campaign dials and transfers may reach.
 import { inArray, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { platformConfig } from '~/db/schema'
 import { CONVERSATION_IDLE_SECONDS } from '~/config'
 import { applyQuotaDefaults, currentQuotaDefaults, QUOTA_KINDS, type QuotaKind } from '~/domain/limits/quotas'
 import type { Runtime } from '~/kit/runtime'
+import { applyCallCountries, countryCode, currentCallCountries } from '~/domain/phone-numbers/dialable'
 import { DEFAULT_RATE_LIMITS, RATE_CLASSES, type RateClass } from '~/kit/rate-limit'
 
 export const CONFIG_POLL_MS = 5_000
@@ -19,11 +21,14 @@ const SECTIONS = ['rate_limits', 'quotas'] as const
 type Section = (typeof SECTIONS)[number]
 /** A single-figure setting: its own row, the figure itself as the jsonb value. */
 const IDLE_KEY = 'conversation_idle_seconds'
+/** The countries calls may go to: a jsonb array of ISO codes, or null (every country). */
+const COUNTRIES_KEY = 'call_countries'
 
 export interface StoredConfig {
   rate_limits: Partial<Record<RateClass, number>>
   quotas: Partial<Record<QuotaKind, number>>
   conversation_idle_seconds: number | null
+  call_countries: string[] | null
   updated_at: Date | null
 }
 
@@ -31,6 +36,7 @@ export interface ConfigPatch {
   rate_limits?: Partial<Record<RateClass, number | null>>
   quotas?: Partial<Record<QuotaKind, number | null>>
   conversation_idle_seconds?: number | null
+  call_countries?: string[] | null
 }
 
 /** True when the patch names nothing to change: no key, or only empty sections (null on a figure removes it). */
@@ -62,17 +68,25 @@ const idleSecondsOf = (value: unknown): number | null =>
     ? value
     : null
 
+/** A stored country list of known codes, else null (a row written by hand is not trusted). */
+const countriesOf = (value: unknown): string[] | null => {
+  if (!Array.isArray(value) || !value.length) return null
+  const codes = value.map((c) => (typeof c === 'string' ? countryCode(c) : null))
+  return codes.every((c) => c !== null) ? [...new Set(codes as string[])] : null
+}
+
 export async function readStoredConfig(ex: Executor): Promise<StoredConfig> {
   const rows = await ex
     .select()
     .from(platformConfig)
-    .where(inArray(platformConfig.key, [...SECTIONS, IDLE_KEY]))
+    .where(inArray(platformConfig.key, [...SECTIONS, IDLE_KEY, COUNTRIES_KEY]))
   const byKey = new Map(rows.map((r) => [r.key, r]))
   const times = rows.map((r) => r.updatedAt.getTime())
   return {
     rate_limits: pick(byKey.get('rate_limits')?.value, RATE_CLASSES),
     quotas: pick(byKey.get('quotas')?.value, QUOTA_KINDS),
     conversation_idle_seconds: idleSecondsOf(byKey.get(IDLE_KEY)?.value),
+    call_countries: countriesOf(byKey.get(COUNTRIES_KEY)?.value),
     updated_at: times.length ? new Date(Math.max(...times)) : null,
   }
 }
@@ -96,6 +110,7 @@ export function applyConfig(runtime: Runtime, stored: StoredConfig) {
   Object.assign(limits, state.env, stored.rate_limits)
   applyQuotaDefaults(stored.quotas)
   runtime.config.conversationIdleSeconds = stored.conversation_idle_seconds ?? state.envIdleSeconds
+  applyCallCountries(stored.call_countries)
   state.at = new Date()
   state.updatedAt = stored.updated_at
 }
@@ -133,10 +148,12 @@ export function presentConfig(runtime: Runtime, stored: StoredConfig) {
     rate_limits: rate,
     quotas: currentQuotaDefaults(),
     conversation_idle_seconds: runtime.config.conversationIdleSeconds,
+    call_countries: currentCallCountries(),
     overrides: {
       rate_limits: stored.rate_limits,
       quotas: stored.quotas,
       conversation_idle_seconds: stored.conversation_idle_seconds,
+      call_countries: stored.call_countries,
     },
     updated_at: stored.updated_at?.toISOString() ?? null,
     applied_at: state?.at.toISOString() ?? null,
@@ -175,6 +192,14 @@ export async function patchConfig(database: Database, runtime: Runtime, patch: C
       await tx
         .insert(platformConfig)
         .values({ key: IDLE_KEY, value, updatedAt: new Date() })
+        .onConflictDoUpdate({ target: platformConfig.key, set: { value, updatedAt: new Date() } })
+    }
+    const countries = patch.call_countries
+    if (countries !== undefined) {
+      const value = countries === null ? sql`'null'::jsonb` : countries
+      await tx
+        .insert(platformConfig)
+        .values({ key: COUNTRIES_KEY, value, updatedAt: new Date() })
         .onConflictDoUpdate({ target: platformConfig.key, set: { value, updatedAt: new Date() } })
     }
   })

@@ -4,6 +4,7 @@ import { coded } from '~/lib/errors'
 import { Cursor, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
 import { PLANS } from '~/domain/limits/plans'
 import { CONVERSATION_IDLE_SECONDS } from '~/config'
+import { countryCode } from '~/domain/phone-numbers/dialable'
 
 export const AdminAction = v.object({
   action_id: v.pipe(v.string(), v.description('act_<n>')),
@@ -346,20 +347,42 @@ const IdleSeconds = v.pipe(
   v.maxValue(CONVERSATION_IDLE_SECONDS.max, idleMessage),
 )
 
+const countryMessage = 'Expected an ISO 3166 alpha-2 country code such as US or GB.'
+const CallCountries = v.pipe(
+  v.array(
+    v.pipe(
+      v.string(countryMessage),
+      v.maxLength(2, countryMessage),
+      v.check((c) => countryCode(c) !== null, countryMessage),
+      v.transform((c) => countryCode(c) as string),
+    ),
+    'call_countries is a list of ISO 3166 alpha-2 country codes, or null for every country.',
+  ),
+  v.minLength(1, 'call_countries needs at least one country; null allows every country.'),
+  v.maxLength(250, 'call_countries holds at most 250 countries.'),
+  v.transform((list) => [...new Set(list)]),
+  v.description(
+    'Countries (ISO 3166 alpha-2) outbound calls, campaign dials and transfers may reach; null: every country.',
+  ),
+)
+
 export const ConfigPatch = v.strictObject({
   rate_limits: v.optional(overridesOf(RATE_CLASSES)),
   quotas: v.optional(overridesOf(QUOTA_KINDS)),
   conversation_idle_seconds: v.optional(v.nullable(IdleSeconds)),
+  call_countries: v.optional(v.nullable(CallCountries)),
 })
 
 export const PlatformConfig = v.object({
   rate_limits: JsonRecord(v.string(), v.number()),
   quotas: JsonRecord(v.string(), v.number()),
   conversation_idle_seconds: v.number(),
+  call_countries: v.nullable(v.array(v.string())),
   overrides: v.object({
     rate_limits: JsonRecord(v.string(), v.number()),
     quotas: JsonRecord(v.string(), v.number()),
     conversation_idle_seconds: v.nullable(v.number()),
+    call_countries: v.nullable(v.array(v.string())),
   }),
   updated_at: IsoOrNull,
   applied_at: IsoOrNull,
