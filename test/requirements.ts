@@ -991,7 +991,7 @@ export const requirements = {
   'abuse.dial.queued-recheck': {
     source: 'decisions Security rules "Checks at dial time"; issue 30 Medium 2',
     behavior:
-      'A queued call is checked again when a line frees: a number put on the do-not-call list since, a paused agent (or a suspended or unpaid account) ends it canceled, undialled, its failure_reason a public sentence naming why.',
+      'A queued call is checked again when a line frees: a number put on the do-not-call list since, a paused agent or an unpaid account (402 check; a suspended one alike) ends it canceled, undialled, its failure_reason a public sentence naming why.',
   },
   'abuse.dial.suspended-campaign': {
     source: 'decisions Security rules "Checks at dial time"; issue 30 Medium 1',

@@ -254,7 +254,7 @@ describe('partner members', () => {
 })
 
 describe('checks at dial time', () => {
-  it('a queued call is checked again when dialled: do-not-call or a paused agent end it canceled, undialled', async () => {
+  it('a queued call is checked again when dialled: do-not-call, a paused agent or an unpaid account end it canceled, undialled', async () => {
     verifies('abuse.dial.queued-recheck')
     const o = await phoneTenant()
     const place = async (to: string) => {
@@ -309,6 +309,25 @@ describe('checks at dial time', () => {
     } finally {
       await master.post(`/admin/agents/${o.agent}/actions`, { action: 'resume' })
     }
+
+    // The account can no longer pay (a plan with no allowance and an empty wallet: the 402 check) while a call
+    // waits: it is not dialled either.
+    ringing.push((await place(endingIn('7777'))).call_id)
+    const q4 = await place(endingIn('7777'))
+    expect(q4.status).toBe('queued')
+    const unpaid = await master.patch(`/admin/customers/${o.t.userId}/plan`, { plan: 'starter', plan_limit: 0 })
+    expect(unpaid.status, unpaid.text).toBe(200)
+    expect((await o.t.api.delete(`/calls/${ringing.shift()}`)).status).toBe(200)
+    const c4 = await until(
+      'the unpaid account’s call to end',
+      async () => {
+        const r = await o.t.api.get(`/calls/${q4.call_id}`)
+        return r.body.status !== 'queued' ? r.body : null
+      },
+      10_000,
+    )
+    expect(c4).toMatchObject({ status: 'canceled', started_at: null })
+    expect(c4.failure_reason).toMatch(/^Payment is required/)
     for (const id of [...ringing, q2.call_id]) await o.t.api.delete(`/calls/${id}`)
   }, 120_000)
 
