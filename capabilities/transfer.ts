@@ -1,6 +1,7 @@
 // Hands a live call to a person from the transfer_directory. API chat has no phone line, so it is excluded there.
 import * as v from 'valibot'
 import { defineCapability } from '~/kit/capability'
+import { dialRefusal } from '~/domain/phone-numbers/dialable'
 
 const NAME = 'transfer_call'
 
@@ -43,6 +44,9 @@ export default defineCapability({
         message: `There is no one named "${args.destination}" to transfer to. Available: ${directory.map((e) => e.name).join(', ') || 'none'}.`,
       }
     }
+    // Checked again when the leg would be placed: call_countries may have changed since the directory was saved.
+    if (dialRefusal(entry.phone))
+      return { ok: false, message: `${entry.name} cannot be reached by transfer from this line.` }
     return {
       ok: true,
       message: `Transferring you to ${entry.name} now.`,

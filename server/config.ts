@@ -117,6 +117,11 @@ const Env = v.object({
     String(VOICE_CHAT_MAX_SECONDS),
   ),
   SVC_CALL_STALE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '15'),
+  // Test-only knob: how many running campaigns one pass of the minute sweep serves (default 1000).
+  SVC_CAMPAIGN_SWEEP_BATCH: v.optional(
+    v.pipe(v.string(), v.regex(/^[1-9]\d{0,5}$/, 'SVC_CAMPAIGN_SWEEP_BATCH is a whole number from 1 to 999999.')),
+    '1000',
+  ),
   // Test and operations knob: the webhook retry delays in seconds (decisions "Retries" by default).
   SVC_WEBHOOK_RETRY_SCHEDULE: v.optional(
     v.pipe(
@@ -213,6 +218,8 @@ export interface Config {
   voiceChatMaxSeconds: number
   /** An instance silent this long is dead: its ringing and live calls are reconciled by the others. */
   callStaleSeconds: number
+  /** Running campaigns one pass of the minute sweep serves, resuming after the last one served (test-only knob). */
+  campaignSweepBatch: number
   /** Delays before webhook attempts 2, 3, …; one more attempt than delays, then `exhausted`. */
   webhookRetrySchedule: number[]
   /** A site crawl (knowledge base or build) ends with the pages so far after this many milliseconds. */
@@ -324,6 +331,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     voiceChatMinutesPerDay: VOICE_CHAT_MINUTES_PER_DAY.default,
     voiceChatMaxSeconds: Math.max(1, Number(e.SVC_VOICE_CHAT_MAX_SECONDS)),
     callStaleSeconds: Math.max(2, Number(e.SVC_CALL_STALE_SECONDS)),
+    campaignSweepBatch: Number(e.SVC_CAMPAIGN_SWEEP_BATCH),
     webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
     crawlDeadlineMs: Number(e.SVC_CRAWL_DEADLINE_SECONDS) * 1000,
     rateLimits: counts(e.SVC_RATE_LIMITS),

@@ -1050,6 +1050,57 @@ export const requirements = {
     behavior:
       'Per-IP limits count an IPv6 client by its /64: addresses of one /64 share the widget_ip budget, another /64 has its own.',
   },
+  // issue 30 — dial-time checks and quotas
+  'abuse.dial.premium-calls': {
+    source: 'decisions Security rules "Calls cost money"; issue 30 High 2',
+    behavior:
+      'POST /calls refuses premium-rate, shared-cost, personal, pager, UAN and voicemail-access numbers (libphonenumber type, full metadata) with 400 invalid_phone on `to`, the message naming why.',
+  },
+  'abuse.dial.premium-transfer': {
+    source: 'decisions Security rules "Calls cost money"; issue 30 High 2',
+    behavior:
+      'An agent transfer_directory entry whose phone is such a number is 400 invalid_phone on capability_settings.transfer_directory.<i>.phone; transfer_call refuses it again when it runs.',
+  },
+  'abuse.dial.campaign-premium': {
+    source: 'decisions Security rules "Calls cost money"; issue 30 High 2',
+    behavior:
+      'A campaign contact with such a number is skipped at dial time (not refused at import): the contact ends failed with outcome invalid_phone and is never called.',
+  },
+  'abuse.dial.call-countries': {
+    source: 'decisions Security rules "Calls cost money"; issue 30 High 2',
+    behavior:
+      'The operator config key call_countries (GET/PATCH /admin/config; ISO 3166 alpha-2 codes, validated, upper-cased, null for every country) refuses calls, transfer entries and campaign contacts outside those countries with invalid_phone.',
+  },
+  'abuse.dial.partner-members': {
+    source: 'decisions Security rules "Calls cost money"; issue 30 High 2',
+    behavior:
+      'A partner creates at most 50 members per UTC day; the 51st POST /partners/members is 429 quota_exceeded with Retry-After.',
+  },
+  'abuse.dial.queued-recheck': {
+    source: 'decisions Security rules "Checks at dial time"; issue 30 Medium 2',
+    behavior:
+      'A queued call is checked again when a line frees: a number put on the do-not-call list since, a paused agent or an unpaid account (402 check; a suspended one alike) ends it canceled, undialled, its failure_reason a public sentence naming why.',
+  },
+  'abuse.dial.suspended-campaign': {
+    source: 'decisions Security rules "Checks at dial time"; issue 30 Medium 1',
+    behavior:
+      'After the account is suspended its running campaign dials nothing more (the call in progress ends; the campaign stays running with contacts pending).',
+  },
+  'abuse.dial.inbound-daily': {
+    source: 'decisions Security rules "Inbound quotas"; issue 30 Medium 3',
+    behavior:
+      'Inbound calls count against inbound_calls_per_day (default 500; PATCH /users limits) and never against max_calls_per_day; over it a call is refused and recorded failed (quota_exceeded); GET /accounts/{acc}/limits shows inbound_calls_per_day, inbound_calls_today and inbound_calls_per_caller_per_hour.',
+  },
+  'abuse.dial.inbound-per-caller': {
+    source: 'decisions Security rules "Inbound quotas"; issue 30 Medium 3',
+    behavior:
+      'One caller number opens at most 10 inbound calls an hour per account; the 11th hears a refusal and is a failed conversation with failure_reason caller_rate_limited; other callers are not held back.',
+  },
+  'abuse.dial.sweep-fair': {
+    source: 'issue 30 Low 6',
+    behavior:
+      'The minute sweep serves at most a batch of running campaigns per pass, resuming after the last one served, so a campaign beyond the first window is dialled (batch lowered by the test-only SVC_CAMPAIGN_SWEEP_BATCH).',
+  },
   'behaviour.website-url': {
     source: 'issue 29: every whitelisted setting has a runtime reader',
     behavior:
@@ -1170,7 +1221,7 @@ export const requirements = {
   'calls.quotas': {
     source: 'contract Limits (max_calls_per_day, max_concurrent_calls); issue 15 item 3',
     behavior:
-      'Every call counts against max_calls_per_day and max_concurrent_calls; a call over either is refused with a spoken message and recorded as a failed conversation (metrics.failure_reason).',
+      'Every inbound call counts against max_concurrent_calls and its daily quota (inbound_calls_per_day since issue 30; max_calls_per_day is outbound only); a call over either is refused with a spoken message and recorded as a failed conversation (metrics.failure_reason).',
   },
   'calls.twilio': {
     source: 'decisions Run surfaces (Telephony providers); issue 15 item 4',

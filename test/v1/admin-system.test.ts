@@ -475,6 +475,7 @@ describe('operator config takes effect through the ordinary API without a restar
       conversation_idle_seconds: null,
       widget_conversations_per_day: null,
       voice_chat_minutes_per_day: null,
+      call_countries: null,
     })
   }, 120_000)
 })

@@ -8,7 +8,8 @@ import { Errors, apiError } from '~/lib/errors'
 import { afterPosition, keysetPage, mergeKeys, type KeysetRequest } from '~/lib/keyset'
 import { DEFAULT_RATE_LIMITS, RATE_CLASSES } from '~/kit/rate-limit'
 import type { Principal } from '~/domain/credentials/principal'
-import { effectiveLimits, nextUtcMidnight, quotaUsed, utcDay } from '~/domain/limits/quotas'
+import { DEFAULT_CALL_LIMITS, effectiveLimits, nextUtcMidnight, quotaUsed, utcDay } from '~/domain/limits/quotas'
+import { inboundCallsToday } from '~/domain/calls/quotas'
 import type { Account, AccountPatch } from './schemas'
 import { GROUP_BY } from './schemas'
 import { voiceSecondsSql } from '~/domain/usage/voice'
@@ -142,6 +143,9 @@ export async function accountLimits(
     max_calls_per_day: limits.maxCallsPerDay,
     calls_today: Number(calls?.today ?? 0),
     calls_in_progress: Number(calls?.running ?? 0),
+    inbound_calls_per_day: limits.inboundCallsPerDay,
+    inbound_calls_today: await inboundCallsToday(database.db, id, now),
+    inbound_calls_per_caller_per_hour: DEFAULT_CALL_LIMITS.inbound_calls_per_caller_per_hour,
     quotas: {
       day: utcDay(now),
       resets_at: nextUtcMidnight(now).toISOString(),

@@ -50,6 +50,15 @@ export const AccountLimits = v.object({
   max_calls_per_day: v.number(),
   calls_today: v.number(),
   calls_in_progress: v.number(),
+  inbound_calls_per_day: v.pipe(
+    v.number(),
+    v.description('Inbound calls a day (their own quota; they never count against max_calls_per_day)'),
+  ),
+  inbound_calls_today: v.pipe(v.number(), v.description('Inbound calls taken since 00:00 UTC')),
+  inbound_calls_per_caller_per_hour: v.pipe(
+    v.number(),
+    v.description('Inbound calls one caller number may open an hour; beyond, a spoken refusal'),
+  ),
   quotas: v.object({
     day: v.string(),
     resets_at: Ts,

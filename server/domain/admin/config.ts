@@ -7,7 +7,8 @@
 // SVC_QUOTAS, SVC_CONVERSATION_IDLE_SECONDS), the stored overrides. Every instance polls the table every
 // CONFIG_POLL_MS (one small read), so a change reaches
 // every instance within that period without a restart; the instance that writes applies it at once, and
-// POST /admin/reload applies the stored rows at once.
+// POST /admin/reload applies the stored rows at once. `call_countries` (issue 30) is one more row: a jsonb
+// array of ISO country codes or null, the countries outbound calls, campaign dials and transfers may reach.
 import { inArray, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { platformConfig } from '~/db/schema'
@@ -19,6 +20,7 @@ import {
 } from '~/config'
 import { applyQuotaDefaults, currentQuotaDefaults, QUOTA_KINDS, type QuotaKind } from '~/domain/limits/quotas'
 import type { Runtime } from '~/kit/runtime'
+import { applyCallCountries, countryCode, currentCallCountries } from '~/domain/phone-numbers/dialable'
 import { RATE_LIMIT_DEFAULTS, RATE_LIMIT_NAMES, type RateLimitName } from '~/kit/rate-limit'
 
 export const CONFIG_POLL_MS = 5_000
@@ -33,16 +35,20 @@ export const FIGURES = {
 } as const satisfies Record<string, { range: { min: number; max: number }; field: keyof Config }>
 export type FigureKey = keyof typeof FIGURES
 const FIGURE_KEYS = Object.keys(FIGURES) as FigureKey[]
+/** The countries calls may go to: a jsonb array of ISO codes, or null (every country). */
+const COUNTRIES_KEY = 'call_countries'
 
 export type StoredConfig = {
   rate_limits: Partial<Record<RateLimitName, number>>
   quotas: Partial<Record<QuotaKind, number>>
+  call_countries: string[] | null
   updated_at: Date | null
 } & Record<FigureKey, number | null>
 
 export type ConfigPatch = {
   rate_limits?: Partial<Record<RateLimitName, number | null>>
   quotas?: Partial<Record<QuotaKind, number | null>>
+  call_countries?: string[] | null
 } & Partial<Record<FigureKey, number | null>>
 
 /** True when the patch names nothing to change: no key, or only empty sections (null on a figure removes it). */
@@ -74,11 +80,18 @@ const figureOf = (key: FigureKey, value: unknown): number | null =>
     ? value
     : null
 
+/** A stored country list of known codes, else null (a row written by hand is not trusted). */
+const countriesOf = (value: unknown): string[] | null => {
+  if (!Array.isArray(value) || !value.length) return null
+  const codes = value.map((c) => (typeof c === 'string' ? countryCode(c) : null))
+  return codes.every((c) => c !== null) ? [...new Set(codes as string[])] : null
+}
+
 export async function readStoredConfig(ex: Executor): Promise<StoredConfig> {
   const rows = await ex
     .select()
     .from(platformConfig)
-    .where(inArray(platformConfig.key, [...SECTIONS, ...FIGURE_KEYS]))
+    .where(inArray(platformConfig.key, [...SECTIONS, ...FIGURE_KEYS, COUNTRIES_KEY]))
   const byKey = new Map(rows.map((r) => [r.key, r]))
   const times = rows.map((r) => r.updatedAt.getTime())
   const figures = Object.fromEntries(FIGURE_KEYS.map((k) => [k, figureOf(k, byKey.get(k)?.value)])) as Record<
@@ -89,6 +102,7 @@ export async function readStoredConfig(ex: Executor): Promise<StoredConfig> {
     rate_limits: pick(byKey.get('rate_limits')?.value, RATE_LIMIT_NAMES),
     quotas: pick(byKey.get('quotas')?.value, QUOTA_KINDS),
     ...figures,
+    call_countries: countriesOf(byKey.get(COUNTRIES_KEY)?.value),
     updated_at: times.length ? new Date(Math.max(...times)) : null,
   }
 }
@@ -116,6 +130,7 @@ export function applyConfig(runtime: Runtime, stored: StoredConfig) {
   Object.assign(limits, state.env, stored.rate_limits)
   applyQuotaDefaults(stored.quotas)
   for (const k of FIGURE_KEYS) runtime.config[FIGURES[k].field] = stored[k] ?? state.envFigures[k]
+  applyCallCountries(stored.call_countries)
   state.at = new Date()
   state.updatedAt = stored.updated_at
 }
@@ -153,10 +168,12 @@ export function presentConfig(runtime: Runtime, stored: StoredConfig) {
     rate_limits: rate,
     quotas: currentQuotaDefaults(),
     ...(Object.fromEntries(FIGURE_KEYS.map((k) => [k, runtime.config[FIGURES[k].field]])) as Record<FigureKey, number>),
+    call_countries: currentCallCountries(),
     overrides: {
       rate_limits: stored.rate_limits,
       quotas: stored.quotas,
       ...(Object.fromEntries(FIGURE_KEYS.map((k) => [k, stored[k]])) as Record<FigureKey, number | null>),
+      call_countries: stored.call_countries,
     },
     updated_at: stored.updated_at?.toISOString() ?? null,
     applied_at: state?.at.toISOString() ?? null,
@@ -196,6 +213,14 @@ export async function patchConfig(database: Database, runtime: Runtime, patch: C
       await tx
         .insert(platformConfig)
         .values({ key, value, updatedAt: new Date() })
+        .onConflictDoUpdate({ target: platformConfig.key, set: { value, updatedAt: new Date() } })
+    }
+    const countries = patch.call_countries
+    if (countries !== undefined) {
+      const value = countries === null ? sql`'null'::jsonb` : countries
+      await tx
+        .insert(platformConfig)
+        .values({ key: COUNTRIES_KEY, value, updatedAt: new Date() })
         .onConflictDoUpdate({ target: platformConfig.key, set: { value, updatedAt: new Date() } })
     }
   })

@@ -4,6 +4,7 @@ import { coded } from '~/lib/errors'
 import { Cursor, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
 import { PLANS } from '~/domain/limits/plans'
 import { CONVERSATION_IDLE_SECONDS, VOICE_CHAT_MINUTES_PER_DAY, WIDGET_CONVERSATIONS_PER_DAY } from '~/config'
+import { countryCode } from '~/domain/phone-numbers/dialable'
 
 export const AdminAction = v.object({
   action_id: v.pipe(v.string(), v.description('act_<n>')),
@@ -351,6 +352,24 @@ const dailyCap = (range: { min: number; max: number }, unit: string) => {
   const message = `Expected a whole number of ${unit} from ${range.min} to ${range.max}, or null to remove the override.`
   return v.pipe(v.number(message), v.integer(message), v.minValue(range.min, message), v.maxValue(range.max, message))
 }
+const countryMessage = 'Expected an ISO 3166 alpha-2 country code such as US or GB.'
+const CallCountries = v.pipe(
+  v.array(
+    v.pipe(
+      v.string(countryMessage),
+      v.maxLength(2, countryMessage),
+      v.check((c) => countryCode(c) !== null, countryMessage),
+      v.transform((c) => countryCode(c) as string),
+    ),
+    'call_countries is a list of ISO 3166 alpha-2 country codes, or null for every country.',
+  ),
+  v.minLength(1, 'call_countries needs at least one country; null allows every country.'),
+  v.maxLength(250, 'call_countries holds at most 250 countries.'),
+  v.transform((list) => [...new Set(list)]),
+  v.description(
+    'Countries (ISO 3166 alpha-2) outbound calls, campaign dials and transfers may reach; null: every country.',
+  ),
+)
 
 export const ConfigPatch = v.strictObject({
   rate_limits: v.optional(overridesOf(RATE_LIMIT_NAMES)),
@@ -358,6 +377,7 @@ export const ConfigPatch = v.strictObject({
   conversation_idle_seconds: v.optional(v.nullable(IdleSeconds)),
   widget_conversations_per_day: v.optional(v.nullable(dailyCap(WIDGET_CONVERSATIONS_PER_DAY, 'conversations'))),
   voice_chat_minutes_per_day: v.optional(v.nullable(dailyCap(VOICE_CHAT_MINUTES_PER_DAY, 'minutes'))),
+  call_countries: v.optional(v.nullable(CallCountries)),
 })
 
 export const PlatformConfig = v.object({
@@ -366,12 +386,14 @@ export const PlatformConfig = v.object({
   conversation_idle_seconds: v.number(),
   widget_conversations_per_day: v.number(),
   voice_chat_minutes_per_day: v.number(),
+  call_countries: v.nullable(v.array(v.string())),
   overrides: v.object({
     rate_limits: JsonRecord(v.string(), v.number()),
     quotas: JsonRecord(v.string(), v.number()),
     conversation_idle_seconds: v.nullable(v.number()),
     widget_conversations_per_day: v.nullable(v.number()),
     voice_chat_minutes_per_day: v.nullable(v.number()),
+    call_countries: v.nullable(v.array(v.string())),
   }),
   updated_at: IsoOrNull,
   applied_at: IsoOrNull,

@@ -3,7 +3,8 @@
 import * as v from 'valibot'
 import { COMPLETION_KEYS, type Capability, type CompletionKey } from '~/kit/capability'
 import type { Registry } from '~/kit/registry'
-import { Errors } from '~/lib/errors'
+import { apiError, Errors } from '~/lib/errors'
+import { dialRefusal } from '~/domain/phone-numbers/dialable'
 
 /** What checkCapabilities needs of the capability registry (runtime.registries.capabilities). */
 export type CapabilityLookup = Pick<Registry<Capability>, 'get'>
@@ -74,6 +75,10 @@ function checkCompletion(key: CompletionKey, value: unknown): void {
           throw Errors.validation(`${at}.name`, 'name is 1 to 100 characters.')
         if (typeof phone !== 'string' || !E164.test(phone))
           throw Errors.validation(`${at}.phone`, 'phone is an E.164 number such as +15550100.')
+        // A transfer leg is a call the account pays for: never to a premium-rate (or similar) number, nor
+        // outside the operator's call_countries (decisions, Security rules "Calls cost money").
+        const refused = dialRefusal(phone)
+        if (refused) throw apiError('invalid_phone', `A transfer cannot go there: ${refused}.`, `${at}.phone`)
         if (names.has(name.trim().toLowerCase())) throw Errors.validation(`${at}.name`, `"${name}" is listed twice.`)
         names.add(name.trim().toLowerCase())
       }

@@ -10,7 +10,7 @@
 // Rounds run after a start (campaign routes), after each of the campaign's calls ends (on the instance
 // that saw the end), at each retry's due time (a `campaign.dial` job with startAfter) and every minute
 // for every running campaign (the `outbound.sweep` job, which also catches windows opening).
-import { and, asc, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
 import type { Executor } from '~/db/client'
 import { rowsOf } from '~/db/client'
 import { agents, calls, campaignContacts, campaigns, dncEntries } from '~/db/schema'
@@ -20,6 +20,8 @@ import { loadProfileForCall } from '~/domain/profiles/profiles'
 import type { CallRow, CallScript } from './calls'
 import { callerIdFor, dialCall, profileScript, setCampaignHooks, type OutboundCtx } from './outbound'
 import { INSTANCE_ID } from './instance'
+import { accountDialBlock } from './dial-checks'
+import { dialRefusal } from '~/domain/phone-numbers/dialable'
 import { linesInUse, lockCallLines, takeDailyCall } from './quotas'
 
 export const CAMPAIGN_DIAL_JOB = 'campaign.dial'
@@ -102,6 +104,9 @@ export async function dispatchCampaign(ctx: OutboundCtx, campaignId: string, at?
     // A paused agent's campaign is held (still running, nothing dialled); the minute sweep dials again
     // once the operator resumes the agent.
     if (held.agentPausedAt) return []
+    // Checks at dial time: a suspended or unpaid account's campaigns dial nothing (they stay running; the
+    // minute sweep dials again once the account is resumed or paid for). Read uncached, at every round.
+    if (await accountDialBlock(tx, cmp.accountId)) return []
     // Instances dial through their own telephony provider: a campaign stays with the provider it began on.
     const provider = ctx.providers.telephony.name
     if (cmp.provider && cmp.provider !== provider) return []
@@ -156,6 +161,12 @@ export async function dispatchCampaign(ctx: OutboundCtx, campaignId: string, at?
       if (free <= 0) break
       if (listed.has(c.phoneE164)) {
         await moveContact(tx, c, { status: 'dnc_skipped', outcome: 'dnc_listed' })
+        continue
+      }
+      // A number the dial rules refuse (premium-rate and the like, or outside call_countries) is skipped at
+      // dial time rather than refused at import: call_countries may change between the two.
+      if (dialRefusal(c.phoneE164)) {
+        await moveContact(tx, c, { status: 'failed', outcome: 'invalid_phone' })
         continue
       }
       let script: CallScript
@@ -283,15 +294,42 @@ async function contactSettled(tx: Executor, call: CallRow) {
   if (!Number(left.n)) await completeCampaign(tx, call.campaignId, now)
 }
 
-/** Every running campaign gets a round (the sweep's safety net). */
-export async function dispatchAllCampaigns(ctx: OutboundCtx) {
-  const running = await ctx.database.db
-    .select({ id: campaigns.id })
-    .from(campaigns)
-    .where(eq(campaigns.status, 'running'))
-    .limit(1000)
+/** Where the next pass of this process's sweep resumes: the last campaign id it served. */
+let sweepCursor: string | null = null
+
+/** Campaign ids in numeric order (cmp_9 before cmp_10), the sweep's order. */
+const sweepOrder = sql`length(${campaigns.id}), ${campaigns.id}`
+
+/**
+ * Running campaigns get a round (the sweep's safety net), at most `campaignSweepBatch` a pass (1,000; the
+ * test-only SVC_CAMPAIGN_SWEEP_BATCH lowers it). A pass resumes after the last campaign the previous one
+ * served and wraps around to the first, so every running campaign is served within ceil(running / batch)
+ * passes: a fixed first window would starve the campaigns beyond it. Answers the ids served, in order.
+ */
+export async function dispatchAllCampaigns(ctx: OutboundCtx): Promise<string[]> {
+  const batch = Math.max(1, ctx.config.campaignSweepBatch || 1000)
+  const cursor = sweepCursor
+  const after = cursor ? sql`(length(${campaigns.id}), ${campaigns.id}) > (${cursor.length}, ${cursor})` : undefined
+  const page = (where: SQL | undefined, limit: number) =>
+    ctx.database.db
+      .select({ id: campaigns.id })
+      .from(campaigns)
+      .where(and(eq(campaigns.status, 'running'), where))
+      .orderBy(sweepOrder)
+      .limit(limit)
+  const running = await page(after, batch)
+  // The end of the list was reached: the pass goes on from the first campaign (those before the cursor).
+  if (running.length < batch && cursor)
+    running.push(
+      ...(await page(
+        sql`(length(${campaigns.id}), ${campaigns.id}) <= (${cursor.length}, ${cursor})`,
+        batch - running.length,
+      )),
+    )
+  if (running.length) sweepCursor = running[running.length - 1].id
   for (const { id } of running)
     await dispatchCampaign(ctx, id).catch((err) => console.error(`[campaign] ${id}: ${err}`))
+  return running.map((r) => r.id)
 }
 
 setCampaignHooks({

@@ -58,8 +58,9 @@ of the caller's speech to the first audio frame sent) and \`latency_breakdown\` 
   The transfer leg ends at \`max_call_duration_s\` and its minutes are billed like the call's (\`metrics.transfer_leg_s\`).
   With a real telephony provider a trial account cannot transfer (nor place calls: 403 \`plan_limit_reached\`).
 - A caller who asks not to be called again is put on the do-not-call list (source \`opt_out\`).
-- Refused calls (no agent, \`402\` balance, call quotas \`max_calls_per_day\` and \`max_concurrent_calls\`) hear a short message
-  and are recorded as \`failed\` conversations.
+- Refused calls (no agent, \`402\` balance, the inbound daily quota \`inbound_calls_per_day\` (default 500; inbound calls never
+  use \`max_calls_per_day\`), \`max_concurrent_calls\`, or more than 10 calls an hour from one caller number) hear a short
+  message and are recorded as \`failed\` conversations.
 
 ## What a call leaves
 

@@ -1,9 +1,10 @@
 // An inbound call reaches us as the telephony provider's webhook. We find the dialled number's agent,
-// run the checks a call must pass (agent assigned, balance, the account's call quotas) and either open a
-// phone_inbound conversation (conv_u<n>) and tell the provider to connect its media stream to us, or
-// refuse with a spoken message. A refused call on a number we hold is still recorded, as a `failed`
-// conversation, so integrators see it. The provider may retry its webhook: the session id is derived from
-// its call id, so a retry finds the same conversation instead of opening a second one.
+// run the checks a call must pass (agent assigned, balance, the caller's hourly calls, the lines and the
+// inbound daily quota) and either open a phone_inbound conversation (conv_u<n>) and tell the provider to
+// connect its media stream to us, or refuse with a spoken message. A refused call on a number we hold is
+// still recorded, as a `failed` conversation, so integrators see it. The provider may retry its webhook:
+// the session id is derived from its call id, so a retry finds the same conversation instead of opening a
+// second one.
 import { openingMetrics } from '~/domain/conversations/create'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { and, eq, sql } from 'drizzle-orm'
@@ -18,7 +19,7 @@ import { conversationResource } from '~/domain/conversations/read'
 import { SUMMARIZE_JOB } from '~/domain/conversations/summarize'
 import { findNumberByE164 } from '~/domain/phone-numbers/numbers'
 import { canonicalE164 } from '~/domain/phone-numbers/schemas'
-import { takeCallSlot } from './quotas'
+import { CALLER_RATE_LIMITED, takeInboundSlot } from './quotas'
 import { INSTANCE_ID } from './instance'
 
 export const MESSAGES = {
@@ -26,6 +27,7 @@ export const MESSAGES = {
   noAgent: 'Sorry, no one can take your call on this number right now. Goodbye.',
   unavailable: 'Sorry, this line is not available right now. Please try again later. Goodbye.',
   busy: 'Sorry, all our lines are busy right now. Please call again later. Goodbye.',
+  tooMany: 'Sorry, this number has called us too many times in the last hour. Please try again later. Goodbye.',
 } as const
 
 /** A number from a provider in E.164, or null for a withheld or unparsable one (the rules of POST /phone-numbers). */
@@ -103,8 +105,8 @@ export async function acceptInboundCall(
     // A paused agent (operator action) refuses like an unavailable line; the conversation says why.
     if (!refusal && agent?.pausedAt) refusal = { message: MESSAGES.unavailable, reason: 'agent_paused' }
     if (!refusal) {
-      const slot = await takeCallSlot(tx, database, accountId)
-      if (slot) refusal = { message: MESSAGES.busy, reason: slot }
+      const slot = await takeInboundSlot(tx, database, accountId, phone)
+      if (slot) refusal = { message: slot === CALLER_RATE_LIMITED ? MESSAGES.tooMany : MESSAGES.busy, reason: slot }
     }
     const now = new Date()
     const [conv] = await tx
@@ -182,8 +184,10 @@ function refuseAgain(conv: { metrics: Record<string, unknown> }): InboundAnswer 
     message:
       reason === 'no_agent'
         ? MESSAGES.noAgent
-        : reason === 'quota_exceeded' || reason === 'concurrency'
-          ? MESSAGES.busy
-          : MESSAGES.unavailable,
+        : reason === CALLER_RATE_LIMITED
+          ? MESSAGES.tooMany
+          : reason === 'quota_exceeded' || reason === 'concurrency'
+            ? MESSAGES.busy
+            : MESSAGES.unavailable,
   }
 }

@@ -21,7 +21,10 @@ canceled\`; \`DELETE /calls/{call}\` cancels a queued or ringing one. Subscribe 
 \`voicemail_policy\` is \`hang_up\` (any other value is \`400 unsupported_policy\`); the call completes with outcome
 \`voicemail\`.
 
-Refusals: \`403 dnc_listed\` (the number is on \`/dnc\`), \`402 payment_required\`, \`429 quota_exceeded\` (\`max_calls_per_day\`).
+Refusals: \`400 invalid_phone\` (premium-rate, shared-cost, personal, pager, UAN and voicemail-access numbers, and numbers
+outside the operator's \`call_countries\`), \`403 dnc_listed\` (the number is on \`/dnc\`), \`402 payment_required\`,
+\`429 quota_exceeded\` (\`max_calls_per_day\`). A queued call is checked again when a line frees: a suspended or unpaid
+account, a paused agent or a number put on \`/dnc\` since ends it \`canceled\`, undialled, its \`failure_reason\` saying why.
 
 ## 3. A campaign
 

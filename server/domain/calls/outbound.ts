@@ -24,12 +24,14 @@ import { emitEvent } from '~/domain/events/emit'
 import { effectiveLimits } from '~/domain/limits/quotas'
 import { assertMayDial } from '~/domain/limits/phone-network'
 import { fillProfile } from '~/domain/profiles/placeholders'
+import { assertDialable, dialRefusal } from '~/domain/phone-numbers/dialable'
 import { loadProfileForCall, type ProfileRow } from '~/domain/profiles/profiles'
 import { type CallRow, type CallScript, loadCall, moveCall, presentCall } from './calls'
 import { mediaToken, mediaUrlOf } from './inbound'
 import type { CallStatus, CreateCallBody } from './outbound-schemas'
 import { lockCallLines, linesInUse, secondsToReset, takeDailyCall } from './quotas'
 import { INSTANCE_ID } from './instance'
+import { accountDialBlock, dncListed, pausedAgents, REFUSED_AT_DIAL } from './dial-checks'
 
 /** What dialling needs: a Runtime, or a job's context. */
 export interface OutboundCtx {
@@ -155,6 +157,7 @@ export async function createCall(runtime: Runtime, accountId: string, body: Crea
     throw Errors.validation('profile_id', 'A call needs profile_id or an inline role.')
   if (body.profile_id && body.greeting !== undefined)
     throw Errors.validation('greeting', 'greeting goes with an inline role; a profile has its own.')
+  assertDialable(body.to, 'to')
   const agent = await loadAgent(db, accountId, body.agent_id)
   assertNotPaused(agent)
   await assertMayDial(database, runtime.providers.telephony, accountId)
@@ -279,7 +282,12 @@ export async function afterSettled(ctx: OutboundCtx, row: CallRow) {
     await campaignHooks.kick(ctx, row.campaignId).catch((err) => console.error(`[campaign] kick: ${err}`))
 }
 
-/** Queued calls of the account (not campaign calls: those are dialled by their campaign) take free lines. */
+/**
+ * Queued calls of the account (not campaign calls: those are dialled by their campaign) take free lines.
+ * This is the moment a queued call is dialled, so the checks of POST /calls are made again here: a call of a
+ * suspended or unpaid account, of a paused agent, to a number put on the do-not-call list since, or to a
+ * number the dial rules now refuse (call_countries) ends `canceled` with a public failure_reason, undialled.
+ */
 export async function dispatchQueued(ctx: OutboundCtx, accountId: string) {
   const { database } = ctx
   const rows = await database.tx(async (tx) => {
@@ -289,15 +297,54 @@ export async function dispatchQueued(ctx: OutboundCtx, accountId: string) {
     if (!Number(n)) return []
     const limits = await effectiveLimits(tx, accountId, database)
     await lockCallLines(tx, accountId)
-    const free = limits.maxConcurrentCalls - (await linesInUse(tx, accountId))
+    let free = limits.maxConcurrentCalls - (await linesInUse(tx, accountId))
     if (free <= 0) return []
+    // A few more than the free lines: refused calls take none, so the calls behind them may dial this pass.
+    const waiting = rowsOf<{ id: string; agent_id: string; to_e164: string }>(
+      await tx.execute(sql`SELECT id, agent_id, to_e164 FROM calls WHERE account_id = ${accountId} AND status = 'queued'
+          AND provider = ${ctx.providers.telephony.name}
+          ORDER BY created_at, id LIMIT ${free + 20} FOR UPDATE SKIP LOCKED`),
+    )
+    if (!waiting.length) return []
+    const blocked = await accountDialBlock(tx, accountId)
+    const paused = await pausedAgents(
+      tx,
+      waiting.map((w) => w.agent_id),
+    )
+    const listed = await dncListed(
+      tx,
+      accountId,
+      waiting.map((w) => w.to_e164),
+    )
+    const dial: string[] = []
+    for (const w of waiting) {
+      const refused = dialRefusal(w.to_e164)
+      const reason =
+        blocked ??
+        (paused.has(w.agent_id)
+          ? REFUSED_AT_DIAL.paused
+          : listed.has(w.to_e164)
+            ? REFUSED_AT_DIAL.dnc
+            : refused
+              ? `The call was not dialled: ${refused}.`
+              : null)
+      if (reason) {
+        await moveCall(tx, w.id, ['queued'], { status: 'canceled', outcome: 'canceled', failureReason: reason })
+        continue
+      }
+      if (free <= 0) continue
+      dial.push(w.id)
+      free--
+    }
+    if (!dial.length) return []
     const now = new Date()
     return rowsOf<{ id: string }>(
       await tx.execute(sql`UPDATE calls SET status = 'ringing', owner_instance = ${INSTANCE_ID},
           started_at = ${now.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
-        WHERE id IN (SELECT id FROM calls WHERE account_id = ${accountId} AND status = 'queued'
-          AND provider = ${ctx.providers.telephony.name}
-          ORDER BY created_at, id LIMIT ${free} FOR UPDATE SKIP LOCKED)
+        WHERE id IN (${sql.join(
+          dial.map((id) => sql`${id}`),
+          sql`, `,
+        )}) AND status = 'queued'
         RETURNING id`),
     )
   })

@@ -51,7 +51,14 @@ export function applyQuotaDefaults(stored: Partial<Record<QuotaKind, number>>) {
 /** The default daily quotas this process applies now. */
 export const currentQuotaDefaults = (): Record<QuotaKind, number> => ({ ...baseQuotas })
 export const DEFAULT_MAX_CONCURRENT_BUILDS = 2
-export const DEFAULT_CALL_LIMITS = { max_concurrent_calls: 5, max_calls_per_day: 100 }
+export const DEFAULT_CALL_LIMITS = {
+  max_concurrent_calls: 5,
+  max_calls_per_day: 100,
+  /** Inbound calls have their own daily quota, so callers cannot use up an account's outbound calling. */
+  inbound_calls_per_day: 500,
+  /** One caller number opens at most this many inbound calls an hour per account. */
+  inbound_calls_per_caller_per_hour: 10,
+}
 
 /** Keys of PATCH /users limits that override a quota. */
 const OVERRIDES: Partial<Record<QuotaKind, string>> = {
@@ -68,6 +75,7 @@ export interface EffectiveLimits {
   maxConcurrentBuilds: number
   maxCallsPerDay: number
   maxConcurrentCalls: number
+  inboundCallsPerDay: number
 }
 
 /** Refunds `n` units taken by consumeQuota for work that then did not happen (a turn that was not written). */
@@ -104,6 +112,8 @@ export async function effectiveLimits(db: Executor, accountId: string, database?
     maxCallsPerDay:
       typeof o.max_calls_per_day === 'number' ? o.max_calls_per_day : DEFAULT_CALL_LIMITS.max_calls_per_day,
     maxConcurrentCalls: DEFAULT_CALL_LIMITS.max_concurrent_calls,
+    inboundCallsPerDay:
+      typeof o.inbound_calls_per_day === 'number' ? o.inbound_calls_per_day : DEFAULT_CALL_LIMITS.inbound_calls_per_day,
   }
 }
 

@@ -90,6 +90,7 @@ export const UserListQuery = v.object({
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000))
 export const UserLimits = v.strictObject({
   max_calls_per_day: v.optional(v.nullable(Count)),
+  inbound_calls_per_day: v.optional(v.nullable(Count)),
   max_agent_creates_per_day: v.optional(v.nullable(Count)),
   max_builds_per_day: v.optional(v.nullable(Count)),
   max_concurrent_builds: v.optional(v.nullable(v.pipe(Count, v.maxValue(100)))),

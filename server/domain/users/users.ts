@@ -1,7 +1,7 @@
 // Tenants: one transaction creates the user, its account (same number) and its subscription.
 import { randomBytes } from 'node:crypto'
 import { and, desc, eq, gt, sql, type SQL } from 'drizzle-orm'
-import type { Database } from '~/db/client'
+import type { Database, Executor } from '~/db/client'
 import { rowsOf } from '~/db/client'
 import { accounts, subscriptions, users } from '~/db/schema'
 import { Errors, apiError } from '~/lib/errors'
@@ -49,12 +49,15 @@ export async function createUser(
   input: UserCreate,
   opts: { partnerId?: string } = {},
 ): Promise<User> {
+  // A partner over its daily members is refused before the hash (checked again, locked, in the transaction).
+  if (opts.partnerId) await takePartnerMember(database.db, opts.partnerId, new Date(), false)
   // Hash before the transaction: scrypt takes ~100 ms and PGlite serialises transactions.
   const passwordHash = await hashPassword(input.password ?? randomBytes(32).toString('base64url'))
   try {
     return await database.tx(async (tx) => {
-      const [{ n }] = rowsOf<{ n: string }>(await tx.execute(sql`SELECT nextval('tenant_seq')::text AS n`))
       const now = new Date()
+      if (opts.partnerId) await takePartnerMember(tx, opts.partnerId, now)
+      const [{ n }] = rowsOf<{ n: string }>(await tx.execute(sql`SELECT nextval('tenant_seq')::text AS n`))
       const [account] = await tx
         .insert(accounts)
         .values({
@@ -99,6 +102,31 @@ export async function createUser(
     if (isUniqueViolation(err)) throw apiError('email_exists', 'A user with this email already exists.', 'email')
     throw err
   }
+}
+
+/** A partner creates at most this many members per UTC day (decisions, Security rules "Calls cost money"). */
+export const PARTNER_MEMBERS_PER_DAY = 50
+
+/**
+ * Inside the creating transaction: 429 quota_exceeded (Retry-After to 00:00 UTC) when the partner has created
+ * PARTNER_MEMBERS_PER_DAY members today. Counted from the members' rows under a per-partner lock, so two
+ * concurrent creates cannot both take the last one and a create that fails (a taken email) costs nothing.
+ */
+async function takePartnerMember(tx: Executor, partnerId: string, now: Date, lock = true) {
+  if (lock) await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`partner-members:${partnerId}`}))`)
+  const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()))
+  const [{ n }] = rowsOf<{ n: number }>(
+    await tx.execute(sql`SELECT count(*)::int AS n FROM users
+      WHERE partner_id = ${partnerId} AND created_at >= ${dayStart.toISOString()}::timestamptz`),
+  )
+  if (Number(n) < PARTNER_MEMBERS_PER_DAY) return
+  const reset = new Date(dayStart.getTime() + 86_400_000)
+  throw apiError(
+    'quota_exceeded',
+    `A partner creates at most ${PARTNER_MEMBERS_PER_DAY} members a day; the count resets at ${reset.toISOString()}.`,
+    null,
+    { 'Retry-After': String(Math.max(1, Math.ceil((reset.getTime() - now.getTime()) / 1000))) },
+  )
 }
 
 /** The one user (with its account) that `cond` selects, else 404 naming `what`. */

@@ -1,0 +1,46 @@
+// Checks at dial time (decisions, Security rules "Checks at dial time"): what POST /calls checked when the
+// call was asked for is checked again when a queued call or a campaign contact is actually dialled, since
+// the account may have been suspended, run out of money or paused the agent meanwhile, and the number may
+// have joined the do-not-call list. Each refusal is a public sentence: it becomes the call's failure_reason.
+import { and, eq, inArray, isNotNull } from 'drizzle-orm'
+import type { Executor } from '~/db/client'
+import { agents, dncEntries } from '~/db/schema'
+import { balanceFacts, blockReason } from '~/domain/conversations/billing'
+
+export const REFUSED_AT_DIAL = {
+  dnc: 'The number was added to the do-not-call list after the call was queued, so it was not dialled.',
+  suspended: 'The account was suspended after the call was queued, so it was not dialled.',
+  paused: 'The agent was paused after the call was queued, so it was not dialled.',
+} as const
+
+/**
+ * Why the account may not dial now (suspended, or billing blocks: the 402 check), or null. Read from the
+ * database each time, never from the balance cache, so a suspension or an exhausted wallet bites at once.
+ */
+export async function accountDialBlock(ex: Executor, accountId: string): Promise<string | null> {
+  const facts = await balanceFacts(ex, accountId)
+  if (!facts) return 'The account has no subscription, so the call was not dialled.'
+  if (facts.status === 'suspended') return REFUSED_AT_DIAL.suspended
+  const block = blockReason(facts)
+  return block ? `Payment is required (${block.replace(/\.$/, '')}), so the call was not dialled.` : null
+}
+
+/** The agents among `ids` that are paused now. */
+export async function pausedAgents(ex: Executor, ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set()
+  const rows = await ex
+    .select({ id: agents.id })
+    .from(agents)
+    .where(and(inArray(agents.id, [...new Set(ids)]), isNotNull(agents.pausedAt)))
+  return new Set(rows.map((r) => r.id))
+}
+
+/** The numbers among `phones` on the account's do-not-call list now. */
+export async function dncListed(ex: Executor, accountId: string, phones: string[]): Promise<Set<string>> {
+  if (!phones.length) return new Set()
+  const rows = await ex
+    .select({ phone: dncEntries.phoneE164 })
+    .from(dncEntries)
+    .where(and(eq(dncEntries.accountId, accountId), inArray(dncEntries.phoneE164, [...new Set(phones)])))
+  return new Set(rows.map((r) => r.phone))
+}
