@@ -235,6 +235,28 @@ export async function startFakeTwilio(opts: { accountSid?: string; authToken?: s
 // ---- the voice webhook ------------------------------------------------------------------------------------
 
 /** The form Twilio posts to a number's voice URL when a call comes in. */
+/**
+ * The environment of a server under test that talks to this fake Twilio and to a fake OpenAI-compatible speech
+ * server: its own port and public URL (Twilio signs the URL it calls, and the TwiML names the media URL from
+ * it), and rate limits high enough for a test's bursts.
+ */
+export const twilioServerEnv = (
+  fake: Pick<FakeTwilio, 'url' | 'accountSid' | 'authToken'>,
+  speechUrl: string,
+  port: number,
+): Record<string, string> => ({
+  PORT: String(port),
+  SVC_PUBLIC_URL: `http://127.0.0.1:${port}`,
+  SVC_TELEPHONY: 'twilio',
+  SVC_SPEECH: 'openai',
+  SPEECH_BASE_URL: speechUrl,
+  SPEECH_API_KEY: 'sk-fake-speech',
+  TWILIO_API_BASE_URL: fake.url,
+  TWILIO_ACCOUNT_SID: fake.accountSid,
+  TWILIO_AUTH_TOKEN: fake.authToken,
+  SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000,calls=100000',
+})
+
 export const inboundParams = (c: { callSid: string; accountSid: string; from: string; to: string }) => ({
   AccountSid: c.accountSid,
   ApiVersion: '2010-04-01',

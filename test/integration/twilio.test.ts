@@ -18,6 +18,7 @@ import {
   statusParams,
   TwilioMediaClient,
   type FakeTwilio,
+  twilioServerEnv,
 } from '../helpers/fake-twilio'
 import { startFakeSpeech, type FakeSpeech } from '../helpers/fake-speech'
 import { freePort, startServer, type TestServer } from '../helpers/server'
@@ -66,20 +67,7 @@ beforeAll(async () => {
   // An explicit public URL: Twilio signs the URL it calls, and the TwiML names the media URL from it.
   const port = await freePort()
   origin = `http://127.0.0.1:${port}`
-  server = await startServer({
-    env: {
-      PORT: String(port),
-      SVC_PUBLIC_URL: origin,
-      SVC_TELEPHONY: 'twilio',
-      SVC_SPEECH: 'openai',
-      SPEECH_BASE_URL: speech.url,
-      SPEECH_API_KEY: 'sk-fake-speech',
-      TWILIO_API_BASE_URL: fake.url,
-      TWILIO_ACCOUNT_SID: fake.accountSid,
-      TWILIO_AUTH_TOKEN: fake.authToken,
-      SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000,calls=100000',
-    },
-  })
+  server = await startServer({ env: twilioServerEnv(fake, speech.url, port) })
   site = await serveSite({
     '/': {
       body: html(
