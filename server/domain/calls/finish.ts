@@ -6,7 +6,7 @@ import type { Database } from '~/db/client'
 import { conversations, turns } from '~/db/schema'
 import type { Runtime } from '~/kit/runtime'
 import { emitEvent } from '~/domain/events/emit'
-import { closeUsage } from '~/domain/conversations/billing'
+import { closeUsage, usageSessionOf } from '~/domain/conversations/billing'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
 import { conversationResource } from '~/domain/conversations/read'
 import { SUMMARIZE_JOB } from '~/domain/conversations/summarize'
@@ -99,12 +99,7 @@ export async function closeConversation(
       .returning()
     if (!row) return null
     await closeUsage(tx, {
-      accountId: row.accountId,
-      agentId: row.agentId,
-      agentType: row.agentType,
-      channel: row.channel,
-      sessionId: row.sessionId,
-      startedAt: row.startedAt,
+      ...usageSessionOf(row),
       endedAt: now,
       voice: { seconds: end.durationS, costUsd: (end.durationS / 60) * VOICE_PRICE_PER_MINUTE },
     })

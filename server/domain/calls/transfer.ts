@@ -7,7 +7,7 @@ import { and, eq, sql } from 'drizzle-orm'
 import type { Config } from '~/config'
 import type { Database } from '~/db/client'
 import { conversations } from '~/db/schema'
-import { addVoiceUsage } from '~/domain/conversations/billing'
+import { addVoiceUsage, usageSessionOf } from '~/domain/conversations/billing'
 import { VOICE_PRICE_PER_MINUTE } from './finish'
 
 const CONVERSATION_ID = /^conv_[pud]\d{1,18}$/
@@ -44,12 +44,7 @@ export async function billTransferLeg(database: Database, conversationId: string
       .returning()
     if (!row) return false
     await addVoiceUsage(tx, {
-      accountId: row.accountId,
-      agentId: row.agentId,
-      agentType: row.agentType,
-      channel: row.channel,
-      sessionId: row.sessionId,
-      startedAt: row.startedAt,
+      ...usageSessionOf(row),
       seconds,
       costUsd: (seconds / 60) * VOICE_PRICE_PER_MINUTE,
     })

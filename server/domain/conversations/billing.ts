@@ -140,83 +140,64 @@ export async function addUsage(
     })
 }
 
-/** Stamps the end of the session on its usage row (created with zero tokens when no turn was billed); a
- *  call also adds its telephony seconds and their cost (added, not set: a transfer leg's seconds may have
- *  been billed to the row first, addVoiceUsage). One upsert either way. */
-export async function closeUsage(
+/** The session a usage row belongs to (one row per (account, session)), as a conversation row names it. */
+export interface UsageSession {
+  accountId: string
+  agentId: string | null
+  agentType: string
+  channel: string
+  sessionId: string
+  startedAt: Date
+}
+
+export const usageSessionOf = (row: UsageSession): UsageSession => ({
+  accountId: row.accountId,
+  agentId: row.agentId,
+  agentType: row.agentType,
+  channel: row.channel,
+  sessionId: row.sessionId,
+  startedAt: row.startedAt,
+})
+
+/** One upsert of a session's usage row: adds telephony seconds and their cost (added, not set: a call and its
+ *  transfer leg each add theirs, in either order) and stamps the end when one is given. */
+async function upsertSessionUsage(
   tx: Executor,
-  u: {
-    accountId: string
-    agentId: string | null
-    agentType: string
-    channel: string
-    sessionId: string
-    startedAt: Date
-    endedAt: Date
-    voice?: { seconds: number; costUsd: number }
-  },
+  u: UsageSession,
+  endedAt: Date | null,
+  voice: { seconds: number; costUsd: number } | undefined,
 ) {
-  const voice = u.voice
   await tx
     .insert(usageRecords)
     .values({
-      accountId: u.accountId,
-      agentId: u.agentId,
-      agentType: u.agentType,
-      channel: u.channel,
-      sessionId: u.sessionId,
-      startedAt: u.startedAt,
-      endedAt: u.endedAt,
+      ...usageSessionOf(u),
+      endedAt,
       tokens: 0,
       costUsd: voice?.costUsd ?? 0,
       telephonySeconds: voice?.seconds ?? null,
     })
     .onConflictDoUpdate({
       target: [usageRecords.accountId, usageRecords.sessionId],
-      set: voice
-        ? {
-            endedAt: u.endedAt,
-            telephonySeconds: sql`coalesce(${usageRecords.telephonySeconds}, 0) + ${voice.seconds}`,
-            costUsd: sql`${usageRecords.costUsd} + ${voice.costUsd}`,
-          }
-        : { endedAt: u.endedAt },
-    })
-}
-
-/** Adds telephony seconds and their cost to a session's usage row (a call's transfer leg), creating the row
- *  (not yet ended) when the call has not closed it yet. */
-export async function addVoiceUsage(
-  tx: Executor,
-  u: {
-    accountId: string
-    agentId: string | null
-    agentType: string
-    channel: string
-    sessionId: string
-    startedAt: Date
-    seconds: number
-    costUsd: number
-  },
-) {
-  await tx
-    .insert(usageRecords)
-    .values({
-      accountId: u.accountId,
-      agentId: u.agentId,
-      agentType: u.agentType,
-      channel: u.channel,
-      sessionId: u.sessionId,
-      startedAt: u.startedAt,
-      endedAt: null,
-      tokens: 0,
-      costUsd: u.costUsd,
-      telephonySeconds: u.seconds,
-    })
-    .onConflictDoUpdate({
-      target: [usageRecords.accountId, usageRecords.sessionId],
       set: {
-        telephonySeconds: sql`coalesce(${usageRecords.telephonySeconds}, 0) + ${u.seconds}`,
-        costUsd: sql`${usageRecords.costUsd} + ${u.costUsd}`,
+        ...(endedAt ? { endedAt } : {}),
+        ...(voice
+          ? {
+              telephonySeconds: sql`coalesce(${usageRecords.telephonySeconds}, 0) + ${voice.seconds}`,
+              costUsd: sql`${usageRecords.costUsd} + ${voice.costUsd}`,
+            }
+          : {}),
       },
     })
 }
+
+/** Stamps the end of the session on its usage row (created with zero tokens when no turn was billed); a
+ *  call also adds its telephony seconds and their cost. */
+export const closeUsage = (
+  tx: Executor,
+  u: UsageSession & { endedAt: Date; voice?: { seconds: number; costUsd: number } },
+) => upsertSessionUsage(tx, u, u.endedAt, u.voice)
+
+/** Adds telephony seconds and their cost to a session's usage row (a call's transfer leg), creating the row
+ *  (not yet ended) when the call has not closed it yet. */
+export const addVoiceUsage = (tx: Executor, u: UsageSession & { seconds: number; costUsd: number }) =>
+  upsertSessionUsage(tx, u, null, { seconds: u.seconds, costUsd: u.costUsd })

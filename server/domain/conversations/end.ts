@@ -8,7 +8,7 @@ import { conversations } from '~/db/schema'
 import type { JobContext } from '~/kit/job'
 import type { Runtime } from '~/kit/runtime'
 import { emitEvent } from '~/domain/events/emit'
-import { closeUsage } from './billing'
+import { closeUsage, usageSessionOf } from './billing'
 import type { ConversationRow } from './present'
 import { conversationResource, loadConversation } from './read'
 import { SUMMARIZE_JOB } from './summarize'
@@ -20,12 +20,7 @@ import { SUMMARIZE_JOB } from './summarize'
  */
 export async function recordEnd(tx: Executor, row: ConversationRow) {
   await closeUsage(tx, {
-    accountId: row.accountId,
-    agentId: row.agentId,
-    agentType: row.agentType,
-    channel: row.channel,
-    sessionId: row.sessionId,
-    startedAt: row.startedAt,
+    ...usageSessionOf(row),
     endedAt: row.endedAt ?? new Date(),
   })
   if (row.deletedAt) return
