@@ -39,35 +39,30 @@ export async function linesInUse(tx: Executor, accountId: string, now = new Date
   return Number(n)
 }
 
-/** Takes one of today's calls; false when max_calls_per_day is used up. */
-export async function takeDailyCall(tx: Executor, accountId: string, limits: EffectiveLimits, now = new Date()) {
+/** Takes one unit of a daily call quota (quota_usage kind `calls` or `inbound_calls`); false when used up. */
+async function takeDaily(tx: Executor, accountId: string, kind: 'calls' | 'inbound_calls', limit: number, now: Date) {
   const taken = rowsOf<{ used: number }>(
     await tx.execute(sql`
-    INSERT INTO quota_usage (account_id, day, kind, used) SELECT ${accountId}, ${utcDay(now)}, 'calls', 1
-      WHERE 1 <= ${limits.maxCallsPerDay}
+    INSERT INTO quota_usage (account_id, day, kind, used) SELECT ${accountId}, ${utcDay(now)}, ${kind}, 1
+      WHERE 1 <= ${limit}
     ON CONFLICT (account_id, day, kind) DO UPDATE SET used = quota_usage.used + 1
-    WHERE quota_usage.used + 1 <= ${limits.maxCallsPerDay}
+    WHERE quota_usage.used + 1 <= ${limit}
     RETURNING used`),
   )
   return taken.length > 0
 }
+
+/** Takes one of today's calls; false when max_calls_per_day is used up. */
+export const takeDailyCall = (tx: Executor, accountId: string, limits: EffectiveLimits, now = new Date()) =>
+  takeDaily(tx, accountId, 'calls', limits.maxCallsPerDay, now)
 
 /** Seconds until the daily call quota resets (Retry-After of a 429). */
 export const secondsToReset = (now = new Date()) =>
   Math.max(1, Math.ceil((nextUtcMidnight(now).getTime() - now.getTime()) / 1000))
 
 /** Takes one of today's inbound calls; false when inbound_calls_per_day is used up. */
-export async function takeDailyInboundCall(tx: Executor, accountId: string, limits: EffectiveLimits, now = new Date()) {
-  const taken = rowsOf<{ used: number }>(
-    await tx.execute(sql`
-    INSERT INTO quota_usage (account_id, day, kind, used) SELECT ${accountId}, ${utcDay(now)}, 'inbound_calls', 1
-      WHERE 1 <= ${limits.inboundCallsPerDay}
-    ON CONFLICT (account_id, day, kind) DO UPDATE SET used = quota_usage.used + 1
-    WHERE quota_usage.used + 1 <= ${limits.inboundCallsPerDay}
-    RETURNING used`),
-  )
-  return taken.length > 0
-}
+export const takeDailyInboundCall = (tx: Executor, accountId: string, limits: EffectiveLimits, now = new Date()) =>
+  takeDaily(tx, accountId, 'inbound_calls', limits.inboundCallsPerDay, now)
 
 /** Inbound calls the account took today (quota_usage kind `inbound_calls`). */
 export async function inboundCallsToday(ex: Executor, accountId: string, now = new Date()): Promise<number> {
