@@ -117,6 +117,11 @@ const Env = v.object({
     String(VOICE_CHAT_MAX_SECONDS),
   ),
   SVC_CALL_STALE_SECONDS: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/)), '15'),
+  // Test-only knob: the most items a contact list holds (default 200000; decisions "Abuse and cost").
+  SVC_CONTACT_LIST_MAX_ITEMS: v.optional(
+    v.pipe(v.string(), v.regex(/^[1-9]\d{0,6}$/, 'SVC_CONTACT_LIST_MAX_ITEMS is a whole number from 1 to 9999999.')),
+    '200000',
+  ),
   // Test-only knob: how many running campaigns one pass of the minute sweep serves (default 1000).
   SVC_CAMPAIGN_SWEEP_BATCH: v.optional(
     v.pipe(v.string(), v.regex(/^[1-9]\d{0,5}$/, 'SVC_CAMPAIGN_SWEEP_BATCH is a whole number from 1 to 999999.')),
@@ -220,6 +225,8 @@ export interface Config {
   callStaleSeconds: number
   /** Running campaigns one pass of the minute sweep serves, resuming after the last one served (test-only knob). */
   campaignSweepBatch: number
+  /** The most items one contact list holds (200,000; SVC_CONTACT_LIST_MAX_ITEMS lowers it in tests). */
+  contactListMaxItems: number
   /** Delays before webhook attempts 2, 3, …; one more attempt than delays, then `exhausted`. */
   webhookRetrySchedule: number[]
   /** A site crawl (knowledge base or build) ends with the pages so far after this many milliseconds. */
@@ -332,6 +339,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     voiceChatMaxSeconds: Math.max(1, Number(e.SVC_VOICE_CHAT_MAX_SECONDS)),
     callStaleSeconds: Math.max(2, Number(e.SVC_CALL_STALE_SECONDS)),
     campaignSweepBatch: Number(e.SVC_CAMPAIGN_SWEEP_BATCH),
+    contactListMaxItems: Number(e.SVC_CONTACT_LIST_MAX_ITEMS),
     webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
     crawlDeadlineMs: Number(e.SVC_CRAWL_DEADLINE_SECONDS) * 1000,
     rateLimits: counts(e.SVC_RATE_LIMITS),

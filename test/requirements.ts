@@ -1101,6 +1101,22 @@ export const requirements = {
     behavior:
       'The minute sweep serves at most a batch of running campaigns per pass, resuming after the last one served, so a campaign beyond the first window is dialled (batch lowered by the test-only SVC_CAMPAIGN_SWEEP_BATCH).',
   },
+  // issue 30 — heavy work
+  'abuse.import.health-responsive': {
+    source: 'issue 30 Medium 6; decisions Security rules (Heavy work off the event loop)',
+    behavior:
+      'A CSV import of about 10 MB (50,000 rows) is parsed in bounded chunks that yield to the event loop, so GET /v1/health answers within 1 s while it runs.',
+  },
+  'abuse.import.row-cap': {
+    source: 'issue 30 Medium 6; decisions Security rules (Heavy work off the event loop)',
+    behavior:
+      'An import of more than 50,000 rows (CSV rows or JSON contacts) is 403 plan_limit_reached and imports nothing.',
+  },
+  'abuse.import.list-cap': {
+    source: 'issue 30 Medium 6; decisions Security rules (Heavy work off the event loop)',
+    behavior:
+      'A contact list holds at most 200,000 items: an import into a full list, or one that would take it past the cap, is 403 plan_limit_reached and imports nothing (cap lowered by the test-only SVC_CONTACT_LIST_MAX_ITEMS).',
+  },
   'behaviour.website-url': {
     source: 'issue 29: every whitelisted setting has a runtime reader',
     behavior:
@@ -1300,7 +1316,7 @@ export const requirements = {
   'outbound.lists-import-limits': {
     source: 'decisions Run surfaces (Contact lists); contract upload limits',
     behavior:
-      'An upload above 10 MB is 413 payload_too_large; a CSV without a phone header or above 100,000 rows is 400 validation_error (field file); nothing is imported then.',
+      'An upload above 10 MB is 413 payload_too_large; a CSV without a phone header is 400 validation_error (field file); above 50,000 rows it is 403 plan_limit_reached; nothing is imported then.',
   },
   // Issue 16 (profiles)
   'outbound.profiles': {

@@ -8,10 +8,10 @@ import type { Executor } from '~/db/client'
 import { contactListItems, contactLists, dncEntries } from '~/db/schema'
 import { loadAgent } from '~/domain/agents/rows'
 import type { Runtime } from '~/kit/runtime'
-import { Errors } from '~/lib/errors'
+import { apiError, Errors } from '~/lib/errors'
 import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
-import { readCsv, readJson, type ContactRow, type ReadRows } from './rows'
-import type { CreateListBody } from './schemas'
+import { readCsv, readJson, tooManyRows, yieldToLoop, type ContactRow, type ReadRows } from './rows'
+import { MAX_IMPORT_ROWS, MAX_LIST_ITEMS, type CreateListBody } from './schemas'
 
 export type ContactListRow = typeof contactLists.$inferSelect
 
@@ -74,6 +74,10 @@ export async function listLists(runtime: Runtime, accountId: string, agentId: st
   return keysetPage(req, rows, (r) => [r.createdAt.toISOString(), r.id], presentList)
 }
 
+/** 403 plan_limit_reached: the list holds, or the import would take it past, `max` items. */
+const listFull = (max: number) =>
+  apiError('plan_limit_reached', `A contact list holds at most ${max} items; start another list.`)
+
 export type ImportSource = { kind: 'csv'; data: Uint8Array } | { kind: 'json'; contacts: unknown[] }
 
 /**
@@ -82,10 +86,15 @@ export type ImportSource = { kind: 'csv'; data: Uint8Array } | { kind: 'json'; c
  * their line and reason. Numbers on the do-not-call list are kept (their items read dnc: true).
  */
 export async function importContacts(runtime: Runtime, accountId: string, listId: string, source: ImportSource) {
+  const maxItems = runtime.config.contactListMaxItems || MAX_LIST_ITEMS
   const current = await loadList(runtime.database.db, accountId, listId)
+  // A full list is refused before the file is read; one the import would overfill, after its inserts
+  // (the transaction then rolls back).
+  if (current.itemCount >= maxItems) throw listFull(maxItems)
+  if (source.kind === 'json' && source.contacts.length > MAX_IMPORT_ROWS) throw tooManyRows()
   const read: ReadRows =
     source.kind === 'csv'
-      ? readCsv(source.data, current.defaultRegion)
+      ? await readCsv(source.data, current.defaultRegion)
       : readJson(source.contacts, current.defaultRegion)
   const unique = new Map<string, ContactRow>()
   for (const r of read.rows) if (!unique.has(r.phone)) unique.set(r.phone, r)
@@ -94,6 +103,7 @@ export async function importContacts(runtime: Runtime, accountId: string, listId
     await loadList(tx, accountId, listId, true)
     let imported = 0
     for (let i = 0; i < fresh.length; i += INSERT_BATCH) {
+      if (i) await yieldToLoop()
       const batch = fresh.slice(i, i + INSERT_BATCH)
       const added = await tx
         .insert(contactListItems)
@@ -111,6 +121,7 @@ export async function importContacts(runtime: Runtime, accountId: string, listId
       imported += added.length
     }
     const [{ n }] = await tx.select({ n: count() }).from(contactListItems).where(eq(contactListItems.listId, listId))
+    if (Number(n) > maxItems) throw listFull(maxItems)
     const [row] = await tx
       .update(contactLists)
       .set({ itemCount: Number(n), ...(imported ? { updatedAt: new Date() } : {}) })

@@ -1,11 +1,12 @@
 // Reading an import into contact rows, before any database work: CSV through csv-parse (RFC 4180 quoting,
 // BOM, quoted commas and newlines) or a JSON array, each row validated on its own. A bad row is reported
 // with its line and reason and the rest go on; only a file that cannot be read at all (no header row
-// with a phone column, too many rows) refuses the whole import.
-import { parse } from 'csv-parse/sync'
+// with a phone column) refuses the whole import; more than MAX_IMPORT_ROWS rows is 403 plan_limit_reached.
+import { Readable } from 'node:stream'
+import { parse } from 'csv-parse'
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js'
 import { canonicalE164 } from '~/domain/phone-numbers/schemas'
-import { ApiError, Errors } from '~/lib/errors'
+import { ApiError, apiError, Errors } from '~/lib/errors'
 import { MAX_IMPORT_ROWS } from './schemas'
 
 export interface ContactRow {
@@ -114,66 +115,105 @@ const SKIP_REASONS: Record<string, string> = {
 
 const RESERVED = new Set(['phone', 'name', 'timezone'])
 
+/** Bytes handed to the CSV parser at a time, and records read between two turns of the event loop. */
+const CSV_CHUNK_BYTES = 64 * 1024
+const ROWS_PER_TURN = 500
+
+/** Lets the event loop run what is waiting (other requests, timers, I/O) before the next chunk. */
+export const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** 403 plan_limit_reached: an import above MAX_IMPORT_ROWS rows (decisions "Abuse and cost"). */
+export const tooManyRows = () =>
+  apiError('plan_limit_reached', `An import holds at most ${MAX_IMPORT_ROWS} rows; split the file.`)
+
+/** The file in CSV_CHUNK_BYTES slices, the loop getting a turn before each (the parser reads as it is fed). */
+async function* chunks(data: Uint8Array) {
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  for (let at = 0; at < buf.length; at += CSV_CHUNK_BYTES) {
+    if (at) await yieldToLoop()
+    yield buf.subarray(at, at + CSV_CHUNK_BYTES)
+  }
+}
+
 /**
  * A CSV file (UTF-8, optional BOM): the header row names `phone` (required), `name`, `timezone` (matched
  * without regard to case) and any other column, which becomes a variable under its header. Lines are
  * counted in the file, the header being line 1; a record spanning lines is reported at its first line.
+ * The file is parsed as a stream in bounded chunks, the event loop getting a turn every ROWS_PER_TURN
+ * records and every CSV_CHUNK_BYTES bytes, so an import of 10 MB never holds other requests for long;
+ * more than MAX_IMPORT_ROWS rows stops the parse with 403 plan_limit_reached.
  */
-export function readCsv(data: Uint8Array, region: string | null): ReadRows {
+export async function readCsv(data: Uint8Array, region: string | null): Promise<ReadRows> {
   const out: ReadRows = { rows: [], invalid: [] }
   let header: string[] | null = null
   let headerProblem: string | null = null
-  let records: { record: Record<string, string>; info: { lines: number } }[]
+  let seen = 0
+  let over = false
+  const parser = parse({
+    bom: true,
+    columns: (names: string[]) => {
+      header = names.map((n) => String(n).trim())
+      const seenNames = new Set<string>()
+      for (const n of header) {
+        const key = RESERVED.has(n.toLowerCase()) ? n.toLowerCase() : n
+        if (!n) headerProblem = 'The CSV header row has an empty column name.'
+        else if (seenNames.has(key)) headerProblem = `The CSV header row names ${n} twice.`
+        seenNames.add(key)
+      }
+      return header.map((n) => (RESERVED.has(n.toLowerCase()) ? n.toLowerCase() : n))
+    },
+    info: true,
+    skip_empty_lines: true,
+    relax_column_count: false,
+    skip_records_with_error: true,
+    on_skip: (e: (Error & { code?: string; lines?: number }) | undefined) => {
+      // Never throw here (it would escape the stream): mark, and the reading loop stops.
+      if (++seen > MAX_IMPORT_ROWS) {
+        over = true
+        return
+      }
+      out.invalid.push({
+        line: e?.lines ?? 0,
+        reason: (e?.code && SKIP_REASONS[e.code]) ?? `unreadable row (${e?.code ?? 'error'})`,
+      })
+    },
+  })
+  const source = Readable.from(chunks(data))
+  source.on('error', (e) => parser.destroy(e))
+  source.pipe(parser)
   try {
-    records = parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength), {
-      bom: true,
-      columns: (names: string[]) => {
-        header = names.map((n) => String(n).trim())
-        const seen = new Set<string>()
-        for (const n of header) {
-          const key = RESERVED.has(n.toLowerCase()) ? n.toLowerCase() : n
-          if (!n) headerProblem = 'The CSV header row has an empty column name.'
-          else if (seen.has(key)) headerProblem = `The CSV header row names ${n} twice.`
-          seen.add(key)
-        }
-        return header.map((n) => (RESERVED.has(n.toLowerCase()) ? n.toLowerCase() : n))
-      },
-      info: true,
-      skip_empty_lines: true,
-      relax_column_count: false,
-      skip_records_with_error: true,
-      on_skip: (e: (Error & { code?: string; lines?: number }) | undefined) => {
-        if (out.invalid.length >= MAX_IMPORT_ROWS) throw fileError(`The CSV holds more than ${MAX_IMPORT_ROWS} rows.`)
-        out.invalid.push({
-          line: e?.lines ?? 0,
-          reason: (e?.code && SKIP_REASONS[e.code]) ?? `unreadable row (${e?.code ?? 'error'})`,
-        })
-      },
-      to: MAX_IMPORT_ROWS + 1,
-    }) as unknown as typeof records
+    for await (const { record, info } of parser as AsyncIterable<{
+      record: Record<string, string>
+      info: { lines: number }
+    }>) {
+      if (headerProblem) break
+      if (over || ++seen > MAX_IMPORT_ROWS) throw tooManyRows()
+      if (seen % ROWS_PER_TURN === 0) await yieldToLoop()
+      let inner = 0
+      const variables: Record<string, unknown> = {}
+      for (const [k, value] of Object.entries(record)) {
+        for (let i = value.indexOf('\n'); i !== -1; i = value.indexOf('\n', i + 1)) inner++
+        if (!RESERVED.has(k)) variables[k] = value.trim()
+      }
+      const line = info.lines - inner
+      collect(
+        out,
+        toContact(line, { phone: record.phone, name: record.name, timezone: record.timezone, variables }, region),
+      )
+    }
   } catch (e) {
     if (e instanceof ApiError) throw e
     const err = e as Error & { lines?: number }
     throw fileError(`The CSV could not be read${err.lines ? ` (line ${err.lines})` : ''}: ${err.message.slice(0, 200)}`)
+  } finally {
+    source.unpipe(parser)
+    source.destroy()
+    parser.destroy()
   }
   if (headerProblem) throw fileError(headerProblem)
   if (!header || !(header as string[]).some((n) => n.toLowerCase() === 'phone'))
     throw fileError('The CSV needs a header row naming a phone column.')
-  if (records.length + out.invalid.length > MAX_IMPORT_ROWS)
-    throw fileError(`The CSV holds more than ${MAX_IMPORT_ROWS} rows.`)
-  for (const { record, info } of records) {
-    let inner = 0
-    const variables: Record<string, unknown> = {}
-    for (const [k, value] of Object.entries(record)) {
-      for (let i = value.indexOf('\n'); i !== -1; i = value.indexOf('\n', i + 1)) inner++
-      if (!RESERVED.has(k)) variables[k] = value.trim()
-    }
-    const line = info.lines - inner
-    collect(
-      out,
-      toContact(line, { phone: record.phone, name: record.name, timezone: record.timezone, variables }, region),
-    )
-  }
+  if (over) throw tooManyRows()
   out.invalid.sort((a, b) => a.line - b.line)
   return out
 }

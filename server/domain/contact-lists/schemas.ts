@@ -4,8 +4,10 @@ import { isSupportedCountry } from 'libphonenumber-js'
 import * as v from 'valibot'
 import { Cursor, Id, Limit, JsonRecord } from '~/lib/schemas'
 
-/** Bounds of one import: the multipart body cap (middleware 02) and the row count. */
-export const MAX_IMPORT_ROWS = 100_000
+/** Bounds of one import: the multipart body cap (middleware 02, 10 MB) and the row count (403 plan_limit_reached
+ *  beyond); and of a list, its items (config contactListMaxItems, 200,000). */
+export const MAX_IMPORT_ROWS = 50_000
+export const MAX_LIST_ITEMS = 200_000
 
 const Name = v.pipe(
   v.string('name must be a string.'),
@@ -47,7 +49,6 @@ export type ItemListQuery = v.InferOutput<typeof ItemListQuery>
 export const ImportJson = v.strictObject({
   contacts: v.pipe(
     v.array(v.unknown(), 'contacts must be an array of contact objects.'),
-    v.maxLength(MAX_IMPORT_ROWS, `contacts holds at most ${MAX_IMPORT_ROWS} entries.`),
     v.description(
       'Each {phone, name?, timezone?, variables?: {key: value}}; any other scalar key becomes a variable too.',
     ),

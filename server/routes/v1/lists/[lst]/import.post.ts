@@ -7,13 +7,15 @@ export default defineApiRoute({
   summary: 'Import contacts into a list',
   description:
     'multipart/form-data with a part `file`: CSV (UTF-8, optional BOM, RFC 4180 quoting; at most 10 MB, else 413 ' +
-    'payload_too_large, and 100,000 rows) whose header row names `phone` (required), `name`, `timezone` and any other ' +
+    'payload_too_large, and 50,000 rows, parsed in bounded chunks) whose header row names `phone` (required), `name`, `timezone` and any other ' +
     'column, which becomes a variable; or JSON {contacts: [{phone, name?, timezone?, variables?}]}. Numbers are ' +
     "international, or national in the list's default_region; timezone is an IANA zone. Numbers are deduplicated " +
     'within the import and against the list (counted in duplicates); numbers on the do-not-call list are kept and read ' +
     'dnc: true. Invalid rows are reported as {line, reason} (line: the CSV line, header = 1; for JSON the 1-based ' +
     'position) and the valid rows are imported, all in one transaction. Answers 200 {imported, duplicates, invalid, list}. ' +
-    'A file without a phone header, or with more than 100,000 rows, is 400 validation_error (field file).',
+    'A file without a phone header is 400 validation_error (field file). More than 50,000 rows (CSV rows or JSON ' +
+    'contacts) in one import, or a list that holds or would hold more than 200,000 items, is 403 plan_limit_reached ' +
+    'and nothing is imported.',
   tags: ['Outbound'],
   scope: 'outbound:write',
   dataRoute: true,
@@ -22,7 +24,14 @@ export default defineApiRoute({
   multipart: true,
   multipartBody: ImportMultipart,
   response: ImportResult,
-  errors: ['invalid_id', 'not_found', 'unsupported_field', 'validation_error', 'payload_too_large'],
+  errors: [
+    'invalid_id',
+    'not_found',
+    'unsupported_field',
+    'validation_error',
+    'payload_too_large',
+    'plan_limit_reached',
+  ],
   handler: ({ runtime, account, params, body, parts }) => {
     const accountId = listAccount(account)
     if (!parts) return importContacts(runtime, accountId, params.lst, { kind: 'json', contacts: body?.contacts ?? [] })
