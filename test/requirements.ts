@@ -1112,6 +1112,11 @@ export const requirements = {
     behavior:
       'An import of more than 50,000 rows (CSV rows or JSON contacts) is 403 plan_limit_reached and imports nothing.',
   },
+  'abuse.import.multipart-bounded': {
+    source: 'issue 30 Medium 6; decisions Abuse and cost (Multipart parsing)',
+    behavior:
+      'A multipart body is read by a bulk parser (not byte by byte on the event loop) and holds at most 100 parts: 101 is 400 validation_error and nothing is imported.',
+  },
   'abuse.import.list-cap': {
     source: 'issue 30 Medium 6; decisions Security rules (Heavy work off the event loop)',
     behavior:

@@ -76,21 +76,26 @@ async function openPostgres(url: string, prepare: boolean): Promise<Database> {
   }
 }
 
+/** How long open transactions vouch for the embedded engine in the health probe (see ping). */
+const BUSY_TRUST_MS = 30_000
+
 async function openPglite(dir: string): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite')
   const { drizzle } = await import('drizzle-orm/pglite')
   mkdirSync(dir, { recursive: true })
   const pg = await PGlite.create(dir)
   const db = drizzle({ client: pg, schema }) as unknown as Db
-  // Transactions of this process now running (each holds the engine's mutex while it runs).
+  // Transactions of this process now running (each holds the engine's mutex while it runs), and since when
+  // at least one has been.
   let open = 0
+  let busySince = 0
   return {
     kind: 'pglite',
     // One process owns an embedded database: invalidations stay in this process.
     bus: createInvalidationBus(),
     db,
     async tx(fn) {
-      open++
+      if (open++ === 0) busySince = Date.now()
       try {
         return await (db.transaction(fenced(fn) as any) as any)
       } finally {
@@ -107,7 +112,9 @@ async function openPglite(dir: string): Promise<Database> {
     async ping(timeoutMs = 2000) {
       // A transaction of this process holds the engine's mutex (a 50,000-row import: seconds): the engine is
       // evidently up, and `select 1` would only measure the queue behind it (health read down, issue 30).
-      if (open > 0) return
+      // Not for ever: after BUSY_TRUST_MS of unbroken transactions the probe queues like any query again, so
+      // a transaction that never ends shows as down.
+      if (open > 0 && Date.now() - busySince < BUSY_TRUST_MS) return
       await withTimeout(pg.query('select 1'), timeoutMs)
     },
     close: () => pg.close(),

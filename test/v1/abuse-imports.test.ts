@@ -150,4 +150,28 @@ describe('contact-list imports off the event loop (issue 30 Medium 6)', () => {
       'plan_limit_reached',
     )
   }, 180_000)
+
+  it('reads a multipart body of at most 100 parts: 101 is 400 validation_error, nothing imported', async () => {
+    verifies('abuse.import.multipart-bounded')
+    const list = await newList('Many parts')
+    const post = (parts: number) => {
+      const form = new FormData()
+      form.append('file', new Blob([`phone\n${numbers(1, 500_000)[0]}\n`], { type: 'text/csv' }), 'contacts.csv')
+      for (let i = 1; i < parts; i++) form.append(`extra_${i}`, 'x')
+      return fetch(`${server.base}/lists/${list}/import`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}` },
+        body: form,
+      }).then(async (res) => {
+        const text = await res.text()
+        return { status: res.status, headers: res.headers, text, body: JSON.parse(text) } as ApiResponse
+      })
+    }
+    const many = await post(101)
+    expectError(many, 400, 'validation_error')
+    expect(many.body.error.message).toMatch(/at most 100 parts/)
+    expect((await t.api.get(`/lists/${list}/items`)).body.data).toEqual([])
+    // 100 parts are read; the extra fields are then refused by name, as any unknown field is.
+    expectError(await post(100), 400, 'unsupported_field')
+  })
 })
