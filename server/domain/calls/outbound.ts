@@ -285,7 +285,7 @@ export async function afterSettled(ctx: OutboundCtx, row: CallRow) {
 /**
  * Queued calls of the account (not campaign calls: those are dialled by their campaign) take free lines.
  * This is the moment a queued call is dialled, so the checks of POST /calls are made again here: a call of a
- * suspended or unpaid account, of a paused agent, to a number put on the do-not-call list since, or to a
+ * suspended or unpaid account (or one moved to the trial, on the real phone network), of a paused agent, to a number put on the do-not-call list since, or to a
  * number the dial rules now refuse (call_countries) ends `canceled` with a public failure_reason, undialled.
  */
 export async function dispatchQueued(ctx: OutboundCtx, accountId: string) {
@@ -306,7 +306,7 @@ export async function dispatchQueued(ctx: OutboundCtx, accountId: string) {
           ORDER BY created_at, id LIMIT ${free + 20} FOR UPDATE SKIP LOCKED`),
     )
     if (!waiting.length) return []
-    const blocked = await accountDialBlock(tx, accountId)
+    const blocked = await accountDialBlock(tx, accountId, ctx.providers.telephony)
     const paused = await pausedAgents(
       tx,
       waiting.map((w) => w.agent_id),
