@@ -17,6 +17,7 @@ import type { Providers } from '~/kit/providers'
 import type { Runtime } from '~/kit/runtime'
 import type { InboundAnswer } from '~/kit/telephony'
 import { apiError, Errors } from '~/lib/errors'
+import { providerDetail } from '~/lib/provider-detail'
 import { agentLanguage, agentVersionOf, assertNotPaused, loadAgent, resolveModel } from '~/domain/agents/agents'
 import { addUsage, checkBalance } from '~/domain/conversations/billing'
 import { conversationResource } from '~/domain/conversations/read'
@@ -212,15 +213,6 @@ const telephonyUrl = (config: Config, provider: string, kind: 'status' | 'voice'
 /** A call's failure_reason when the provider refused or could not be reached: names no account, URL or secret. */
 export const DIAL_FAILED =
   "provider_error: the telephony provider did not place the call (the service's log has its answer)."
-
-/** A provider error for the log: its message, with any user:password in a URL masked, one line, bounded. */
-export function providerDetail(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err)
-  return message
-    .replace(/\/\/[^/\s@]*@/g, '//***@')
-    .replace(/\s+/g, ' ')
-    .slice(0, 500)
-}
 
 /** Hands a ringing call to the provider; a refusal fails the call. Answers the call as it is now. */
 export async function dialCall(ctx: OutboundCtx, row: CallRow): Promise<CallRow> {
