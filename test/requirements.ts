@@ -1122,6 +1122,37 @@ export const requirements = {
     behavior:
       'A contact list holds at most 200,000 items: an import into a full list, or one that would take it past the cap, is 403 plan_limit_reached and imports nothing (cap lowered by the test-only SVC_CONTACT_LIST_MAX_ITEMS).',
   },
+  // issue 30 — the gaps closed after the first pass
+  'abuse.gaps.queued-suspended': {
+    source: 'decisions Security rules "Checks at dial time"; issue 30 Medium 2',
+    behavior:
+      'With a real telephony provider, a call queued before its account was suspended is never dialled when a line frees: it ends canceled (started_at null) with a failure_reason naming the suspension, and the provider is never asked to place it.',
+  },
+  'abuse.gaps.queued-trial': {
+    source: 'decisions Security rules "Calls cost money", "Checks at dial time"',
+    behavior:
+      'With a real telephony provider, a call queued before its account was moved to the trial plan is never dialled when a line frees: it ends canceled with a failure_reason naming the trial, and the provider is never asked to place it.',
+  },
+  'abuse.gaps.campaign-unpaid': {
+    source: 'decisions Security rules "Checks at dial time"; issue 30 Medium 1',
+    behavior:
+      'A running campaign of an account that can no longer pay (the 402 check: no allowance, an empty wallet) places no new call at the provider when its lines free; it stays running with contacts pending.',
+  },
+  'abuse.gaps.campaign-trial': {
+    source: 'decisions Security rules "Calls cost money", "Checks at dial time"',
+    behavior:
+      'With a real telephony provider, a running campaign of an account moved to the trial plan places no new call when its lines free; it stays running with contacts pending.',
+  },
+  'abuse.gaps.transfer-refused': {
+    source: 'decisions Security rules "Calls cost money"; issue 30 High 2',
+    behavior:
+      'With a real telephony provider, a transfer_call whose directory number the dial rules now refuse (outside call_countries, set after the directory was saved) answers ok: false saying the person cannot be reached, and no leg is placed at the provider (the call is not transferred); once the number is allowed again the same transfer is placed.',
+  },
+  'abuse.gaps.lookup-unavailable': {
+    source: 'decisions Security rules "Numbers"; Abuse and cost (issue 30) "Owned numbers"',
+    behavior:
+      'POST /phone-numbers whose ownership lookup fails (the provider answers 5xx or cannot be reached) is 502 provider_unavailable (in the OpenAPI responses of the route), its message naming no provider URL, account or answer; nothing is routed, and a retry once the provider answers routes the number.',
+  },
   'behaviour.website-url': {
     source: 'issue 29: every whitelisted setting has a runtime reader',
     behavior:

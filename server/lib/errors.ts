@@ -71,6 +71,10 @@ export const ERROR_CODES = {
     'The request with this Idempotency-Key was carried out but its answer was lost; it is not run again',
   ],
   internal_error: [500, 'Unexpected failure; quote the request id'],
+  provider_unavailable: [
+    502,
+    'An outside provider the request depends on (the telephony provider) failed or could not be reached; nothing was changed, retry',
+  ],
   service_unavailable: [503, 'This instance is shutting down; retry (through the balancer another one answers)'],
 } as const satisfies Record<string, readonly [number, string]>
 

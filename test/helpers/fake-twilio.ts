@@ -116,6 +116,8 @@ export interface FakeTwilio {
   own(...e164: string[]): void
   /** The next REST request gets this answer instead (one-shot). */
   failNext(status: number, body: unknown): void
+  /** The next REST request gets no answer: its connection is closed (Twilio unreachable; one-shot). */
+  dropNext(): void
   close(): Promise<void>
 }
 
@@ -143,6 +145,7 @@ export async function startFakeTwilio(opts: { accountSid?: string; authToken?: s
   const requests: RestCall[] = []
   const owned = new Set<string>()
   let failure: [number, unknown] | null = null
+  let drop = false
   const server: Server = createServer(async (req, res) => {
     const body = await readBody(req)
     const send = (status: number, json: unknown) =>
@@ -157,6 +160,10 @@ export async function startFakeTwilio(opts: { accountSid?: string; authToken?: s
     const callSid = create ? sid('CA') : update ? update[1] : null
     const form = formOf(body)
     requests.push({ method: req.method ?? '', path, user: user ?? null, authorized, form, callSid })
+    if (drop) {
+      drop = false
+      return void req.socket.destroy()
+    }
     if (failure) {
       const [status, json] = failure
       failure = null
@@ -223,6 +230,9 @@ export async function startFakeTwilio(opts: { accountSid?: string; authToken?: s
     },
     failNext: (status, body) => {
       failure = [status, body]
+    },
+    dropNext: () => {
+      drop = true
     },
     close: () =>
       new Promise<void>((ok) => {

@@ -4,13 +4,14 @@
 // free there. Calls run the voice loop with the openai speech provider against the fake speech server.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { encodeToneText } from '~/lib/audio'
-import { createApi, expectError } from '../helpers/api'
+import { createApi, err, expectError, type Api } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
 import {
   inboundCall,
   postWebhook,
   sid,
   startFakeTwilio,
+  statusParams,
   TwilioMediaClient,
   type FakeTwilio,
   type RestCall,
@@ -21,11 +22,12 @@ import { freshNumber } from '../helpers/phone'
 import { freePort, startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
-import { until } from '../helpers/wait'
+import { sleep, until } from '../helpers/wait'
 import { verifies } from '../requirements'
 
 let fake: FakeTwilio
 let server: TestServer
+let master: Api
 let origin: string
 let speech: FakeSpeech
 let site: TestSite
@@ -57,7 +59,7 @@ beforeAll(async () => {
       ),
     },
   })
-  const master = createApi(server.base, server.masterKey)
+  master = createApi(server.base, server.masterKey)
   const sharedMaster = createApi(inject('base'), inject('masterKey'))
   ;[paid, trial, simTrial] = await Promise.all([
     createTenant(master),
@@ -256,7 +258,7 @@ describe('calls cost money (real telephony provider: Twilio)', () => {
 })
 
 describe('numbers (real telephony provider: Twilio)', () => {
-  it('routes only a number the Twilio account owns: 400 number_not_owned, a failed lookup routes nothing, then 201', async () => {
+  it('routes only a number the Twilio account owns: 400 number_not_owned, then 201 once it is bought', async () => {
     verifies('abuse.telephony.numbers-owned')
     const e164 = freshNumber((n) => n !== PAID_TO && n !== TRIAL_TO)
     const before = fake.requests.length
@@ -265,13 +267,7 @@ describe('numbers (real telephony provider: Twilio)', () => {
     expect(lookup).toMatchObject({ method: 'GET', authorized: true })
     expect(new URL(lookup!.path, fake.url).searchParams.get('PhoneNumber')).toBe(e164)
 
-    // The account buys it; Twilio fails the lookup once: nothing is routed.
     fake.own(e164)
-    fake.failNext(500, { code: 20500, message: 'Internal Server Error', status: 500 })
-    expect((await paid.api.post('/phone-numbers', { e164, agent_id: paidAgent })).status).toBe(500)
-    const listed = await paid.api.get('/phone-numbers?limit=100')
-    expect(listed.body.data.map((n: { e164: string }) => n.e164)).not.toContain(e164)
-
     const routed = await paid.api.post('/phone-numbers', { e164, agent_id: paidAgent })
     expect(routed.status, routed.text).toBe(201)
     expect(routed.body).toMatchObject({ e164, provider: 'twilio', agent_id: paidAgent })
@@ -281,4 +277,176 @@ describe('numbers (real telephony provider: Twilio)', () => {
     expect(sim.status, sim.text).toBe(201)
     expect(sim.body.provider).toBe('simulated')
   })
+
+  it('a failed ownership lookup (Twilio 5xx, or unreachable) is 502 provider_unavailable, routes nothing, and a retry routes', async () => {
+    verifies('abuse.gaps.lookup-unavailable', 'abuse.telephony.numbers-owned')
+    const e164 = freshNumber((n) => n !== PAID_TO && n !== TRIAL_TO)
+    fake.own(e164)
+    const numbers = async () =>
+      ((await paid.api.get('/phone-numbers?limit=100')).body.data as { e164: string }[]).map((n) => n.e164)
+    const before = fake.requests.length
+    // Twilio answers 500 once.
+    fake.failNext(500, { code: 20500, message: 'Internal Server Error', status: 500 })
+    const failed = await paid.api.post('/phone-numbers', { e164, agent_id: paidAgent })
+    expectError(failed, 502, 'provider_unavailable', null)
+    expect(err(failed).message).toContain(e164)
+    // The tenant reads no provider URL, account SID or Twilio's own words (the log has them).
+    expect(err(failed).message).not.toMatch(/http|AC[0-9a-f]{32}|Internal Server Error|20500/)
+    expect(await numbers()).not.toContain(e164)
+    // Twilio cannot be reached at all (the connection closes unanswered): the same.
+    fake.dropNext()
+    expectError(await paid.api.post('/phone-numbers', { e164, agent_id: paidAgent }), 502, 'provider_unavailable')
+    expect(await numbers()).not.toContain(e164)
+    expect(fake.requests.slice(before).filter((r) => r.path.includes('/IncomingPhoneNumbers.json'))).toHaveLength(2)
+    // The OpenAPI document names the error on the route.
+    const doc = await fetch(`${server.base}/openapi.json`).then((r) => r.json() as Promise<any>)
+    expect(JSON.stringify(doc.paths['/phone-numbers'].post.responses['502'] ?? null)).toContain('provider_unavailable')
+    // Twilio answers again: the retry routes the number.
+    const routed = await paid.api.post('/phone-numbers', { e164, agent_id: paidAgent })
+    expect(routed.status, routed.text).toBe(201)
+    expect(await numbers()).toContain(e164)
+  })
+})
+
+/** An account on the Twilio server that can dial out: a paid tenant, a phone agent, an owned number routed to it. */
+async function dialler() {
+  const t = await createTenant(master)
+  const agent = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en', agent_type: 'phone' })
+  const line = freshNumber()
+  fake.own(line)
+  const n = await t.api.post('/phone-numbers', { e164: line, agent_id: agent })
+  expect(n.status, n.text).toBe(201)
+  return { t, agent }
+}
+
+/** The calls placed at Twilio to `to` (REST Calls.json requests). */
+const placedTo = (to: string) => dialsTo(fake.requests).filter((r) => r.form.To === to)
+
+describe('checks at dial time (real telephony provider: Twilio)', () => {
+  it('a queued call is never dialled once the account is suspended, or moved to the trial plan: canceled, Twilio never asked', async () => {
+    verifies('abuse.gaps.queued-suspended', 'abuse.gaps.queued-trial')
+    const { t, agent } = await dialler()
+    const place = async (to: string) => {
+      const r = await t.api.post('/calls', { agent_id: agent, to, role: 'a caller' })
+      expect(r.status, r.text).toBe(201)
+      return r.body as { call_id: string; status: string; to: string }
+    }
+    const lines = (await t.api.get(`/accounts/${t.accountId}/limits`)).body.max_concurrent_calls as number
+    // Every line rings at Twilio (the fake never answers, so they keep their lines).
+    const ringing: string[] = []
+    for (let i = 0; i < lines; i++) ringing.push((await place(freshNumber())).call_id)
+    const asAccount = { headers: { 'x-svc-account': t.accountId } }
+    const ended = (id: string) =>
+      until(
+        `call ${id} to leave the queue`,
+        async () => {
+          const r = await master.get(`/calls/${id}`, asAccount)
+          expect(r.status, r.text).toBe(200)
+          return r.body.status !== 'queued' ? r.body : null
+        },
+        15_000,
+      )
+
+    // Suspended while the call waits; a line frees (the operator cancels a ringing call): it is not dialled.
+    const q1 = await place(freshNumber())
+    expect(q1.status).toBe('queued')
+    const suspended = await master.patch(`/users/${t.userId}`, { status: 'suspended' })
+    expect(suspended.status, suspended.text).toBe(200)
+    try {
+      expect((await master.delete(`/calls/${ringing.shift()}`, asAccount)).status).toBe(200)
+      const c1 = await ended(q1.call_id)
+      expect(c1).toMatchObject({ status: 'canceled', outcome: 'canceled', started_at: null, answered_at: null })
+      expect(c1.failure_reason).toMatch(/account was suspended/)
+    } finally {
+      expect((await master.patch(`/users/${t.userId}`, { status: 'active' })).status).toBe(200)
+    }
+    expect(placedTo(q1.to)).toEqual([])
+
+    // Moved to the trial plan while a call waits (POST /calls would refuse it now): not dialled either.
+    ringing.push((await place(freshNumber())).call_id)
+    const q2 = await place(freshNumber())
+    expect(q2.status).toBe('queued')
+    const toTrial = await master.patch(`/admin/customers/${t.userId}/plan`, { plan: 'trial' })
+    expect(toTrial.status, toTrial.text).toBe(200)
+    expect((await t.api.delete(`/calls/${ringing.shift()}`)).status).toBe(200)
+    const c2 = await ended(q2.call_id)
+    expect(c2).toMatchObject({ status: 'canceled', outcome: 'canceled', started_at: null })
+    expect(c2.failure_reason).toMatch(/trial plan, which cannot place calls on the phone network/)
+    await sleep(500)
+    expect(placedTo(q2.to)).toEqual([])
+    for (const id of ringing) await t.api.delete(`/calls/${id}`)
+  }, 180_000)
+
+  it('a running campaign dials nothing more once the account cannot pay (402 check), nor once it is moved to the trial plan', async () => {
+    verifies('abuse.gaps.campaign-unpaid', 'abuse.gaps.campaign-trial')
+    const { t, agent } = await dialler()
+    const profile = await t.api.post(`/agents/${agent}/profiles`, { name: 'Renewals', role: 'the renewals assistant' })
+    expect(profile.status, profile.text).toBe(201)
+    const phones = Array.from({ length: 6 }, () => freshNumber())
+    const list = await t.api.post(`/agents/${agent}/lists`, { name: 'Contacts' })
+    expect(list.status, list.text).toBe(201)
+    const imp = await t.api.post(`/lists/${list.body.list_id}/import`, { contacts: phones.map((phone) => ({ phone })) })
+    expect(imp.status, imp.text).toBe(200)
+    const created = await t.api.post('/campaigns', {
+      agent_id: agent,
+      profile_id: profile.body.profile_id,
+      list_id: list.body.list_id,
+      name: 'Renewals',
+      max_concurrent: 2,
+      schedule: {
+        timezone: 'UTC',
+        days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+        start: '00:00',
+        end: '24:00',
+      },
+    })
+    expect(created.status, created.text).toBe(201)
+    const id = created.body.campaign_id as string
+    expect((await t.api.post(`/campaigns/${id}/start`)).status).toBe(200)
+    const dialled = () => phones.flatMap(placedTo)
+    const [first, second] = await until(
+      'two campaign calls at Twilio',
+      async () => (dialled().length >= 2 ? dialled() : null),
+      20_000,
+    )
+    /** Twilio reports that nobody answered a placed call (the signed StatusCallback it was given). */
+    const noAnswer = async (placed: RestCall) => {
+      const url = String(placed.form.StatusCallback)
+      const callSid = placed.callSid!
+      const r = await postWebhook(url, statusParams({ callSid, accountSid: fake.accountSid, status: 'no-answer' }), {
+        authToken: fake.authToken,
+      })
+      expect(r.status, r.body).toBe(204)
+    }
+    const settledContacts = async (n: number) =>
+      until(
+        `${n} contacts to be settled`,
+        async () => {
+          const c = (await t.api.get(`/campaigns/${id}`)).body
+          return c.progress.total - c.progress.pending - (c.progress.in_progress ?? 0) >= n ? c : null
+        },
+        15_000,
+      )
+
+    // The account can no longer pay (no allowance, an empty wallet); a line of the campaign frees: no new dial.
+    const unpaid = await master.patch(`/admin/customers/${t.userId}/plan`, { plan: 'starter', plan_limit: 0 })
+    expect(unpaid.status, unpaid.text).toBe(200)
+    await noAnswer(first)
+    await settledContacts(1)
+    await sleep(3_000)
+    expect(dialled()).toHaveLength(2)
+
+    // Moved to the trial plan instead (free, so the 402 check passes; the real network is closed to it): the
+    // other line frees, still no new dial.
+    const toTrial = await master.patch(`/admin/customers/${t.userId}/plan`, { plan: 'trial' })
+    expect(toTrial.status, toTrial.text).toBe(200)
+    await noAnswer(second)
+    await settledContacts(2)
+    await sleep(3_000)
+    expect(dialled()).toHaveLength(2)
+    const c = (await t.api.get(`/campaigns/${id}`)).body
+    expect(c.status).toBe('running')
+    expect(c.progress.pending).toBe(phones.length - 2)
+    await t.api.post(`/campaigns/${id}/stop`)
+  }, 180_000)
 })

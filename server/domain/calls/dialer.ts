@@ -104,9 +104,10 @@ export async function dispatchCampaign(ctx: OutboundCtx, campaignId: string, at?
     // A paused agent's campaign is held (still running, nothing dialled); the minute sweep dials again
     // once the operator resumes the agent.
     if (held.agentPausedAt) return []
-    // Checks at dial time: a suspended or unpaid account's campaigns dial nothing (they stay running; the
-    // minute sweep dials again once the account is resumed or paid for). Read uncached, at every round.
-    if (await accountDialBlock(tx, cmp.accountId)) return []
+    // Checks at dial time: a suspended or unpaid account's campaigns dial nothing, nor does a trial's on the
+    // real phone network (they stay running; the minute sweep dials again once the account is resumed, paid
+    // for or back on a paid plan). Read uncached, at every round.
+    if (await accountDialBlock(tx, cmp.accountId, ctx.providers.telephony)) return []
     // Instances dial through their own telephony provider: a campaign stays with the provider it began on.
     const provider = ctx.providers.telephony.name
     if (cmp.provider && cmp.provider !== provider) return []

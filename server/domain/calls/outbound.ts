@@ -17,6 +17,7 @@ import type { Providers } from '~/kit/providers'
 import type { Runtime } from '~/kit/runtime'
 import type { InboundAnswer } from '~/kit/telephony'
 import { apiError, Errors } from '~/lib/errors'
+import { providerDetail } from '~/lib/provider-detail'
 import { agentLanguage, agentVersionOf, assertNotPaused, loadAgent, resolveModel } from '~/domain/agents/agents'
 import { addUsage, checkBalance } from '~/domain/conversations/billing'
 import { conversationResource } from '~/domain/conversations/read'
@@ -213,15 +214,6 @@ const telephonyUrl = (config: Config, provider: string, kind: 'status' | 'voice'
 export const DIAL_FAILED =
   "provider_error: the telephony provider did not place the call (the service's log has its answer)."
 
-/** A provider error for the log: its message, with any user:password in a URL masked, one line, bounded. */
-export function providerDetail(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err)
-  return message
-    .replace(/\/\/[^/\s@]*@/g, '//***@')
-    .replace(/\s+/g, ' ')
-    .slice(0, 500)
-}
-
 /** Hands a ringing call to the provider; a refusal fails the call. Answers the call as it is now. */
 export async function dialCall(ctx: OutboundCtx, row: CallRow): Promise<CallRow> {
   const telephony = ctx.providers.telephony
@@ -285,7 +277,7 @@ export async function afterSettled(ctx: OutboundCtx, row: CallRow) {
 /**
  * Queued calls of the account (not campaign calls: those are dialled by their campaign) take free lines.
  * This is the moment a queued call is dialled, so the checks of POST /calls are made again here: a call of a
- * suspended or unpaid account, of a paused agent, to a number put on the do-not-call list since, or to a
+ * suspended or unpaid account (or one moved to the trial, on the real phone network), of a paused agent, to a number put on the do-not-call list since, or to a
  * number the dial rules now refuse (call_countries) ends `canceled` with a public failure_reason, undialled.
  */
 export async function dispatchQueued(ctx: OutboundCtx, accountId: string) {
@@ -306,7 +298,7 @@ export async function dispatchQueued(ctx: OutboundCtx, accountId: string) {
           ORDER BY created_at, id LIMIT ${free + 20} FOR UPDATE SKIP LOCKED`),
     )
     if (!waiting.length) return []
-    const blocked = await accountDialBlock(tx, accountId)
+    const blocked = await accountDialBlock(tx, accountId, ctx.providers.telephony)
     const paused = await pausedAgents(
       tx,
       waiting.map((w) => w.agent_id),

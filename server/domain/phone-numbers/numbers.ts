@@ -10,6 +10,7 @@ import type { Runtime } from '~/kit/runtime'
 import { isUniqueViolation } from '~/lib/db-errors'
 import { Errors, apiError } from '~/lib/errors'
 import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
+import { providerDetail } from '~/lib/provider-detail'
 import type { CreateNumberBody, PatchNumberBody } from './schemas'
 
 export type PhoneNumberRow = typeof phoneNumbers.$inferSelect
@@ -82,19 +83,36 @@ export async function findNumberByE164(db: Executor, e164: string): Promise<Numb
 }
 
 /**
+ * Whether the provider account owns `e164`. A lookup that fails (the provider unreachable, a 5xx, refused
+ * credentials) is the provider's trouble, not the client's and not ours: 502 provider_unavailable, whose
+ * message names no provider URL or account (the log has the provider's answer), and the client may retry.
+ */
+async function ownedByProvider(telephony: Runtime['providers']['telephony'], e164: string): Promise<boolean> {
+  if (!telephony.ownsNumber) return false
+  try {
+    return await telephony.ownsNumber(e164)
+  } catch (err) {
+    console.error(`[phone-numbers] ${telephony.name} ownership lookup of ${e164} failed: ${providerDetail(err)}`)
+    throw apiError(
+      'provider_unavailable',
+      `The ${telephony.name} telephony provider could not be asked whether it owns ${e164}; nothing was routed. Retry in a moment.`,
+    )
+  }
+}
+
+/**
  * 201 with the number, held by the configured telephony provider. An agent_id names an agent of the same
  * account (another account's or an unknown agent is 404 agent_not_found, as on POST /conversations).
  * The provider must own the number (decisions "Numbers": looked up through it; the simulated network owns
  * every number; a provider that cannot tell routes none): else 400 number_not_owned. A failed lookup routes
- * nothing (500). The unique index on e164 answers a number held by any account, also under a race: 409
+ * nothing (502 provider_unavailable). The unique index on e164 answers a number held by any account, also under a race: 409
  * number_taken.
  */
 export async function createNumber(runtime: Runtime, accountId: string, body: CreateNumberBody) {
   const db = runtime.database.db
   const telephony = runtime.providers.telephony
   if (body.agent_id) await loadAgent(db, accountId, body.agent_id)
-  const owned = telephony.ownsNumber ? await telephony.ownsNumber(body.e164) : false
-  if (!owned) throw numberNotOwned(body.e164, telephony.name)
+  if (!(await ownedByProvider(telephony, body.e164))) throw numberNotOwned(body.e164, telephony.name)
   try {
     const [row] = await db
       .insert(phoneNumbers)
