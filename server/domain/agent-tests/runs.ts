@@ -7,7 +7,7 @@ import type { Database, Executor } from '~/db/client'
 import { agentTests, promptVersions, testRuns } from '~/db/schema'
 import { loadAgent } from '~/domain/agents/rows'
 import { consumeQuota } from '~/domain/limits/quotas'
-import { hasLiveJob } from '~/kit/job'
+import { hasLiveJob, type Queue } from '~/kit/job'
 import type { Runtime } from '~/kit/runtime'
 import { Errors } from '~/lib/errors'
 import { afterPosition, keysetPage, type KeysetRequest } from '~/lib/keyset'
@@ -76,6 +76,9 @@ async function candidateVersion(ex: Executor, agentId: string, named: string) {
   return pv
 }
 
+/** What asking for a run needs: a Runtime, or a job's context as {database, queue: {send}} (a build step). */
+export type RunQueue = Pick<Runtime, 'database'> & { queue: Pick<Queue, 'send'> }
+
 export interface RunRequest {
   /** Default: every test of the agent. */
   testIds?: string[]
@@ -90,7 +93,7 @@ export interface RunRequest {
  * too: pair it with waitForRun. 400 validation_error for an unknown test or version, or an agent without tests;
  * 429 quota_exceeded when the turns pass the day's test_turns.
  */
-export async function runAgentTests(runtime: Runtime, accountId: string, agentId: string, req: RunRequest = {}) {
+export async function runAgentTests(runtime: RunQueue, accountId: string, agentId: string, req: RunRequest = {}) {
   const repeat = req.repeat ?? 1
   const row = await runtime.database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, agentId)
