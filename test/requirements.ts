@@ -1817,6 +1817,92 @@ export const requirements = {
     behavior:
       'On SIGTERM /v1/health answers 503 (status down, components.api down) while the instance drains; a new voice session is refused 503 while a live one is waited for (the port stays open until it ends); a chat turn in flight when the signal lands completes with 200 and Connection: close; the process exits 0.',
   },
+  // issue 31 — agent tests and test runs
+  'quality.tests.crud': {
+    source: 'decisions Quality (wave 3): Agent tests',
+    behavior:
+      'Tests tst_<n> {test_id, agent_id, name, surface, turns: [{user, expect}], reference_answers, created_at, updated_at}: POST /agents/{agt}/tests (201) and GET (newest first, keyset), GET/PATCH/DELETE /tests/{tst}; unknown keys are 400 unsupported_field, an empty patch 400 empty_update, a bad value 400 validation_error naming its field (turns.<i>.expect.<j>.<key>); reads need agents:read, writes agents:write.',
+  },
+  'quality.tests.caps': {
+    source: 'decisions Quality (wave 3): Agent tests',
+    behavior:
+      'An agent holds at most 100 tests (the 101st is 403 plan_limit_reached, a delete frees a place) and a test at most 20 turns (400 validation_error on turns).',
+  },
+  'quality.tests.regex-compile': {
+    source: 'decisions Quality (wave 3): Agent tests (regex on a linear-time engine)',
+    behavior:
+      'A regex assertion whose pattern the linear-time engine (RE2) cannot compile (a backreference, lookaround) or is longer than 200 characters is 400 validation_error naming turns.<i>.expect.<j>.pattern, on create and on patch; an RE2 pattern such as (a+)+$ is accepted.',
+  },
+  'quality.tests.from-conversation': {
+    source: 'decisions Quality (wave 3): Agent tests',
+    behavior:
+      "POST /agents/{agt}/tests/from-conversation {conversation_id} answers 201 with a test whose turns are the conversation's visitor turns (expect: []) and whose reference_answers are the agent's answers; a conversation of another agent is 400 validation_error, of another account 404, and a credential without conversations:read 403 insufficient_scope.",
+  },
+  'quality.tests.isolation': {
+    source: 'decisions Quality (wave 3): Agent tests, Test runs',
+    behavior:
+      "Another tenant's tst_<n> and run_<n> are 404 not_found on every read and write, and its agent is 404 agent_not_found for tests, runs and from-conversation.",
+  },
+  'quality.runs.assertions': {
+    source: 'decisions Quality (wave 3): Agent tests, Test runs',
+    behavior:
+      "A run grades each turn's assertions on that turn's answer: contains and not_contains (case-insensitive), regex, tool_called and tool_not_called, unanswered, escalated each pass and fail as the answer says, with {type, passed, detail}; judge is skipped (passed null) with the local engine; an attempt with a failed assertion is failed, the run's counters, pass_rate and status follow.",
+  },
+  'quality.runs.judge': {
+    source: 'decisions Quality (wave 3): Agent tests (judge graded by the chat engine)',
+    behavior:
+      "With a model engine a judge rubric is graded by the agent's chat engine: its PASS passes the assertion and its FAIL fails it, the grader's reason in detail.",
+  },
+  'quality.runs.repeat': {
+    source: 'decisions Quality (wave 3): Test runs',
+    behavior:
+      'repeat N (1–10, else 400 validation_error) runs each test N times: one result per test and attempt 1..N, total = tests × N, passed + failed + skipped = total.',
+  },
+  'quality.runs.candidate': {
+    source: 'decisions Quality (wave 3): Test runs',
+    behavior:
+      "prompt_version (a label of the agent's prompt versions) makes the tests of its surface talk to that version's prompt while the active version stays active and the agent unchanged; an unknown label is 400 validation_error.",
+  },
+  'quality.runs.phone': {
+    source: 'decisions Quality (wave 3): Test runs (phone tests through the simulated call path)',
+    behavior:
+      "A phone test runs as a simulated call through the voice loop (offline speech): each utterance is transcribed and answered from the agent's knowledge, a transfer is recorded as a tool and an escalation, and the call leaves no conversation and no usage.",
+  },
+  'quality.runs.dry-tools': {
+    source: 'decisions Quality (wave 3): Test runs (tools run dry)',
+    behavior:
+      "Tools called in a run are recorded in the turn's tools[] with their arguments and result, but no mail is sent (the mail outbox stays empty, while the same message in a real chat mails), no webhook fires for the turns and no call or transfer is placed.",
+  },
+  'quality.runs.not-billed': {
+    source: 'decisions Quality (wave 3): Test runs',
+    behavior:
+      'A run, chat and phone tests alike, adds no conversation to GET /conversations and no usage to GET /accounts/{acc}/usage, and does not take chat_messages.',
+  },
+  'quality.runs.quota': {
+    source: 'decisions Quality (wave 3): Test runs (daily test_turns quota)',
+    behavior:
+      "A run takes its turns (tests' turns × repeat) from the daily test_turns quota (default 2,000; SVC_QUOTAS) when it is asked for: past it 429 quota_exceeded with Retry-After and nothing is queued; GET /accounts/{acc}/limits shows quotas.test_turns.",
+  },
+  'quality.runs.lifecycle': {
+    source: 'decisions Quality (wave 3): Test runs',
+    behavior:
+      'POST /agents/{agt}/test-runs answers 202 run_<n> queued; the run ends passed, failed or error with finished_at; GET /test-runs/{run} reads it with results, GET /agents/{agt}/test-runs lists runs newest first with keyset pages; an unknown test id or an agent without tests is 400 validation_error.',
+  },
+  'quality.runs.event': {
+    source: 'decisions Quality (wave 3): Test runs (event test_run.completed)',
+    behavior:
+      'A webhook endpoint subscribed to test_run.completed receives it once per run, signed, with the run (as GET /test-runs/{run} shows it) as data.',
+  },
+  'quality.runs.mcp': {
+    source: 'decisions Quality (wave 3): Test runs (MCP tools)',
+    behavior:
+      'The MCP tools run_agent_tests and get_test_run queue a run and read it, their inputs taken from the REST schemas.',
+  },
+  'quality.runs.regex-linear': {
+    source: 'issue 31 Must show: the regex engine runs catastrophic patterns in linear time',
+    behavior:
+      'A regex assertion (a+)+$ against an answer of 100,000 a characters is graded (passed) while GET /v1/health, probed throughout, keeps answering within 1 s.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

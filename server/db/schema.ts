@@ -557,6 +557,9 @@ export const conversations = pgTable(
     ownerInstance: text('owner_instance'),
     /** decisions "utm": {source, medium, campaign, term, content}; absent keys read as null. */
     utm: jsonb('utm').$type<Record<string, string | null>>().notNull().default({}),
+    /** A phone test of an agent test run (decisions "Test runs"): the run that opened this call. Such a
+     *  conversation is in no list, is not billed and is deleted when its test has been read. */
+    testRunId: text('test_run_id'),
   },
   (t) => [
     // The idle sweep (decisions "Idle conversations"): open text conversations by last activity.
@@ -1187,3 +1190,63 @@ export const platformConfig = pgTable('platform_config', {
   value: jsonb('value').notNull(),
   updatedAt: now('updated_at'),
 })
+
+// Agent tests (issue 31; decisions "Agent tests"): scripted visitor turns with assertions on the agent's
+// answers, at most 100 per agent. turns: [{user, expect: [Assertion]}] (≤ 20); reference_answers: the
+// answers of the conversation a test was made from.
+export const agentTestSeq = pgSequence('agent_test_seq', { startWith: 1 })
+export const agentTests = pgTable(
+  'agent_tests',
+  {
+    id: text('id').primaryKey().default(sql`'tst_' || nextval('agent_test_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** chat, phone, voice_chat. */
+    surface: text('surface').notNull(),
+    turns: jsonb('turns').$type<{ user: string; expect: Record<string, unknown>[] }[]>().notNull(),
+    referenceAnswers: jsonb('reference_answers').$type<string[] | null>(),
+    createdAt: now('created_at'),
+    updatedAt: now('updated_at'),
+  },
+  (t) => [index('agent_tests_agent_created_idx').on(t.accountId, t.agentId, t.createdAt, t.id)],
+)
+
+// Runs of an agent's tests (decisions "Test runs"), executed by the agent_tests.run job. `tests` is the
+// tests as they were when the run was asked for (a later edit does not change what a queued run checks);
+// results grow as attempts finish.
+export const testRunSeq = pgSequence('test_run_seq', { startWith: 1 })
+export const testRuns = pgTable(
+  'test_runs',
+  {
+    id: text('id').primaryKey().default(sql`'run_' || nextval('test_run_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
+    /** The label the run talks to (the candidate's, else the agent's current prompt_version). */
+    promptVersion: text('prompt_version'),
+    /** The candidate prompt version (pv_<n>) whose body replaces its surface's prompt; null: the active prompts. */
+    promptVersionId: text('prompt_version_id'),
+    tests: jsonb('tests').$type<Record<string, unknown>[]>().notNull(),
+    repeat: integer('repeat').notNull(),
+    /** queued, running, passed, failed, error. */
+    status: text('status').notNull().default('queued'),
+    total: integer('total').notNull(),
+    passed: integer('passed').notNull().default(0),
+    failed: integer('failed').notNull().default(0),
+    skipped: integer('skipped').notNull().default(0),
+    results: jsonb('results').$type<Record<string, unknown>[]>().notNull().default([]),
+    error: text('error'),
+    createdAt: now('created_at'),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [index('test_runs_agent_created_idx').on(t.accountId, t.agentId, t.createdAt, t.id)],
+)

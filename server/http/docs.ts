@@ -7,6 +7,7 @@ import { PHONE_GUIDE } from '~/domain/calls/guide'
 import { OUTBOUND_GUIDE } from '~/domain/calls/outbound-guide'
 import { WIDGET_GUIDE } from '~/domain/widget/guide'
 import { CONVERSATIONS_GUIDE } from '~/domain/conversations/guide'
+import { AGENT_TESTS_GUIDE } from '~/domain/agent-tests/guide'
 import { escapeHtml as esc } from '~/lib/html'
 
 /** The HTML page needs nothing but its own <style> block: no script, no frame, no form, no base. */
@@ -105,6 +106,7 @@ const GUIDES: Record<string, string> = {
   outbound: OUTBOUND_GUIDE,
   'widget-and-voice': WIDGET_GUIDE,
   conversations: CONVERSATIONS_GUIDE,
+  'agent-tests': AGENT_TESTS_GUIDE,
 }
 
 export function markdownPages(doc: Doc): Map<string, string> {

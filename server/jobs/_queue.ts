@@ -102,6 +102,7 @@ export async function startQueue(opts: {
       retryLimit: job.retryLimit ?? 3,
       retryDelay: job.retryDelaySeconds ?? 5,
       retryBackoff: true,
+      ...(job.expireInSeconds ? { expireInSeconds: job.expireInSeconds } : {}),
       policy: job.policy ?? 'standard',
     } as any)
     const workers = Math.max(1, job.concurrency ?? 1)

@@ -36,6 +36,8 @@ export interface JobDefinition<D extends object = any> {
   retryDelaySeconds?: number
   /** Concurrent handlers in this process. */
   concurrency?: number
+  /** How long one delivery may run before pg-boss expires (and retries) it; pg-boss's default is 15 minutes. */
+  expireInSeconds?: number
   /**
    * pg-boss queue policy. `short` keeps at most one job of the queue waiting (a send while one waits is
    * dropped), which lets a sweep re-send itself with startAfter for a sub-minute cadence: the cron tick and

@@ -38,6 +38,14 @@ export interface Runtime {
   startedAt: Date
 }
 
+/**
+ * What a conversation turn and a voice session use of the process: a Runtime, or the same parts of a job's
+ * context (an agent test run plays its calls from a job, with dry providers in place of the real ones).
+ */
+export type SessionRuntime = Pick<Runtime, 'config' | 'database' | 'providers' | 'registries' | 'blobs'> & {
+  queue: Pick<Queue, 'send'>
+}
+
 let ready: Promise<Runtime> | undefined
 let current: Runtime | undefined
 

@@ -155,6 +155,7 @@ export async function accountLimits(
       chat_messages: counter('chat_messages'),
       webhook_tests: counter('webhook_tests'),
       reindexes: counter('reindexes'),
+      test_turns: counter('test_turns'),
       max_concurrent_builds: limits.maxConcurrentBuilds,
       builds_in_progress: Number(builds?.running ?? 0),
     },

@@ -68,6 +68,7 @@ export const AccountLimits = v.object({
     chat_messages: Counter,
     webhook_tests: Counter,
     reindexes: Counter,
+    test_turns: Counter,
     max_concurrent_builds: v.number(),
     builds_in_progress: v.number(),
   }),

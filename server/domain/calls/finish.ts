@@ -4,7 +4,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { Database } from '~/db/client'
 import { conversations, turns } from '~/db/schema'
-import type { Runtime } from '~/kit/runtime'
+import type { SessionRuntime } from '~/kit/runtime'
 import { emitEvent } from '~/domain/events/emit'
 import { closeUsage, usageSessionOf } from '~/domain/conversations/billing'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
@@ -59,7 +59,7 @@ export async function writeLine(
 }
 
 export async function finishCall(
-  runtime: Runtime,
+  runtime: SessionRuntime,
   conv: ConversationRow,
   end: { reason: string; durationS: number; recording: Recording | null },
 ) {
@@ -98,6 +98,9 @@ export async function closeConversation(
       .where(and(eq(conversations.id, conversationId), eq(conversations.status, 'in_progress')))
       .returning()
     if (!row) return null
+    // A phone test of an agent test run (decisions "Test runs"): not billed, no event, no summary; the run
+    // reads its turns and deletes it.
+    if (row.testRunId) return row
     await closeUsage(tx, {
       ...usageSessionOf(row),
       endedAt: now,
@@ -117,6 +120,7 @@ export async function closeConversation(
     return row
   })
   if (call) await afterSettled(ctx, call)
-  if (ended) await ctx.send(SUMMARIZE_JOB, { conversation_id: ended.id }, { singletonKey: ended.id })
+  if (ended && !ended.testRunId)
+    await ctx.send(SUMMARIZE_JOB, { conversation_id: ended.id }, { singletonKey: ended.id })
   return !!ended
 }

@@ -14,7 +14,7 @@ import { rowsOf } from '~/db/client'
 import { calls, conversations, dncEntries, instances, phoneNumbers } from '~/db/schema'
 import type { JobContext } from '~/kit/job'
 import type { Providers } from '~/kit/providers'
-import type { Runtime } from '~/kit/runtime'
+import type { Runtime, SessionRuntime } from '~/kit/runtime'
 import type { InboundAnswer } from '~/kit/telephony'
 import { apiError, Errors } from '~/lib/errors'
 import { providerDetail } from '~/lib/provider-detail'
@@ -42,7 +42,7 @@ export interface OutboundCtx {
   send: JobContext['send']
 }
 
-export const outboundCtx = (r: Runtime): OutboundCtx => ({
+export const outboundCtx = (r: SessionRuntime): OutboundCtx => ({
   database: r.database,
   providers: r.providers,
   config: r.config,

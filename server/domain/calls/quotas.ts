@@ -31,7 +31,7 @@ export async function linesInUse(tx: Executor, accountId: string, now = new Date
     await tx.execute(sql`SELECT
       (SELECT count(*) FROM conversations
         WHERE account_id = ${accountId} AND status = 'in_progress' AND deleted_at IS NULL
-          AND channel = 'phone_inbound'
+          AND channel = 'phone_inbound' AND test_run_id IS NULL
           AND started_at > ${new Date(now.getTime() - MAX_CALL_S * 1000).toISOString()}::timestamptz)
       + (SELECT count(*) FROM calls WHERE account_id = ${accountId} AND status IN ('ringing', 'in_progress'))
       AS n`),

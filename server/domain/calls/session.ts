@@ -12,10 +12,10 @@
 // faster than real time with the same result. Agent audio "plays" on that clock too (voice-loop/playout.ts),
 // and a provider's mark echo ends it early when it reports playback itself.
 import type { Capability } from '~/kit/capability'
-import type { Runtime } from '~/kit/runtime'
+import type { Runtime, SessionRuntime } from '~/kit/runtime'
 import type { MediaLeg } from '~/kit/telephony'
 import type { LatencyBreakdown } from '~/db/schema'
-import { calls, conversations } from '~/db/schema'
+import { calls, conversations, promptVersions } from '~/db/schema'
 import { and, eq } from 'drizzle-orm'
 import { agentLanguage as languageOf, loadAgent, type AgentRow } from '~/domain/agents/agents'
 
@@ -107,7 +107,7 @@ export function endOfSpeechMs(agent: Pick<AgentRow, 'settings'> | null): number 
 export const liveSessions = new Map<string, VoiceSession>()
 
 /** The host side of a media leg: decodes its messages and starts the session on `start`. */
-export function attachMedia(runtime: Runtime, leg: MediaLeg): MediaSessionHandle {
+export function attachMedia(runtime: SessionRuntime, leg: MediaLeg): MediaSessionHandle {
   let session: VoiceSession | null = null
   let refused = false
   return {
@@ -171,6 +171,8 @@ export class VoiceSession {
   private extraKnowledge: string | null = null
   /** An outbound call's script (its instructions, greeting, voicemail and tools replace the agent's). */
   private script: { call: CallScript; tools: Capability[] } | null = null
+  /** A phone test of an agent test run: the candidate phone prompt it talks to (undefined: the active one). */
+  private candidatePrompt: string | null | undefined = undefined
   private recorder: CallRecorder | null = null
   private ready: Promise<void> | null = null
   private pendingEnd: { reason: EndReason; transferTo?: string } | null = null
@@ -183,7 +185,7 @@ export class VoiceSession {
   bargeIns = 0
 
   constructor(
-    private runtime: Runtime,
+    private runtime: SessionRuntime,
     private leg: MediaLeg,
     readonly conversationId: string,
     readonly providerCallId: string,
@@ -273,6 +275,7 @@ export class VoiceSession {
         .where(and(eq(conversations.id, conv.id), eq(conversations.status, 'in_progress')))
     const agent = await loadAgent(database.db, conv.accountId, conv.agentId)
     this.agent = agent
+    if (conv.testRunId) this.candidatePrompt = await candidatePhonePrompt(database, conv)
     if (agent.settings?.record_calls === true) {
       this.recorder = new CallRecorder(this.rate)
       this.playout = new Playout(this.leg, this.recorder)
@@ -494,6 +497,7 @@ export class VoiceSession {
         tools: (a) => (voiceChat ? chatTools : phoneTools)(this.runtime, a),
         extraKnowledge: this.extraKnowledge,
         script: this.script ? { instructions: this.script.call.instructions, tools: this.script.tools } : null,
+        prompt: this.candidatePrompt,
       })
       const optOut = !!caller && isOptOut(text)
       if (optOut) await addOptOut(this.runtime.database, conv.accountId, caller, conv.id)
@@ -564,7 +568,8 @@ export class VoiceSession {
       )
       written = true
       if (latency.latencyMs !== null) this.latencies.push(latency.latencyMs)
-      if (handoff)
+      // A test call's handoff is read by its run from the turn: no event, no mail.
+      if (handoff && !conv.testRunId)
         await escalate(this.runtime, claimed.conv, agent, { reason: handoff.reason, visitorText: text }).catch((err) =>
           this.log(`escalation not recorded: ${err instanceof Error ? err.message : err}`),
         )
@@ -715,6 +720,18 @@ export class VoiceSession {
       this.log(`could not be closed: ${err instanceof Error ? err.message : err}`)
     }
   }
+}
+
+/** A test call's candidate prompt (decisions "Test runs"): the body of the phone prompt version its run
+ *  talks to, else undefined (the agent's active phone prompt). */
+async function candidatePhonePrompt(database: SessionRuntime['database'], conv: ConversationRow) {
+  const id = conv.custom?.prompt_version_id
+  if (typeof id !== 'string' || !conv.agentId) return undefined
+  const [pv] = await database.db
+    .select({ type: promptVersions.type, body: promptVersions.body })
+    .from(promptVersions)
+    .where(and(eq(promptVersions.id, id), eq(promptVersions.agentId, conv.agentId)))
+  return pv?.type === 'phone' ? pv.body : undefined
 }
 
 /**

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import type * as v from 'valibot'
 import { eq } from 'drizzle-orm'
 import { calls } from '~/db/schema'
-import type { Runtime } from '~/kit/runtime'
+import type { Runtime, SessionRuntime } from '~/kit/runtime'
 import type { InboundAnswer } from '~/kit/telephony'
 import { pcmToBase64 } from '~/lib/audio'
 import { apiError, Errors } from '~/lib/errors'
@@ -60,7 +60,7 @@ export async function simulateInboundCall(
  * Settles when the call is over.
  */
 export function talk(
-  runtime: Runtime,
+  runtime: SessionRuntime,
   providerCallId: string,
   answer: Extract<InboundAnswer, { kind: 'connect' }>,
   call: { utterances: string[]; hangUp?: boolean },

@@ -125,6 +125,8 @@ function whereOf(f: ListFilters): SQL {
   const conds: (SQL | undefined)[] = [
     f.accountIds.length === 1 ? eq(c.accountId, f.accountIds[0]) : inArray(c.accountId, f.accountIds),
     isNull(c.deletedAt),
+    // The phone calls of an agent test run live only while their test is read (decisions "Test runs").
+    isNull(c.testRunId),
   ]
   if (f.window.from) conds.push(gte(c.startedAt, f.window.from))
   if (f.window.to) conds.push(lt(c.startedAt, f.window.to))

@@ -22,12 +22,12 @@ import {
 } from '~/kit/chat-engine'
 import { emailsOf } from '~/kit/capability'
 import { Errors, apiError } from '~/lib/errors'
-import type { Runtime } from '~/kit/runtime'
+import type { Runtime, SessionRuntime } from '~/kit/runtime'
 import { agentLanguage, agentLanguages, assertNotPaused, type AgentRow } from '~/domain/agents/agents'
 import { effectiveLimits, quotaExceeded, refundQuota, utcDay } from '~/domain/limits/quotas'
 import { mayDial, TRIAL_NO_CALLS } from '~/domain/limits/phone-network'
 import { chatCost, checkBalance } from './billing'
-import { turnContext } from './turn-context'
+import { systemPrompt, turnContext } from './turn-context'
 import { loadConversation } from './read'
 import { presentTurn, type ConversationRow, type TurnRow } from './chat-schemas'
 import { sha256Hex } from '~/lib/opaque-token'
@@ -113,7 +113,7 @@ function capabilitySettingsFor(agent: AgentRow, cap: Capability): Record<string,
 
 /** Runs one tool call: unknown or disallowed tools and invalid arguments come back as a failed result. */
 async function runTool(
-  runtime: Runtime,
+  runtime: SessionRuntime,
   conv: ConversationRow,
   agent: AgentRow,
   tools: Capability[],
@@ -160,7 +160,7 @@ export interface ToolRun {
 
 /** Runs one tool call to its end; a tool that throws is a failed result the engine is told about. */
 export async function runToolCall(
-  runtime: Runtime,
+  runtime: SessionRuntime,
   conv: ConversationRow,
   agent: AgentRow,
   tools: Capability[],
@@ -417,10 +417,13 @@ export interface TurnSurface {
   /** Instructions that replace the surface's prompt (an outbound call's filled script), with their own tools;
    *  the agent's knowledge block still follows them. */
   script?: { instructions: string; tools: Capability[] } | null
+  /** The surface's prompt replaced by a candidate version's body (an agent test run; decisions "Test runs"):
+   *  the profile, refinement rules and knowledge still follow it, as for the active prompt. */
+  prompt?: string | null
 }
 
 /** The agent's cached context, the history and the new message, the engine request. */
-export async function assembleTurn(runtime: Runtime, claimed: Claimed, text: string, on?: TurnSurface) {
+export async function assembleTurn(runtime: SessionRuntime, claimed: Claimed, text: string, on?: TurnSurface) {
   const { conv } = claimed
   if (!conv.agentId || claimed.agentRevision === null) throw Errors.notFound('Agent')
   const context = await turnContext(
@@ -434,7 +437,11 @@ export async function assembleTurn(runtime: Runtime, claimed: Claimed, text: str
   const { agent } = context
   const script = on?.script ?? null
   const tools = script ? script.tools : context.tools
-  const system = script ? withKnowledge(script.instructions, context.knowledge) : context.system
+  const system = script
+    ? withKnowledge(script.instructions, context.knowledge)
+    : on?.prompt !== undefined
+      ? systemPrompt(agent, on.surface, on.prompt, context.knowledge)
+      : context.system
   const visitorAt = new Date()
   const messages: ChatMessage[] = [...claimed.history, { role: 'user', content: text }]
   const request = {
@@ -474,7 +481,11 @@ export function scriptedReply(text: string, handoff: Handoff = null, unanswered 
  * talk is never unanswered; an unanswered question, or an engine that fails, gets fallback_message; with
  * collect_identity the first answer asks for contact details while the visitor is unknown.
  */
-export async function completeWithTools(runtime: Runtime, conv: ConversationRow, turn: Assembled): Promise<Completed> {
+export async function completeWithTools(
+  runtime: SessionRuntime,
+  conv: ConversationRow,
+  turn: Assembled,
+): Promise<Completed> {
   const { agent, tools, messages, request } = turn
   const said = visitorTextOf(turn)
   if (wantsPerson(said)) return scriptedReply(escalationMessage(agent), { reason: 'The visitor asked for a person.' })
@@ -612,7 +623,8 @@ function learntIdentity(
 // The turn's write, of fixed text so that it stays prepared: $1 conversation, $2 the turns (JSON array),
 // $3 turn_count, $4 updated_at, $5 language, $6 new records (JSON array or null), $7–$12 the session's
 // usage key (account, agent, agent type, channel, session, started_at), $13 tokens, $14 cost, $15 the
-// idempotency key or null, $16 its stored response, $17 identity learnt from the turn (JSON object or null).
+// idempotency key or null, $16 its stored response, $17 identity learnt from the turn (JSON object or null),
+// $18 true for a phone test of an agent test run, which is not billed (no usage row).
 // Call turns carry their audio offsets in $2.
 const WRITE_TURN = `
   WITH ins AS (
@@ -634,7 +646,8 @@ const WRITE_TURN = `
     RETURNING 1
   ), usage_row AS (
     INSERT INTO usage_records (account_id, agent_id, agent_type, channel, session_id, started_at, tokens, cost_usd)
-    VALUES ($7::text, $8::text, $9::text, $10::text, $11::text, $12::timestamptz, $13::int, $14::numeric)
+    SELECT $7::text, $8::text, $9::text, $10::text, $11::text, $12::timestamptz, $13::int, $14::numeric
+    WHERE NOT $18::boolean
     ON CONFLICT (account_id, session_id) DO UPDATE
       SET tokens = usage_records.tokens + EXCLUDED.tokens, cost_usd = usage_records.cost_usd + EXCLUDED.cost_usd
     RETURNING 1
@@ -658,7 +671,7 @@ export interface TurnAudio {
 }
 
 export async function persistTurn(
-  runtime: Runtime,
+  runtime: SessionRuntime,
   conv: ConversationRow,
   text: string,
   key: string | undefined,
@@ -795,6 +808,7 @@ export async function persistTurn(
     key ?? null,
     key === undefined ? null : JSON.stringify(response),
     learnt ? toJson(learnt) : null,
+    conv.testRunId !== null,
   ])
   return response
 }

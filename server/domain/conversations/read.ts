@@ -1,6 +1,6 @@
 // Reading one conversation: detail (include, transcript_format, redact), its summary and its recording.
 // Another account's conversation is 404 not_found; a soft-deleted one is 410 conversation_deleted.
-import { and, asc, eq, inArray } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull } from 'drizzle-orm'
 import { SignJWT, jwtVerify } from 'jose'
 import { createHash } from 'node:crypto'
 import type { Database, Executor } from '~/db/client'
@@ -25,7 +25,14 @@ export async function loadConversation(
   const q = ex
     .select()
     .from(conversations)
-    .where(and(eq(conversations.id, id), inArray(conversations.accountId, [...accountIds])))
+    .where(
+      and(
+        eq(conversations.id, id),
+        inArray(conversations.accountId, [...accountIds]),
+        // The calls of an agent test run are no conversation of the API (decisions "Test runs").
+        isNull(conversations.testRunId),
+      ),
+    )
   const [row] = lock ? await q.for('update') : await q
   if (!row) throw Errors.notFound('Conversation')
   if (row.deletedAt) throw conversationDeleted()

@@ -6,7 +6,7 @@
 import type { Database } from '~/db/client'
 import type { Capability } from '~/kit/capability'
 import { withKnowledge, type Surface, type ToolSpec } from '~/kit/chat-engine'
-import type { Runtime } from '~/kit/runtime'
+import type { SessionRuntime } from '~/kit/runtime'
 import { agentLanguage, agentLanguages, loadAgent, type AgentRow } from '~/domain/agents/agents'
 import { injectRules } from '~/domain/agents/refinement'
 import { knowledgeFor } from '~/domain/kb/summary'
@@ -50,9 +50,16 @@ export function profileBlock(agent: AgentRow, surface: Surface): string {
 }
 const PROFILE_HEADING = '### Profile'
 
+/** The system prompt of a turn on `surface` whose prompt is `prompt`: it and the profile block, with the
+ *  refinement rules injected, then the knowledge (last, where retrieving engines read it). */
+export function systemPrompt(agent: AgentRow, surface: Surface, prompt: string | null, knowledge: string): string {
+  const body = [prompt ?? '', profileBlock(agent, surface)].filter((x) => x.trim()).join('\n\n')
+  return withKnowledge(injectRules(body, agent.refinementRules), knowledge)
+}
+
 /** The agent's context at `revision` (the value the claim read), from the cache or built now. */
 export async function turnContext(
-  runtime: Runtime,
+  runtime: SessionRuntime,
   accountId: string,
   agentId: string,
   revision: number,
@@ -74,9 +81,7 @@ export async function turnContext(
   }
   const agent = await loadAgent(runtime.database.db, accountId, agentId)
   const knowledge = await knowledgeFor(runtime.database.db, agent, surface)
-  // Refinement rules before the knowledge, so the knowledge stays last where retrieving engines read it.
-  const prompt = [PROMPTS[surface](agent) ?? '', profileBlock(agent, surface)].filter((x) => x.trim()).join('\n\n')
-  const system = withKnowledge(injectRules(prompt, agent.refinementRules), knowledge)
+  const system = systemPrompt(agent, surface, PROMPTS[surface](agent), knowledge)
   const tools = build.tools(agent)
   // Stored under the revision the claim read, never a later one: what was read is at least that new, and
   // a newer revision on the next turn simply rebuilds.

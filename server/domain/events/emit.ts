@@ -12,6 +12,7 @@ export type EventType =
   | 'conversation.escalated'
   | 'conversation.deleted'
   | 'summary.ready'
+  | 'test_run.completed'
   | (string & {})
 
 export interface EventPayload {

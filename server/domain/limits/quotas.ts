@@ -15,10 +15,12 @@ export const QUOTA_KINDS = [
   'chat_messages',
   'webhook_tests',
   'reindexes',
+  'test_turns',
 ] as const
 export type QuotaKind = (typeof QUOTA_KINDS)[number]
 
 // reindexes: one unit per POST /agents/{agt}/kb/reindex (each runs the engine over the whole knowledge base).
+// test_turns: the visitor turns of an agent test run (tests' turns × repeat), taken when the run is asked for.
 export const DEFAULT_QUOTAS: Record<QuotaKind, number> = {
   agent_creates: 10,
   builds: 50,
@@ -26,6 +28,7 @@ export const DEFAULT_QUOTAS: Record<QuotaKind, number> = {
   chat_messages: 5000,
   webhook_tests: 50,
   reindexes: 50,
+  test_turns: 2000,
 }
 /** The defaults this process applies: DEFAULT_QUOTAS with the operator's SVC_QUOTAS on top (configureQuotas at boot). */
 let baseQuotas: Record<QuotaKind, number> = { ...DEFAULT_QUOTAS }
@@ -129,11 +132,13 @@ export async function consumeQuota(
   const { quotas } = await effectiveLimits(db, accountId, database)
   const limit = quotas[kind]
   const day = utcDay(now)
+  // Typed: two bare parameters compare as text, and '6' <= '2000' is false (n was always 1 before test runs).
   const rows = rowsOf<{ used: number }>(
     await db.execute(sql`
-    INSERT INTO quota_usage (account_id, day, kind, used) SELECT ${accountId}, ${day}, ${kind}, ${n} WHERE ${n} <= ${limit}
-    ON CONFLICT (account_id, day, kind) DO UPDATE SET used = quota_usage.used + ${n}
-    WHERE quota_usage.used + ${n} <= ${limit}
+    INSERT INTO quota_usage (account_id, day, kind, used) SELECT ${accountId}, ${day}, ${kind}, ${n}::int
+      WHERE ${n}::int <= ${limit}::int
+    ON CONFLICT (account_id, day, kind) DO UPDATE SET used = quota_usage.used + ${n}::int
+    WHERE quota_usage.used + ${n}::int <= ${limit}::int
     RETURNING used`),
   )
   if (!rows.length) throw quotaExceeded(kind, limit, now)

@@ -48,11 +48,13 @@ const list = (values: readonly string[]) =>
     sql`, `,
   )
 
-/** The conversations counted: the accounts, the window, the filters, never soft-deleted ones. */
+/** The conversations counted: the accounts, the window, the filters, never soft-deleted ones nor the calls
+ *  of agent test runs. */
 function conversationFilter(accountIds: string[], w: MetricsWindow, q: WindowQuery): SQL {
   const conds: SQL[] = [
     sql`c.account_id IN (${list(accountIds)})`,
     sql`c.deleted_at IS NULL`,
+    sql`c.test_run_id IS NULL`,
     sql`c.started_at >= ${w.from.toISOString()}`,
     sql`c.started_at < ${w.to.toISOString()}`,
   ]

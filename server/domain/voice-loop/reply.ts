@@ -5,7 +5,7 @@
 // flight; capability runs are never cancelled, so an order placed is always recorded. When it is over, the
 // reply says what the caller actually heard: an interrupted sentence counts only for the words that played.
 import { streamAnswer, type ChatMessage, type ToolCall } from '~/kit/chat-engine'
-import type { Runtime } from '~/kit/runtime'
+import type { SessionRuntime } from '~/kit/runtime'
 import { synthesisStream, type SynthesisOptions } from '~/kit/speech'
 import { runToolCall, type Assembled, type ToolRun } from '~/domain/conversations/messages'
 import type { ConversationRow } from '~/domain/conversations/chat-schemas'
@@ -54,7 +54,7 @@ export type ReplySource =
   | { line: string }
 
 export interface ReplyDeps {
-  runtime: Runtime
+  runtime: SessionRuntime
   playout: Playout
   /** The caller's clock (samples received). */
   clock(): number

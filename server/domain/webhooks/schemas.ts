@@ -1,5 +1,6 @@
 // Shapes of the webhook routes (contract "Webhook endpoint", "Webhooks", "Events"; decisions "Events",
-// "Retries"). The event names are the contract's seven plus decisions' eighth, conversation.deleted.
+// "Retries"). The event names are the contract's seven plus decisions' conversation.deleted and
+// test_run.completed (decisions "Test runs").
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
 import { Cursor, Id, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
@@ -13,6 +14,7 @@ export const EVENT_TYPES = [
   'call.completed',
   'call.failed',
   'call.no_answer',
+  'test_run.completed',
 ] as const
 export type WebhookEventType = (typeof EVENT_TYPES)[number]
 

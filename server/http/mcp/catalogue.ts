@@ -52,6 +52,8 @@ export const PARAM_NAMES: Record<string, string> = {
   whk: 'endpoint_id',
   call: 'call_id',
   cmp: 'campaign_id',
+  run: 'run_id',
+  tst: 'test_id',
 }
 
 /** Fields of an agent the MCP tool may change: texts and model settings. Capabilities (and their
@@ -351,6 +353,28 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     description:
       'Progress of an outbound campaign: total contacts and how many are pending, in progress, completed, no_answer, failed or skipped for do-not-call, with the counts of each outcome.',
   },
+  {
+    name: 'run_agent_tests',
+    title: "Run an agent's tests",
+    method: 'POST',
+    route: '/v1/agents/:agt/test-runs',
+    annotations: WRITE,
+    describe: {
+      prompt_version:
+        'Label of a prompt version (list_prompt_versions) to try without activating it; omit for the active prompts.',
+    },
+    description:
+      "Run the agent's stored tests (scripted visitor turns with assertions on the answers) in the background, optionally against a candidate prompt version without activating it, each repeated 1-10 times. Answers at once with the run_id (status queued); poll get_test_run until status is passed, failed or error. Tools run dry and nothing is billed; the turns count against the daily test_turns quota.",
+  },
+  {
+    name: 'get_test_run',
+    title: 'Read a test run',
+    method: 'GET',
+    route: '/v1/test-runs/:run',
+    annotations: READ,
+    description:
+      "A test run: status (queued, running, passed, failed, error), total, passed, failed, skipped, pass_rate, and per test and attempt each turn's answer, the tools called and every assertion with passed and a detail saying why.",
+  },
 ]
 
 export const SERVER_INSTRUCTIONS = [
@@ -358,7 +382,7 @@ export const SERVER_INSTRUCTIONS = [
   'Every tool acts for the account of the credential you connected with; ids look like agt_12 (agent), conv_p34 (conversation), pv_5 (prompt version), acc_7 (account).',
   'Typical flows: list_agents, then get_agent. New agent: build_agent from a website, then poll get_build until succeeded. Knowledge: add_knowledge_text or add_knowledge_url, then get_knowledge_status.',
   'Test an agent: start_conversation, send_message (repeat), end_conversation. Review: list_conversations (paginate with pagination.next_cursor as cursor), get_conversation.',
-  'Prompts: update_agent or deploy_prompt_version change them; list_prompt_versions and restore_prompt_version roll back.',
+  'Prompts: update_agent or deploy_prompt_version change them; list_prompt_versions and restore_prompt_version roll back. run_agent_tests checks an agent (or a candidate prompt version) against its stored tests; get_test_run reads the result.',
   'A failed call returns isError with error.code (e.g. not_found, insufficient_scope, validation_error naming error.field, quota_exceeded, rate_limited); fix the input rather than retrying unchanged.',
   'Outbound: place_call phones a number with an agent (poll get_call); add_to_do_not_call keeps a number from ever being dialled; get_campaign_progress follows a campaign.',
   "account_id is optional everywhere and defaults to the credential's own account.",

@@ -7,7 +7,7 @@ export default defineApiRoute({
   description:
     'Body {url, events[], description?, enabled?}. The url must be https (plain http only for hosts in SVC_ALLOW_PRIVATE_HOSTS) and must not point to a private, ' +
     'loopback or internal address (400 invalid_url). events names at least one of conversation.started, conversation.ended, conversation.escalated, ' +
-    'conversation.deleted, summary.ready, call.completed, call.failed, call.no_answer. Answers 201 with the endpoint and its whsec_ signing secret, shown this once. ' +
+    'conversation.deleted, summary.ready, call.completed, call.failed, call.no_answer, test_run.completed. Answers 201 with the endpoint and its whsec_ signing secret, shown this once. ' +
     'At most 20 endpoints per account (deleted ones do not count): the 21st is 403 plan_limit_reached.',
   tags: ['Webhooks'],
   scope: 'webhooks:manage',
