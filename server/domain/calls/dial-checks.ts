@@ -4,7 +4,7 @@
 // have joined the do-not-call list. Each refusal is a public sentence: it becomes the call's failure_reason.
 import { and, eq, inArray, isNotNull } from 'drizzle-orm'
 import type { Executor } from '~/db/client'
-import { agents, dncEntries } from '~/db/schema'
+import { accounts, agents, dncEntries } from '~/db/schema'
 import { balanceFacts, blockReason } from '~/domain/conversations/billing'
 
 export const REFUSED_AT_DIAL = {
@@ -16,8 +16,14 @@ export const REFUSED_AT_DIAL = {
 /**
  * Why the account may not dial now (suspended, or billing blocks: the 402 check), or null. Read from the
  * database each time, never from the balance cache, so a suspension or an exhausted wallet bites at once.
+ * Called inside the transaction that stamps the calls it lets through (started_at): the account row is held
+ * FOR SHARE until that commits, so a suspension (which updates the row) waits for a dial round that already
+ * passed this check, and every call dialled on its word was stamped before the suspension committed, hence
+ * before its answer; a round after it reads the suspension. Without the lock a round that read the account
+ * just before the suspension could stamp and dial its calls after the answer (the chaos run's check).
  */
 export async function accountDialBlock(ex: Executor, accountId: string): Promise<string | null> {
+  await ex.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('share')
   const facts = await balanceFacts(ex, accountId)
   if (!facts) return 'The account has no subscription, so the call was not dialled.'
   if (facts.status === 'suspended') return REFUSED_AT_DIAL.suspended
