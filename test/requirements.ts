@@ -1101,6 +1101,12 @@ export const requirements = {
     behavior:
       'The minute sweep serves at most a batch of running campaigns per pass, resuming after the last one served, so a campaign beyond the first window is dialled (batch lowered by the test-only SVC_CAMPAIGN_SWEEP_BATCH).',
   },
+  'abuse.dial.suspend-mid-campaign-chaos': {
+    source: 'issue 30 "must show": the chaos and load runs with campaigns and suspensions mixed in',
+    engines: ['postgres'],
+    behavior:
+      "In the chaos run (two instances, SIGKILLs) a tenant is suspended with the master key in the middle of its running campaign while the rest of the load goes on: no call of it reaches the telephony provider after the suspension's 200 arrived unless its dial round had passed the account check before (started_at before the answer), the campaign stays running with contacts pending, the tenant's own requests meanwhile are refused 403 account_suspended (no failure), and after its resume every other check holds for it too.",
+  },
   'behaviour.website-url': {
     source: 'issue 29: every whitelisted setting has a runtime reader',
     behavior:
