@@ -836,7 +836,12 @@ export function createSuspension({ request, masterKey, ledger, tenant, random = 
   async function resume() {
     // The campaign as the suspension leaves it: still running, its contacts pending (read with the master key:
     // the tenant's own key is refused).
-    const c = await asMaster('GET', `/campaigns/${s.campaign}`, { route: 'suspension GET /campaigns/{cmp}' })
+    let c
+    for (let i = 0; i < 30; i++) {
+      c = await asMaster('GET', `/campaigns/${s.campaign}`, { route: 'suspension GET /campaigns/{cmp}' })
+      if (!c.failure) break
+      await sleep(1000)
+    }
     s.atResume = { status: c.status, campaign: c.body?.status, progress: c.body?.progress }
     s.resumed = await setStatus('active')
     // Every instance lets the tenant's key in again (the others drop the cached principal on NOTIFY): four
@@ -929,6 +934,8 @@ export function createSuspension({ request, masterKey, ledger, tenant, random = 
     /** After the actors: resumes the tenant if the run did not, then stops its campaign. */
     async finish() {
       if (s.suspended && !s.resumed) await resume()
+      // A campaign that dialled every contact after the resume has completed and answers 409 invalid_state:
+      // recorded in `stopped.error`, not thrown (the checks wait for its calls like any others).
       const [, r] = await until2xx('the campaign stop', (idempotencyKey) =>
         request('POST', `/campaigns/${s.campaign}/stop`, {
           key: t.key,
