@@ -2,7 +2,7 @@
 import type { Ledger, Receiver, Request } from './load-workload.mjs'
 
 export interface CheckResult {
-  name: 'written' | 'terminal' | 'turns' | 'delivered' | 'quotas'
+  name: 'written' | 'terminal' | 'turns' | 'delivered' | 'quotas' | 'suspension'
   ok: boolean
   detail: string
 }
@@ -11,4 +11,6 @@ export declare function checkConsistency(opts: {
   ledger: Ledger
   receiver: Receiver
   log?: (line: string) => void
+  /** The calls that reached the telephony provider (simulatedDials of the instances' logs), or null. */
+  providerDials?: () => { callId: string; at: number }[] | null
 }): Promise<CheckResult[]>

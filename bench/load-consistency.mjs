@@ -12,7 +12,12 @@
 //              kb_documents = documents, builds = builds, agent_creates = agents, calls_today =
 //              answered outbound calls (not compared when the run crossed UTC midnight: the counters
 //              reset there, so they hold only part of the work)
-import { sleep, utcDay } from './load-workload.mjs'
+//   suspension (when the run suspended a tenant mid-campaign, createSuspension) no call of that tenant reached
+//              the telephony provider after the suspension's 200 arrived, unless its dial began before
+//              (started_at before the answer), until the resume was sent; the campaign was in its middle (it
+//              had dialled, and was still running with contacts pending); the tenant's own requests were
+//              refused 403 account_suspended meanwhile; after a resume mid-run it dialled again
+import { SUSPENSION_SETTLE_MS, sleep, utcDay } from './load-workload.mjs'
 
 const DRAIN_MS = Number(process.env.SVC_LOAD_DRAIN_SECONDS ?? 180) * 1000
 
@@ -66,7 +71,12 @@ const check = (name, problems, summary) => ({
 
 const TERMINAL_CALL = ['completed', 'no_answer', 'failed', 'canceled']
 
-export async function checkConsistency({ request, ledger, receiver, log = () => {} }) {
+/**
+ * `providerDials()` answers the calls that reached the telephony provider ([{ callId, at }], simulatedDials of
+ * the instances' logs), or null when the run cannot read them (LOAD_URL): then the suspension check reads the
+ * calls' own started_at, stamped in the transaction that checked the account just before the provider is asked.
+ */
+export async function checkConsistency({ request, ledger, receiver, log = () => {}, providerDials = () => null }) {
   const results = []
   const written = []
   const terminal = []
@@ -306,5 +316,75 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
           : ''),
     ),
   )
+  if (ledger.suspension) results.push(await checkSuspension(request, ledger, providerDials))
   return results
+}
+
+/**
+ * The suspended tenant placed no call after the suspension was answered (S, the moment its 200 arrived) and
+ * before the resume was sent (E). A call is placed when it reaches the provider. One that reached it after S
+ * is still fine when its dial began before S: the dial round checks the account, stamps the call's started_at
+ * and commits, then asks the provider. The round holds the account row (FOR SHARE, dial-checks.ts) until it
+ * commits, so a suspension waits for a round that passed the check: such a call's started_at precedes the
+ * suspension's commit, hence S, while a round after the suspension refuses. So a call is placed in the
+ * window iff it reached the provider in (S, E) with started_at at or after S; and no call row of the tenant
+ * may be stamped in [S, E) either (a round let it through after the suspension, even if it never reached the
+ * provider). Nothing after S is allowed; both times are read on this machine's one clock.
+ */
+async function checkSuspension(request, ledger, providerDials) {
+  const s = ledger.suspension
+  const t = ledger.tenants[s.tenant].tenant
+  const problems = []
+  if (!s.suspended) return check('suspension', ['the tenant was never suspended'], '')
+  const S = s.suspended.t1
+  const E = s.resumed ? s.resumed.t0 : Number.POSITIVE_INFINITY
+  const calls = await all(request, t.key, '/calls?limit=100')
+  const byId = new Map(calls.map((c) => [c.call_id, c]))
+  const startedAt = (c) => (c?.started_at ? Date.parse(c.started_at) : null)
+  const dials = providerDials()
+  const mine = dials?.filter((d) => byId.has(d.callId)) ?? null
+  const flagged = new Set()
+  let beganBefore = 0
+  for (const d of mine ?? []) {
+    if (d.at <= S || d.at >= E) continue
+    const c = byId.get(d.callId)
+    const st = startedAt(c)
+    if (st !== null && st < S) {
+      beganBefore++
+      continue
+    }
+    flagged.add(d.callId)
+    problems.push(
+      `${d.callId} reached the provider ${d.at - S} ms after the suspension was answered (started_at ${c.started_at}, campaign ${c.campaign_id})`,
+    )
+  }
+  for (const c of calls) {
+    const st = startedAt(c)
+    if (st === null || st < S || st >= E || flagged.has(c.call_id)) continue
+    problems.push(`${c.call_id} was dialled (started_at) ${st - S} ms after the suspension was answered, ${c.status}`)
+  }
+  // The campaign was in its middle: it had dialled before the suspension and was still running with contacts
+  // pending when the suspension ended (else the check above proves nothing).
+  const ofCampaign = calls.filter((c) => c.campaign_id === s.campaign)
+  const reached = (c) => (mine ? mine.filter((d) => d.callId === c.call_id).map((d) => d.at) : [startedAt(c)])
+  const before = ofCampaign.filter((c) => reached(c).some((at) => at !== null && at <= S)).length
+  if (!before) problems.push(`campaign ${s.campaign} had placed no call before the suspension`)
+  if (s.atResume?.campaign !== 'running' || !(s.atResume?.progress?.pending > 0))
+    problems.push(
+      `campaign ${s.campaign} at the end of the suspension: ${JSON.stringify(s.atResume)} (want running, contacts pending)`,
+    )
+  // Its own requests were refused meanwhile (more than the settle after either edge), none served.
+  if (!s.refused) problems.push('no request of the tenant was refused 403 account_suspended while it was suspended')
+  for (const x of s.served) problems.push(`the suspended tenant's request was served: ${x}`)
+  // Dialling again after a resume mid-run (the minute sweep; no kick on resume).
+  const again = s.resumedMidRun
+    ? ofCampaign.filter((c) => reached(c).some((at) => at !== null && at > s.resumed.t1)).length
+    : null
+  if (again === 0) problems.push(`campaign ${s.campaign} placed no call after the resume`)
+  const during = s.resumed ? s.resumed.t0 - S : null
+  return check(
+    'suspension',
+    problems,
+    `tenant ${t.index} suspended mid-campaign for ${during === null ? '?' : (during / 1000).toFixed(1)} s: ${before} campaign calls placed before the answer, ${beganBefore} begun before it and placed after, none placed after (read from ${mine ? `the provider's ${mine.length} dials of the tenant` : "the calls' started_at"}); the campaign still running with ${s.atResume?.progress?.pending} contacts pending; ${s.refused} own requests refused 403 account_suspended (more than ${SUSPENSION_SETTLE_MS} ms inside); ${again === null ? 'resumed after the run' : `${again} calls placed after the resume`}`,
+  )
 }

@@ -69,6 +69,27 @@ export interface Ledger {
   tenants: { tenant: Tenant; [k: string]: unknown }[]
   unexpected: { what: string; status: number; failure: string | null; t0: number; t1: number; text?: string }[]
   abandoned: { what: string; conv: string; mid: string; status: number; code?: string }[]
+  suspension: SuspensionState | null
+}
+/** What the suspension scenario did (createSuspension): times in ms since epoch. */
+export interface SuspensionState {
+  tenant: number
+  accountId: string
+  campaign: string | null
+  contacts: number
+  /** The seeded moments, ms after the run's start (resumeAt null: resumed after the run). */
+  planned: { suspendAt: number; resumeAt: number | null } | null
+  /** When the suspension was first sent. */
+  sentAt: number | null
+  /** t0: first attempt sent; t1: its 200 arrived. */
+  suspended: { t0: number; t1: number } | null
+  resumed: { t0: number; t1: number } | null
+  resumedMidRun: boolean
+  atResume: { status: number; campaign?: string; progress?: Record<string, number> } | null
+  stopped: { at: number; error: string | null } | null
+  /** The tenant's own requests inside the suspended window: refused 403 account_suspended, or served. */
+  refused: number
+  served: string[]
 }
 export interface Receiver {
   origin: string
@@ -119,3 +140,20 @@ export declare function runActors(opts: {
   stopAt: number
   random?: () => number
 }): Promise<void>
+
+export declare const SUSPENSION_SETTLE_MS: number
+export declare function noteSuspension(ledger: Ledger, t: Tenant, r: Recorded & { body?: any }): boolean
+export declare function simulatedDials(logChunks: string[]): { callId: string; at: number }[]
+export declare function createSuspension(opts: {
+  request: Request
+  masterKey: string
+  ledger: Ledger
+  tenant: Tenant
+  random?: () => number
+  contacts?: number
+}): {
+  state: SuspensionState
+  prepare(): Promise<SuspensionState>
+  run(opts: { from: number; stopAt: number; log?: (line: string) => void }): Promise<void>
+  finish(): Promise<void>
+}

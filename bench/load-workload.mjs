@@ -410,7 +410,7 @@ export function createLedger(tenants) {
     builds: [],
     campaigns: new Map(),
   })
-  return { tenants: tenants.map(per), unexpected: [], abandoned: [] }
+  return { tenants: tenants.map(per), unexpected: [], abandoned: [], suspension: null }
 }
 
 /**
@@ -466,9 +466,15 @@ export function createActors({
 
   const call = async (t, method, path, opts = {}) => {
     await pace(t, opts.cls ?? CLASS_OF[method] ?? 'write')
-    return request(method, path, { key: t.key, ...opts })
+    const r = await request(method, path, { key: t.key, ...opts })
+    r.suspended = noteSuspension(ledger, t, r)
+    // A client told that its account is suspended does not hammer the API with the next request at once.
+    if (r.body?.error?.code === 'account_suspended') await sleep(1000)
+    return r
   }
-  const unexpected = (what, r) =>
+  const unexpected = (what, r) => {
+    // The suspended tenant's own requests refused during its suspension are the expected answer, not a failure.
+    if (r.suspended) return
     ledger.unexpected.push({
       what,
       status: r.status,
@@ -477,6 +483,7 @@ export function createActors({
       t1: r.t1,
       text: r.text?.slice(0, 300),
     })
+  }
   const ok = (r) => r.status >= 200 && r.status < 300
 
   /** A write retried while its answer is lost or its key still in use; answers the last attempt and whether it is ambiguous. */
@@ -557,7 +564,12 @@ export function createActors({
           (r) => r.body?.error?.code === 'turn_in_progress',
         )
         if (ok(sent.r)) m.state = 'accepted'
-        else if (sent.ambiguous || sent.r.body?.error?.code === 'turn_in_progress') {
+        else if (sent.r.suspended) {
+          // Refused by the tenant's suspension before anything was written: never stored, unless an earlier
+          // attempt's answer was lost (then at most once). The session stops here, as a client's would.
+          m.state = sent.ambiguous ? 'ambiguous' : 'rejected'
+          return
+        } else if (sent.ambiguous || sent.r.body?.error?.code === 'turn_in_progress') {
           m.state = 'ambiguous'
           ledger.abandoned.push({
             what: 'message',
@@ -719,4 +731,219 @@ export async function runActors({ ops, tenants, weights, users, stopAt, random =
     }
   }
   await Promise.all(Array.from({ length: users }, (_, u) => user(u)))
+}
+
+// ---- A suspension in the middle of a campaign (issue 30) --------------------------------------------------
+
+/**
+ * After a resume (or before a suspension is answered) an instance other than the one that wrote the change
+ * may still hold the tenant's cached principal for the moment its NOTIFY takes (decisions, Security rules
+ * "Suspension": "within the principal cache's invalidation"): answers this close to either edge are not judged.
+ */
+export const SUSPENSION_SETTLE_MS = 2000
+
+/**
+ * Notes an answer to the suspended tenant's own request (the actors' `call`). Answers whether it is a 403
+ * account_suspended of the suspension, i.e. one whose answer came after the suspension was sent and that was
+ * sent before the resume was answered (plus the settle): such an answer is expected and is no failure. Any
+ * other tenant's, or outside that window, is judged as before. Counts, for the check, the tenant's requests sent
+ * well inside the suspended window: refused as they must be, or served (a finding).
+ */
+export function noteSuspension(ledger, t, r) {
+  const s = ledger.suspension
+  if (!s || s.tenant !== t.index || s.sentAt === null) return false
+  const refused = r.body?.error?.code === 'account_suspended'
+  const end = s.resumed ? s.resumed.t0 : Number.POSITIVE_INFINITY
+  if (s.suspended && r.t0 > s.suspended.t1 + SUSPENSION_SETTLE_MS && r.t0 < end) {
+    if (refused) s.refused++
+    else if (r.status >= 200 && r.status < 300) s.served.push(`${r.route} ${r.status} at +${r.t0 - s.suspended.t1} ms`)
+  }
+  return refused && r.t1 >= s.sentAt && (!s.resumed || r.t0 <= s.resumed.t1 + SUSPENSION_SETTLE_MS)
+}
+
+/**
+ * The calls the simulated network was asked to place, read from the instances' logs (the provider's line
+ * `[simulated-network] <ISO time> placed call_… as sim_…`, providers/telephony/simulated.ts): what actually
+ * reached the telephony provider, not what the service meant to dial. Answers [{ callId, at }] (ms since epoch;
+ * the instances run on this machine's clock).
+ */
+export function simulatedDials(logChunks) {
+  const out = []
+  for (const m of logChunks.join('').matchAll(/\[simulated-network\] (\S+) placed (call_\S+) as /g))
+    out.push({ callId: m[2], at: Date.parse(m[1]) })
+  return out
+}
+
+/**
+ * The suspension scenario. `tenant` is an extra tenant (not one of the mix's): `prepare()` starts its campaign
+ * of `contacts` contacts at max_concurrent 2 (one in six never answers and is retried once), large enough to be
+ * dialling throughout the run. `run({ from, stopAt })` suspends the tenant with the master key (PATCH
+ * /users/{usr} status suspended) at a seeded moment between 35 % and 55 % of the run and records when its 200
+ * arrived: the line the check draws (bench/load-consistency.mjs "suspension"). When two minutes or more of the run
+ * would be left, it resumes the tenant mid-run (so that the minute sweep dials the campaign again before the end,
+ * decisions "Campaigns at dial time": no kick on resume); else `finish()`, after the actors, resumes it. Just
+ * before the resume the campaign is read with the master key (it must still be running, contacts pending).
+ * `finish()` then stops the campaign, so that the checks wait for nothing of it, and everything else of the
+ * tenant (its own user in the mix, its calls and events) is checked like any tenant's.
+ */
+export function createSuspension({ request, masterKey, ledger, tenant, random = Math.random, contacts = 120 }) {
+  const t = tenant
+  const s = {
+    tenant: t.index,
+    accountId: t.accountId,
+    campaign: null,
+    contacts,
+    planned: null,
+    sentAt: null,
+    suspended: null,
+    resumed: null,
+    resumedMidRun: false,
+    atResume: null,
+    stopped: null,
+    refused: 0,
+    served: [],
+  }
+  ledger.suspension = s
+  const asMaster = (method, path, opts = {}) =>
+    request(method, path, { key: masterKey, headers: { 'x-svc-account': t.accountId }, ...opts })
+
+  /** A write retried while its answer is lost (with one Idempotency-Key); answers [first attempt's t0, 2xx answer]. */
+  async function until2xx(what, send) {
+    const idempotencyKey = randomUUID()
+    let first = null
+    for (let i = 0; ; i++) {
+      const r = await send(idempotencyKey)
+      first ??= r.t0
+      if (r.status >= 200 && r.status < 300) return [first, r]
+      const again = r.failure || r.status >= 500 || r.status === 429 || r.body?.error?.code === 'idempotency_key_in_use'
+      if (!again || i >= 60) throw new Error(`${what}: ${r.status} ${r.error ?? r.text.slice(0, 300)}`)
+      await sleep(1000)
+    }
+  }
+
+  async function setStatus(status) {
+    const [t0, r] = await until2xx(`${status} the tenant`, (idempotencyKey) =>
+      request('PATCH', `/users/${t.userId}`, {
+        key: masterKey,
+        body: { status },
+        idempotencyKey,
+        route: `suspension PATCH /users/{usr} ${status}`,
+      }),
+    )
+    return { t0, t1: r.t1 }
+  }
+
+  async function resume() {
+    // The campaign as the suspension leaves it: still running, its contacts pending (read with the master key:
+    // the tenant's own key is refused).
+    let c
+    for (let i = 0; i < 30; i++) {
+      c = await asMaster('GET', `/campaigns/${s.campaign}`, { route: 'suspension GET /campaigns/{cmp}' })
+      if (!c.failure) break
+      await sleep(1000)
+    }
+    s.atResume = { status: c.status, campaign: c.body?.status, progress: c.body?.progress }
+    s.resumed = await setStatus('active')
+    // Every instance lets the tenant's key in again (the others drop the cached principal on NOTIFY): four
+    // answers in a row, the proxy taking turns.
+    for (let inARow = 0, deadline = Date.now() + 30_000; inARow < 4 && Date.now() < deadline; ) {
+      const r = await request('GET', `/campaigns/${s.campaign}`, {
+        key: t.key,
+        route: 'suspension GET /campaigns/{cmp}',
+      })
+      inARow = r.status === 200 ? inARow + 1 : 0
+      if (inARow < 4) await sleep(200)
+    }
+  }
+
+  return {
+    state: s,
+    async prepare() {
+      const list = await until2xx('the campaign list', (idempotencyKey) =>
+        request('POST', `/agents/${t.phoneAgent}/lists`, {
+          key: t.key,
+          body: { name: 'Suspension' },
+          idempotencyKey,
+          route: 'setup suspension list',
+        }),
+      )
+      const listId = list[1].body.list_id
+      const phones = Array.from({ length: contacts }, (_, i) =>
+        i % 6 === 5 ? `+1646${500 + (i % 400)}0000` : freshPhone(t.index),
+      )
+      await until2xx('the campaign import', (idempotencyKey) =>
+        request('POST', `/lists/${listId}/import`, {
+          key: t.key,
+          body: { contacts: phones.map((phone, i) => ({ phone, first_name: `S${i}` })) },
+          idempotencyKey,
+          route: 'setup suspension import',
+        }),
+      )
+      const c = await until2xx('the campaign', (idempotencyKey) =>
+        request('POST', '/campaigns', {
+          key: t.key,
+          body: {
+            agent_id: t.phoneAgent,
+            profile_id: t.profile,
+            list_id: listId,
+            name: 'Suspended mid-campaign',
+            schedule: {
+              timezone: 'UTC',
+              days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+              start: '00:00',
+              end: '24:00',
+            },
+            max_concurrent: 2,
+            max_attempts: 2,
+            retry_delay_minutes: 0.02,
+          },
+          idempotencyKey,
+          route: 'setup suspension campaign',
+        }),
+      )
+      s.campaign = c[1].body.campaign_id
+      const start = await request('POST', `/campaigns/${s.campaign}/start`, {
+        key: t.key,
+        idempotencyKey: randomUUID(),
+        route: 'setup suspension start',
+      })
+      if (start.status !== 200) throw new Error(`the campaign's start: ${start.status} ${start.text.slice(0, 300)}`)
+      return s
+    },
+    /** Suspends (and, with time left, resumes) at the seeded moments; answers once the run's part is done. */
+    async run({ from, stopAt, log = () => {} }) {
+      const span = stopAt - from
+      const suspendAt = from + (0.35 + 0.2 * random()) * span
+      const resumeAt = suspendAt + Math.max(20_000, 0.2 * span)
+      s.resumedMidRun = stopAt - resumeAt >= 120_000
+      s.planned = { suspendAt: suspendAt - from, resumeAt: s.resumedMidRun ? resumeAt - from : null }
+      log(
+        `suspension: tenant ${t.index} (${t.accountId}), campaign ${s.campaign} of ${contacts} contacts; suspended at +${(s.planned.suspendAt / 1000).toFixed(1)} s, resumed ${s.resumedMidRun ? `at +${(s.planned.resumeAt / 1000).toFixed(1)} s` : 'after the run'}`,
+      )
+      await sleep(suspendAt - Date.now())
+      s.sentAt = Date.now()
+      s.suspended = await setStatus('suspended')
+      log(
+        `suspension: answered 200 at +${((s.suspended.t1 - from) / 1000).toFixed(1)} s (${s.suspended.t1 - s.suspended.t0} ms after it was sent)`,
+      )
+      if (!s.resumedMidRun) return
+      await sleep(resumeAt - Date.now())
+      await resume()
+      log(`suspension: resumed at +${((s.resumed.t1 - from) / 1000).toFixed(1)} s`)
+    },
+    /** After the actors: resumes the tenant if the run did not, then stops its campaign. */
+    async finish() {
+      if (s.suspended && !s.resumed) await resume()
+      // A campaign that dialled every contact after the resume has completed and answers 409 invalid_state:
+      // recorded in `stopped.error`, not thrown (the checks wait for its calls like any others).
+      const [, r] = await until2xx('the campaign stop', (idempotencyKey) =>
+        request('POST', `/campaigns/${s.campaign}/stop`, {
+          key: t.key,
+          idempotencyKey,
+          route: 'suspension POST /campaigns/{cmp}/stop',
+        }),
+      ).catch((e) => [null, { t1: Date.now(), error: String(e) }])
+      s.stopped = { at: r.t1, error: r.error ?? null }
+    },
+  }
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // `npm run load`: a bounded mixed load against 2 instances behind the round-robin proxy on PostgreSQL and
 // Redis, then the consistency checks (bench/load-consistency.mjs). Reports req/s, p50 and p99 per route and
-// the 5xx count; exits 1 on any 5xx, any rate-limit 429 or any failed check.
+// the 5xx count; exits 1 on any 5xx, any rate-limit 429 or any failed check. A suspension is mixed in (issue
+// 30): an extra tenant with a user of its own runs a large campaign and is suspended with the master key at a
+// seeded moment in the middle of the run (createSuspension; resumed mid-run when two minutes are left after,
+// else after the run), and the check "suspension" proves it placed no call meanwhile.
 //
 //   DATABASE_URL=postgres://… npm run load -- --minutes 10 [--tenants 2] [--users 12] [--instances 2]
 //     starts the cluster itself (scripts/cluster.mjs: the built server, a Redis of its own unless
@@ -21,9 +24,12 @@ import {
   createClient,
   createLedger,
   createRecorder,
+  createSuspension,
+  prng,
   rateLimitsEnv,
   runActors,
   setupTenants,
+  simulatedDials,
   startReceiver,
   startSite,
 } from './load-workload.mjs'
@@ -40,6 +46,9 @@ const { values: args } = parseArgs({
 
 /** The load's mix: weights of the ops of bench/load-workload.mjs (webhook fan-out follows from chats and calls). */
 const LOAD_MIX = { read: 30, list: 20, chat: 30, kb: 6, calls: 14 }
+/** The suspended tenant's user: the mix without calls (POST /calls checks a suspension only as it authenticates). */
+const SUSPENDED_MIX = { read: 30, list: 20, chat: 30, kb: 6 }
+const seed = Number(process.env.LOAD_SEED ?? Math.floor(Math.random() * 2 ** 31))
 
 const limits = args.rate
   ? Object.fromEntries(args.rate.split(',').map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])]))
@@ -80,25 +89,53 @@ const request = createClient(`${url}/v1`, recorder)
 let code = 0
 try {
   log('[load] setting up tenants (builds, numbers, endpoints)')
-  const tenants = await setupTenants({ request, masterKey, count: Number(args.tenants), site, receiver })
-  const ledger = createLedger(tenants)
+  const everyone = await setupTenants({ request, masterKey, count: Number(args.tenants) + 1, site, receiver })
+  const tenants = everyone.slice(0, -1)
+  const suspended = everyone[everyone.length - 1]
+  const ledger = createLedger(everyone)
   const ops = createActors({ request, ledger, limits })
   const minutes = Number(args.minutes)
+  // Two contacts a second of the run: more than the campaign dials (1.9 a second in a 6-minute run on a 2-core
+  // machine); it is stopped after the run.
+  const suspension = createSuspension({
+    request,
+    masterKey,
+    ledger,
+    tenant: suspended,
+    random: prng(seed),
+    contacts: minutes * 120 + 60,
+  })
+  await suspension.prepare()
   const from = Date.now()
   const stopAt = from + minutes * 60_000
-  log(`[load] ${minutes} min, ${args.users} users, ${tenants.length} tenants, limits ${rateLimitsEnv(limits)}`)
+  log(
+    `[load] ${minutes} min, ${args.users} users, ${tenants.length} tenants and a suspended one (seed ${seed}, LOAD_SEED replays its moments), limits ${rateLimitsEnv(limits)}`,
+  )
   const ticker = setInterval(() => {
     const r = recorder.report(from, Date.now())
     log(
       `[load] ${r.seconds} s: ${r.requests} requests (${r.per_s}/s), 5xx ${r.status_5xx}, 429 ${r.status_429}, lost ${r.lost}`,
     )
   }, 30_000)
-  await runActors({ ops, tenants, weights: LOAD_MIX, users: Number(args.users), stopAt })
+  await Promise.all([
+    runActors({ ops, tenants, weights: LOAD_MIX, users: Number(args.users), stopAt }),
+    runActors({ ops, tenants: [suspended], weights: SUSPENDED_MIX, users: 1, stopAt }),
+    suspension.run({ from, stopAt, log: (m) => log(`[load] ${m}`) }),
+  ])
+  await suspension.finish()
   clearInterval(ticker)
   const to = Date.now()
   const report = recorder.report(from, to)
   log('[load] checking consistency')
-  const checks = await checkConsistency({ request, ledger, receiver, log })
+  const checks = await checkConsistency({
+    request,
+    ledger,
+    receiver,
+    log,
+    // What reached the simulated network, from the instances started here; a deployment's own (LOAD_URL)
+    // cannot be read, and the check reads the calls' started_at instead.
+    providerDials: () => (cluster ? simulatedDials(cluster.nodes.flatMap((n) => n.logs)) : null),
+  })
   const all5xx = recorder.all.filter((r) => !r.failure && r.status >= 500).length
   // Requests of the load without an answer fail the run; the checks retry theirs (listed, not counted).
   const lost = report.lost
@@ -112,6 +149,8 @@ try {
     instances: cluster?.nodes.length ?? null,
     limits,
     mix: LOAD_MIX,
+    seed,
+    suspension: ledger.suspension,
     ...report,
     status_5xx_total: all5xx,
     check_retries: checkRetries,

@@ -1153,6 +1153,12 @@ export const requirements = {
     behavior:
       'POST /phone-numbers whose ownership lookup fails (the provider answers 5xx or cannot be reached) is 502 provider_unavailable (in the OpenAPI responses of the route), its message naming no provider URL, account or answer; nothing is routed, and a retry once the provider answers routes the number.',
   },
+  'abuse.dial.suspend-mid-campaign-chaos': {
+    source: 'issue 30 "must show": the chaos and load runs with campaigns and suspensions mixed in',
+    engines: ['postgres'],
+    behavior:
+      "In the chaos run (two instances, SIGKILLs) a tenant is suspended with the master key in the middle of its running campaign while the rest of the load goes on: no call of it reaches the telephony provider after the suspension's 200 arrived unless its dial round had passed the account check before (started_at before the answer), the campaign stays running with contacts pending, the tenant's own requests meanwhile are refused 403 account_suspended (no failure), and after its resume every other check holds for it too.",
+  },
   'behaviour.website-url': {
     source: 'issue 29: every whitelisted setting has a runtime reader',
     behavior:

@@ -34,6 +34,10 @@ export default defineTelephony({
 
   async placeCall(req) {
     const providerCallId = `sim_${randomUUID()}`
+    // The network's call record, one line per call it was asked to place, with the moment it was asked: the
+    // load and chaos runs read what actually reached the provider from the instances' logs (a suspended
+    // tenant placed nothing after its suspension was answered, bench/load-consistency.mjs).
+    console.log(`[simulated-network] ${new Date().toISOString()} placed ${req.callId} as ${providerCallId}`)
     // The network answers like a real one: asynchronously, after the caller has the call's id.
     setTimeout(() => {
       simulatedNetwork.dial({ ...req, providerCallId })

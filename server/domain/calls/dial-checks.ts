@@ -5,7 +5,7 @@
 // becomes the call's failure_reason.
 import { and, eq, inArray, isNotNull } from 'drizzle-orm'
 import type { Executor } from '~/db/client'
-import { agents, dncEntries } from '~/db/schema'
+import { accounts, agents, dncEntries } from '~/db/schema'
 import { isRealNetwork, type TelephonyProvider } from '~/kit/telephony'
 import { balanceFacts, blockReason } from '~/domain/conversations/billing'
 import { planTerms } from '~/domain/limits/plans'
@@ -22,13 +22,19 @@ export const REFUSED_AT_DIAL = {
  * Why the account may not dial now through `telephony` (suspended; a trial plan on the real phone network,
  * as POST /calls refuses it; or billing blocks: the 402 check), or null. Read from the database each time,
  * never from the balance or account-row caches, so a suspension, a move to the trial or an exhausted wallet
- * bites at once.
+ * bites at once. Called inside the transaction that stamps the calls it lets through (started_at): the
+ * account row is held FOR SHARE until that commits, so a suspension (which updates the row) waits for a dial
+ * round that already passed this check, and every call dialled on its word was stamped before the suspension
+ * committed, hence before its answer; a round after it reads the suspension. Without the lock a round that
+ * read the account just before the suspension could stamp and dial its calls after the answer (the chaos
+ * run's check).
  */
 export async function accountDialBlock(
   ex: Executor,
   accountId: string,
   telephony: Pick<TelephonyProvider, 'name'>,
 ): Promise<string | null> {
+  await ex.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('share')
   const facts = await balanceFacts(ex, accountId)
   if (!facts) return 'The account has no subscription, so the call was not dialled.'
   if (facts.status === 'suspended') return REFUSED_AT_DIAL.suspended
