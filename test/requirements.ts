@@ -1933,6 +1933,11 @@ export const requirements = {
     behavior:
       'Each analysis written emits conversation.analyzed once (data: conversation_id, account_id, agent_id, analysis), delivered to subscribed webhook endpoints.',
   },
+  'quality.analysis.test-runs': {
+    source: 'decisions Quality (wave 3): Conversation analysis; Test runs (a run leaves no conversation)',
+    behavior:
+      'The calls and chats of an agent test run are never analysed: a phone test run on an agent with an analysis setting emits no conversation.analyzed.',
+  },
   'quality.analysis.include': {
     source: 'decisions Quality (wave 3): Conversation analysis (include=analysis on detail and list)',
     behavior:

@@ -246,6 +246,35 @@ describe('conversation analysis (shared server)', () => {
     expect(analyzedEvents(callId)).toHaveLength(1)
   })
 
+  it('never analyses the calls of an agent test run', async () => {
+    verifies('quality.analysis.test-runs')
+    await rx.waitFor(
+      (r) => r.filter((x) => x.json?.type === 'conversation.analyzed').length >= 2,
+      'the chat and call analyses',
+    )
+    const before = rx.received.filter((x) => x.json?.type === 'conversation.analyzed').length
+    const test = await t.api.post(`/agents/${agent}/tests`, {
+      name: 'Caller',
+      surface: 'phone',
+      turns: [{ user: SAID[1] }],
+    })
+    expect(test.status, test.text).toBe(201)
+    const run = await t.api.post(`/agents/${agent}/test-runs`, { test_ids: [test.body.test_id] })
+    expect(run.status, run.text).toBe(202)
+    await until(
+      'the run to finish',
+      async () => {
+        const g = await t.api.get(`/test-runs/${run.body.run_id}`)
+        return ['passed', 'failed', 'error'].includes(g.body.status) ? g.body : null
+      },
+      90_000,
+      250,
+    )
+    // A job queued by mistake would have run by now (the queue polls every 0.5 s).
+    await new Promise((r) => setTimeout(r, 3_000))
+    expect(rx.received.filter((x) => x.json?.type === 'conversation.analyzed')).toHaveLength(before)
+  })
+
   it('shows the analysis with include=analysis only, on the list and the detail, with values redacted', async () => {
     verifies('quality.analysis.include', 'quality.analysis.redaction')
     const detail = await t.api.get(`/conversations/${chatId}`)
