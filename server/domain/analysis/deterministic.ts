@@ -168,8 +168,14 @@ function extractField(field: AnalysisField, turns: Turn[]): ExtractedValue {
   if (!kind) return none
   const keywords = keywordsOf(field)
   const visitor = turns.filter((t) => t.speaker === 'visitor')
-  // The agent turn a visitor turn answers: the nearest agent turn before it.
-  const asked = (t: Turn) => [...turns].reverse().find((x) => x.index < t.index && x.speaker === 'agent')
+  // The agent turn a visitor turn answers: the nearest agent turn before it (one pass, not one search a turn).
+  const before = new Map<number, Turn | undefined>()
+  let last: Turn | undefined
+  for (const t of turns) {
+    before.set(t.index, last)
+    if (t.speaker === 'agent') last = t
+  }
+  const asked = (t: Turn) => before.get(t.index)
   const about = (t: Turn) => names(t.text, keywords) || names(asked(t)?.text ?? '', keywords)
   const relevant = visitor.filter(about)
   const first = (pool: Turn[], spans: (text: string) => Span[]) => {
