@@ -1909,6 +1909,66 @@ export const requirements = {
     behavior:
       'A regex assertion (a+)+$ against an answer of 100,000 a characters is graded (passed) while GET /v1/health, probed throughout, keeps answering within 1 s.',
   },
+  'quality.analysis.setting': {
+    source: 'decisions Quality (wave 3): Conversation analysis (agent setting analysis, analysis_version)',
+    behavior:
+      "PATCH /agents/{agt} {analysis} takes up to 25 fields (snake_case names of at most 40 characters, unique; type string, number, boolean, enum or date; enum listed iff type enum) and success_criteria, or null; a bad item is 400 validation_error naming its path (analysis.fields.3.name); each change bumps the agent's analysis_version (an unchanged value bumps nothing) and GET shows analysis and analysis_version.",
+  },
+  'quality.analysis.chat': {
+    source:
+      'decisions Quality (wave 3): Conversation analysis (every conversation that ends is analysed once per version; local engine)',
+    behavior:
+      'An API chat that ends is analysed once in the background by the local engine: e-mail, phone, a number said about the field, a date, a yes answering an agent question naming the field and an enum value named verbatim are extracted from visitor turns, with success by the required fields.',
+  },
+  'quality.analysis.phone': {
+    source: 'decisions Quality (wave 3): Conversation analysis (call end)',
+    behavior: 'A simulated inbound call that ends is analysed from its stored (transcribed) turns like a chat.',
+  },
+  'quality.analysis.evidence': {
+    source: 'issue 31: every value carries evidence offsets into the stored turn text',
+    behavior:
+      "Every value's evidence {turn_index, start, end} indexes the stored turn text, and text.slice(start, end) is the words the value came from.",
+  },
+  'quality.analysis.no-invented': {
+    source: 'issue 31: a value without evidence is null, never invented',
+    behavior:
+      'A field the conversation does not state is null with no evidence; with the openai engine, a value whose quote is not in the transcript, or whose quote does not hold it, is nulled by the server, which locates every quote itself; the request uses structured output (response_format json_schema, strict).',
+  },
+  'quality.analysis.event': {
+    source: 'decisions Quality (wave 3): Conversation analysis (event conversation.analyzed)',
+    behavior:
+      'Each analysis written emits conversation.analyzed once (data: conversation_id, account_id, agent_id, analysis), delivered to subscribed webhook endpoints.',
+  },
+  'quality.analysis.test-runs': {
+    source: 'decisions Quality (wave 3): Conversation analysis; Test runs (a run leaves no conversation)',
+    behavior:
+      'The calls and chats of an agent test run are never analysed: a phone test run on an agent with an analysis setting emits no conversation.analyzed.',
+  },
+  'quality.analysis.include': {
+    source: 'decisions Quality (wave 3): Conversation analysis (include=analysis on detail and list)',
+    behavior:
+      'include=analysis adds the newest analysis {analysis_version, values, evidence, success, analyzed_at} (null before one) to GET /conversations/{conv} and GET /conversations; without it neither carries the key.',
+  },
+  'quality.analysis.redaction': {
+    source: 'decisions Quality (wave 3): Conversation analysis (redaction applies to values)',
+    behavior:
+      "With redact=true or the account's default_redaction, analysis values are masked as transcript text is (detail and list), the evidence still slicing the masked text to the masked value.",
+  },
+  'quality.analysis.versioned': {
+    source: 'decisions Quality (wave 3): Conversation analysis (once per version)',
+    behavior:
+      "After a change of the setting, a conversation keeps its analysis of the old version until it is analysed at the new one; the new analysis carries the new analysis_version and the old one's event is not repeated.",
+  },
+  'quality.analysis.backfill': {
+    source: 'decisions Quality (wave 3): Conversation analysis (POST /agents/{agt}/analysis/backfill)',
+    behavior:
+      'POST /agents/{agt}/analysis/backfill {from?, to?} answers 202 with pending and analyses, in batches in the background, the ended conversations lacking the current version; a second run finds none pending and adds nothing (one analysis and one event per conversation per version); an agent without analysis is 409 invalid_state.',
+  },
+  'quality.analysis.isolation': {
+    source: 'decisions Quality (wave 3): Conversation analysis; decisions "Conversation analysis (issue 31)" (scopes)',
+    behavior:
+      "Another account cannot start an agent's backfill (404 agent_not_found) nor read its conversations' analyses; the backfill needs agents:write and include=analysis needs conversations:read (a summaries:read key is 403).",
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -14,6 +14,7 @@ import { bm25, EMAIL, indexBuilder, PHONE, sentenceChunks, sentences, tokens, ty
 import { summarizeText } from './_summary'
 import { detectLanguage, smallTalkAnswer, smallTalkOf, statedContact, wantsPerson } from '~/lib/cues'
 import { greeting, instructions } from './_prompts'
+import { extractDeterministic } from '~/domain/analysis/deterministic'
 
 const NAME = 'local'
 const MODEL = 'local-retrieval-1'
@@ -100,6 +101,10 @@ export default defineChatEngine({
   },
   async writeInstructions(input) {
     return instructions(input)
+  },
+  // Deterministic, from visitor turns (decisions "Conversation analysis").
+  async extract(req) {
+    return extractDeterministic(req)
   },
 })
 

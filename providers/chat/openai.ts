@@ -11,6 +11,7 @@ import {
   type ToolCall,
 } from '~/kit/chat-engine'
 import { businessNameOf } from './_prompts'
+import { extractWithOpenAI } from './_extract-openai'
 
 const NAME = 'openai'
 const TIMEOUT_MS = 30_000
@@ -541,6 +542,7 @@ export default defineChatEngine({
   },
   complete,
   stream,
+  extract: extractWithOpenAI,
   async summarize(sources, opts) {
     const maxChars = opts?.maxChars ?? 4000
     const text = sources

@@ -307,6 +307,8 @@ export const agents = pgTable(
     voiceLocale: text('voice_locale'),
     speakingRate: doublePrecision('speaking_rate').notNull().default(1),
     bargeIn: boolean('barge_in').notNull().default(true),
+    /** Bumped by every change of the `analysis` setting (decisions "Conversation analysis"); 0: never set. */
+    analysisVersion: integer('analysis_version').notNull().default(0),
     /** Non-behavioural whitelist fields other than name and website_url, by API name. */
     settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
     // Widget: the public token is null until minted (non-empty allowed_domains or regenerate-token).
@@ -560,6 +562,9 @@ export const conversations = pgTable(
     /** A phone test of an agent test run (decisions "Test runs"): the run that opened this call. Such a
      *  conversation is in no list, is not billed and is deleted when its test has been read. */
     testRunId: text('test_run_id'),
+    /** The newest analysis (decisions "Conversation analysis"), a copy of its conversation_analyses row so
+     *  the list can build it in SQL like the summary; null until the first analysis is written. */
+    analysis: jsonb('analysis').$type<Record<string, unknown>>(),
   },
   (t) => [
     // The idle sweep (decisions "Idle conversations"): open text conversations by last activity.
@@ -1249,4 +1254,31 @@ export const testRuns = pgTable(
     finishedAt: ts('finished_at'),
   },
   (t) => [index('test_runs_agent_created_idx').on(t.accountId, t.agentId, t.createdAt, t.id)],
+)
+
+// One analysis per conversation and analysis version (decisions "Conversation analysis"): the primary key
+// is what makes a redelivered job, a race between the end job and a backfill, or a second backfill write
+// one row. Values, evidence and success as the API shows them.
+export const conversationAnalyses = pgTable(
+  'conversation_analyses',
+  {
+    conversationId: text('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    analysisVersion: integer('analysis_version').notNull(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
+    values: jsonb('values').$type<Record<string, unknown>>().notNull(),
+    evidence: jsonb('evidence').$type<Record<string, unknown>>().notNull(),
+    success: boolean('success'),
+    analyzedAt: now('analyzed_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.conversationId, t.analysisVersion] }),
+    index('conversation_analyses_agent_idx').on(t.agentId, t.analysisVersion),
+  ],
 )

@@ -64,6 +64,43 @@ export interface BuildInput {
   refinementRules?: string[]
 }
 
+/** One field an agent's `analysis` setting declares (decisions "Conversation analysis"). */
+export interface AnalysisField {
+  name: string
+  type: 'string' | 'number' | 'boolean' | 'enum' | 'date'
+  description: string
+  enum?: string[]
+  required?: boolean
+}
+
+/** What extract() reads: the fields, the success criteria and the stored turns, by their turn_index. */
+export interface ExtractRequest {
+  fields: AnalysisField[]
+  successCriteria: string | null
+  turns: { index: number; speaker: 'visitor' | 'agent'; text: string }[]
+  signal?: AbortSignal
+}
+
+/**
+ * One extracted value with the words it came from. `quote` is verbatim transcript text; `turnIndex` and
+ * `start` say where, when the engine knows (the host checks them and otherwise searches the quote itself).
+ * A value the engine cannot quote is null: the host refuses any value it cannot find in the transcript.
+ */
+export interface ExtractedValue {
+  value: string | number | boolean | null
+  quote: string | null
+  turnIndex?: number
+  start?: number
+}
+
+export interface ExtractResult {
+  values: Record<string, ExtractedValue>
+  /** Whether the conversation met the success criteria; null when there are none or the engine cannot tell. */
+  success: boolean | null
+  usage: { input: number; output: number }
+  model: string
+}
+
 export interface ChatEngine {
   name: string
   models: readonly string[]
@@ -86,6 +123,12 @@ export interface ChatEngine {
   writeGreeting(input: BuildInput): Promise<string>
   /** The prompt for one surface: phone `instructions`, `chat_instructions` or `voice_chat_instructions`. */
   writeInstructions(input: BuildInput & { surface: Surface }): Promise<string>
+  /**
+   * The values of an agent's analysis fields in one ended conversation, each with a verbatim quote (optional;
+   * without it the host extracts deterministically, as the local engine does). The host locates every
+   * quote in the stored turns and keeps only the values it finds there.
+   */
+  extract?(req: ExtractRequest): Promise<ExtractResult>
 }
 
 export const defineChatEngine = (e: ChatEngine): ChatEngine => e

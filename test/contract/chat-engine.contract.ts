@@ -155,4 +155,30 @@ export function testChatEngine(e: ChatEngine, opts: { offline: boolean }) {
     expect(seen).toHaveLength(1)
     expect(seen[0].type).not.toBe('done')
   })
+
+  it('extracts (when it can) every field, each value with a verbatim quote of a turn or null', async () => {
+    if (!e.extract) return
+    const turns = [
+      { index: 0, speaker: 'agent' as const, text: 'Hello! Is this about a repair?' },
+      { index: 1, speaker: 'visitor' as const, text: 'Yes. My e-mail is ana@example.com and we have 2 bikes.' },
+    ]
+    const r = await e.extract({
+      fields: [
+        { name: 'email', type: 'string', description: 'E-mail address.' },
+        { name: 'bikes', type: 'number', description: 'How many bikes.' },
+        { name: 'repair', type: 'boolean', description: 'Whether it is about a repair.' },
+        { name: 'brand', type: 'enum', description: 'The brand.', enum: ['Gazelle', 'Brompton'] },
+      ],
+      successCriteria: null,
+      turns,
+    })
+    expect(Object.keys(r.values).sort()).toEqual(['bikes', 'brand', 'email', 'repair'])
+    for (const x of Object.values(r.values)) {
+      if (x.value === null) continue
+      expect(turns.some((t) => t.text.includes(x.quote ?? '\u0000'))).toBe(true)
+    }
+    // Nothing in the transcript names a brand: no value is invented for it.
+    expect(r.values.brand.value).toBeNull()
+    expect(r.success === null || typeof r.success === 'boolean').toBe(true)
+  })
 }

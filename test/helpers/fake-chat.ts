@@ -26,6 +26,8 @@ export interface FakeChatRequest {
   tools: string[]
   /** The request's other settings as sent (model, temperature, max_tokens). */
   settings: { model?: unknown; temperature?: unknown; max_tokens?: unknown }
+  /** The request's response_format as sent (structured output), if any. */
+  responseFormat?: any
   /** Date.now() when the answer's last byte was written (unset if it failed or is still being written). */
   finishedAt?: number
 }
@@ -81,6 +83,7 @@ export async function startFakeChat(): Promise<FakeChat> {
       user: [...messages].reverse().find((m) => m.role === 'user')?.content ?? '',
       tools: ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name),
       settings: { model: body.model, temperature: body.temperature, max_tokens: body.max_tokens },
+      responseFormat: body.response_format,
     }
     fake.requests.push(seen)
     const script = fake.script(seen)

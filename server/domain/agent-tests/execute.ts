@@ -102,6 +102,7 @@ function virtualConversation(run: TestRunRow, agent: AgentRow, surface: TestSurf
     ownerInstance: null,
     utm: {},
     testRunId: run.id,
+    analysis: null,
   }
 }
 

@@ -13,6 +13,7 @@ import { fieldValue, presentAgent, presentPromptVersion, resolveModel } from './
 import { freeLabel, insertPromptVersion, recordVersion } from './versions'
 import { checkCapabilities, type CapabilityLookup } from './capability-settings'
 import { emailsOf } from '~/kit/capability'
+import { checkAnalysis } from '~/domain/analysis/schemas'
 
 export {
   agentAccount,
@@ -172,7 +173,12 @@ export async function applyAgentChanges(
     if (same(before, after)) continue
     changed.push(field)
     if (COLUMN_OF[field]) set[COLUMN_OF[field]] = after
-    else if ((SETTINGS_FIELDS as readonly string[]).includes(field)) {
+    else if (field === 'analysis') {
+      // Its own version (decisions "Conversation analysis"): conversations are analysed once per version.
+      set.analysisVersion = agent.analysisVersion + 1
+      if (after === null) delete settings.analysis
+      else settings.analysis = after
+    } else if ((SETTINGS_FIELDS as readonly string[]).includes(field)) {
       if (after === null) delete settings[field]
       else settings[field] = after
     }
@@ -233,6 +239,7 @@ export async function patchAgent(
 ) {
   // Normalising first refuses a bad rule before the transaction starts; duplicates are dropped and reported.
   const refined = patch.refinement_rules === undefined ? null : normaliseRules(patch.refinement_rules)
+  checkAnalysis(patch.analysis)
   const fields = refined ? { ...patch, refinement_rules: refined.rules } : patch
   return database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, agentId, true)
@@ -247,6 +254,7 @@ export async function patchAgent(
       prompt_version: row.promptVersion,
       changed,
       deployed: deployed.map((p) => presentPromptVersion(p, false)),
+      ...(patch.analysis === undefined ? {} : { analysis_version: row.analysisVersion }),
     }
     if (!refined) return result
     // Conflicts are checked against the prompts the agent runs with after this request (row, not agent).

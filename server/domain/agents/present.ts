@@ -130,6 +130,8 @@ export function presentAgent(runtime: Pick<Runtime, 'config' | 'registries'>, ro
     prompt_version: row.promptVersion,
     model: resolveModel(runtime, row.useLargeModel),
     ...fields,
+    analysis: row.settings.analysis ?? null,
+    analysis_version: row.analysisVersion,
     refinement_rules_cost: rulesCost(row.refinementRules),
     voice: presentVoice(runtime, row),
     widget: presentWidgetBlock(row),

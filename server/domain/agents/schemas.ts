@@ -4,6 +4,7 @@ import * as v from 'valibot'
 import { coded } from '~/lib/errors'
 import { AccountId, Cursor, Id, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
 import { businessHoursProblem } from '~/domain/conversations/behaviour'
+import { AnalysisSetting } from '~/domain/analysis/schemas'
 
 export const AGENT_TYPES = ['chat', 'phone', 'dashboard', 'phone_outbound'] as const
 export const PROMPT_TYPES = ['phone', 'chat', 'voice_chat'] as const
@@ -219,6 +220,15 @@ export const AgentPatch = v.strictObject({
   external_ids: v.optional(JsonRecord(Key, v.nullable(v.pipe(v.string(), v.maxLength(256))))),
   metadata: v.optional(v.nullable(JsonObject)),
   description: v.optional(v.nullable(Text(2_000))),
+  // Outside the 44 (decisions "Conversation analysis"): no agent_version, its own analysis_version.
+  analysis: v.optional(
+    v.pipe(
+      AnalysisSetting,
+      v.description(
+        '{fields: [{name (snake_case, ≤ 40), type: string|number|boolean|enum|date, description (≤ 500), enum? (type enum only), required?}] (≤ 25, names unique), success_criteria? (≤ 1000)} or null. Each change bumps analysis_version; ended conversations are analysed once per version.',
+      ),
+    ),
+  ),
 })
 export type AgentPatch = v.InferOutput<typeof AgentPatch>
 export const AGENT_PATCH_DESCRIPTION =
@@ -282,6 +292,8 @@ export const Agent = v.object({
   ...Object.fromEntries(
     [...BEHAVIOURAL_FIELDS, ...NON_BEHAVIOURAL_FIELDS].filter((f) => f !== 'name').map((f) => [f, v.unknown()]),
   ),
+  analysis: v.unknown(),
+  analysis_version: v.pipe(v.number(), v.description('Bumped by each change of analysis; 0 when never set.')),
   refinement_rules_cost: v.object({
     per_rule: v.array(v.object({ chars: v.number(), tokens: v.number() })),
     total_tokens: v.number(),

@@ -207,14 +207,14 @@ async function nextCursor(page: KeysetRequest, w: ListWindow, at: string, id: st
 
 /**
  * The accounts of a page whose rows are masked: those with default_redaction, among the accounts the page
- * holds, when the page carries a summary or identity at all (metrics hold no PII: nothing to mask).
+ * holds, when the page carries a summary, identity or analysis at all (metrics hold no PII: nothing to mask).
  */
 async function maskedAccounts(
   database: Database,
   include: ReadonlySet<string>,
   accountIds: Iterable<string>,
 ): Promise<ReadonlySet<string>> {
-  if (!include.has('summary') && !include.has('identity')) return new Set()
+  if (!include.has('summary') && !include.has('identity') && !include.has('analysis')) return new Set()
   const ids = [...new Set(accountIds)]
   const on = await Promise.all(ids.map((id) => defaultRedaction(database, id)))
   return new Set(ids.filter((_, i) => on[i]))

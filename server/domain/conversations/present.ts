@@ -72,6 +72,7 @@ export function presentListItem(row: ConversationRow, include: ReadonlySet<strin
   if (include.has('summary')) out.summary = presentSummaryObject(row.summary)
   if (include.has('identity')) out.identity = presentIdentity(row.identity)
   if (include.has('metrics')) out.metrics = row.metrics
+  if (include.has('analysis')) out.analysis = row.analysis ?? null
   return out
 }
 
@@ -129,6 +130,7 @@ function buildListItemJson(include: ReadonlySet<string>): SQL {
   // The documented keys as nulls under the stored ones: presentIdentity in SQL.
   if (include.has('identity')) parts.push(sql`'identity', ${NO_IDENTITY_SQL} || coalesce(${c.identity}, '{}'::jsonb)`)
   if (include.has('metrics')) parts.push(sql`'metrics', ${c.metrics}`)
+  if (include.has('analysis')) parts.push(sql`'analysis', ${c.analysis}`)
   return sql`json_build_object(${sql.join(parts, sql`, `)})`
 }
 
@@ -196,7 +198,17 @@ export function redactReadable<T extends Record<string, unknown>>(out: T, rules 
   const o = out as Record<string, unknown>
   if ('summary' in o) o.summary = redactValue(o.summary, rules)
   if ('identity' in o) o.identity = redactValue(o.identity, rules)
+  // Analysis values are the visitor's words: masked like the transcript they were taken from (evidence
+  // offsets stay valid, a mask keeps the length).
+  if (o.analysis) o.analysis = presentAnalysis(o.analysis, true, rules)
   return out
+}
+
+/** An analysis as a read shows it: with `redact`, its values masked as transcript text is. */
+export function presentAnalysis<T>(doc: T, redact: boolean, rules = new Set<RedactionRule>()): T {
+  if (!doc || !redact) return doc
+  const a = doc as Record<string, unknown>
+  return { ...a, values: redactValue(a.values, rules) } as T
 }
 
 /** GET /conversations/{conv}/summary. */

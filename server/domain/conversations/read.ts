@@ -10,7 +10,7 @@ import { Errors, apiError } from '~/lib/errors'
 import type { Principal } from '~/domain/credentials/principal'
 import { parseInclude } from './list'
 import { presentDetail, presentSummary, redactReadable, type ConversationRow, type TurnRow } from './present'
-import { DETAIL_INCLUDES, type DetailQuery } from './schemas'
+import { DETAIL_INCLUDE_OPTIONS, DETAIL_INCLUDES, type DetailQuery } from './schemas'
 
 export const conversationDeleted = () =>
   apiError('conversation_deleted', 'This conversation was deleted; see GET /conversations/deleted.')
@@ -49,7 +49,7 @@ export async function getConversation(
   if (principal.type !== 'master' && !principal.scopes.has('conversations:read')) {
     throw apiError('insufficient_scope', 'A key with only summaries:read reads GET /conversations/{conv}/summary.')
   }
-  const include = parseInclude(q.include, DETAIL_INCLUDES, DETAIL_INCLUDES)
+  const include = parseInclude(q.include, DETAIL_INCLUDE_OPTIONS, DETAIL_INCLUDES)
   const ex = database.db
   const row = await loadConversation(ex, accountIds, id)
   const redact = q.redact ?? (await defaultRedaction(database, row.accountId))

@@ -30,8 +30,10 @@ export const OUTCOMES = [
 ] as const
 export const SPEAKERS = ['agent', 'visitor', 'human_agent'] as const
 export const TURN_TYPES = ['greeting', 'message', 'answer', 'tool', 'handoff'] as const
-export const LIST_INCLUDES = ['summary', 'identity', 'metrics'] as const
+export const LIST_INCLUDES = ['summary', 'identity', 'metrics', 'analysis'] as const
+/** The detail's default includes (and event data's); `analysis` is asked for by name. */
 export const DETAIL_INCLUDES = ['transcript', 'summary', 'identity', 'metrics'] as const
+export const DETAIL_INCLUDE_OPTIONS = [...DETAIL_INCLUDES, 'analysis'] as const
 export const SORTS = ['-started_at', 'started_at', '-updated_at', 'updated_at'] as const
 export type Sort = (typeof SORTS)[number]
 export type ListInclude = (typeof LIST_INCLUDES)[number]

@@ -13,6 +13,7 @@ export type EventType =
   | 'conversation.deleted'
   | 'summary.ready'
   | 'test_run.completed'
+  | 'conversation.analyzed'
   | (string & {})
 
 export interface EventPayload {

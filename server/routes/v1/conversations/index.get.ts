@@ -22,7 +22,7 @@ export default defineApiRoute({
   description:
     'One normalised object per conversation across all channels, soft-deleted ones excluded. Without from, to or updated_since the last 30 days apply ' +
     '(meta.applied_default_range true, the window echoed in meta.from and meta.to). from older than 30 days, to without from, or limit above 200 needs conversations:backfill ' +
-    'and is metered in the backfill class. A key with only summaries:read may list with include=summary only. Keyset pages; next_cursor is bound to the ' +
+    'and is metered in the backfill class. include is a CSV of summary, identity, metrics and analysis (default summary,identity). A key with only summaries:read may list with include=summary only. Keyset pages; next_cursor is bound to the ' +
     'filters, sort, limit and credential.',
   tags: ['Conversations'],
   scope: 'conversations:read',

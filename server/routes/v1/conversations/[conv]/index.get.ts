@@ -6,7 +6,7 @@ export default defineApiRoute({
   summary: 'Read a conversation',
   description:
     'The list object plus transcript, external_session_id, redacted and redaction_rules_applied. include is a CSV of transcript, summary, identity, metrics ' +
-    '(default all four); transcript_format=text adds transcript_text; redact (default: the account default_redaction) masks e-mails, phone numbers, ' +
+    '(default all four) and analysis (the newest analysis {analysis_version, values, evidence, success, analyzed_at} or null; values redacted like the transcript); transcript_format=text adds transcript_text; redact (default: the account default_redaction) masks e-mails, phone numbers, ' +
     "Luhn-valid card numbers and IBANs keeping the last 2 characters. Another account's conversation is 404, a deleted one 410 conversation_deleted; " +
     'a key with only summaries:read gets 403 and reads /conversations/{conv}/summary.',
   tags: ['Conversations'],
