@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { defineNitroConfig } from 'nitropack/config'
 import type { Plugin } from 'rollup'
+import { WORKERS, bundleWorker } from './scripts/bundle-worker.mjs'
 
 // Plugin manifests are generated at build time from the folders (no list kept by hand): one import per
 // file, sorted by name. Files starting with "_" are helpers, not plugins.
@@ -29,36 +30,25 @@ const migrations = () => {
   return `export default ${JSON.stringify(list)}`
 }
 
-// Upload extraction runs in a worker thread, whose script must exist as a file in .output. Rollup would
-// share modules between the worker and the server and put them in the nitro chunk, whose import boots the
-// whole app; so esbuild bundles the worker on its own (our code inlined, packages left as imports) and it
-// is emitted as chunks/extract-worker.mjs. The same file, kept in .nitro, is traced for the packages it
-// imports. #svc/extract-worker is its URL (import.meta.ROLLUP_FILE_URL_*), so .output boots
-// from any working directory.
-const WORKER_BUNDLE = resolve('.nitro/svc/extract-worker.mjs')
-const extractWorker = (): Plugin => ({
-  name: 'svc-extract-worker',
-  resolveId: (id) => (id === '#svc/extract-worker' ? '\0svc-extract-worker' : null),
+// Upload extraction and MP3 encoding run in worker threads, whose scripts must exist as files in .output.
+// Rollup would share modules between a worker and the server and put them in the nitro chunk, whose import
+// boots the whole app; so esbuild bundles each worker on its own (scripts/bundle-worker.mjs: our code
+// inlined, packages left as imports) and it is emitted as chunks/<name>.mjs. The same file, kept in .nitro,
+// is traced for the packages it imports (pdf.js and mammoth; lamejs, which only the MP3 worker imports).
+// #svc/<name> is its URL (import.meta.ROLLUP_FILE_URL_*), so .output boots from any working directory.
+const workerBundle = (name: string) => resolve(`.nitro/svc/${name}.mjs`)
+const workerChunks = (): Plugin => ({
+  name: 'svc-workers',
+  resolveId: (id) => (id.startsWith('#svc/') && id.slice(5) in WORKERS ? `\0svc-worker:${id.slice(5)}` : null),
   async load(id) {
-    if (id !== '\0svc-extract-worker') return null
-    const entry = resolve('server/domain/kb/document-extract-worker.ts')
-    const { build } = await import('esbuild')
-    await build({
-      entryPoints: [entry],
-      outfile: WORKER_BUNDLE,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      alias: { '~': resolve('server') },
-      logLevel: 'silent',
-    })
-    this.addWatchFile(entry)
+    if (!id.startsWith('\0svc-worker:')) return null
+    const name = id.slice('\0svc-worker:'.length) as keyof typeof WORKERS
+    await bundleWorker(name, workerBundle(name))
+    this.addWatchFile(WORKERS[name])
     const ref = this.emitFile({
       type: 'asset',
-      fileName: 'chunks/extract-worker.mjs',
-      source: readFileSync(WORKER_BUNDLE, 'utf8'),
+      fileName: `chunks/${name}.mjs`,
+      source: readFileSync(workerBundle(name), 'utf8'),
     })
     return `export default import.meta.ROLLUP_FILE_URL_${ref}`
   },
@@ -102,6 +92,6 @@ export default defineNitroConfig({
     { route: '/widget.js', method: 'head', handler: resolve('server/site/widget-js.ts'), lazy: true },
     { route: '/widget-demo', method: 'get', handler: resolve('server/site/widget-demo.ts'), lazy: true },
   ],
-  externals: { inline: [], traceInclude: [WORKER_BUNDLE] },
-  rollupConfig: { plugins: [extractWorker()] },
+  externals: { inline: [], traceInclude: Object.keys(WORKERS).map(workerBundle) },
+  rollupConfig: { plugins: [workerChunks()] },
 })
