@@ -1101,6 +1101,32 @@ export const requirements = {
     behavior:
       'The minute sweep serves at most a batch of running campaigns per pass, resuming after the last one served, so a campaign beyond the first window is dialled (batch lowered by the test-only SVC_CAMPAIGN_SWEEP_BATCH).',
   },
+  // issue 30 Medium 7 — MP3 encoding of recordings off the event loop
+  'abuse.heavy.mp3-event-loop': {
+    source: 'decisions Security rules: Heavy work off the event loop; issue 30 Medium 7',
+    behavior:
+      'Recordings are MP3-encoded in a pool of SVC_MP3_WORKERS encoder threads, not on the event loop: with several recorded calls whose caller sends long utterances in one go, GET /v1/health answers within 1 s throughout.',
+  },
+  'abuse.heavy.mp3-plays': {
+    source: 'decisions Security rules: Heavy work off the event loop; issue 30 Medium 7',
+    behavior:
+      "A recording encoded by the pool decodes (mpg123) without errors to the recording's duration_s, which is the call's duration; the caller is on the left channel and the agent on the right.",
+  },
+  'abuse.heavy.mp3-backlog-cap': {
+    source: 'decisions "Abuse and cost (issue 30)": MP3 encoding; issue 30 Medium 7',
+    behavior:
+      'The call audio waiting for the encoder threads is capped across all recordings (SVC_MP3_BACKLOG_MB, default 64): the recording whose chunk would pass the cap stops there and is kept as a shorter, playable file, with a log line; the call goes on normally.',
+  },
+  'abuse.heavy.mp3-worker-crash': {
+    source: 'decisions "Abuse and cost (issue 30)": MP3 encoding; issue 30 Medium 7',
+    behavior:
+      'An encoder thread that dies (test-only SVC_MP3_WORKER_CRASH_AFTER) does not take the call down: it completes, its recording keeps what was encoded, log lines say so, and a replacement thread records the next call whole.',
+  },
+  'abuse.heavy.mp3-shutdown': {
+    source: 'decisions "Abuse and cost (issue 30)": MP3 encoding; issue 30 Medium 7',
+    behavior:
+      "SIGTERM with a recorded call live: the server stops its encoder threads (unref'd, terminated in the stop) and exits 0.",
+  },
   'behaviour.website-url': {
     source: 'issue 29: every whitelisted setting has a runtime reader',
     behavior:

@@ -233,7 +233,9 @@ export class Mp3Stream {
       this.pool.post(this.slot, { type: 'finish', id: this.id })
       const timer = setTimeout(() => {
         if (this.over) return
-        this.log(`recording ends at ${this.seconds(this.encoded)} s: its MP3 was not ready within ${FINISH_WAIT_MS / 1000} s`)
+        this.log(
+          `recording ends at ${this.seconds(this.encoded)} s: its MP3 was not ready within ${FINISH_WAIT_MS / 1000} s`,
+        )
         this.pool.post(this.slot, { type: 'drop', id: this.id })
         this.end()
       }, FINISH_WAIT_MS)

@@ -3,6 +3,7 @@
 // never on the event loop. One thread holds the encoders of many recordings, keyed by the pool's stream id;
 // messages of one stream arrive in order, so its acknowledgements do too. Built as its own chunk
 // (nitro.config.ts, #svc/mp3-worker): it imports lamejs and nothing of the server.
+import { setPriority } from 'node:os'
 import { isMainThread, parentPort, workerData } from 'node:worker_threads'
 import { Mp3Encoder } from '@breezystack/lamejs'
 
@@ -27,6 +28,9 @@ export interface Mp3WorkerData {
   crashAfter: number | null
 }
 
+/** Niceness of an encoder thread: below the event loop's, which serves the calls themselves. */
+const NICE = 10
+
 /** lamejs hands out views of its own buffer, reused on the next call: the bytes are copied out. */
 const own = (bytes: Int8Array | Uint8Array): ArrayBuffer | null =>
   bytes.length ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length).slice().buffer : null
@@ -34,6 +38,13 @@ const own = (bytes: Int8Array | Uint8Array): ArrayBuffer | null =>
 if (!isMainThread && parentPort && (workerData as Partial<Mp3WorkerData> | null)?.svcMp3) {
   const port = parentPort
   const { crashAfter } = workerData as Mp3WorkerData
+  // When the cores are short, the calls' event loop gets them first and the backlog grows instead (its cap
+  // sheds recordings, never calls). Linux gives each thread its own nice value, so this lowers this thread
+  // only; elsewhere it would lower the whole process, so it is not done.
+  if (process.platform === 'linux')
+    try {
+      setPriority(NICE)
+    } catch {}
   const encoders = new Map<number, Mp3Encoder>()
   let chunks = 0
   port.on('message', (m: Mp3Request) => {
