@@ -1,10 +1,12 @@
 // Abuse and cost, heavy work (issue 30 Medium 7; decisions, Security rules "Heavy work off the event loop"):
 // MP3 encoding of recordings runs in a bounded pool of encoder threads, never on the event loop. Servers of
-// this file's own, with one encoder thread (SVC_MP3_WORKERS=1): recorded calls on the simulated network,
-// whose caller sends each utterance (up to 70 s of audio) in one go, as fast as the process takes it.
-// - "load": GET /v1/health keeps answering within 1 s while four such calls are recorded; their recordings
-//   decode (mpg123) to the call's length, caller left and agent right; SIGTERM with a recorded call live exits 0.
-// - "cap": the audio waiting to be encoded is capped (SVC_MP3_BACKLOG_MB=1): the recording stops there.
+// this file's own, each with one encoder thread (SVC_MP3_WORKERS=1):
+// - "load": 36 recorded voice chats stream at once at 1.4× real time (about 50× real time of audio, more
+//   than one core encodes) while GET /v1/health keeps answering within 1 s (on the code before the pool:
+//   8 answers in 17 s, the slowest 7 s); the recordings decode (mpg123) to their length, a phone call's with
+//   the caller left and the agent right; SIGTERM with a recorded call live exits 0.
+// - "cap": the audio waiting to be encoded is capped (SVC_MP3_BACKLOG_MB=1): the recording stops there. A
+//   simulated caller sends a 70 s utterance in one go (2.2 MB of stereo PCM), faster than any thread encodes.
 // - "crash": every encoder thread throws after 20 chunks (the test-only SVC_MP3_WORKER_CRASH_AFTER).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApi, type Api } from '../helpers/api'
@@ -50,7 +52,6 @@ afterAll(async () => {
 async function line(env: Record<string, string> = {}): Promise<Line> {
   const server = await startServer({
     env: {
-      ...(process.env.MP3_PROF ? { NODE_OPTIONS: '--import /tmp/mp3-prof/preload.mjs' } : {}),
       SVC_MP3_WORKERS: '1',
       SVC_RATE_LIMITS: RATE_LIMITS,
       ...env,
