@@ -33,13 +33,15 @@ export interface Mp3Result {
 
 /** A call's end never waits longer than this for its MP3 (a thread stuck rather than dead). */
 const FINISH_WAIT_MS = 120_000
-/** A thread that dies younger than this is replaced after this long, not at once (no crash loop). */
+/** A thread that dies younger than this, twice in a row, is replaced after this long, not at once (no crash loop). */
 const RESPAWN_AFTER_MS = 1_000
 
 interface Slot {
   index: number
   worker: Worker | null
   startedAt: number
+  /** Deaths in a row of threads that lived less than RESPAWN_AFTER_MS. */
+  youngDeaths: number
   streams: Set<Mp3Stream>
   /** PCM bytes posted to this thread and not yet acknowledged. */
   pending: number
@@ -62,6 +64,7 @@ export class Mp3Pool {
       index,
       worker: null,
       startedAt: 0,
+      youngDeaths: 0,
       streams: new Set<Mp3Stream>(),
       pending: 0,
     }))
@@ -166,12 +169,14 @@ export class Mp3Pool {
     const lost = [...slot.streams]
     for (const stream of lost) stream.threadDied(why)
     if (this.stopped) return
-    const young = Date.now() - slot.startedAt < RESPAWN_AFTER_MS
+    slot.youngDeaths = Date.now() - slot.startedAt < RESPAWN_AFTER_MS ? slot.youngDeaths + 1 : 0
+    // One crash is replaced at once; a thread that keeps dying at start waits a little each time.
+    const wait = slot.youngDeaths >= 2
     this.log(
       `[mp3] encoder thread ${slot.index + 1} stopped (${why}); ${lost.length} recording(s) end at what it had encoded; ` +
-        `replaced${young ? ` in ${RESPAWN_AFTER_MS / 1000} s` : ''}`,
+        `replaced${wait ? ` in ${RESPAWN_AFTER_MS / 1000} s` : ''}`,
     )
-    if (!young) return this.spawn(slot)
+    if (!wait) return this.spawn(slot)
     setTimeout(() => this.spawn(slot), RESPAWN_AFTER_MS).unref()
   }
 }
