@@ -71,7 +71,8 @@ async function feed(rate, recorders, paused) {
   const { caller, agent } = signals(rate)
   const frame = rate / 50
   for (let s = 0; s < SECONDS; s++) {
-    while (paused()) await tick()
+    // Waiting on a timer, not setImmediate: a busy wait would take the core the encoder threads need.
+    while (paused()) await new Promise((r) => setTimeout(r, 5))
     for (const rec of recorders) {
       if (s % 2 === 0) rec.agentAudio(agent)
       for (let at = 0; at < rate; at += frame) rec.push(caller.subarray(at, at + frame), s % 2 === 0 ? frame : 0)
