@@ -1105,7 +1105,7 @@ export const requirements = {
   'abuse.heavy.mp3-event-loop': {
     source: 'decisions Security rules: Heavy work off the event loop; issue 30 Medium 7',
     behavior:
-      'Recordings are MP3-encoded in a pool of SVC_MP3_WORKERS encoder threads, not on the event loop: with several recorded calls whose caller sends long utterances in one go, GET /v1/health answers within 1 s throughout.',
+      'Recordings are MP3-encoded in a pool of SVC_MP3_WORKERS encoder threads, not on the event loop: while 80 recorded voice chats stream at once (more audio than one core encodes), GET /v1/health answers within 1 s.',
   },
   'abuse.heavy.mp3-plays': {
     source: 'decisions Security rules: Heavy work off the event loop; issue 30 Medium 7',
