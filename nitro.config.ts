@@ -30,11 +30,12 @@ const migrations = () => {
   return `export default ${JSON.stringify(list)}`
 }
 
-// Upload extraction and regex matching run in worker threads, whose scripts must exist as files in .output.
-// Rollup would share modules between a worker and the server and put them in the nitro chunk, whose import
-// boots the whole app; so esbuild bundles each worker on its own (scripts/bundle-worker.mjs: our code
+// Upload extraction, regex matching and MP3 encoding run in worker threads, whose scripts must exist as files
+// in .output. Rollup would share modules between a worker and the server and put them in the nitro chunk, whose
+// import boots the whole app; so esbuild bundles each worker on its own (scripts/bundle-worker.mjs: our code
 // inlined, packages left as imports) and it is emitted as chunks/<name>.mjs. The same file, kept in .nitro,
-// is traced for the packages it imports (pdf.js and mammoth; re2js, which the regex worker imports).
+// is traced for the packages it imports (pdf.js and mammoth; re2js for the regex worker; lamejs, which only
+// the MP3 worker imports).
 // #svc/<name> is its URL (import.meta.ROLLUP_FILE_URL_*), so .output boots from any working directory.
 const workerBundle = (name: string) => resolve(`.nitro/svc/${name}.mjs`)
 const workerChunks = (): Plugin => ({

@@ -6,7 +6,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
 // `npm run test:unit` runs in seconds. `http`: the built server over real HTTP and real databases; its
 // global setup builds .output once, starts the shared server and, under `npm test`, checks at the end
 // that every requirement was cited by a test that ran (see test/requirements-coverage.ts).
-const alias = { '~': fileURLToPath(new URL('./server', import.meta.url)) }
+const alias = {
+  '~': fileURLToPath(new URL('./server', import.meta.url)),
+  // The encoder thread's script, bundled at import (the build emits it as a chunk instead).
+  '#svc/mp3-worker': fileURLToPath(new URL('./test/helpers/mp3-worker-url.ts', import.meta.url)),
+}
 const UNIT = ['test/unit/**/*.test.ts', 'test/plugins/**/*.test.ts']
 
 // The files that take minutes, started first so that they do not form the tail of a run. Vitest orders by

@@ -1,2 +1,2 @@
-export declare const WORKERS: Record<'extract-worker' | 'regex-worker', string>
+export declare const WORKERS: Record<'extract-worker' | 'regex-worker' | 'mp3-worker', string>
 export declare function bundleWorker(name: keyof typeof WORKERS, outfile?: string): Promise<URL>

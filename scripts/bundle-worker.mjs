@@ -12,6 +12,7 @@ const root = resolve(import.meta.dirname, '..')
 export const WORKERS = {
   'extract-worker': resolve(root, 'server/domain/kb/document-extract-worker.ts'),
   'regex-worker': resolve(root, 'server/domain/agent-tests/regex-worker.ts'),
+  'mp3-worker': resolve(root, 'server/domain/calls/mp3-worker.ts'),
 }
 
 /**

@@ -1,6 +1,7 @@
 // One valibot-checked reading of the environment (pitfall 9: never runtimeConfig/destr for secrets).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import { join, resolve } from 'node:path'
 import * as v from 'valibot'
 import { isValidAllowEntry } from '~/lib/ip'
@@ -143,6 +144,19 @@ const Env = v.object({
     v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'SVC_CRAWL_DEADLINE_SECONDS is a number of seconds')),
     '600',
   ),
+  // Recordings' MP3 encoder threads (decisions "Abuse and cost (issue 30)"): how many (default: one per core
+  // but one, at least one), and the most call audio, in MB, that may wait for them before recordings stop.
+  SVC_MP3_WORKERS: v.optional(
+    v.pipe(v.string(), v.regex(/^([1-9]|[1-5]\d|6[0-4])$/, 'SVC_MP3_WORKERS is a whole number from 1 to 64')),
+  ),
+  SVC_MP3_BACKLOG_MB: v.optional(
+    v.pipe(v.string(), v.regex(/^[1-9]\d{0,3}$/, 'SVC_MP3_BACKLOG_MB is a whole number of MB from 1 to 9999')),
+    '64',
+  ),
+  // Test-only: every MP3 encoder thread throws after encoding this many chunks (a crashed thread).
+  SVC_MP3_WORKER_CRASH_AFTER: v.optional(
+    v.pipe(v.string(), v.regex(/^[1-9]\d{0,6}$/, 'SVC_MP3_WORKER_CRASH_AFTER is a whole number (test only)')),
+  ),
   SVC_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
   // The development page /widget-demo (it shows any agent's widget token by id): off unless 1.
   SVC_WIDGET_DEMO: v.optional(v.picklist(['0', '1'], 'SVC_WIDGET_DEMO is 1 (serve /widget-demo) or 0'), '0'),
@@ -237,6 +251,12 @@ export interface Config {
   quotas: Record<string, number>
   /** SVC_WIDGET_DEMO=1: /widget-demo is served (never under SVC_ENV=production); else it is 404. */
   widgetDemo: boolean
+  /** MP3 encoder threads for recordings (SVC_MP3_WORKERS; default max(1, cores − 1)). */
+  mp3Workers: number
+  /** Call audio (PCM bytes) waiting for the encoder threads past which a recording stops (SVC_MP3_BACKLOG_MB). */
+  mp3BacklogBytes: number
+  /** Test-only: each encoder thread throws after this many chunks (SVC_MP3_WORKER_CRASH_AFTER). */
+  mp3WorkerCrashAfter: number | null
   /** Extra browser origins admitted on /mcp beside the service's own, loopback and https://claude.ai. */
   mcpAllowedOrigins: string[]
   /** OAuth access-token lifetime (1 hour) and the refresh-reuse grace window (30 s); tests shorten them. */
@@ -345,6 +365,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimits: counts(e.SVC_RATE_LIMITS),
     quotas: counts(e.SVC_QUOTAS),
     widgetDemo: e.SVC_WIDGET_DEMO === '1' && !production,
+    mp3Workers: e.SVC_MP3_WORKERS ? Number(e.SVC_MP3_WORKERS) : Math.max(1, availableParallelism() - 1),
+    mp3BacklogBytes: Number(e.SVC_MP3_BACKLOG_MB) * 1024 * 1024,
+    mp3WorkerCrashAfter: e.SVC_MP3_WORKER_CRASH_AFTER ? Number(e.SVC_MP3_WORKER_CRASH_AFTER) : null,
     mcpAllowedOrigins: e.SVC_MCP_ALLOWED_ORIGINS.split(',')
       .map((s) => s.trim().replace(/\/$/, ''))
       .filter(Boolean),

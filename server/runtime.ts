@@ -13,6 +13,7 @@ import { readStoredConfig, applyConfig, startConfigPoller } from '~/domain/admin
 import { startWebhookPump } from '~/domain/webhooks/pump'
 import { startOutbound } from '~/domain/calls/service'
 import { retire } from '~/domain/calls/outbound'
+import { stopRecordingPool } from '~/domain/calls/recording'
 import { startQueue } from '~/jobs/_queue'
 import { createAuditWriter } from '~/kit/audit-writer'
 import { createBlobStore } from '~/kit/blob-store'
@@ -151,6 +152,8 @@ const configStops = new WeakMap<Runtime, () => void>()
  * database closes.
  */
 export async function stopRuntime(runtime: Runtime | undefined) {
+  // Recordings being finished get their MP3 first (the drain has let the sessions end), then the threads go.
+  await stopRecordingPool(5_000)
   if (runtime) outboundStops.get(runtime)?.()
   if (runtime) configStops.get(runtime)?.()
   await runtime?.webhooks.stop().catch(() => {})

@@ -38,6 +38,10 @@ declare module '#svc/regex-worker' {
   const url: string
   export default url
 }
+declare module '#svc/mp3-worker' {
+  const url: string
+  export default url
+}
 declare module '#svc/widget-script' {
   /** The built widget (scripts/build-widget.mjs): minified IIFE, its sizes and its version hash. */
   const w: { code: string; bytes: number; gzipBytes: number; hash: string }

@@ -1158,6 +1158,31 @@ export const requirements = {
     engines: ['postgres'],
     behavior:
       "In the chaos run (two instances, SIGKILLs) a tenant is suspended with the master key in the middle of its running campaign while the rest of the load goes on: no call of it reaches the telephony provider after the suspension's 200 arrived unless its dial round had passed the account check before (started_at before the answer), the campaign stays running with contacts pending, the tenant's own requests meanwhile are refused 403 account_suspended (no failure), and after its resume every other check holds for it too.",
+  // issue 30 Medium 7 — MP3 encoding of recordings off the event loop
+  'abuse.heavy.mp3-event-loop': {
+    source: 'decisions Security rules: Heavy work off the event loop; issue 30 Medium 7',
+    behavior:
+      'Recordings are MP3-encoded in a pool of SVC_MP3_WORKERS encoder threads, not on the event loop: while 80 recorded voice chats stream at once (more audio than one core encodes), GET /v1/health answers within 1 s.',
+  },
+  'abuse.heavy.mp3-plays': {
+    source: 'decisions Security rules: Heavy work off the event loop; issue 30 Medium 7',
+    behavior:
+      "A recording encoded by the pool decodes (mpg123) without errors to the recording's duration_s, which is the call's duration; the caller is on the left channel and the agent on the right.",
+  },
+  'abuse.heavy.mp3-backlog-cap': {
+    source: 'decisions "Abuse and cost (issue 30)": MP3 encoding; issue 30 Medium 7',
+    behavior:
+      'The call audio waiting for the encoder threads is capped across all recordings (SVC_MP3_BACKLOG_MB, default 64): the recording whose chunk would pass the cap stops there and is kept as a shorter, playable file, with a log line; the call goes on normally.',
+  },
+  'abuse.heavy.mp3-worker-crash': {
+    source: 'decisions "Abuse and cost (issue 30)": MP3 encoding; issue 30 Medium 7',
+    behavior:
+      'An encoder thread that dies (test-only SVC_MP3_WORKER_CRASH_AFTER) does not take the call down: it completes, its recording keeps what was encoded, log lines say so, and a replacement thread records the next call whole.',
+  },
+  'abuse.heavy.mp3-shutdown': {
+    source: 'decisions "Abuse and cost (issue 30)": MP3 encoding; issue 30 Medium 7',
+    behavior:
+      "SIGTERM with a recorded call live: the server stops its encoder threads (unref'd, terminated in the stop) and exits 0.",
   },
   'behaviour.website-url': {
     source: 'issue 29: every whitelisted setting has a runtime reader',

@@ -3,6 +3,8 @@
 import { describe, expect, it } from 'vitest'
 import { historyBlock, saysAny } from '~/domain/calls/session'
 import { isOptOut } from '~/domain/calls/dnc'
+import mp3WorkerUrl from '#svc/mp3-worker'
+import { Mp3Pool } from '~/domain/calls/mp3-pool'
 import { CallRecorder } from '~/domain/calls/recording'
 import { callerE164, mediaToken, verifyMediaToken } from '~/domain/calls/inbound'
 import local from '../../providers/chat/local'
@@ -71,21 +73,26 @@ describe('media token', () => {
 })
 
 describe('call recorder', () => {
-  it('encodes both sides as stereo MP3 on the caller clock, agent audio as it plays', () => {
+  it('encodes both sides as stereo MP3 on the caller clock, agent audio as it plays', async () => {
     verifies('calls.recording')
     const rate = 8000
-    const rec = new CallRecorder(rate)
-    const tone = new Int16Array(rate).map((_, i) => Math.round(Math.sin(i / 3) * 8000))
-    rec.agentAudio(tone)
-    for (let i = 0; i < 150; i++) rec.push(new Int16Array(160), i < 50 ? 160 : 0)
-    const out = rec.finish()!
-    expect(out.durationS).toBe(3)
-    expect(out.mp3[0]).toBe(0xff)
-    expect(out.mp3[1] & 0xe0).toBe(0xe0)
-    // 24 kbit/s for 3 s is about 9 KB.
-    expect(out.mp3.length).toBeGreaterThan(6_000)
-    expect(out.mp3.length).toBeLessThan(14_000)
-    expect(new CallRecorder(rate).finish()).toBeNull()
+    const pool = new Mp3Pool({ url: new URL(mp3WorkerUrl), size: 1, backlogBytes: 64 << 20 })
+    try {
+      const rec = new CallRecorder(rate, pool, () => {})
+      const tone = new Int16Array(rate).map((_, i) => Math.round(Math.sin(i / 3) * 8000))
+      rec.agentAudio(tone)
+      for (let i = 0; i < 150; i++) rec.push(new Int16Array(160), i < 50 ? 160 : 0)
+      const out = (await rec.finish())!
+      expect(out.durationS).toBe(3)
+      expect(out.mp3[0]).toBe(0xff)
+      expect(out.mp3[1] & 0xe0).toBe(0xe0)
+      // 24 kbit/s for 3 s is about 9 KB.
+      expect(out.mp3.length).toBeGreaterThan(6_000)
+      expect(out.mp3.length).toBeLessThan(14_000)
+      expect(await new CallRecorder(rate, pool, () => {}).finish()).toBeNull()
+    } finally {
+      await pool.stop()
+    }
   })
 })
 

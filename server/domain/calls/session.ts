@@ -54,7 +54,7 @@ import { verifyMediaToken } from './inbound'
 import { addOptOut, isOptOut } from './dnc'
 import { scriptOf, type CallScript } from './calls'
 import { finishCall, writeLine, type EndReason } from './finish'
-import { CallRecorder } from './recording'
+import { CallRecorder, recordingPool } from './recording'
 import { transferStatusUrl } from './transfer'
 import { INSTANCE_ID } from './instance'
 import { WALL_GRACE_MS, wallCeilingS } from './ceiling'
@@ -277,7 +277,7 @@ export class VoiceSession {
     this.agent = agent
     if (conv.testRunId) this.candidatePrompt = await candidatePhonePrompt(database, conv)
     if (agent.settings?.record_calls === true) {
-      this.recorder = new CallRecorder(this.rate)
+      this.recorder = new CallRecorder(this.rate, recordingPool(this.runtime.config), (m) => this.log(m))
       this.playout = new Playout(this.leg, this.recorder)
     }
     const eos = endOfSpeechMs(agent)
@@ -711,11 +711,14 @@ export class VoiceSession {
     while (this.working && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
     if (!this.conv) return
     try {
-      await finishCall(this.runtime, this.conv, {
-        reason,
-        durationS: Math.round(this.clock / this.rate),
-        recording: this.recorder?.finish() ?? null,
-      })
+      // The encoder threads may still be working through the call's last chunks (mp3-pool.ts).
+      const recording = this.recorder
+        ? await this.recorder.finish().catch((err) => {
+            this.log(`recording lost: ${err instanceof Error ? err.message : err}`)
+            return null
+          })
+        : null
+      await finishCall(this.runtime, this.conv, { reason, durationS: Math.round(this.clock / this.rate), recording })
     } catch (err) {
       this.log(`could not be closed: ${err instanceof Error ? err.message : err}`)
     }
