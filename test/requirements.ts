@@ -1158,6 +1158,7 @@ export const requirements = {
     engines: ['postgres'],
     behavior:
       "In the chaos run (two instances, SIGKILLs) a tenant is suspended with the master key in the middle of its running campaign while the rest of the load goes on: no call of it reaches the telephony provider after the suspension's 200 arrived unless its dial round had passed the account check before (started_at before the answer), the campaign stays running with contacts pending, the tenant's own requests meanwhile are refused 403 account_suspended (no failure), and after its resume every other check holds for it too.",
+  },
   // issue 30 Medium 7 — MP3 encoding of recordings off the event loop
   'abuse.heavy.mp3-event-loop': {
     source: 'decisions Security rules: Heavy work off the event loop; issue 30 Medium 7',
