@@ -1995,6 +1995,38 @@ export const requirements = {
     behavior:
       "Another account cannot start an agent's backfill (404 agent_not_found) nor read its conversations' analyses; the backfill needs agents:write and include=analysis needs conversations:read (a summaries:read key is 403).",
   },
+  // issue 31 — the test gate
+  'quality.gate.setting': {
+    source: 'decisions Quality (wave 3): Test gate',
+    behavior:
+      'test_gate {min_pass_rate: 0–1} or null is on the agent patch whitelist without a version bump and shown on the agent; a rate outside 0–1, not a number or missing is 400 validation_error with field test_gate.min_pass_rate, an unknown key 400 unsupported_field.',
+  },
+  'quality.gate.no-gate': {
+    source: 'decisions Quality (wave 3): Test gate; docs/decisions.md Test gate (no tests)',
+    behavior:
+      'Without test_gate a prompt patch activates at once and runs no test; with a gate but no tests it activates too, with no run.',
+  },
+  'quality.gate.patch': {
+    source: 'decisions Quality (wave 3): Test gate',
+    behavior:
+      "With test_gate, a PATCH changing a prompt field runs every test of the agent on the candidate: below the rate it answers 409 tests_failed whose message names the run_<n> and the first failing assertion (test name, turn, type and detail), the candidate is listed inactive, and nothing of the request (prompt or other fields) is written nor the agent's answers changed; a fixing patch passes, is activated and applies its other fields.",
+  },
+  'quality.gate.restore': {
+    source: 'decisions Quality (wave 3): Test gate',
+    behavior:
+      'With test_gate, restoring a prompt version whose tests fail is 409 tests_failed naming the run and the failing assertion, the restored copy listed inactive and the agent unchanged; restoring a passing version answers 201 with it active.',
+  },
+  'quality.gate.build': {
+    source: 'decisions Quality (wave 3): Test gate',
+    behavior:
+      "With test_gate, a build's instructions step whose prompts fail the tests ends failed with the tests_failed message (run and failing assertion named), its three candidates listed inactive and the agent unchanged; after a fix the rebuild succeeds and activates them.",
+  },
+  'quality.gate.local-instructions': {
+    source:
+      'issue 31 Must show (the demo offline); docs/decisions.md Test gate (the local engine reads its instructions)',
+    behavior:
+      "With the local engine, a question the knowledge does not answer is answered by the instruction sentence stating a fact of the business that holds the question's words (We open at 9 am on weekdays.), so a prompt patch changes the answer; a direction to the model is never an answer.",
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

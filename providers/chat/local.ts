@@ -1,5 +1,5 @@
 // The default engine: deterministic and offline. It answers by lexical retrieval over the knowledge in the
-// system prompt, fires the lead tool by intent and writes build outputs from templates and an extractive summary.
+// system prompt (then from a fact its instructions state, decisions "Test gate"), fires the lead tool by intent and writes build outputs from templates and an extractive summary.
 import {
   defineChatEngine,
   estimateTokens,
@@ -48,8 +48,12 @@ async function complete(req: ChatRequest): Promise<ChatResponse> {
   if (small) return answer(smallTalkAnswer(small, null))
   const query = tokens(last.content)
   if (!query.length) return answer('Hello! How can I help you?')
-  const best = await retrieve(knowledgeOf(req.system), query)
+  const { told, knowledge } = partsOf(req.system)
+  const best = await retrieve(knowledge, query)
   if (best.length) return answer(best.join(' '))
+  // Knowledge first; then a fact the instructions state, so a prompt change changes an answer offline.
+  const fact = instructionFact(told, query)
+  if (fact) return answer(fact)
   const contact = statedContact(last.content, null)
   if ((contact.email || contact.phone_e164) && !last.content.includes('?')) return answer(NOTED)
   return answer(FALLBACK, true)
@@ -108,9 +112,43 @@ export default defineChatEngine({
   },
 })
 
-function knowledgeOf(system: string): string {
+/** The system prompt split at the knowledge heading: what the instructions tell (before it) and the
+ *  knowledge (after it); without the heading all of it is knowledge, as before. */
+function partsOf(system: string): { told: string; knowledge: string } {
   const at = system.indexOf(KNOWLEDGE_HEADING)
-  return at >= 0 ? system.slice(at + KNOWLEDGE_HEADING.length) : system
+  return at >= 0
+    ? { told: system.slice(0, at), knowledge: system.slice(at + KNOWLEDGE_HEADING.length) }
+    : { told: '', knowledge: system }
+}
+
+// A statement of the business about itself ("We open at 9 am on weekdays.", "Our shop is in Leeds."), as
+// opposed to a direction to the model ("You are a helpful assistant.", "Always answer briefly.", "If we are
+// closed, say so."): only the former can answer a visitor.
+const FIRST_PERSON_PLURAL = /\b(?:we|our|ours|us|we're|we've|we'll)\b/i
+const DIRECTION =
+  /^(?:you|your|always|never|do|don't|please|answer|use|say|tell|offer|ask|be|keep|reply|respond|refer|make|if|when|whenever|unless|only|avoid|try|remember|note|mention|greet|introduce|speak|spell|escalate|transfer)\b/i
+
+/**
+ * The one instruction sentence that answers the question, or null. Stricter than the knowledge: the
+ * sentence must state a fact of the business (first person plural, not a direction to the model, not a
+ * question, not a heading) and hold every content word of a question of one or two of them (at least two
+ * and half of them for longer ones); the first best sentence wins.
+ */
+export function instructionFact(told: string, query: string[]): string | null {
+  if (!told.trim()) return null
+  const wanted = [...new Set(query)]
+  const needed = wanted.length <= 2 ? wanted.length : Math.max(2, Math.ceil(wanted.length / 2))
+  let best: { text: string; matched: number } | null = null
+  // The instructions are a prompt (at most 200,000 characters); only its first 20,000 are read here.
+  for (const raw of sentences(told.slice(0, 20_000))) {
+    const text = raw.replace(/^[-*]\s+/, '').trim()
+    if (!text || text.startsWith('#') || text.endsWith(':') || text.endsWith('?') || text.length > PASSAGE_MAX) continue
+    if (!FIRST_PERSON_PLURAL.test(text) || DIRECTION.test(text)) continue
+    const own = new Set(tokens(text))
+    const matched = wanted.filter((w) => own.has(w)).length
+    if (matched >= needed && matched > (best?.matched ?? 0)) best = { text, matched }
+  }
+  return best?.text ?? null
 }
 
 // Every turn of a conversation sends the same knowledge: indexing it once keeps a turn over a large

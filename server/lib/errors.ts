@@ -58,6 +58,10 @@ export const ERROR_CODES = {
   number_taken: [409, 'The phone number is already held by an account'],
   version_label_exists: [409, 'The version label is taken'],
   build_in_progress: [409, 'A build of this agent is running'],
+  tests_failed: [
+    409,
+    "The agent's tests did not reach its test_gate on the new prompt version: it is listed but not active; the message names the run",
+  ],
   agent_paused: [409, 'The agent is paused by the operator'],
   turn_in_progress: [409, 'Another message of this conversation is being answered'],
   conversation_ended: [409, 'The conversation has ended'],

@@ -249,20 +249,24 @@ export async function executeRun(ctx: JobContext, runId: string) {
   try {
     const rt = dryRuntime(ctx)
     const agent = await loadAgent(database.db, run.accountId, run.agentId)
-    let candidate: Candidate | null = null
-    if (run.promptVersionId) {
-      const [pv] = await database.db
-        .select({ id: promptVersions.id, type: promptVersions.type, body: promptVersions.body })
-        .from(promptVersions)
-        .where(and(eq(promptVersions.id, run.promptVersionId), eq(promptVersions.agentId, agent.id)))
-      if (!pv) throw new Error('The prompt version of this run no longer exists.')
-      candidate = pv
-    }
+    // The run's candidate, and the gate's per-surface candidates (RunTest.prompt_version_id).
+    const tests = run.tests as unknown as RunTest[]
+    const ids = [...new Set([run.promptVersionId, ...tests.map((t) => t.prompt_version_id)].filter((x) => !!x))]
+    const found = ids.length
+      ? await database.db
+          .select({ id: promptVersions.id, type: promptVersions.type, body: promptVersions.body })
+          .from(promptVersions)
+          .where(and(inArray(promptVersions.id, ids as string[]), eq(promptVersions.agentId, agent.id)))
+      : []
+    if (found.length < ids.length) throw new Error('The prompt version of this run no longer exists.')
+    const byId = new Map(found.map((pv) => [pv.id, pv as Candidate]))
+    const candidate = run.promptVersionId ? (byId.get(run.promptVersionId) ?? null) : null
     const done = new Set((run.results as unknown as AttemptResult[]).map((r) => `${r.test_id}#${r.attempt}`))
-    for (const test of run.tests as unknown as RunTest[])
+    for (const test of tests)
       for (let n = 1; n <= run.repeat; n++) {
         if (done.has(`${test.test_id}#${n}`)) continue
-        await record(database, run.id, await attempt(rt, run, agent, test, n, candidate))
+        const own = test.prompt_version_id ? (byId.get(test.prompt_version_id) ?? null) : candidate
+        await record(database, run.id, await attempt(rt, run, agent, test, n, own))
       }
   } catch (err) {
     error = (err instanceof Error ? err.message : String(err)).slice(0, 500)

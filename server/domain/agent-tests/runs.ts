@@ -22,6 +22,16 @@ export interface RunTest {
   name: string
   surface: TestSurface
   turns: TestTurn[]
+  /** The candidate of this test's surface when the test gate runs several at once (a build, a patch of two
+   *  prompts); else the run's prompt_version_id applies. */
+  prompt_version_id?: string
+}
+
+/** A candidate prompt version the test gate runs (inactive, listed). */
+export interface GateCandidate {
+  id: string
+  label: string
+  type: TestSurface
 }
 
 const runNotFound = () => Errors.notFound('Test run')
@@ -85,6 +95,9 @@ export interface RunRequest {
   /** Label or pv_<n> id of the candidate prompt version; default: the active prompts. */
   promptVersion?: string
   repeat?: number
+  /** The test gate's candidates (one per surface at most), instead of promptVersion: each replaces the
+   *  prompt of its own surface. */
+  candidates?: GateCandidate[]
 }
 
 /**
@@ -115,12 +128,17 @@ export async function runAgentTests(runtime: RunQueue, accountId: string, agentI
     if (!rows.length)
       throw Errors.validation('test_ids', 'The agent has no tests; create one with POST /agents/{agt}/tests.')
     const pv = req.promptVersion ? await candidateVersion(tx, agentId, req.promptVersion) : null
-    const tests: RunTest[] = rows.map((t) => ({
-      test_id: t.id,
-      name: t.name,
-      surface: t.surface as TestSurface,
-      turns: t.turns as TestTurn[],
-    }))
+    const candidates = req.candidates ?? null
+    const tests: RunTest[] = rows.map((t) => {
+      const mine = candidates?.find((c) => c.type === t.surface)
+      return {
+        test_id: t.id,
+        name: t.name,
+        surface: t.surface as TestSurface,
+        turns: t.turns as TestTurn[],
+        ...(mine ? { prompt_version_id: mine.id } : {}),
+      }
+    })
     const turns = tests.reduce((n, t) => n + t.turns.length, 0) * repeat
     await consumeQuota(tx, accountId, 'test_turns', turns, new Date(), runtime.database)
     const [run] = await tx
@@ -128,8 +146,9 @@ export async function runAgentTests(runtime: RunQueue, accountId: string, agentI
       .values({
         accountId,
         agentId,
-        promptVersion: pv?.label ?? agent.promptVersion,
-        promptVersionId: pv?.id ?? null,
+        promptVersion:
+          pv?.label ?? (candidates?.length ? candidates.map((c) => c.label).join(', ') : agent.promptVersion),
+        promptVersionId: pv?.id ?? candidates?.[0]?.id ?? null,
         tests: tests as unknown as Record<string, unknown>[],
         repeat,
         total: tests.length * repeat,

@@ -6,11 +6,20 @@ import { agents, kbDocuments, kbSummaries } from '~/db/schema'
 import { mergeKeys } from '~/lib/keyset'
 import type { Runtime } from '~/kit/runtime'
 import { findConflicts, normaliseRules, ruleCost, rulesCost } from './refinement'
-import { BEHAVIOURAL_FIELDS, PROMPT_FIELD, PROMPT_TYPES, SETTINGS_FIELDS, type AgentPatch } from './schemas'
+import {
+  BEHAVIOURAL_FIELDS,
+  PROMPT_FIELD,
+  PROMPT_TYPES,
+  SETTINGS_FIELDS,
+  type AgentPatch,
+  type PromptType,
+} from './schemas'
 
 import { agentVersionOf, loadAgent, type AgentRow, type PromptVersionRow } from './rows'
 import { fieldValue, presentAgent, presentPromptVersion, resolveModel } from './present'
-import { freeLabel, insertPromptVersion, recordVersion } from './versions'
+import { activatePromptVersion, freeLabel, insertPromptVersion, recordVersion } from './versions'
+import { enforceGate, GATE_WAIT_MS, gateOf, type GateCandidate, type TestGate } from '~/domain/agent-tests/gate'
+import type { RunQueue } from '~/domain/agent-tests/runs'
 import { checkCapabilities, type CapabilityLookup } from './capability-settings'
 import { emailsOf } from '~/kit/capability'
 import { checkAnalysis } from '~/domain/analysis/schemas'
@@ -35,7 +44,15 @@ export {
   presentWidgetBlock,
   resolveModel,
 } from './present'
-export { activePromptLabel, freeLabel, insertPromptVersion, labelExists, promptColumn, recordVersion } from './versions'
+export {
+  activatePromptVersion,
+  activePromptLabel,
+  freeLabel,
+  insertPromptVersion,
+  labelExists,
+  promptColumn,
+  recordVersion,
+} from './versions'
 export { checkCapabilities, type CapabilityLookup } from './capability-settings'
 
 // ---------------------------------------------------------------------------------------------------
@@ -156,7 +173,14 @@ export async function applyAgentChanges(
   tx: Tx,
   agent: AgentRow,
   patch: Record<string, unknown>,
-  opts: { reason: string; labelPrefix: string; forceBump?: boolean; capabilities?: CapabilityLookup },
+  opts: {
+    reason: string
+    labelPrefix: string
+    forceBump?: boolean
+    capabilities?: CapabilityLookup
+    /** Candidates the test gate let through, by type: activated instead of a new version being inserted. */
+    candidates?: Partial<Record<PromptType, string>>
+  },
 ) {
   const at = new Date()
   const set: Record<string, unknown> = {}
@@ -204,6 +228,13 @@ export async function applyAgentChanges(
     for (const type of PROMPT_TYPES) {
       const field = PROMPT_FIELD[type]
       if (!changed.includes(field)) continue
+      const candidate = opts.candidates?.[type]
+      if (candidate) {
+        const pv = await activatePromptVersion(tx, agent, candidate, agentVersion, at)
+        deployed.push(pv)
+        promptVersion = pv.label
+        continue
+      }
       const label = await freeLabel(tx, agent.id, `${opts.labelPrefix}-${agentVersion}-${type}`)
       deployed.push(
         await insertPromptVersion(tx, agent, {
@@ -231,22 +262,28 @@ export async function applyAgentChanges(
 }
 
 export async function patchAgent(
-  database: Database,
+  runtime: RunQueue,
   accountId: string,
   agentId: string,
   patch: AgentPatch,
   capabilities: CapabilityLookup,
 ) {
+  const database = runtime.database
   // Normalising first refuses a bad rule before the transaction starts; duplicates are dropped and reported.
   const refined = patch.refinement_rules === undefined ? null : normaliseRules(patch.refinement_rules)
   checkAnalysis(patch.analysis)
   const fields = refined ? { ...patch, refinement_rules: refined.rules } : patch
+  // With a test gate, the new prompts are candidates first: the request is written only once they pass.
+  const gated = await proposeCandidates(database, accountId, agentId, fields, capabilities)
+  if (gated) await enforceGate(runtime, accountId, agentId, gated.gate, gated.candidates, GATE_WAIT_MS)
+  const byType = gated ? Object.fromEntries(gated.candidates.map((c) => [c.type, c.id])) : undefined
   return database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, agentId, true)
     const { row, changed, deployed } = await applyAgentChanges(tx, agent, fields, {
       reason: 'patch',
       labelPrefix: 'patch',
       capabilities,
+      candidates: byType,
     })
     const result = {
       agent_id: row.id,
@@ -274,5 +311,58 @@ export async function patchAgent(
         total_tokens: rulesCost(refined.rules).total_tokens,
       },
     }
+  })
+}
+
+/** Thrown inside the savepoint that tries a gated patch, to undo it. */
+const TRIED = Symbol('tried')
+
+/**
+ * When the gate in force after this request (the patch's test_gate, else the agent's) is set and the patch
+ * changes a prompt field: tries the whole patch in a savepoint (so a request that would be refused anyway is
+ * refused before any test runs, and nothing of it is written), then inserts each changed prompt as an
+ * inactive candidate labelled as the deploy would be (patch-<agent_version>-<type>). Null otherwise.
+ */
+async function proposeCandidates(
+  database: Database,
+  accountId: string,
+  agentId: string,
+  fields: Record<string, unknown>,
+  capabilities: CapabilityLookup,
+): Promise<{ gate: TestGate; candidates: GateCandidate[] } | null> {
+  return database.tx(async (tx) => {
+    const agent = await loadAgent(tx, accountId, agentId, true)
+    const gate = fields.test_gate === undefined ? gateOf(agent.settings) : gateOf({ test_gate: fields.test_gate })
+    if (!gate) return null
+    const types = PROMPT_TYPES.filter((t) => {
+      const value = fields[PROMPT_FIELD[t]]
+      return value !== undefined && !same(value, fieldValue(agent, PROMPT_FIELD[t]))
+    })
+    if (!types.length) return null
+    try {
+      await tx.transaction(async (sp) => {
+        await applyAgentChanges(sp, agent, fields, { reason: 'patch', labelPrefix: 'patch', capabilities })
+        throw TRIED
+      })
+    } catch (err) {
+      if (err !== TRIED) throw err
+    }
+    const at = new Date()
+    const agentVersion = agentVersionOf({ id: agent.id, versionN: agent.versionN + 1 })
+    const candidates: GateCandidate[] = []
+    for (const type of types) {
+      const label = await freeLabel(tx, agent.id, `patch-${agentVersion}-${type}`)
+      const pv = await insertPromptVersion(tx, agent, {
+        type,
+        body: fields[PROMPT_FIELD[type]] as string,
+        label,
+        notes: null,
+        agentVersion,
+        at,
+        active: false,
+      })
+      candidates.push({ id: pv.id, label: pv.label, type })
+    }
+    return { gate, candidates }
   })
 }

@@ -5,7 +5,14 @@ import { eq, sql } from 'drizzle-orm'
 import type { Executor, Tx } from '~/db/client'
 import { rowsOf } from '~/db/client'
 import { agents } from '~/db/schema'
-import { agentVersionOf, freeLabel, insertPromptVersion, recordVersion, type AgentRow } from './agents'
+import {
+  activatePromptVersion,
+  agentVersionOf,
+  freeLabel,
+  insertPromptVersion,
+  recordVersion,
+  type AgentRow,
+} from './agents'
 import { PROMPT_TYPES, type PromptType } from './schemas'
 
 export interface NewAgent {
@@ -48,7 +55,40 @@ export interface BuildOutputs {
   conversationStyle?: string | null
   /** The build's number for this agent: labels build-<n>-phone|chat|voice_chat. */
   buildNumber: number
+  /** The candidates the test gate let through (proposeBuildPrompts), activated instead of new versions. */
+  candidates?: Partial<Record<PromptType, string>>
 }
+
+/**
+ * The build's three prompts as inactive candidates of the test gate (decisions "Test gate"), labelled as
+ * applyBuildOutputs would label them.
+ */
+export async function proposeBuildPrompts(tx: Tx, agentId: string, out: BuildOutputs) {
+  const [agent] = await tx.select().from(agents).where(eq(agents.id, agentId)).for('no key update')
+  if (!agent) throw new Error(`proposeBuildPrompts: no agent ${agentId}`)
+  const at = new Date()
+  const agentVersion = agentVersionOf({ id: agent.id, versionN: agent.versionN + 1 })
+  const out2: { id: string; label: string; type: PromptType }[] = []
+  for (const type of PROMPT_TYPES) {
+    const pv = await insertPromptVersion(tx, agent, {
+      type,
+      body: bodiesOf(out)[type],
+      label: await freeLabel(tx, agent.id, `build-${out.buildNumber}-${type}`),
+      notes: `Build ${out.buildNumber}`,
+      agentVersion,
+      at,
+      active: false,
+    })
+    out2.push({ id: pv.id, label: pv.label, type })
+  }
+  return out2
+}
+
+const bodiesOf = (out: BuildOutputs): Record<PromptType, string> => ({
+  phone: out.instructions,
+  chat: out.chatInstructions,
+  voice_chat: out.voiceChatInstructions,
+})
 
 /**
  * Writes the build outputs onto the agent and deploys one prompt version per surface labelled
@@ -65,14 +105,17 @@ export async function applyBuildOutputs(
   const at = new Date()
   const versionN = agent.versionN + 1
   const agentVersion = agentVersionOf({ id: agent.id, versionN })
-  const bodies: Record<PromptType, string> = {
-    phone: out.instructions,
-    chat: out.chatInstructions,
-    voice_chat: out.voiceChatInstructions,
-  }
+  const bodies = bodiesOf(out)
   const ids: string[] = []
   let label = agent.promptVersion
   for (const type of PROMPT_TYPES) {
+    const candidate = out.candidates?.[type]
+    if (candidate) {
+      const pv = await activatePromptVersion(tx, agent, candidate, agentVersion, at)
+      label = pv.label
+      ids.push(pv.id)
+      continue
+    }
     label = await freeLabel(tx, agent.id, `build-${out.buildNumber}-${type}`)
     const pv = await insertPromptVersion(tx, agent, {
       type,

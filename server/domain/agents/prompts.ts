@@ -2,14 +2,17 @@
 // the retired active version, the new immutable version, the current label and one agent_version bump),
 // and the deploy markers of GET /agent-versions.
 import { and, desc, eq, gte, inArray, lt, or, type SQL } from 'drizzle-orm'
-import type { Database } from '~/db/client'
+import type { Database, Tx } from '~/db/client'
 import { agents, agentVersions, promptVersions } from '~/db/schema'
 import { Errors } from '~/lib/errors'
 import type { KeysetRequest } from '~/lib/keyset'
 import { keysetPage } from '~/lib/keyset'
 import type { Principal } from '~/domain/credentials/principal'
 import type { AccountScope } from '~/domain/accounts/resolve'
+import { enforceGate, GATE_WAIT_MS, gateOf } from '~/domain/agent-tests/gate'
+import type { RunQueue } from '~/domain/agent-tests/runs'
 import {
+  activatePromptVersion,
   agentVersionOf,
   insertPromptVersion,
   loadAgent,
@@ -49,7 +52,7 @@ export async function getPrompt(database: Database, accountId: string, agentId: 
 }
 
 async function deploy(
-  database: Database,
+  runtime: RunQueue,
   accountId: string,
   agentId: string,
   reason: 'prompt_deploy' | 'prompt_restore',
@@ -64,17 +67,38 @@ async function deploy(
     restoredFrom: string | null
   }>,
 ) {
-  return database.tx(async (tx) => {
+  const database = runtime.database
+  // Without a gate, one transaction; with one, the version is a candidate (inactive, its label taken) until
+  // every test of the agent has run on it (decisions "Test gate").
+  const first = await database.tx(async (tx) => {
     const agent = await loadAgent(tx, accountId, agentId, true)
     const v = await make(agent, tx)
+    const gate = gateOf(agent.settings)
     const at = new Date()
+    const agentVersion = agentVersionOf({ id: agent.id, versionN: agent.versionN + 1 })
+    if (!gate)
+      return { done: await activate(tx, agent, await insertPromptVersion(tx, agent, { ...v, agentVersion, at })) }
+    const pv = await insertPromptVersion(tx, agent, { ...v, agentVersion, at, active: false })
+    return { gate, candidate: { id: pv.id, label: pv.label, type: v.type } }
+  })
+  if (first.done) return first.done
+  await enforceGate(runtime, accountId, agentId, first.gate, [first.candidate], GATE_WAIT_MS)
+  return database.tx(async (tx) => {
+    const agent = await loadAgent(tx, accountId, agentId, true)
+    const agentVersion = agentVersionOf({ id: agent.id, versionN: agent.versionN + 1 })
+    return activate(tx, agent, await activatePromptVersion(tx, agent, first.candidate.id, agentVersion, new Date()))
+  })
+
+  /** The deploy of an active version `pv`: the agent's column and label, one agent_version bump. */
+  async function activate(tx: Tx, agent: AgentRow, pv: PromptVersionRow) {
+    const at = pv.deployedAt
     const versionN = agent.versionN + 1
     const agentVersion = agentVersionOf({ id: agent.id, versionN })
-    const pv: PromptVersionRow = await insertPromptVersion(tx, agent, { ...v, agentVersion, at })
-    await recordVersion(tx, agent, { versionN, promptVersion: pv.label, reason, changed: [PROMPT_FIELD[v.type]], at })
+    const type = pv.type as PromptType
+    await recordVersion(tx, agent, { versionN, promptVersion: pv.label, reason, changed: [PROMPT_FIELD[type]], at })
     await tx
       .update(agents)
-      .set({ ...promptColumn(v.type, v.body), versionN, promptVersion: pv.label, updatedAt: at })
+      .set({ ...promptColumn(type, pv.body), versionN, promptVersion: pv.label, updatedAt: at })
       .where(eq(agents.id, agent.id))
     return {
       agent_id: agent.id,
@@ -82,11 +106,11 @@ async function deploy(
       prompt_version: pv.label,
       version: presentPromptVersion(pv, true),
     }
-  })
+  }
 }
 
-export function createPrompt(database: Database, accountId: string, agentId: string, body: PromptCreate) {
-  return deploy(database, accountId, agentId, 'prompt_deploy', async () => ({
+export function createPrompt(runtime: RunQueue, accountId: string, agentId: string, body: PromptCreate) {
+  return deploy(runtime, accountId, agentId, 'prompt_deploy', async () => ({
     type: body.type,
     body: body.body,
     label: body.label,
@@ -96,13 +120,13 @@ export function createPrompt(database: Database, accountId: string, agentId: str
 }
 
 export async function restorePrompt(
-  database: Database,
+  runtime: RunQueue,
   accountId: string,
   agentId: string,
   pvId: string,
   label?: string,
 ) {
-  const result = await deploy(database, accountId, agentId, 'prompt_restore', async (agent, tx) => {
+  const result = await deploy(runtime, accountId, agentId, 'prompt_restore', async (agent, tx) => {
     const [old] = await tx
       .select()
       .from(promptVersions)

@@ -39,7 +39,7 @@ export const BEHAVIOURAL_FIELDS = [
   'barge_in',
   'end_of_speech_ms',
 ] as const
-/** 24 non-behavioural fields: read at runtime, no new agent_version. */
+/** 25 non-behavioural fields: read at runtime, no new agent_version. */
 export const NON_BEHAVIOURAL_FIELDS = [
   'name',
   'greeting',
@@ -65,6 +65,7 @@ export const NON_BEHAVIOURAL_FIELDS = [
   'external_ids',
   'metadata',
   'description',
+  'test_gate',
 ] as const
 /** Fields kept in the agents.settings jsonb: the non-behavioural ones but the two columns name and
  *  website_url, and the one voice setting without a column of its own. */
@@ -175,7 +176,7 @@ export const AgentPatch = v.strictObject({
       ),
     ),
   ),
-  // Non-behavioural (24)
+  // Non-behavioural (25)
   name: v.optional(NonEmpty(200)),
   greeting: v.optional(v.nullable(Text(2_000))),
   public_chat_greeting: v.optional(v.nullable(Text(2_000))),
@@ -229,10 +230,26 @@ export const AgentPatch = v.strictObject({
       ),
     ),
   ),
+  test_gate: v.optional(
+    v.pipe(
+      v.nullable(
+        v.strictObject({
+          min_pass_rate: v.pipe(
+            v.number('min_pass_rate is a number from 0 to 1.'),
+            v.minValue(0, 'min_pass_rate is from 0 to 1.'),
+            v.maxValue(1, 'min_pass_rate is from 0 to 1.'),
+          ),
+        }),
+      ),
+      v.description(
+        "{min_pass_rate: 0–1}: a new prompt version (patch of a prompt field, deploy, restore, a build's instructions step) is activated only when every test of the agent, run on it, reaches this pass rate; else 409 tests_failed and the version stays listed, inactive. null: no gate.",
+      ),
+    ),
+  ),
 })
 export type AgentPatch = v.InferOutput<typeof AgentPatch>
 export const AGENT_PATCH_DESCRIPTION =
-  'Any of the 44 whitelisted fields. A request that changes the value of a behavioural field (prompts, build outputs and refinement_rules, model, capabilities, voice) bumps agent_version once; a changed prompt field (instructions, chat_instructions, voice_chat_instructions) also deploys a prompt version labelled patch-<agent_version>-<type>. Unchanged values are not reported in changed and bump nothing. external_ids and capability_settings merge key by key (null clears a key). refinement_rules are stored normalised (trimmed, list markers removed, capitalised, ending with a full stop; 3 to 500 characters) with repeats dropped; when the body has refinement_rules the answer adds refinement {rules, conflicts, duplicates, cost, total_tokens}: likely conflicts between rules and with the prompts are reported and the rules are still saved. Every capability must be registered and its needed completions (capability_settings) present and well-formed after the merge, else 400 validation_error naming the field.'
+  'Any of the 45 whitelisted fields. A request that changes the value of a behavioural field (prompts, build outputs and refinement_rules, model, capabilities, voice) bumps agent_version once; a changed prompt field (instructions, chat_instructions, voice_chat_instructions) also deploys a prompt version labelled patch-<agent_version>-<type>. Unchanged values are not reported in changed and bump nothing. external_ids and capability_settings merge key by key (null clears a key). With test_gate set (in the agent or in this request), a changed prompt field is first deployed as an inactive candidate and every test of the agent runs on it; below min_pass_rate, or when the run errors or outlasts 100 s, the whole request is refused with 409 tests_failed naming the run and the first failing assertion, and only the candidate is kept (listed, inactive). refinement_rules are stored normalised (trimmed, list markers removed, capitalised, ending with a full stop; 3 to 500 characters) with repeats dropped; when the body has refinement_rules the answer adds refinement {rules, conflicts, duplicates, cost, total_tokens}: likely conflicts between rules and with the prompts are reported and the rules are still saved. Every capability must be registered and its needed completions (capability_settings) present and well-formed after the merge, else 400 validation_error naming the field.'
 
 const Ts = v.pipe(v.string(), v.isoTimestamp())
 const Str = v.nullable(v.string())

@@ -40,7 +40,11 @@ export async function freeLabel(tx: Tx, agentId: string, base: string): Promise<
 export const labelExists = () =>
   apiError('version_label_exists', 'This agent already has a prompt version with that label.', 'label')
 
-/** Retires the active version of that type and inserts the new one (active). 409 on a taken label. */
+/**
+ * Retires the active version of that type and inserts the new one (active). 409 on a taken label. With
+ * `active: false` it inserts a candidate the test gate runs before activatePromptVersion (decisions "Test
+ * gate"), leaving the active version as it is.
+ */
 export async function insertPromptVersion(
   tx: Tx,
   agent: AgentRow,
@@ -52,17 +56,16 @@ export async function insertPromptVersion(
     restoredFrom?: string | null
     agentVersion: string
     at: Date
+    active?: boolean
   },
 ) {
+  const active = v.active ?? true
   const [clash] = await tx
     .select({ id: promptVersions.id })
     .from(promptVersions)
     .where(and(eq(promptVersions.agentId, agent.id), eq(promptVersions.label, v.label)))
   if (clash) throw labelExists()
-  await tx
-    .update(promptVersions)
-    .set({ active: false })
-    .where(and(eq(promptVersions.agentId, agent.id), eq(promptVersions.type, v.type), eq(promptVersions.active, true)))
+  if (active) await retireActive(tx, agent.id, v.type)
   const [row] = await tx
     .insert(promptVersions)
     .values({
@@ -75,8 +78,32 @@ export async function insertPromptVersion(
       restoredFrom: v.restoredFrom ?? null,
       agentVersion: v.agentVersion,
       deployedAt: v.at,
-      active: true,
+      active,
     })
+    .returning()
+  return row
+}
+
+async function retireActive(tx: Tx, agentId: string, type: string) {
+  await tx
+    .update(promptVersions)
+    .set({ active: false })
+    .where(and(eq(promptVersions.agentId, agentId), eq(promptVersions.type, type), eq(promptVersions.active, true)))
+}
+
+/** Activates a candidate the test gate let through: the version of its type retires, it becomes active under
+ *  `agentVersion`, deployed now. The caller writes the agent's column and label. */
+export async function activatePromptVersion(tx: Tx, agent: AgentRow, pvId: string, agentVersion: string, at: Date) {
+  const [pv] = await tx
+    .select()
+    .from(promptVersions)
+    .where(and(eq(promptVersions.id, pvId), eq(promptVersions.agentId, agent.id)))
+  if (!pv) throw new Error(`activatePromptVersion: no prompt version ${pvId} of ${agent.id}`)
+  await retireActive(tx, agent.id, pv.type)
+  const [row] = await tx
+    .update(promptVersions)
+    .set({ active: true, agentVersion, deployedAt: at })
+    .where(eq(promptVersions.id, pvId))
     .returning()
   return row
 }

@@ -6,7 +6,8 @@ import type { Tx } from '~/db/client'
 import { accounts, agentBuilds, agents, kbDocuments, type BuildStep } from '~/db/schema'
 import type { JobContext } from '~/kit/job'
 import type { BuildInput, ChatEngine, Surface } from '~/kit/chat-engine'
-import { applyBuildOutputs, nextDocumentId } from '~/domain/agents/create'
+import { applyBuildOutputs, nextDocumentId, proposeBuildPrompts, type BuildOutputs } from '~/domain/agents/create'
+import { BUILD_GATE_WAIT_MS, enforceGate, gateOf } from '~/domain/agent-tests/gate'
 import { crawlSite } from '~/domain/kb/crawler'
 import { internalDetail, PUBLIC_MESSAGES, PublicError, publicMessage } from '~/domain/kb/public-error'
 import { buildSummary, markSummarized, readSummary, writeSummary } from '~/domain/kb/summary'
@@ -109,16 +110,24 @@ const STEPS: Record<BuildStepName, (s: StepContext) => Promise<void>> = {
     const input = await buildInput(ctx, agent, outputs)
     const write = (surface: Surface) => engine.writeInstructions({ ...input, surface })
     const [phone, chat, voiceChat] = await Promise.all([write('phone'), write('chat'), write('voice_chat')])
-    await ctx.database.tx((tx) =>
-      applyBuildOutputs(tx, agent.id, {
-        instructions: phone,
-        chatInstructions: chat,
-        voiceChatInstructions: voiceChat,
-        businessName: input.businessName,
-        greetingInitial: (outputs.greetingInitial as string | undefined) ?? agent.greetingInitial,
-        buildNumber: build.buildNumber,
-      }),
-    )
+    const out: BuildOutputs = {
+      instructions: phone,
+      chatInstructions: chat,
+      voiceChatInstructions: voiceChat,
+      businessName: input.businessName,
+      greetingInitial: (outputs.greetingInitial as string | undefined) ?? agent.greetingInitial,
+      buildNumber: build.buildNumber,
+    }
+    // With a test gate, the three prompts are candidates until the agent's tests pass on them; a refusal
+    // (tests_failed) fails this step with the gate's message, and nothing of the step is written.
+    const gate = gateOf(agent.settings)
+    if (gate) {
+      const candidates = await ctx.database.tx((tx) => proposeBuildPrompts(tx, agent.id, out))
+      const runtime = { database: ctx.database, queue: { send: ctx.send } }
+      await enforceGate(runtime, agent.accountId, agent.id, gate, candidates, BUILD_GATE_WAIT_MS)
+      out.candidates = Object.fromEntries(candidates.map((c) => [c.type, c.id]))
+    }
+    await ctx.database.tx((tx) => applyBuildOutputs(tx, agent.id, out))
   },
 }
 

@@ -12,7 +12,15 @@ export default defineApiRoute({
   body: AgentPatch,
   patch: true,
   response: AgentWriteResult,
-  errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'empty_update'],
+  errors: [
+    'invalid_id',
+    'agent_not_found',
+    'unsupported_field',
+    'validation_error',
+    'empty_update',
+    'tests_failed',
+    'quota_exceeded',
+  ],
   handler: ({ runtime, principal, account, params, body }) =>
-    patchAgent(runtime.database, agentAccount(principal, account), params.agt, body, runtime.registries.capabilities),
+    patchAgent(runtime, agentAccount(principal, account), params.agt, body, runtime.registries.capabilities),
 })

@@ -12,10 +12,18 @@ export default defineApiRoute({
   body: AgentPatch,
   patch: true,
   response: AgentWriteResult,
-  errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'empty_update'],
+  errors: [
+    'invalid_id',
+    'agent_not_found',
+    'unsupported_field',
+    'validation_error',
+    'empty_update',
+    'tests_failed',
+    'quota_exceeded',
+  ],
   handler: ({ runtime, principal, account, params, body }) =>
     patchAgent(
-      runtime.database,
+      runtime,
       agentAccount(principal, account, params.acc),
       params.agt,
       body,

@@ -13,7 +13,15 @@ export default defineApiRoute({
   body: PromptCreate,
   status: 201,
   response: DeployResult,
-  errors: ['invalid_id', 'agent_not_found', 'unsupported_field', 'validation_error', 'version_label_exists'],
+  errors: [
+    'invalid_id',
+    'agent_not_found',
+    'unsupported_field',
+    'validation_error',
+    'version_label_exists',
+    'tests_failed',
+    'quota_exceeded',
+  ],
   handler: ({ runtime, principal, account, params, body }) =>
-    createPrompt(runtime.database, agentAccount(principal, account, params.acc), params.agt, body),
+    createPrompt(runtime, agentAccount(principal, account, params.acc), params.agt, body),
 })

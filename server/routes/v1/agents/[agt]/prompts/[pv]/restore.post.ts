@@ -21,7 +21,9 @@ export default defineApiRoute({
     'unsupported_field',
     'validation_error',
     'version_label_exists',
+    'tests_failed',
+    'quota_exceeded',
   ],
   handler: ({ runtime, principal, account, params, body }) =>
-    restorePrompt(runtime.database, agentAccount(principal, account), params.agt, params.pv, body?.label),
+    restorePrompt(runtime, agentAccount(principal, account), params.agt, params.pv, body?.label),
 })
