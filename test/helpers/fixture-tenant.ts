@@ -101,6 +101,17 @@ export async function createFixtureTenant(master: Api, label: string): Promise<F
   })
   ok(call, 'call')
   ids.call = call.body.call_id
+  // An agent test and a run of it (issue 31's {tst} and {run}).
+  const tst = await api.post(`/agents/${agt}/tests`, {
+    name: 'Fixture test',
+    surface: 'chat',
+    turns: [{ user: 'Hello', expect: [{ type: 'not_contains', value: 'zzz' }] }],
+  })
+  ok(tst, 'agent test')
+  ids.tst = tst.body.test_id
+  const run = await api.post(`/agents/${agt}/test-runs`, { test_ids: [ids.tst] })
+  ok(run, 'test run')
+  ids.run = run.body.run_id
   const num = await api.post('/phone-numbers', { e164: freshNumber(), agent_id: agt })
   ok(num, 'phone number')
   ids.num = num.body.number_id ?? num.body.phone_number_id ?? num.body.id

@@ -60,6 +60,15 @@ export function newMasterKey() {
   return 'svc_mk_live_' + randomBytes(36).toString('base64url')
 }
 
+/**
+ * Data dirs this process made, removed when it exits (not at stop: a test may start a server again on the
+ * dir it stopped). Each holds a PGlite of 70–170 MB; a run left hundreds behind and filled the disk.
+ */
+const madeDirs = new Set<string>()
+process.once('exit', () => {
+  for (const dir of madeDirs) rmSync(dir, { recursive: true, force: true })
+})
+
 export async function startServer(
   opts: {
     dataDir?: string
@@ -71,6 +80,7 @@ export async function startServer(
   } = {},
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'))
+  if (!opts.dataDir) madeDirs.add(dataDir)
   const masterKey = opts.masterKey ?? newMasterKey()
   const env: Record<string, string | undefined> = {
     ...process.env,
