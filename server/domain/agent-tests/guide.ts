@@ -45,6 +45,7 @@ python3 -m http.server 8081 --bind 127.0.0.1 -d /tmp/bakery &
 SVC_ALLOW_PRIVATE_HOSTS=127.0.0.1 npm start &
 
 B=http://127.0.0.1:3000/v1
+until curl -sf $B/health >/dev/null; do sleep 1; done   # the first start builds: a minute or two
 MK=$(cat .data/master.key)
 U=$(curl -s -H "Authorization: Bearer $MK" -H 'content-type: application/json' \\
   -d '{"email":"demo@example.com","name":"Demo"}' $B/users)
