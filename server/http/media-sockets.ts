@@ -38,9 +38,14 @@ export function armStart(peer: Peer) {
   if (!w) return
   if (w.timer) clearTimeout(w.timer)
   w.timer = setTimeout(() => {
-    if (watched.get(peer) !== w) return
-    release(peer)
-    peer.close(1008, 'no stream start')
+    // Timers run before the poll phase reads the sockets: after a stall of this process (80 sessions
+    // starting at once held it over 2 s), the client's first message may already be waiting unread. It is
+    // read first (setImmediate runs after the poll phase), so our own stall never counts against the client.
+    setImmediate(() => {
+      if (watched.get(peer) !== w) return
+      release(peer)
+      peer.close(1008, 'no stream start')
+    })
   }, START_TIMEOUT_MS)
   w.timer.unref?.()
 }

@@ -22,6 +22,8 @@ export class VoiceChatClient {
   audioSamples = 0
   closed = false
   closeCode: number | null = null
+  /** The reason the closing side gave (a server's close names its rule). */
+  closeReason = ''
   echoMarks = true
 
   private constructor(
@@ -38,9 +40,10 @@ export class VoiceChatClient {
           ws.send(JSON.stringify({ type: 'mark', name: m.name }))
       }
     })
-    ws.on('close', (code) => {
+    ws.on('close', (code, reason) => {
       this.closed = true
       this.closeCode = code
+      this.closeReason = reason.toString()
     })
   }
 

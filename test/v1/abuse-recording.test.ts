@@ -177,7 +177,7 @@ describe('MP3 encoding of recordings off the event loop (issue 30 Medium 7)', ()
     const streamedMs = performance.now() - started
     const ms = health.map((h) => h.ms).sort((a, b) => a - b)
     const slowest = ms.at(-1) ?? 0
-    const cut = clients.filter((c) => c.closed).map((c) => c.closeCode)
+    const cut = clients.filter((c) => c.closed).map((c) => `${c.closeCode} ${c.closeReason}`)
     console.log(
       `[abuse.mp3] ${CHATS} recorded voice chats streamed ${CHAT_WALL_S} s each in ${Math.round(streamedMs)} ms; ` +
         `${ms.length} health answers from ${(measuredFrom / 1000).toFixed(1)} s on, median ` +
