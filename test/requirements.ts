@@ -2031,7 +2031,7 @@ export const requirements = {
   'fresh.sync.setting': {
     source: 'decisions Quality (wave 3): Knowledge sync (agent setting kb_sync)',
     behavior:
-      'GET /agents/{agt} reads kb_sync {schedule: off, deletion: keep, reindex: true} until it is set; PATCH takes any of its keys (the others keep their value) without a new agent_version, null restores the default, and an unknown schedule or key is 400 validation_error naming kb_sync.',
+      'GET /agents/{agt} reads kb_sync {schedule: off, deletion: keep, reindex: true} until it is set; PATCH takes any of its keys (the others keep their value) without a new agent_version, null restores the default, a bad value is 400 validation_error naming kb_sync and another key 400 unsupported_field.',
   },
   'fresh.sync.resource': {
     source: 'decisions Quality (wave 3): Knowledge sync (POST kb/sync, GET kb/syncs)',

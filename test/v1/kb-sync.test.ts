@@ -52,14 +52,22 @@ afterAll(async () => {
   await rx?.close()
 })
 
+/** A sync as GET reads it, without the response envelope's meta. */
+async function readSync(api: Api, agt: string, id: string) {
+  const g = await api.get(`/agents/${agt}/kb/syncs/${id}`)
+  expect(g.status, g.text).toBe(200)
+  const { meta: _meta, ...sync } = g.body
+  return sync
+}
+
 async function sync(api: Api, agt: string) {
   const r = await api.post(`/agents/${agt}/kb/sync`)
   expect(r.status, r.text).toBe(202)
   return until(
     `sync ${r.body.sync_id}`,
     async () => {
-      const g = await api.get(`/agents/${agt}/kb/syncs/${r.body.sync_id}`)
-      return g.body.status !== 'running' && g.body
+      const g = await readSync(api, agt, r.body.sync_id)
+      return g.status !== 'running' && g
     },
     60_000,
   )
@@ -101,12 +109,21 @@ describe('kb_sync setting', () => {
         deletion: 'keep',
         reindex: true,
       })
-      for (const bad of [{ schedule: 'hourly' }, { when: 'daily' }, { reindex: 'yes' }, 'daily']) {
+      for (const bad of [{ schedule: 'hourly' }, { reindex: 'yes' }, { deletion: 'archive' }, 'daily']) {
         const r = await t.api.patch(`/agents/${agt}`, { kb_sync: bad })
         expect(r.status, JSON.stringify(bad)).toBe(400)
         expect(r.body.error.code).toBe('validation_error')
         expect(JSON.stringify(r.body.error)).toContain('kb_sync')
       }
+      // Another key: 400 unsupported_field, as for the other settings objects.
+      const extra = await t.api.patch(`/agents/${agt}`, { kb_sync: { when: 'daily' } })
+      expect(extra.status).toBe(400)
+      expect(extra.body.error.code).toBe('unsupported_field')
+      expect((await t.api.get(`/agents/${agt}`)).body.kb_sync).toEqual({
+        schedule: 'off',
+        deletion: 'keep',
+        reindex: true,
+      })
     } finally {
       await site.close()
     }
@@ -142,8 +159,8 @@ describe('a site synced again', () => {
       status: 'running',
     })
     const s = await until('sync done', async () => {
-      const g = await t.api.get(`/agents/${agt}/kb/syncs/${post.body.sync_id}`)
-      return g.body.status !== 'running' && g.body
+      const g = await readSync(t.api, agt, post.body.sync_id)
+      return g.status !== 'running' && g
     })
     expect(s).toMatchObject({
       status: 'succeeded',
@@ -365,7 +382,7 @@ describe('sitemap lastmod, site rule, robots and bounds', () => {
       let slowest = 0
       for (;;) {
         const t0 = Date.now()
-        const h = await fetch(`${base.replace(/\/v1$/, '')}/health`)
+        const h = await fetch(`${base}/health`)
         slowest = Math.max(slowest, Date.now() - t0)
         expect(h.status).toBe(200)
         const g = await trial.api.get(`/agents/${agt}/kb/syncs/${post.body.sync_id}`)

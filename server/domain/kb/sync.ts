@@ -178,8 +178,9 @@ export async function sweepScheduledSyncs(ctx: Pick<JobContext, 'database' | 'se
     .limit(SWEEP_BATCH)
   let started = 0
   for (const a of candidates) {
-    // Read without the lock first: most agents are not due, and createSync checks again under it.
-    if (!isDue(a.id, kbSyncOf(a.settings).schedule, await lastFetch(ctx.database.db, a.id))) continue
+    // Being due is decided under the agent's lock only (createSync), never from an earlier read: two
+    // instances sweeping at once then create one sync. A sweep costs one short locking transaction per
+    // scheduled agent, at most SWEEP_BATCH a minute per instance.
     if (!(await hasUrlDocuments(ctx.database.db, a.id))) continue
     try {
       const row = await createSync(ctx.database, a.accountId, a.id, 'schedule')
@@ -340,7 +341,15 @@ async function syncPages(ctx: JobContext, agent: AgentRowLite, deletion: 'keep' 
     )
     .orderBy(kbDocuments.createdAt, kbDocuments.id)
   const sites = await siteSources(db, agent, docs)
-  const known = new Set(docs.map((d) => d.url as string))
+  // Every page URL of the agent, failed and processing ones included, is known: re-discovery adds none twice.
+  const known = new Set(
+    (
+      await db
+        .select({ url: kbDocuments.url })
+        .from(kbDocuments)
+        .where(and(eq(kbDocuments.agentId, agent.id), eq(kbDocuments.kind, 'page')))
+    ).map((d) => d.url as string),
+  )
 
   // Sitemaps and robots.txt, once per origin.
   const origins = [
