@@ -2085,6 +2085,7 @@ export const requirements = {
   },
   'fresh.sync.schedule-once': {
     source: 'issue 32 Must show (two instances, the sync running exactly once)',
+    engines: ['postgres'],
     behavior:
       'On PostgreSQL, two instances sweeping the same database every second for an agent whose daily sync is due create exactly one sync (trigger schedule) and fetch each page once; later sweeps in the same period create none.',
   },
