@@ -139,6 +139,18 @@ const Env = v.object({
     ),
     '60,300,1800,7200,28800,86400',
   ),
+  // Seconds between two sweeps for due scheduled knowledge syncs (decisions "Knowledge sync"); tests shorten it
+  // to make several instances sweep at once.
+  SVC_KB_SYNC_SWEEP_SECONDS: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(
+        /^([1-9]|[1-9]\d|[1-9]\d\d|[1-2]\d\d\d|3[0-5]\d\d|3600)$/,
+        'SVC_KB_SYNC_SWEEP_SECONDS is a whole number of seconds from 1 to 3600',
+      ),
+    ),
+    '60',
+  ),
   // Test and operations knob: the whole-crawl time budget (decisions "Limits on hostile work": 10 minutes).
   SVC_CRAWL_DEADLINE_SECONDS: v.optional(
     v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'SVC_CRAWL_DEADLINE_SECONDS is a number of seconds')),
@@ -245,6 +257,8 @@ export interface Config {
   webhookRetrySchedule: number[]
   /** A site crawl (knowledge base or build) ends with the pages so far after this many milliseconds. */
   crawlDeadlineMs: number
+  /** Seconds between two sweeps for due knowledge syncs. */
+  kbSyncSweepSeconds: number
   /** Per-minute overrides of the default rate-class limits (operators; tests raise them). */
   rateLimits: Record<string, number>
   /** Operator overrides of the default daily quotas (SVC_QUOTAS; per-user PATCH /users limits still win). */
@@ -362,6 +376,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     contactListMaxItems: Number(e.SVC_CONTACT_LIST_MAX_ITEMS),
     webhookRetrySchedule: e.SVC_WEBHOOK_RETRY_SCHEDULE.split(',').map((x) => Number(x.trim())),
     crawlDeadlineMs: Number(e.SVC_CRAWL_DEADLINE_SECONDS) * 1000,
+    kbSyncSweepSeconds: Number(e.SVC_KB_SYNC_SWEEP_SECONDS),
     rateLimits: counts(e.SVC_RATE_LIMITS),
     quotas: counts(e.SVC_QUOTAS),
     widgetDemo: e.SVC_WIDGET_DEMO === '1' && !production,

@@ -2027,6 +2027,73 @@ export const requirements = {
     behavior:
       "With the local engine, a question the knowledge does not answer is answered by the instruction sentence stating a fact of the business that holds the question's words (We open at 9 am on weekdays.), so a prompt patch changes the answer; a direction to the model is never an answer.",
   },
+  // issue 32 — knowledge sync
+  'fresh.sync.setting': {
+    source: 'decisions Quality (wave 3): Knowledge sync (agent setting kb_sync)',
+    behavior:
+      'GET /agents/{agt} reads kb_sync {schedule: off, deletion: keep, reindex: true} until it is set; PATCH takes any of its keys (the others keep their value) without a new agent_version, null restores the default, a bad value is 400 validation_error naming kb_sync and another key 400 unsupported_field.',
+  },
+  'fresh.sync.resource': {
+    source: 'decisions Quality (wave 3): Knowledge sync (POST kb/sync, GET kb/syncs)',
+    behavior:
+      "POST /agents/{agt}/kb/sync answers 202 with sync_<n> (trigger manual, status running); GET /agents/{agt}/kb/syncs lists the agent's syncs newest first and GET …/kb/syncs/{sync} reads one {sync_id, agent_id, trigger, status, pages_checked, not_modified, unchanged, added[], changed[], removed[], started_at, finished_at}; another account's agent or sync is 404.",
+  },
+  'fresh.sync.unchanged': {
+    source: 'issue 32 Must show; decisions Knowledge sync (conditional requests, sitemap lastmod)',
+    behavior:
+      "A sync of an unchanged site sends If-None-Match with the stored ETag (and If-Modified-Since with the stored Last-Modified), gets 304 for every page or skips without any request a page whose sitemap lastmod is older than its last fetch, reports every page not_modified with nothing added, changed or removed, and leaves every document's text and updated_at as they were.",
+  },
+  'fresh.sync.changed': {
+    source: 'issue 32 Must show; decisions Knowledge sync (main-content hash, re-ingest only what changed)',
+    behavior:
+      "When one page's main text changes, the sync reports exactly that page in changed (the others not_modified) and re-ingests only it: its document holds the new text, and the other documents keep their updated_at.",
+  },
+  'fresh.sync.boilerplate': {
+    source: 'issue 32 Must show; decisions Knowledge sync (a change outside the main content is not a change)',
+    behavior:
+      'A page whose navigation, footer or date stamp changed (its ETag too) is fetched in full and counted unchanged: nothing is re-ingested and the summary does not become stale.',
+  },
+  'fresh.sync.added': {
+    source: 'issue 32 Must show; decisions Knowledge sync (re-discovery within the page cap)',
+    behavior:
+      "A new page linked from a page of a crawled site is added by the next sync (in added, stored as a document of the site with its text), and the plan's page cap still bounds the agent's pages.",
+  },
+  'fresh.sync.removed': {
+    source: 'issue 32 Must show; decisions Knowledge sync (404/410 by deletion)',
+    behavior:
+      'A page that answers 404 or 410 is in removed; with kb_sync.deletion keep its document stays, with remove the document is deleted (GET answers 404) and the summary becomes stale.',
+  },
+  'fresh.sync.summary': {
+    source: 'issue 32 Must show; decisions Knowledge sync (With changes and reindex the summary is rebuilt)',
+    behavior:
+      'With reindex on, a sync that changed a document rebuilds the summary (its version moves, summary_rebuild true); a sync that changed nothing, or any sync with reindex off, leaves the version where it was.',
+  },
+  'fresh.sync.in-progress': {
+    source: 'decisions Knowledge sync (One sync per agent at a time)',
+    behavior:
+      'A second POST /agents/{agt}/kb/sync while a sync of the agent runs is 409 sync_in_progress naming the running sync, and creates none.',
+  },
+  'fresh.sync.event': {
+    source: 'decisions Knowledge sync (Event kb.synced, data: the sync)',
+    behavior:
+      'An endpoint subscribed to kb.synced receives one delivery per finished sync whose data is the sync as GET kb/syncs/{sync} reads it (status succeeded, its lists).',
+  },
+  'fresh.sync.schedule-spread': {
+    source: 'issue 32 (daily and weekly, spread across the period rather than all at midnight)',
+    behavior:
+      "Each agent's scheduled moment is a hash of its id within the day or the week: a thousand agents fall in every hour of the day and every day of the week, and a sync is due once per period, after the moment, only when nothing fetched the agent's pages since.",
+  },
+  'fresh.sync.schedule-once': {
+    source: 'issue 32 Must show (two instances, the sync running exactly once)',
+    engines: ['postgres'],
+    behavior:
+      'On PostgreSQL, two instances sweeping the same database every second for an agent whose daily sync is due create exactly one sync (trigger schedule) and fetch each page once; later sweeps in the same period create none.',
+  },
+  'fresh.sync.bounds': {
+    source: 'decisions Knowledge sync (same SSRF rules and limits as crawls); Security rules "Limits on hostile work"',
+    behavior:
+      "A sync fetches only through the crawl's guard and site rule: a sitemap entry or link to another host is never requested nor added, robots.txt still applies, and a sitemap of 50,000 entries is read without holding the process (GET /health answers within 1 s meanwhile).",
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

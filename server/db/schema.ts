@@ -448,6 +448,11 @@ export const kbDocuments = pgTable(
     /** unstorage key of the original upload, when there is one. */
     blobKey: text('blob_key'),
     contentHash: text('content_hash'),
+    /** Validators of the last fetch of a page (decisions "Knowledge sync"): sent back as If-None-Match and
+     *  If-Modified-Since by the next sync; fetched_at is compared with the sitemap's lastmod. */
+    etag: text('etag'),
+    lastModified: text('last_modified'),
+    fetchedAt: ts('fetched_at'),
     /** When the summary last read this document; null or older than updated_at means pending. */
     summarizedAt: ts('summarized_at'),
     createdAt: now('created_at'),
@@ -1281,4 +1286,37 @@ export const conversationAnalyses = pgTable(
     primaryKey({ columns: [t.conversationId, t.analysisVersion] }),
     index('conversation_analyses_agent_idx').on(t.agentId, t.analysisVersion),
   ],
+)
+
+// Knowledge syncs (decisions "Knowledge sync"): one revisit of an agent's URL-sourced documents, manual or
+// scheduled. At most one runs per agent at a time (claimed under the agent's row lock, domain/kb/sync.ts).
+export const kbSyncSeq = pgSequence('kb_sync_seq', { startWith: 1 })
+export const kbSyncs = pgTable(
+  'kb_syncs',
+  {
+    id: text('id').primaryKey().default(sql`'sync_' || nextval('kb_sync_seq')`),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
+    /** manual or schedule. */
+    trigger: text('trigger').notNull(),
+    /** running, succeeded or failed. */
+    status: text('status').notNull().default('running'),
+    pagesChecked: integer('pages_checked').notNull().default(0),
+    notModified: integer('not_modified').notNull().default(0),
+    unchanged: integer('unchanged').notNull().default(0),
+    added: jsonb('added').$type<string[]>().notNull().default([]),
+    changed: jsonb('changed').$type<string[]>().notNull().default([]),
+    removed: jsonb('removed').$type<string[]>().notNull().default([]),
+    summaryRebuild: boolean('summary_rebuild').notNull().default(false),
+    error: text('error'),
+    /** When a job instance took the sync; a claim older than the stale bound may be taken over. */
+    claimedAt: ts('claimed_at'),
+    startedAt: now('started_at'),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [index('kb_syncs_agent_started_idx').on(t.accountId, t.agentId, t.startedAt, t.id)],
 )

@@ -58,6 +58,7 @@ export const ERROR_CODES = {
   number_taken: [409, 'The phone number is already held by an account'],
   version_label_exists: [409, 'The version label is taken'],
   build_in_progress: [409, 'A build of this agent is running'],
+  sync_in_progress: [409, 'A knowledge sync of this agent is running; its id is in the message'],
   tests_failed: [
     409,
     "The agent's tests did not reach its test_gate on the new prompt version: it is listed but not active; the message names the run",

@@ -112,6 +112,14 @@ export async function createFixtureTenant(master: Api, label: string): Promise<F
   const run = await api.post(`/agents/${agt}/test-runs`, { test_ids: [ids.tst] })
   ok(run, 'test run')
   ids.run = run.body.run_id
+  // A knowledge sync of the built site ({sync}, issue 32), finished before any snapshot is taken.
+  const sync = await api.post(`/agents/${agt}/kb/sync`)
+  ok(sync, 'kb sync')
+  ids.sync = sync.body.sync_id
+  for (let i = 0; i < 300; i++) {
+    if ((await api.get(`/agents/${agt}/kb/syncs/${ids.sync}`)).body.status !== 'running') break
+    await sleep(100)
+  }
   const num = await api.post('/phone-numbers', { e164: freshNumber(), agent_id: agt })
   ok(num, 'phone number')
   ids.num = num.body.number_id ?? num.body.phone_number_id ?? num.body.id

@@ -1,5 +1,6 @@
 // A small website served by the test itself on 127.0.0.1, for builds and crawls.
-import { createServer, type Server } from 'node:http'
+import { createHash } from 'node:crypto'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 
 export interface Page {
   status?: number
@@ -7,30 +8,68 @@ export interface Page {
   type?: string
   location?: string
   delayMs?: number
+  /** Sent as Last-Modified; a request whose If-Modified-Since equals it is answered 304 (with `validators`). */
+  lastModified?: string
 }
 
 export interface TestSite {
   origin: string
   hits: string[]
+  /** Every request with its headers (conditional requests show here). */
+  requests: { path: string; headers: IncomingHttpHeaders }[]
+  /** Response body bytes sent, 304s and 404s included. */
+  bytes: number
   close(): Promise<void>
 }
 
-export async function serveSite(pages: Record<string, Page>): Promise<TestSite> {
+/** The ETag a page is served with under `validators`: a hash of its body. */
+export const etagOf = (body: string) => `"${createHash('sha1').update(body).digest('hex').slice(0, 16)}"`
+
+/**
+ * Serves `pages` (looked up on every request, so a test may change, add or delete pages while it runs).
+ * With `validators`, 200 answers carry an ETag (a hash of the body) and the page's Last-Modified, and a
+ * request whose If-None-Match or If-Modified-Since still matches is answered 304 with no body, as real
+ * servers do.
+ */
+export async function serveSite(pages: Record<string, Page>, opts: { validators?: boolean } = {}): Promise<TestSite> {
   const hits: string[] = []
+  const requests: TestSite['requests'] = []
+  let bytes = 0
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]
     hits.push(path)
+    requests.push({ path, headers: req.headers })
     const page = pages[path]
+    const end = (body: string) => {
+      bytes += Buffer.byteLength(body)
+      res.end(body)
+    }
     const send = () => {
       if (!page) {
         res.writeHead(404, { 'content-type': 'text/plain' })
-        return res.end('not found')
+        return end('not found')
       }
-      res.writeHead(page.status ?? (page.location ? 302 : 200), {
+      const status = page.status ?? (page.location ? 302 : 200)
+      const body = page.body ?? ''
+      const validators: Record<string, string> =
+        opts.validators && status === 200
+          ? { etag: etagOf(body), ...(page.lastModified ? { 'last-modified': page.lastModified } : {}) }
+          : {}
+      const inm = req.headers['if-none-match']
+      const ims = req.headers['if-modified-since']
+      if (
+        validators.etag &&
+        (inm ? inm === validators.etag : !!ims && !!page.lastModified && ims === page.lastModified)
+      ) {
+        res.writeHead(304, validators)
+        return end('')
+      }
+      res.writeHead(status, {
         'content-type': page.type ?? 'text/html; charset=utf-8',
         ...(page.location ? { location: page.location } : {}),
+        ...validators,
       })
-      res.end(page.body ?? '')
+      end(body)
     }
     if (page?.delayMs) setTimeout(send, page.delayMs)
     else send()
@@ -40,6 +79,10 @@ export async function serveSite(pages: Record<string, Page>): Promise<TestSite> 
   return {
     origin: `http://127.0.0.1:${port}`,
     hits,
+    requests,
+    get bytes() {
+      return bytes
+    },
     close: () =>
       new Promise((r) => {
         server.closeAllConnections()

@@ -1,5 +1,5 @@
 // Agents over HTTP on a server of its own: read (full record, nested blocks, model), the account list,
-// the 45-field patch whitelist and its version rules, tenancy, aliases and the master key.
+// the 46-field patch whitelist and its version rules, tenancy, aliases and the master key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { kbDocuments } from '~/db/schema'
 import { nextDocumentId } from '~/domain/agents/create'
@@ -105,7 +105,7 @@ describe('GET /agents/{agt}', () => {
       meta: { environment: 'production' },
     })
     for (const f of [...BEHAVIOURAL_FIELDS, ...NON_BEHAVIOURAL_FIELDS]) expect(r.body, f).toHaveProperty(f)
-    expect(BEHAVIOURAL_FIELDS.length + NON_BEHAVIOURAL_FIELDS.length).toBe(45)
+    expect(BEHAVIOURAL_FIELDS.length + NON_BEHAVIOURAL_FIELDS.length).toBe(46)
     expect(BEHAVIOURAL_FIELDS.length).toBe(20)
     expect(r.body.widget).not.toHaveProperty('public_token')
     expect(Object.keys(r.body.widget.appearance).sort()).toEqual([
@@ -272,7 +272,7 @@ describe('PATCH /agents/{agt}', () => {
     ])
   })
 
-  it('takes all 45 whitelisted fields at once, with one bump', async () => {
+  it('takes all 46 whitelisted fields at once, with one bump', async () => {
     verifies('agents.patch-whitelist')
     const before = (await api.get(`/agents/${a1}`)).body.agent_version
     const all = {
@@ -322,8 +322,10 @@ describe('PATCH /agents/{agt}', () => {
       description: 'd',
       // A gate on an agent without tests: nothing to run, the prompts deploy (decisions "Test gate").
       test_gate: { min_pass_rate: 0.5 },
+      // Weekly: a sweep finds nothing due right after the build fetched the pages (decisions "Knowledge sync").
+      kb_sync: { schedule: 'weekly', deletion: 'remove', reindex: false },
     }
-    expect(Object.keys(all).length).toBe(45)
+    expect(Object.keys(all).length).toBe(46)
     const r = await api.patch(`/agents/${a1}`, all)
     expect(r.status).toBe(200)
     expect(versionN(r.body.agent_version)).toBe(versionN(before) + 1)

@@ -21,6 +21,7 @@ import { activatePromptVersion, freeLabel, insertPromptVersion, recordVersion } 
 import { enforceGate, GATE_WAIT_MS, gateOf, type GateCandidate, type TestGate } from '~/domain/agent-tests/gate'
 import type { RunQueue } from '~/domain/agent-tests/runs'
 import { checkCapabilities, type CapabilityLookup } from './capability-settings'
+import { KB_SYNC_DEFAULT } from '~/domain/kb/sync-schemas'
 import { emailsOf } from '~/kit/capability'
 import { checkAnalysis } from '~/domain/analysis/schemas'
 
@@ -194,6 +195,8 @@ export async function applyAgentChanges(
       after = mergeKeys((before ?? {}) as Record<string, string>, raw as Record<string, string | null>)
     if (field === 'capability_settings')
       after = mergeKeys((before ?? {}) as Record<string, unknown>, raw as Record<string, unknown>)
+    // kb_sync keys left out keep their value; null is the default, stored as no setting.
+    if (field === 'kb_sync') after = raw === null ? KB_SYNC_DEFAULT : { ...(before as object), ...(raw as object) }
     if (same(before, after)) continue
     changed.push(field)
     if (COLUMN_OF[field]) set[COLUMN_OF[field]] = after
@@ -203,7 +206,7 @@ export async function applyAgentChanges(
       if (after === null) delete settings.analysis
       else settings.analysis = after
     } else if ((SETTINGS_FIELDS as readonly string[]).includes(field)) {
-      if (after === null) delete settings[field]
+      if (after === null || (field === 'kb_sync' && raw === null)) delete settings[field]
       else settings[field] = after
     }
   }

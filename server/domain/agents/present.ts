@@ -1,6 +1,7 @@
 // Agents and prompt versions as the API shows them (model, voice, appearance, settings with defaults).
 import type { Runtime } from '~/kit/runtime'
 import { END_OF_SPEECH } from '~/domain/voice-loop/listen'
+import { KB_SYNC_DEFAULT } from '~/domain/kb/sync-schemas'
 import { rulesCost } from './refinement'
 import {
   APPEARANCE_KEYS,
@@ -115,6 +116,7 @@ const SETTINGS_DEFAULTS: Record<string, unknown> = {
   collect_identity: false,
   record_calls: false,
   end_of_speech_ms: END_OF_SPEECH.default,
+  kb_sync: KB_SYNC_DEFAULT,
 }
 
 export function presentAgent(runtime: Pick<Runtime, 'config' | 'registries'>, row: AgentRow) {

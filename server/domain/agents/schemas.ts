@@ -5,6 +5,7 @@ import { coded } from '~/lib/errors'
 import { AccountId, Cursor, Id, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
 import { businessHoursProblem } from '~/domain/conversations/behaviour'
 import { AnalysisSetting } from '~/domain/analysis/schemas'
+import { KbSyncSetting } from '~/domain/kb/sync-schemas'
 
 export const AGENT_TYPES = ['chat', 'phone', 'dashboard', 'phone_outbound'] as const
 export const PROMPT_TYPES = ['phone', 'chat', 'voice_chat'] as const
@@ -66,6 +67,7 @@ export const NON_BEHAVIOURAL_FIELDS = [
   'metadata',
   'description',
   'test_gate',
+  'kb_sync',
 ] as const
 /** Fields kept in the agents.settings jsonb: the non-behavioural ones but the two columns name and
  *  website_url, and the one voice setting without a column of its own. */
@@ -117,7 +119,7 @@ const JsonObject = v.pipe(
 const Key = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'Keys are 1-64 letters, digits, _ . : -'))
 const PromptBody = v.pipe(v.string(), v.maxLength(200_000, 'At most 200000 characters.'))
 
-/** The patch whitelist: exactly 44 optional fields; any other key is 400 unsupported_field. */
+/** The patch whitelist: exactly 46 optional fields; any other key is 400 unsupported_field. */
 export const AgentPatch = v.strictObject({
   // Behavioural (19)
   instructions: v.optional(PromptBody),
@@ -246,10 +248,11 @@ export const AgentPatch = v.strictObject({
       ),
     ),
   ),
+  kb_sync: v.optional(KbSyncSetting),
 })
 export type AgentPatch = v.InferOutput<typeof AgentPatch>
 export const AGENT_PATCH_DESCRIPTION =
-  'Any of the 45 whitelisted fields. A request that changes the value of a behavioural field (prompts, build outputs and refinement_rules, model, capabilities, voice) bumps agent_version once; a changed prompt field (instructions, chat_instructions, voice_chat_instructions) also deploys a prompt version labelled patch-<agent_version>-<type>. Unchanged values are not reported in changed and bump nothing. external_ids and capability_settings merge key by key (null clears a key). With test_gate set (in the agent or in this request), a changed prompt field is first deployed as an inactive candidate and every test of the agent runs on it; below min_pass_rate, or when the run errors or outlasts 100 s, the whole request is refused with 409 tests_failed naming the run and the first failing assertion, and only the candidate is kept (listed, inactive). refinement_rules are stored normalised (trimmed, list markers removed, capitalised, ending with a full stop; 3 to 500 characters) with repeats dropped; when the body has refinement_rules the answer adds refinement {rules, conflicts, duplicates, cost, total_tokens}: likely conflicts between rules and with the prompts are reported and the rules are still saved. Every capability must be registered and its needed completions (capability_settings) present and well-formed after the merge, else 400 validation_error naming the field.'
+  'Any of the 46 whitelisted fields. A request that changes the value of a behavioural field (prompts, build outputs and refinement_rules, model, capabilities, voice) bumps agent_version once; a changed prompt field (instructions, chat_instructions, voice_chat_instructions) also deploys a prompt version labelled patch-<agent_version>-<type>. Unchanged values are not reported in changed and bump nothing. external_ids and capability_settings merge key by key (null clears a key). With test_gate set (in the agent or in this request), a changed prompt field is first deployed as an inactive candidate and every test of the agent runs on it; below min_pass_rate, or when the run errors or outlasts 100 s, the whole request is refused with 409 tests_failed naming the run and the first failing assertion, and only the candidate is kept (listed, inactive). refinement_rules are stored normalised (trimmed, list markers removed, capitalised, ending with a full stop; 3 to 500 characters) with repeats dropped; when the body has refinement_rules the answer adds refinement {rules, conflicts, duplicates, cost, total_tokens}: likely conflicts between rules and with the prompts are reported and the rules are still saved. Every capability must be registered and its needed completions (capability_settings) present and well-formed after the merge, else 400 validation_error naming the field.'
 
 const Ts = v.pipe(v.string(), v.isoTimestamp())
 const Str = v.nullable(v.string())

@@ -9,6 +9,7 @@ import type { BuildInput, ChatEngine, Surface } from '~/kit/chat-engine'
 import { applyBuildOutputs, nextDocumentId, proposeBuildPrompts, type BuildOutputs } from '~/domain/agents/create'
 import { BUILD_GATE_WAIT_MS, enforceGate, gateOf } from '~/domain/agent-tests/gate'
 import { crawlSite } from '~/domain/kb/crawler'
+import { contentHash } from '~/domain/kb/document-text'
 import { internalDetail, PUBLIC_MESSAGES, PublicError, publicMessage } from '~/domain/kb/public-error'
 import { buildSummary, markSummarized, readSummary, writeSummary } from '~/domain/kb/summary'
 import type { BuildStepName } from './schemas'
@@ -68,6 +69,11 @@ const STEPS: Record<BuildStepName, (s: StepContext) => Promise<void>> = {
             chars: page.text.length,
             crawlId: build.id,
             source: 'build',
+            // What a knowledge sync compares with (decisions "Knowledge sync").
+            contentHash: contentHash(page.text),
+            etag: page.etag,
+            lastModified: page.lastModified,
+            fetchedAt: new Date(),
           })
         },
       })

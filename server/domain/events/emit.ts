@@ -14,6 +14,7 @@ export type EventType =
   | 'summary.ready'
   | 'test_run.completed'
   | 'conversation.analyzed'
+  | 'kb.synced'
   | (string & {})
 
 export interface EventPayload {

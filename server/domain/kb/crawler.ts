@@ -16,6 +16,9 @@ export interface CrawledPage {
   text: string
   depth: number
   lang: string | null
+  /** The answer's validators, kept for the next sync's conditional request (decisions "Knowledge sync"). */
+  etag: string | null
+  lastModified: string | null
 }
 
 export interface SkippedPage {
@@ -259,13 +262,56 @@ export class CrawlRefused extends Error {
   }
 }
 
+/** What a conditional revisit of a page answers: 304, or the page (with its links) as a crawl reads it. */
+export type RevisitResult = { status: 'not_modified' } | { status: 'fetched'; page: CrawledPage & { links: string[] } }
+
+/**
+ * A page fetched again by a knowledge sync: robots.txt (through `allowed`, loaded once per origin by the
+ * caller) and the same guard, caps and extraction as a crawl, with If-None-Match / If-Modified-Since from
+ * the last fetch. Throws like fetchSinglePage (FetchError http_status 404 or 410 for a page gone).
+ */
+export async function revisitPage(
+  url: string,
+  validators: { etag: string | null; lastModified: string | null },
+  opts: FetchPageOptions,
+): Promise<RevisitResult> {
+  const headers: Record<string, string> = {}
+  // Header values come from a stored answer: anything that is not one plain line is not sent back.
+  if (validators.etag && isHeaderValue(validators.etag)) headers['if-none-match'] = validators.etag
+  if (validators.lastModified && isHeaderValue(validators.lastModified))
+    headers['if-modified-since'] = validators.lastModified
+  try {
+    return { status: 'fetched', page: await fetchPage(url, 0, opts, opts.userAgent ?? DEFAULT_UA, headers) }
+  } catch (e) {
+    if (e instanceof FetchError && e.reason === 'http_status' && e.status === 304) return { status: 'not_modified' }
+    throw e
+  }
+}
+
+/** A robots.txt predicate for one origin (everything allowed when it is missing or unreachable). */
+export function robotsFor(origin: string, opts: FetchPageOptions): Promise<(url: string) => boolean> {
+  return loadRobots(origin, opts.userAgent ?? DEFAULT_UA, opts)
+}
+
+const isHeaderValue = (v: string) => v.length <= 512 && /^[\x20-\x7e]+$/.test(v)
+
+/** Whether two URLs belong to one site as the crawler counts it ("www." and the bare name are one). */
+export function sameSite(a: URL, b: URL): boolean {
+  return siteKey(a) === siteKey(b)
+}
+
+/** Links the crawler would never fetch as pages (images, archives, scripts...). */
+export const notAPage = (u: URL) => NOT_PAGES.test(u.pathname)
+
 async function fetchPage(
   url: string,
   depth: number,
   opts: FetchPageOptions,
   ua: string,
+  headers?: Record<string, string>,
 ): Promise<CrawledPage & { links: string[] }> {
   const res = await safeFetch(url, {
+    headers,
     allowPrivateHosts: opts.allowPrivateHosts,
     timeoutMs: opts.timeoutMs,
     // A page is read up to the cap and cut there (not refused): its beginning still has text and links.
@@ -287,9 +333,13 @@ async function fetchPage(
     text: page.text.slice(0, CRAWL_LIMITS.pageMaxText),
     depth,
     lang: page.lang,
+    etag: validator(res.headers.get('etag')),
+    lastModified: validator(res.headers.get('last-modified')),
     links: page.links.slice(0, CRAWL_LIMITS.pageMaxLinks),
   }
 }
+
+const validator = (v: string | null) => (v && isHeaderValue(v) ? v : null)
 
 /** The HTML up to its `maxTags`-th tag: the extractor's time and memory grow with the elements it parses. */
 export function cutAfterTags(html: string, maxTags: number): string {

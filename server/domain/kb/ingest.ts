@@ -42,7 +42,12 @@ async function markFailed(ex: Executor, docId: string, error: string) {
 async function markIndexed(
   ctx: JobContext,
   row: DocRow,
-  d: { text: string; title?: string | null; language: string | null },
+  d: {
+    text: string
+    title?: string | null
+    language: string | null
+    fetched?: { etag: string | null; lastModified: string | null }
+  },
 ) {
   await retryTransient(() =>
     ctx.database.tx(async (tx) => {
@@ -58,6 +63,7 @@ async function markIndexed(
           contentHash: contentHash(d.text),
           ...(d.title ? { title: d.title.slice(0, 500) } : {}),
           keepVerbatim: row.keepVerbatim || opensWithVerbatimPhrase(d.text),
+          ...(d.fetched ? { etag: d.fetched.etag, lastModified: d.fetched.lastModified, fetchedAt: new Date() } : {}),
           updatedAt: new Date(),
         })
         .where(and(eq(kbDocuments.id, row.id), eq(kbDocuments.status, 'processing')))
@@ -101,6 +107,7 @@ export async function ingestDocument(ctx: JobContext, docId: string): Promise<vo
           text: page.text,
           title: row.title === row.url ? page.title || null : null,
           language: row.language ?? page.lang,
+          fetched: { etag: page.etag, lastModified: page.lastModified },
         })
         if (row.crawlId)
           await ctx.database.db
@@ -191,6 +198,9 @@ export async function runCrawl(ctx: JobContext, crawlId: string): Promise<void> 
             language: page.lang,
             contentHash: contentHash(page.text),
             keepVerbatim: opensWithVerbatimPhrase(page.text),
+            etag: page.etag,
+            lastModified: page.lastModified,
+            fetchedAt: new Date(),
           })
           await tx
             .update(kbCrawls)

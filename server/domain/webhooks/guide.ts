@@ -4,7 +4,7 @@ export const WEBHOOKS_GUIDE = `Register an endpoint with \`POST /webhooks/endpoi
 Every event of the account that the endpoint subscribes to is then POSTed to it as JSON:
 \`{id: "evt_…", type, created_at, api_version: "v1", account_id, data}\` (\`data\` is the resource as its GET shows it).
 Events: \`conversation.started\`, \`conversation.ended\`, \`conversation.escalated\`, \`conversation.deleted\`, \`summary.ready\`,
-\`call.completed\`, \`call.failed\`, \`call.no_answer\`, \`test_run.completed\` (data: the agent test run with its results), \`conversation.analyzed\` (data: \`{conversation_id, account_id, agent_id, analysis}\`, values masked by the account's default_redaction); a test ping (\`POST /webhooks/endpoints/{whk}/test\`) has type \`ping\`.
+\`call.completed\`, \`call.failed\`, \`call.no_answer\`, \`test_run.completed\` (data: the agent test run with its results), \`conversation.analyzed\` (data: \`{conversation_id, account_id, agent_id, analysis}\`, values masked by the account's default_redaction), \`kb.synced\` (data: the knowledge sync, as \`GET /agents/{agt}/kb/syncs/{sync}\` reads it); a test ping (\`POST /webhooks/endpoints/{whk}/test\`) has type \`ping\`.
 
 ## Headers
 

@@ -1,6 +1,7 @@
 // Shapes of the webhook routes (contract "Webhook endpoint", "Webhooks", "Events"; decisions "Events",
 // "Retries"). The event names are the contract's seven plus decisions' conversation.deleted and
-// test_run.completed (decisions "Test runs"), conversation.analyzed (decisions "Conversation analysis").
+// test_run.completed (decisions "Test runs"), conversation.analyzed (decisions "Conversation analysis"),
+// kb.synced (decisions "Knowledge sync").
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
 import { Cursor, Id, Limit, Timestamp, JsonRecord } from '~/lib/schemas'
@@ -16,6 +17,7 @@ export const EVENT_TYPES = [
   'call.no_answer',
   'test_run.completed',
   'conversation.analyzed',
+  'kb.synced',
 ] as const
 export type WebhookEventType = (typeof EVENT_TYPES)[number]
 
