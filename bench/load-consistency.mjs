@@ -232,13 +232,9 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
     counts.builds += l.builds.length
 
     // Quotas: today's counters equal the work that exists. The day is read after the counters, so that
-    // a midnight passed before or during their read is seen.
-    const lim = await get(request, key, `/accounts/${t.accountId}/limits`)
-    if (t.setUpOn !== utcDay()) {
-      uncompared.push(t.index)
-      continue
-    }
-    const used = (k) => lim.body?.quotas?.[k]?.used
+    // a midnight passed before or during their read is seen. A turn whose instance died after its claim
+    // holds its unit until the hold lapses and the hold sweep gives it back (decisions "Turn holds", 60 s
+    // and one sweep after the claim): the counters are polled until they agree, within the drain bound.
     const buildNumbers = []
     for (const agent of [t.chatAgent, t.phoneAgent])
       buildNumbers.push((await get(request, key, `/agents/${agent}/build`)).body?.build_number ?? 0)
@@ -249,13 +245,26 @@ export async function checkConsistency({ request, ledger, receiver, log = () => 
       builds: buildNumbers.reduce((a, b) => a + b, 0),
       agent_creates: 2,
     }
-    for (const [k, v] of Object.entries(want))
-      if (used(k) !== v) quotas.push(`tenant ${t.index} ${k}: used ${used(k)}, work ${v}`)
     // calls_today counts outbound usage records (contract): one per answered call, so not the calls that
     // rang out or failed.
     const answered = calls.filter((c) => c.conversation_id).length
-    if (lim.body?.calls_today !== answered)
-      quotas.push(`tenant ${t.index} calls_today ${lim.body?.calls_today}, answered calls ${answered}`)
+    let crossedMidnight = false
+    const off = await waitFor(async () => {
+      const lim = await get(request, key, `/accounts/${t.accountId}/limits`)
+      if (t.setUpOn !== utcDay()) {
+        crossedMidnight = true
+        return []
+      }
+      const used = (k) => lim.body?.quotas?.[k]?.used
+      const left = []
+      for (const [k, v] of Object.entries(want))
+        if (used(k) !== v) left.push(`tenant ${t.index} ${k}: used ${used(k)}, work ${v}`)
+      if (lim.body?.calls_today !== answered)
+        left.push(`tenant ${t.index} calls_today ${lim.body?.calls_today}, answered calls ${answered}`)
+      return left
+    })
+    if (crossedMidnight) uncompared.push(t.index)
+    else quotas.push(...off)
   }
 
   // delivered: wait for the outbox to drain, then every expected event at every endpoint of its tenant.

@@ -477,6 +477,11 @@ export const requirements = {
     source: 'contract Other conversation routes',
     behavior: 'POST messages answers {turn, usage}; 409 turn_in_progress while a turn runs.',
   },
+  'conversations.turn-holds': {
+    source: 'decisions Turn holds',
+    behavior:
+      "A chat turn's hold left by a dead instance is given back with its chat_messages unit once it lapses (the sweep every 10 s), so the day's counter equals the turns written; a live hold is kept.",
+  },
   'conversations.greeting': {
     source: 'contract POST /conversations',
     behavior:

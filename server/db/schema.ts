@@ -574,6 +574,10 @@ export const conversations = pgTable(
   (t) => [
     // The idle sweep (decisions "Idle conversations"): open text conversations by last activity.
     index('conversations_idle_idx').on(t.updatedAt).where(sql`status = 'in_progress' AND channel IN ('api', 'widget')`),
+    // The hold sweep (decisions "Turn holds"): text conversations whose turn hold is set, by its end.
+    index('conversations_held_idx')
+      .on(t.turnLockedUntil)
+      .where(sql`turn_locked_until IS NOT NULL AND channel IN ('api', 'widget')`),
     index('conversations_owned_live_idx')
       .on(t.ownerInstance)
       .where(sql`status = 'in_progress' AND owner_instance IS NOT NULL`),

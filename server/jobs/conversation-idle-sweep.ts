@@ -5,6 +5,7 @@
 // are guarded (domain/conversations/idle.ts), so overlapping sweeps never close a conversation twice.
 import { defineJob } from '~/kit/job'
 import { abandonIdleConversations } from '~/domain/conversations/idle'
+import { releaseLapsedHolds } from '~/domain/conversations/holds'
 
 export const IDLE_SWEEP_JOB = 'conversations.idle-sweep'
 /** Between two sweeps (plus the poll interval): the 30 s bound leaves room for a slow sweep. */
@@ -19,6 +20,9 @@ export default defineJob({
   retryLimit: 0,
   async run(_data, ctx) {
     try {
+      // Holds first: a chat whose hold lapsed is then free to be abandoned by this same sweep.
+      const released = await releaseLapsedHolds(ctx.database)
+      if (released) ctx.log(`hold sweep: gave back ${released} lapsed turn hold(s) and their quota units`)
       // The operator's figure as this instance last polled it (admin/config.ts), else the environment's.
       const r = await abandonIdleConversations(ctx.database, ctx.send, ctx.config.conversationIdleSeconds)
       if (r.closed) ctx.log(`idle sweep: abandoned ${r.closed} conversation(s)`)

@@ -119,6 +119,47 @@ describe('turn claim in the database', () => {
     expect(ok.body.turn.turn_index).toBe(4)
   }, 60_000)
 
+  it('a hold left by a dead instance gives its unit back once it lapses; a live hold is kept', async () => {
+    verifies('conversations.turn-holds')
+    let api = createApi(server.base, t.key)
+    const open = async () => (await api.post('/conversations', { agent_id: agentId })).body.conversation_id as string
+    const dead = await open()
+    const live = await open()
+    const used = async () => (await api.get(`/accounts/${t.accountId}/limits`)).body.quotas.chat_messages.used as number
+    const before = await used()
+    // What two claims of an instance that then died left: each a hold and the unit it took; one has lapsed.
+    api = await restartWith(async (db) => {
+      await db.db
+        .update(conversations)
+        .set({ turnLockedUntil: sql`now() - interval '1 second'` })
+        .where(eq(conversations.id, dead))
+      await db.db
+        .update(conversations)
+        .set({ turnLockedUntil: sql`now() + interval '60 seconds'` })
+        .where(eq(conversations.id, live))
+      await db.db
+        .insert(quotaUsage)
+        .values({ accountId: t.accountId, day: utcDay(), kind: 'chat_messages', used: before + 2 })
+        .onConflictDoUpdate({
+          target: [quotaUsage.accountId, quotaUsage.day, quotaUsage.kind],
+          set: { used: before + 2 },
+        })
+    })
+    // The sweep at start gives the lapsed hold's unit back, not the live one's.
+    await until('the lapsed unit given back', async () => (await used()) === before + 1, 20_000)
+    const held = await api.post(`/conversations/${live}/messages`, { text: 'Hello?' })
+    expect(held.status).toBe(409)
+    expect(err(held).code).toBe('turn_in_progress')
+    const ok = await api.post(`/conversations/${dead}/messages`, { text: 'Hello, what do you sell?' })
+    expect(ok.status).toBe(200)
+    // The freed conversation's turn took a unit of its own: the counter is the live hold's and this turn's.
+    expect(await used()).toBe(before + 2)
+    await restartWith(async (db) => {
+      const [row] = await db.db.select().from(conversations).where(eq(conversations.id, dead))
+      expect(row.turnLockedUntil).toBeNull()
+    })
+  }, 60_000)
+
   it('end twice: one conversation.ended; the summary job writes one summary.ready; the events carry the payload', async () => {
     verifies('conversations.end')
     const api = createApi(server.base, t.key)

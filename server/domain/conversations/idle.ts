@@ -6,7 +6,7 @@
 // Activity is updated_at, which every turn write moves (and an identify, which counts as the client still
 // being there); the partial index conversations_idle_idx (migration 0019) holds exactly the open api and
 // widget rows by it, so finding the candidates reads the oldest few index entries and nothing else.
-import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm'
+import { and, asc, eq, isNull, lt, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { conversations, turns } from '~/db/schema'
 import type { JobContext } from '~/kit/job'
@@ -45,14 +45,15 @@ const lastTurnAt = sql`coalesce((SELECT t."timestamp" FROM ${turns} t WHERE t.co
 
 /**
  * The claim: one guarded UPDATE that abandons the row only while it is still open, still idle and held by
- * no turn (or by one whose hold lapsed: its instance died). Whoever loses the race (another instance's
- * sweep, a turn, POST …/end) changes nothing here, so a conversation is never closed twice.
+ * no turn. A hold whose instance died is given back with its quota unit by the hold sweep (holds.ts), which
+ * the job runs just before. Whoever loses the race (another instance's sweep, a turn, POST …/end) changes
+ * nothing here, so a conversation is never closed twice.
  */
 async function abandon(tx: Executor, id: string, idleSeconds: number): Promise<ConversationRow | null> {
   const [row] = await tx
     .update(c)
     .set({ status: 'abandoned', endedAt: lastTurnAt, updatedAt: sql`now()`, turnLockedUntil: null })
-    .where(and(eq(c.id, id), idleSince(idleSeconds), or(isNull(c.turnLockedUntil), lt(c.turnLockedUntil, sql`now()`))))
+    .where(and(eq(c.id, id), idleSince(idleSeconds), isNull(c.turnLockedUntil)))
     .returning()
   return row ?? null
 }

@@ -259,9 +259,16 @@ export async function postMessage(
     return { replayed: false, response }
   } catch (err) {
     if (keyClaimed) await dropKey(database, conv.id, key!, undefined).catch(() => {})
-    // A turn that was not written is not counted: the quota unit the claim took goes back.
-    if (!written) await refundQuota(database.db, accountId, 'chat_messages').catch(() => {})
-    await releaseTurn(database, conv.id)
+    // A turn that was not written is not counted: the quota unit the claim took goes back with the hold, in
+    // one transaction, so the hold sweep (holds.ts) never gives one unit back twice.
+    if (written) await releaseTurn(database, conv.id)
+    else
+      await database
+        .tx(async (tx) => {
+          await refundQuota(tx, accountId, 'chat_messages')
+          await tx.update(conversations).set({ turnLockedUntil: null }).where(eq(conversations.id, conv.id))
+        })
+        .catch(() => {})
     throw err
   }
 }

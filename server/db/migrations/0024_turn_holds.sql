@@ -1,0 +1,1 @@
+CREATE INDEX "conversations_held_idx" ON "conversations" USING btree ("turn_locked_until") WHERE turn_locked_until IS NOT NULL AND channel IN ('api', 'widget');
