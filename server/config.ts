@@ -46,6 +46,11 @@ const Env = v.object({
     ),
   ),
   SVC_SECRET: v.optional(v.pipe(v.string(), v.minLength(32, 'SVC_SECRET must be at least 32 characters'))),
+  // A scrape-only credential for GET /metrics (decisions "Prometheus metrics"), so a scraper need not hold
+  // the master key.
+  SVC_METRICS_TOKEN: v.optional(
+    v.pipe(v.string(), v.regex(/^\S{32,512}$/, 'SVC_METRICS_TOKEN must be 32 to 512 characters without spaces')),
+  ),
   REDIS_URL: v.optional(v.string()),
   // Prepared statements on PostgreSQL (on by default); false behind a pooler in transaction mode (PgBouncer).
   SVC_PG_PREPARE: v.optional(v.picklist(['true', 'false']), 'true'),
@@ -214,6 +219,8 @@ export interface Config {
   production: boolean
   masterKey: string
   masterKeyFile: string | undefined
+  /** SVC_METRICS_TOKEN: a bearer that may read GET /metrics and nothing else. */
+  metricsToken: string | undefined
   secret: string
   redisUrl: string | undefined
   /** PostgreSQL: every parameterised query is a prepared statement (SVC_PG_PREPARE). */
@@ -349,6 +356,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     production,
     masterKey,
     masterKeyFile,
+    metricsToken: e.SVC_METRICS_TOKEN,
     secret,
     redisUrl: e.REDIS_URL,
     pgPrepare: e.SVC_PG_PREPARE === 'true',

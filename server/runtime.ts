@@ -14,6 +14,8 @@ import { startWebhookPump } from '~/domain/webhooks/pump'
 import { startOutbound } from '~/domain/calls/service'
 import { retire } from '~/domain/calls/outbound'
 import { stopRecordingPool } from '~/domain/calls/recording'
+import { liveSessions } from '~/domain/calls/session'
+import { setMetricsSources } from '~/kit/metrics'
 import { startQueue } from '~/jobs/_queue'
 import { createAuditWriter } from '~/kit/audit-writer'
 import { createBlobStore } from '~/kit/blob-store'
@@ -71,6 +73,7 @@ export async function buildRuntime(
       `[boot] master key: ${config.masterKeyFile} (generated for development; set SVC_MASTER_KEY in production)`,
     )
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, prepare: config.pgPrepare })
+  setMetricsSources({ callsActive: () => liveSessions.size, dbPool: () => database.poolStats() })
   const applied = await migrate(database, installed.migrations)
   if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
   const blobs = await createBlobStore(config)

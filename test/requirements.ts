@@ -477,6 +477,21 @@ export const requirements = {
     source: 'contract Other conversation routes',
     behavior: 'POST messages answers {turn, usage}; 409 turn_in_progress while a turn runs.',
   },
+  'ops.metrics.auth': {
+    source: 'decisions Prometheus metrics',
+    behavior:
+      'GET /metrics answers the Prometheus text format for the master key or SVC_METRICS_TOKEN; no credential, a wrong one or a tenant API key is 401; the token reads nothing else.',
+  },
+  'ops.metrics.series': {
+    source: 'decisions Prometheus metrics',
+    behavior:
+      'The named series exist; a request counts under its route template (the /api/v1 alias under /v1, an unmatched path as (unmatched)); no label carries an id, a tenant or a raw path.',
+  },
+  'ops.metrics.work': {
+    source: 'decisions Prometheus metrics',
+    behavior:
+      'A chat turn, a simulated call (every voice stage), jobs and a webhook delivery move their series; svc_calls_active and svc_db_pool_connections report live values.',
+  },
   'conversations.turn-holds': {
     source: 'decisions Turn holds',
     behavior:

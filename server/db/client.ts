@@ -1,4 +1,5 @@
 // Two engines, one dialect: postgres.js when DATABASE_URL is set, PGlite (in-process PostgreSQL) otherwise.
+import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ExtractTablesWithRelations } from 'drizzle-orm'
@@ -26,6 +27,9 @@ export interface Database {
   /** `select 1`, failing after timeoutMs (default 2 s). */
   ping(timeoutMs?: number): Promise<void>
   close(): Promise<void>
+  /** This process's connections by state (svc_db_pool_connections): active, idle, idle_in_transaction, and
+   *  max, the pool's size. */
+  poolStats(): Promise<Record<string, number>>
   /** Cache invalidation for this database's rows, across every instance that uses it (db/bus.ts). */
   bus: InvalidationBus
 }
@@ -37,7 +41,16 @@ export async function openDatabase(opts: { url?: string; dataDir: string; prepar
 async function openPostgres(url: string, prepare: boolean): Promise<Database> {
   const { default: postgres } = await import('postgres')
   const { drizzle } = await import('drizzle-orm/postgres-js')
-  const sql = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 5, idle_timeout: 30 })
+  // The process's connections carry a name of their own, so pg_stat_activity can tell them from other
+  // instances' (poolStats).
+  const applicationName = `svc-${process.pid}-${randomBytes(4).toString('hex')}`
+  const sql = postgres(url, {
+    max: POOL_MAX,
+    onnotice: () => {},
+    connect_timeout: 5,
+    idle_timeout: 30,
+    connection: { application_name: applicationName },
+  })
   // Drizzle prepares only statements named with .prepare(): every other parameterised query would be
   // parsed and planned again on each call (about 1 ms for the conversation list). postgres.js keeps one
   // prepared statement per query text and connection; connections are recycled after 30 s idle. One rule
@@ -72,9 +85,23 @@ async function openPostgres(url: string, prepare: boolean): Promise<Database> {
     async ping(timeoutMs = 2000) {
       await withTimeout(sql`select 1`, timeoutMs)
     },
+    async poolStats() {
+      // One row per state of this process's connections but the one asking.
+      const rows = await withTimeout(
+        sql`SELECT coalesce(state, 'unknown') AS state, count(*)::int AS n FROM pg_stat_activity
+          WHERE application_name = ${applicationName} AND pid <> pg_backend_pid() GROUP BY 1`,
+        1000,
+      )
+      const out: Record<string, number> = { max: POOL_MAX }
+      for (const r of rows) out[String(r.state).replace(/[^a-z]+/g, '_')] = Number(r.n)
+      return out
+    },
     close: () => sql.end({ timeout: 5 }),
   }
 }
+
+/** Connections of the postgres.js pool. */
+const POOL_MAX = 10
 
 /** How long open transactions vouch for the embedded engine in the health probe (see ping). */
 const BUSY_TRUST_MS = 30_000
@@ -117,6 +144,8 @@ async function openPglite(dir: string): Promise<Database> {
       if (open > 0 && Date.now() - busySince < BUSY_TRUST_MS) return
       await withTimeout(pg.query('select 1'), timeoutMs)
     },
+    // One connection, busy while a transaction of this process holds it.
+    poolStats: async () => ({ max: 1, active: open > 0 ? 1 : 0, idle: open > 0 ? 0 : 1 }),
     close: () => pg.close(),
   }
 }

@@ -1,5 +1,6 @@
 // pg-boss on the same database: directly on PostgreSQL, through the `db.executeSql` adapter on PGlite.
 // Jobs live in the database, so a restart (or a crash) resumes them; any number of instances share them.
+import { countJob } from '~/kit/metrics'
 import PgBoss from 'pg-boss'
 import type { Database } from '~/db/client'
 import type { JobContext, JobDefinition, Queue } from '~/kit/job'
@@ -113,7 +114,13 @@ export async function startQueue(opts: {
         async (batch) => {
           for (const j of batch) {
             await own(j.id)
-            await job.run(j.data as any, ctx, { id: j.id, retryCount: j.retryCount })
+            try {
+              await job.run(j.data as any, ctx, { id: j.id, retryCount: j.retryCount })
+            } catch (err) {
+              countJob(job.name, 'failed')
+              throw err
+            }
+            countJob(job.name, 'completed')
           }
         },
       )

@@ -11,6 +11,7 @@
 // transcript, the recording and the timers agree whatever the network does, and a simulated call runs
 // faster than real time with the same result. Agent audio "plays" on that clock too (voice-loop/playout.ts),
 // and a provider's mark echo ends it early when it reports playback itself.
+import { observeChatTurn, observeVoiceTurn } from '~/kit/metrics'
 import type { Capability } from '~/kit/capability'
 import type { Runtime, SessionRuntime } from '~/kit/runtime'
 import type { MediaLeg } from '~/kit/telephony'
@@ -481,6 +482,7 @@ export class VoiceSession {
       ? (agent.settings.end_call_phrases as string[])
       : []
 
+    const turnStarted = performance.now()
     const claimed = await claimTurn(this.runtime.database, conv.accountId, conv.id)
     // Ended or deleted through the API meanwhile: the caller is hung up on.
     if (!claimed) {
@@ -568,6 +570,12 @@ export class VoiceSession {
       )
       written = true
       if (latency.latencyMs !== null) this.latencies.push(latency.latencyMs)
+      observeVoiceTurn({ ...stagesOf(latency.breakdown), first_audio: latency.latencyMs })
+      observeChatTurn(
+        conv.channel === 'voice_chat' ? 'voice_chat' : 'phone',
+        this.runtime.providers.chat.name,
+        (performance.now() - turnStarted) / 1000,
+      )
       // A test call's handoff is read by its run from the turn: no event, no mail.
       if (handoff && !conv.testRunId)
         await escalate(this.runtime, claimed.conv, agent, { reason: handoff.reason, visitorText: text }).catch((err) =>
@@ -774,6 +782,14 @@ function breakdown(h: Heard, transcribedAt: number, out: ReplyOutcome) {
   }
   return { latencyMs: round(between(h.u.lastVoicedWall, t.firstAudio)), breakdown: b }
 }
+
+/** The breakdown's stages under their metric names (svc_voice_turn_latency_seconds{stage}). */
+const stagesOf = (b: LatencyBreakdown) => ({
+  endpoint: b.endpoint_ms,
+  stt: b.stt_ms,
+  llm_first_token: b.llm_first_token_ms,
+  tts_first_byte: b.tts_first_byte_ms,
+})
 
 const numberSetting = (value: unknown, fallback: number) =>
   typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback

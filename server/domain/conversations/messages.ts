@@ -31,6 +31,7 @@ import { systemPrompt, turnContext } from './turn-context'
 import { loadConversation } from './read'
 import { presentTurn, type ConversationRow, type TurnRow } from './chat-schemas'
 import { sha256Hex } from '~/lib/opaque-token'
+import { observeChatTurn } from '~/kit/metrics'
 import { detectLanguage } from '~/lib/cues'
 
 export { detectLanguage }
@@ -218,6 +219,7 @@ export async function postMessage(
   // row itself) and reads what the turn needs with it: the conversation, its history and the agent's
   // revision. A refusal is explained by a second read, off the hot path.
   const { quotas } = await effectiveLimits(database.db, accountId, database)
+  const started = performance.now()
   const claimed = await claimTurn(database, accountId, convId, { limit: quotas.chat_messages, now: new Date() })
   if (!claimed) {
     await diagnose(database, accountId, convId)
@@ -251,6 +253,7 @@ export async function postMessage(
     const completed = await completeWithTools(runtime, conv, turn)
     const response = await persistTurn(runtime, conv, body.text, key, turn, completed)
     written = true
+    observeChatTurn('chat', runtime.providers.chat.name, (performance.now() - started) / 1000)
     if (completed.handoff)
       await escalate(runtime, conv, turn.agent, { reason: completed.handoff.reason, visitorText: body.text }).catch(
         (err) =>

@@ -7,6 +7,7 @@
 //     process killed mid-send leaves a lease that lapses, and the delivery is sent again (at least
 //     once; the event id is the receiver's dedup key).
 // The pump polls every SVC_JOB_POLL_SECONDS and runs once at start; a finished send wakes it again.
+import { countWebhookDelivery } from '~/kit/metrics'
 import { randomUUID } from 'node:crypto'
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
@@ -216,12 +217,14 @@ export async function attemptDelivery(config: Config, d: Claimed, endpoint: Endp
   }
   const now = Date.now()
   const delay = r.ok ? null : retryDelayMs(config.webhookRetrySchedule, attempt)
+  const status = r.ok ? 'succeeded' : delay === null ? 'exhausted' : 'retrying'
+  countWebhookDelivery(status)
   return {
     id: d.id,
     token: d.claim_token,
     attempt,
     entry,
-    status: r.ok ? 'succeeded' : delay === null ? 'exhausted' : 'retrying',
+    status,
     next_at: delay === null ? null : new Date(now + delay).toISOString(),
     delivered_at: r.ok ? new Date(now).toISOString() : null,
   }
