@@ -165,6 +165,22 @@ export const requirements = {
     source: 'contract Platform',
     behavior: 'GET /docs, /docs/all.md, /docs/pages, /docs/pages/{name}.md and /docs/download serve the reference.',
   },
+  // Operations deliverables of issue 33 (the files in ops/ and the served guide)
+  'ops.dashboard': {
+    source: 'issue 33 (a Grafana dashboard JSON in ops/ built on these series); decisions Prometheus metrics',
+    behavior:
+      'ops/grafana/svc-overview.json is an importable dashboard (a prometheus datasource variable, unique panel ids) whose expressions name only series the service exports, use every svc_* series, read counters through rate() and quantiles through histogram_quantile over _bucket summed by le.',
+  },
+  'ops.scrape-config': {
+    source: 'issue 33 (shows how to scrape and trace); decisions Prometheus metrics',
+    behavior:
+      'ops/prometheus.yml scrapes /metrics with a bearer credential read from a file, and ops/otel-collector.yaml receives OTLP over HTTP into a traces pipeline; both parse as YAML.',
+  },
+  'ops.production-guide': {
+    source: 'issue 33 (a docs page, "Running in production", that shows how to scrape and trace)',
+    behavior:
+      'The reference serves "Running in production" (GET /docs/pages/running-in-production.md, listed by /docs/pages and linked from the overview and the HTML page): it names /metrics, SVC_METRICS_TOKEN, every svc_* series, OTEL_EXPORTER_OTLP_ENDPOINT and traceparent, and names no SVC_* variable the configuration does not read.',
+  },
   'storage.migrations': {
     source: 'issue 2 Storage',
     behavior: 'Committed SQL migrations apply at boot on PGlite and PostgreSQL; data survives a restart.',

@@ -8,6 +8,7 @@ import { OUTBOUND_GUIDE } from '~/domain/calls/outbound-guide'
 import { WIDGET_GUIDE } from '~/domain/widget/guide'
 import { CONVERSATIONS_GUIDE } from '~/domain/conversations/guide'
 import { AGENT_TESTS_GUIDE } from '~/domain/agent-tests/guide'
+import { PRODUCTION_GUIDE, PRODUCTION_GUIDE_TITLE } from '~/domain/platform/production-guide'
 import { escapeHtml as esc } from '~/lib/html'
 
 /** The HTML page needs nothing but its own <style> block: no script, no frame, no form, no base. */
@@ -71,6 +72,12 @@ and at most 64 characters) and \`Cache-Control: no-store\`. Timestamps are ISO-8
 ## Pages
 
 ${[...new Set(doc.tags.map((t) => t.name))].map((t) => `- [${t}](pages/${slug(t)}.md)`).join('\n')}
+
+## Operating the service
+
+${Object.entries(STANDALONE)
+  .map(([name, page]) => `- [${page.title}](pages/${name}.md)`)
+  .join('\n')}
 `
 
 /** The first documented media type of a request body (JSON, or form-encoded on the OAuth endpoints). */
@@ -109,12 +116,18 @@ const GUIDES: Record<string, string> = {
   'agent-tests': AGENT_TESTS_GUIDE,
 }
 
+/** Pages that belong to no tag: guides for whoever runs the service rather than calls it. */
+const STANDALONE: Record<string, { title: string; body: string }> = {
+  'running-in-production': { title: PRODUCTION_GUIDE_TITLE, body: PRODUCTION_GUIDE },
+}
+
 export function markdownPages(doc: Doc): Map<string, string> {
   const pages = new Map<string, string>([['overview', OVERVIEW(doc)]])
   for (const tag of doc.tags.map((t) => t.name)) {
     const ops = operations(doc).filter((o) => o.op.tags.includes(tag))
     pages.set(slug(tag), `# ${tag}\n\n` + (GUIDES[slug(tag)] ?? '') + ops.map(operationMd).join('\n'))
   }
+  for (const [name, page] of Object.entries(STANDALONE)) pages.set(name, `# ${page.title}\n\n${page.body}`)
   return pages
 }
 
@@ -163,7 +176,11 @@ body{font:15px/1.5 system-ui,sans-serif;margin:0;display:flex;color:#1d2330}nav{
 nav a{display:block;color:#334;text-decoration:none;padding:2px 0}main{flex:1;padding:24px 40px;max-width:960px}code,pre{font:13px ui-monospace,monospace;background:#f1f2f4;border-radius:4px}
 code{padding:1px 4px}pre{padding:10px;overflow:auto}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #dde;padding:4px 8px;text-align:left;vertical-align:top}
 .m{font-weight:700;font-size:12px;padding:2px 6px;border-radius:4px;color:#fff;background:#567}.m-get{background:#2a7}.m-post{background:#27c}.m-patch{background:#c80}.m-delete{background:#c33}.op{border-top:1px solid #e3e5e8;padding-top:8px}
-</style></head><body><nav><strong>${esc(doc.info.title)}</strong><p><a href="openapi.json">openapi.json</a><a href="openapi.yaml">openapi.yaml</a><a href="docs/all.md">all.md</a><a href="docs/download">download (zip)</a></p>
+</style></head><body><nav><strong>${esc(doc.info.title)}</strong><p><a href="openapi.json">openapi.json</a><a href="openapi.yaml">openapi.yaml</a><a href="docs/all.md">all.md</a><a href="docs/download">download (zip)</a>${Object.entries(
+    STANDALONE,
+  )
+    .map(([name, page]) => `<a href="docs/pages/${name}.md">${esc(page.title)}</a>`)
+    .join('')}</p>
 ${byTag.map((g) => `<p><strong>${esc(g.tag)}</strong>${g.ops.map((o) => `<a href="#${slug(`${o.method}-${o.path}`)}">${o.method} ${esc(o.path)}</a>`).join('')}</p>`).join('')}</nav>
 <main><h1>${esc(doc.info.title)}</h1><p>Version ${esc(doc.info.version)}. ${inline(doc.info.description)}</p><p>Base URLs: ${doc.servers.map((s) => `<code>${esc(s.url)}</code>`).join(', ')}</p>
 ${byTag.map((g) => `<h2 id="${slug(g.tag)}">${esc(g.tag)}</h2>${g.ops.map(opHtml).join('')}`).join('')}</main></body></html>`

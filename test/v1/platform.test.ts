@@ -462,6 +462,40 @@ describe('OpenAPI and reference', () => {
     expect(JSON.parse(strFromU8(files['openapi.json'])).paths).toEqual(doc.paths)
   })
 
+  it('serves "Running in production": scraping /metrics and tracing, listed, linked and in the archive', async () => {
+    verifies('ops.production-guide', 'docs.reference')
+    const pages = await anon.get('/docs/pages')
+    expect(pages.body.data).toContainEqual({
+      name: 'running-in-production',
+      title: 'Running in production',
+      path: '/v1/docs/pages/running-in-production.md',
+    })
+    const page = await anon.get('/docs/pages/running-in-production.md')
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toContain('text/markdown')
+    expect(page.text.startsWith('# Running in production\n')).toBe(true)
+    for (const section of ['## The database', '## Several instances', '## Scraping metrics', '## Tracing'])
+      expect(page.text).toContain(`\n${section}\n`)
+    for (const name of [
+      'GET /metrics',
+      'SVC_METRICS_TOKEN',
+      'svc_http_requests_total',
+      'svc_voice_turn_latency_seconds',
+      'ops/grafana/svc-overview.json',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'OTEL_TRACES_SAMPLER',
+      'traceparent',
+    ])
+      expect(page.text, name).toContain(name)
+    expect((await anon.get('/docs/pages/overview.md')).text).toContain(
+      '[Running in production](pages/running-in-production.md)',
+    )
+    expect((await anon.get('/docs')).text).toContain('<a href="docs/pages/running-in-production.md">')
+    expect((await anon.get('/docs/all.md')).text).toContain(page.text)
+    const zip = unzipSync(new Uint8Array(await (await fetch(base + '/docs/download')).arrayBuffer()))
+    expect(strFromU8(zip['pages/running-in-production.md'])).toBe(page.text)
+  })
+
   it('answers the same handlers under /api/v1', async () => {
     verifies('conventions.base-path-alias')
     const alias = createApi(`${origin}/api/v1`, master)
