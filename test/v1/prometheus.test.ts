@@ -4,6 +4,7 @@
 // that the work behind them moves: a chat turn, a simulated phone call's voice stages, jobs, a webhook
 // delivery, the live calls and the database pool.
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApi } from '../helpers/api'
 import { seedAgent } from '../helpers/agents'
@@ -107,6 +108,11 @@ describe('GET /metrics', () => {
     ])
       expect(family(families, name), name).toBeDefined()
     expect(family(families, 'svc_http_request_duration_seconds')!.type).toBe('HISTOGRAM')
+    // The dashboard in ops/ reads only series this server exposes (its own test checks them against the spec).
+    const dashboard = readFileSync(new URL('../../ops/grafana/svc-overview.json', import.meta.url), 'utf8')
+    const used = new Set([...dashboard.matchAll(/\b(svc_[a-z_]+?)(?:_bucket|_count|_sum)?\b/g)].map((m) => m[1]))
+    expect(used.size).toBeGreaterThanOrEqual(8)
+    for (const name of used) expect(family(families, name), `dashboard series ${name}`).toBeDefined()
     const route = '/v1/conversations/:conv'
     // Two 200s (one through the alias) and one 404, all under the template.
     expect(
