@@ -101,27 +101,29 @@ readinessProbe:
 ## Scraping metrics
 
 \`GET /metrics\` on the origin root (not under \`/v1\`) answers the Prometheus text exposition format. It takes
-\`Authorization: Bearer <SVC_METRICS_TOKEN>\` (a value you choose and set on every instance, e.g. \`openssl rand -hex 32\`)
-or the master key; anything else is 401.
+\`Authorization: Bearer <SVC_METRICS_TOKEN>\` (a value you choose and set on every instance, 32 to 512 characters
+without spaces, e.g. \`openssl rand -hex 32\`; a shorter one stops the boot) or the master key. Anything else is 401,
+and failed attempts count against the per-IP limit of failed authentications (429 past 20 a minute). The token
+opens nothing but \`/metrics\`.
 
 \`\`\`sh
 curl -sS -H "Authorization: Bearer $SVC_METRICS_TOKEN" http://10.0.0.11:3000/metrics | grep '^svc_'
 \`\`\`
 
 Each process has its own registry: scrape every instance directly, never through the balancer. Labels are
-bounded: a route is its template (\`/v1/conversations/:conv/messages\`), never a raw path; no tenant or account id
-is ever a label.
+bounded: a route is its template (\`/v1/conversations/:conv/messages\`, the \`/api/v1\` alias counted under it), a
+path that matched no route is \`(unmatched)\`, never the path; no tenant or account id is ever a label.
 
 | Series | Type, labels | What it tells you |
 |---|---|---|
 | \`svc_http_requests_total\` | counter; \`method\`, \`route\`, \`status\` | traffic and errors per route: \`rate()\` for requests per second, the 5xx share for availability |
 | \`svc_http_request_duration_seconds\` | histogram; \`method\`, \`route\` | request latency per route (p50, p95, p99 with \`histogram_quantile\`) |
-| \`svc_chat_turn_duration_seconds\` | histogram; \`surface\`, \`engine\` | one visitor message to its stored answer, tools included, per surface and chat engine |
+| \`svc_chat_turn_duration_seconds\` | histogram; \`surface\`, \`engine\` | one visitor message to its stored answer, tools included, per surface (\`chat\` for the API and the widget, \`phone\`, \`voice_chat\`) and chat engine |
 | \`svc_voice_turn_latency_seconds\` | histogram; \`stage\` | the voice turn by stage: \`endpoint\` (end of speech detected), \`stt\` (transcript), \`llm_first_token\`, \`tts_first_byte\`, \`first_audio\` (end of the caller's speech to the first audio sent: what the caller waits) |
 | \`svc_jobs_total\` | counter; \`queue\`, \`result\` | finished background jobs (builds, ingests, crawls, summaries, sweeps…) per queue, \`completed\` or \`failed\` |
-| \`svc_webhook_deliveries_total\` | counter; \`result\` | webhook delivery attempts by outcome; failures are your customers' receivers, retried on the schedule |
+| \`svc_webhook_deliveries_total\` | counter; \`result\` | webhook delivery attempts by outcome (\`succeeded\`, \`retrying\`, \`exhausted\`); failures are your customers' receivers, retried on the schedule |
 | \`svc_calls_active\` | gauge | calls with a live media session on this instance |
-| \`svc_db_pool_connections\` | gauge; \`state\` | the database pool of this instance by state: a pool always busy is the bottleneck |
+| \`svc_db_pool_connections\` | gauge; \`state\` | this instance's database connections: on PostgreSQL as \`pg_stat_activity\` sees them (\`active\`, \`idle\`, \`idle_in_transaction\`) and \`max\`, the pool's size (10); \`active\` near \`max\` all the time means the pool is the bottleneck |
 | \`process_*\`, \`nodejs_*\` | prom-client's defaults | CPU (\`process_cpu_seconds_total\`), memory (\`process_resident_memory_bytes\`, \`nodejs_heap_size_used_bytes\`), event-loop lag (\`nodejs_eventloop_lag_p99_seconds\`), handles, GC |
 
 Prometheus (\`ops/prometheus.yml\`), with the token in a file Prometheus can read:
