@@ -40,7 +40,10 @@ export function parseExposition(text: string): Family[] {
     const at = (labels: Record<string, string> | undefined) => {
       const k = key(labels)
       let s = series.get(k)
-      if (!s) series.set(k, (s = { labels: labels ?? {}, buckets: {} }))
+      if (!s) {
+        s = { labels: labels ?? {}, buckets: {} }
+        series.set(k, s)
+      }
       return s
     }
     for (const b of byName.get(`${name}_bucket`)?.metrics ?? []) {
