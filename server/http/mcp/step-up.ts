@@ -48,7 +48,7 @@ export function scopeChallenge(body: string | undefined, principal: Principal, t
   const byName = new Map(tools.map((t) => [t.spec.name, t]))
   for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
     const m = message as { method?: unknown; params?: { name?: unknown } } | null
-    if (!m || m.method !== 'tools/call' || typeof m.params?.name !== 'string') continue
+    if (m?.method !== 'tools/call' || typeof m.params?.name !== 'string') continue
     const tool = byName.get(m.params.name)
     if (!tool) continue
     const missing = stepUpFor(principal, tool)
