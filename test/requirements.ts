@@ -664,7 +664,7 @@ export const requirements = {
   'mcp.auth': {
     source: 'decisions MCP and OAuth paths; mcp-oauth-notes §1.2',
     behavior:
-      '/mcp authenticates like REST (resolvers, ip_allowlist, failed-auth limit); no or bad token is 401 with WWW-Authenticate Bearer resource_metadata and scope (error="invalid_token" for a bad one); the master key is refused; a scope the key lacks is a tool error, and tools/list hides those tools.',
+      '/mcp authenticates like REST (resolvers, ip_allowlist, failed-auth limit); no or bad token is 401 with WWW-Authenticate Bearer resource_metadata and scope (error="invalid_token" for a bad one); the master key is refused; a scope a personal key lacks is a tool error, and tools/list hides those tools (an OAuth token steps up instead: mcp.step-up).',
   },
   'mcp.tools': {
     source: 'issue 8 MCP connector',
@@ -2129,6 +2129,33 @@ export const requirements = {
     source: 'decisions Knowledge sync (same SSRF rules and limits as crawls); Security rules "Limits on hostile work"',
     behavior:
       "A sync fetches only through the crawl's guard and site rule: a sitemap entry or link to another host is never requested nor added, robots.txt still applies, and a sitemap of 50,000 entries is read without holding the process (GET /health answers within 1 s meanwhile).",
+  },
+  // Issue 34 (MCP at the current revision: tools)
+  'mcp.tools.annotations': {
+    source: 'spec decisions "MCP, current revision"; issue 34 Annotations',
+    behavior:
+      "Every tool in tools/list has a title and the four annotations readOnlyHint, destructiveHint, idempotentHint and openWorldHint (booleans derived from what the tool does), and the list is in the catalogue's declared order on every call and in every process.",
+  },
+  'mcp.tools.input-errors': {
+    source: 'spec decisions "MCP, current revision"; issue 34 Tool errors; MCP 2025-11-25 tools "Error Handling"',
+    behavior:
+      'A tool input that fails validation (wrong type, out of range, malformed id, missing, unknown) is a tool result with isError: true whose text and structuredContent.error.field name the tool input (agent_id, not the route parameter agt) and the rule, with no side effect; an unknown tool stays a JSON-RPC error.',
+  },
+  'mcp.step-up': {
+    source:
+      'spec decisions "MCP, current revision"; issue 34 Step-up; MCP 2025-11-25 authorization "Scope Challenge Handling"',
+    behavior:
+      'An OAuth token calling a tool whose scope it lacks gets HTTP 403 with WWW-Authenticate: Bearer error="insufficient_scope", scope="<the token\'s scopes plus the missing one>", resource_metadata="<protected-resource metadata URL>"; the SDK client re-authorizes with that scope, consent grants it, and the retried call succeeds. A personal key gets the insufficient_scope tool error instead.',
+  },
+  'mcp.inspector': {
+    source: 'issue 34 Must show (the MCP Inspector CLI lists the tools with their annotations)',
+    behavior:
+      'The MCP Inspector CLI (@modelcontextprotocol/inspector-cli) with a bearer header lists every tool with its title and four annotations.',
+  },
+  'mcp.revisions': {
+    source: 'spec decisions "MCP, current revision" (keep every protocol revision the SDK speaks)',
+    behavior:
+      'initialize with each protocol revision the installed SDK supports answers that revision, and a tools/list carrying it as MCP-Protocol-Version works; an unknown revision is answered with the latest on initialize and 400 as a header.',
   },
 } satisfies Record<string, Requirement>
 

@@ -139,7 +139,7 @@ describe('assistant connector end to end (SDK client, oauth4webapi, Inspector CL
   }, 90_000)
 
   it('oauth4webapi: /mcp is a protected resource whose challenge names our metadata; tools/list with the token; revoked → invalid_token', async () => {
-    verifies('mcp.connector', 'oauth.discovery')
+    verifies('mcp.connector', 'oauth.discovery', 'mcp.step-up')
     const o = { [oauth.allowInsecureRequests]: true }
     const rs = new URL(`${origin}/mcp`)
     const prm = await oauth.processResourceDiscoveryResponse(rs, await oauth.resourceDiscoveryRequest(rs, o))
@@ -188,21 +188,26 @@ describe('assistant connector end to end (SDK client, oauth4webapi, Inspector CL
     const listed = await oauth.protectedResourceRequest(tokens.access_token, 'POST', rs, headers(), body, o)
     expect(listed.status).toBe(200)
     const tools = (await listed.json()).result.tools.map((x: any) => x.name)
-    // Consent kept only agents:read and conversations:read: the list shows what that key may call.
-    expect(tools).toEqual(expect.arrayContaining(['list_agents', 'list_conversations']))
-    expect(tools).not.toContain('add_knowledge_text')
-    // ...and calling it anyway is the REST route's insufficient_scope, as a tool error; REST agrees.
+    // Consent kept only agents:read and conversations:read: the list still shows what a re-authorization
+    // could grant (step-up, issue 34)...
+    expect(tools).toEqual(expect.arrayContaining(['list_agents', 'list_conversations', 'add_knowledge_text']))
+    // ...and calling it is HTTP 403 with the insufficient_scope challenge, before the tool runs; REST agrees.
     const call = JSON.stringify({
       jsonrpc: '2.0',
       id: 2,
       method: 'tools/call',
       params: { name: 'add_knowledge_text', arguments: { agent_id: agentId, title: 'x', text: 'Not allowed.' } },
     })
-    const denied = await (
-      await oauth.protectedResourceRequest(tokens.access_token, 'POST', rs, headers(), call, o)
-    ).json()
-    expect(denied.result.isError).toBe(true)
-    expect(denied.result.structuredContent.error).toMatchObject({ status: 403, code: 'insufficient_scope' })
+    const denied = await oauth.protectedResourceRequest(tokens.access_token, 'POST', rs, headers(), call, o).then(
+      () => null,
+      (e) => e,
+    )
+    expect(denied).toBeInstanceOf(oauth.WWWAuthenticateChallengeError)
+    expect(denied.response.status).toBe(403)
+    expect(denied.cause[0].parameters).toMatchObject({
+      error: 'insufficient_scope',
+      scope: 'agents:read conversations:read kb:write',
+    })
     const viaRest = await createApi(base, tokens.access_token).post(`/agents/${agentId}/kb/documents`, {
       title: 'x',
       text: 'Not allowed.',

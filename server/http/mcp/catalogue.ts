@@ -5,11 +5,19 @@
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 
+/**
+ * MCP tool annotations, all four always present (issue 34: hosts such as Claude's directory require them,
+ * and an absent hint means its pessimistic default to a client). They describe the REST operation:
+ * readOnlyHint for GETs; destructiveHint when the call ends something or overwrites a value in place
+ * with no version kept; idempotentHint when repeating the same call changes nothing more (reads, PATCHes,
+ * "end" and "add if absent"); openWorldHint when the call reaches beyond the account's own data: it
+ * crawls a public website, phones a person, or lets an agent answer a visitor with its capabilities
+ * (mail, webhooks, transfers).
+ */
 export interface ToolAnnotations {
   readOnlyHint: boolean
-  destructiveHint?: boolean
-  idempotentHint?: boolean
-  /** True when the tool reaches outside this service (fetches a website, calls a model). */
+  destructiveHint: boolean
+  idempotentHint: boolean
   openWorldHint: boolean
 }
 
@@ -29,7 +37,9 @@ export interface ToolSpec {
   describe?: Record<string, string>
 }
 
-const READ: ToolAnnotations = { readOnlyHint: true, openWorldHint: false }
+/** A GET: no effect, so never destructive and always idempotent. */
+const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
+/** Creates something new (a second call creates a second one); nothing existing is lost. */
 const WRITE: ToolAnnotations = {
   readOnlyHint: false,
   destructiveHint: false,
@@ -126,7 +136,8 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     title: 'Re-run an agent build',
     method: 'POST',
     route: '/v1/agents/:agt/build',
-    annotations: { ...WRITE, openWorldHint: true },
+    // The greeting and summary are rewritten in place (prompts get a new version, the rest does not).
+    annotations: { ...WRITE, destructiveHint: true, openWorldHint: true },
     description:
       'Re-run the build of an existing agent from a step (crawl, summary, greeting or instructions; default crawl). Earlier steps keep their outputs. Fails with build_in_progress while a build runs. Poll get_build afterwards.',
   },
@@ -135,7 +146,8 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     title: "Update an agent's texts and model settings",
     method: 'PATCH',
     route: '/v1/agents/:agt',
-    annotations: { ...WRITE, idempotentHint: true },
+    // A field's old value is gone unless it is a prompt (prompts are versioned).
+    annotations: { ...WRITE, destructiveHint: true, idempotentHint: true },
     bodyKeys: AGENT_SAFE_FIELDS,
     description:
       'Change some fields of an agent (only the fields given change). Changing a prompt field (instructions, chat_instructions, voice_chat_instructions) deploys a new prompt version; behavioural changes bump agent_version. The answer lists what changed. At least one field is required.',
@@ -248,7 +260,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     title: 'End a conversation',
     method: 'POST',
     route: '/v1/conversations/:conv/end',
-    annotations: { ...WRITE, idempotentHint: true },
+    annotations: { ...WRITE, destructiveHint: true, idempotentHint: true },
     description:
       'Close a conversation; its summary is written shortly after (get_conversation shows it). Ending twice is harmless.',
   },

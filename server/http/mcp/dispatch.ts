@@ -35,6 +35,19 @@ export function toolError(e: RestError): CallToolResult {
   }
 }
 
+/**
+ * The tool input a REST error's field stands for. REST names a path parameter as its route does (`agt`,
+ * `acc`); the model sent it as `agent_id` or `account_id`, and can only correct what it can name.
+ * Query and body fields keep their names (a nested path such as `languages.0` included).
+ */
+export function inputField(tool: Tool, field: string | null): string | null {
+  if (!field) return field
+  const dot = field.indexOf('.')
+  const head = dot < 0 ? field : field.slice(0, dot)
+  const input = Object.entries(tool.inputs).find(([, place]) => place.in === 'path' && place.name === head)?.[0]
+  return input ? input + (dot < 0 ? '' : field.slice(dot)) : field
+}
+
 /** The REST request a tool call stands for, or the tool error for arguments that cannot form one. */
 export function buildRequest(
   tool: Tool,
@@ -114,7 +127,7 @@ export async function callTool(
       status: res.status,
       code: typeof e?.code === 'string' ? e.code : 'internal_error',
       message: typeof e?.message === 'string' ? e.message : `The request failed with HTTP ${res.status}.`,
-      field: typeof e?.field === 'string' ? e.field : null,
+      field: inputField(tool, typeof e?.field === 'string' ? e.field : null),
       request_id: res.headers.get('x-request-id') ?? undefined,
       ...(res.headers.get('retry-after') ? { retry_after: res.headers.get('retry-after')! } : {}),
     })

@@ -19,6 +19,7 @@ import type { Principal } from '~/domain/credentials/principal'
 import { jsonRpcError } from './jsonrpc'
 import { createMcpServer } from './server'
 import { mcpScopes, mcpTools } from './tools'
+import { insufficientScopeHeader, scopeChallenge } from './step-up'
 
 export type McpPath = '/mcp' | '/v1/mcp'
 
@@ -75,6 +76,17 @@ export async function handleMcp(event: H3Event, path: McpPath) {
   if ('answer' in auth) return auth.answer
   const principal = auth
   const tools = await mcpTools()
+  // Middleware 02 has already read (and capped) the body.
+  const raw = (await readRawBody(event, false))?.toString('utf8')
+  const stepUp = scopeChallenge(raw, principal, tools)
+  if (stepUp) {
+    const origin = publicOrigin(event, useRuntime().config)
+    setResponseHeader(event, 'WWW-Authenticate', insufficientScopeHeader(origin, path, stepUp))
+    return jsonRpcError(event, 403, `The tool ${stepUp.tool} needs the scope ${stepUp.missing}.`, {
+      code: 'insufficient_scope',
+      scope: stepUp.scope,
+    })
+  }
   const server = createMcpServer(tools, principal, {
     authorization: getHeader(event, 'authorization')!,
     ip: clientIp(event),
@@ -88,12 +100,11 @@ export async function handleMcp(event: H3Event, path: McpPath) {
   })
   await server.connect(transport)
   try {
-    // Middleware 02 has already read (and capped) the body; the transport parses it and answers
-    // 400/-32700 for invalid JSON, 406 for a wrong Accept and 415 for a wrong Content-Type itself.
-    const raw = await readRawBody(event, false)
+    // The transport parses the body and answers 400/-32700 for invalid JSON, 406 for a wrong Accept and
+    // 415 for a wrong Content-Type itself.
     const headers = new Headers()
     for (const [k, v] of Object.entries(event.node.req.headers)) if (typeof v === 'string') headers.set(k, v)
-    const request = new Request(getRequestURL(event), { method: 'POST', headers, body: raw?.toString('utf8') })
+    const request = new Request(getRequestURL(event), { method: 'POST', headers, body: raw })
     return await transport.handleRequest(request)
   } catch (e) {
     if (e instanceof ApiError) throw e
@@ -138,7 +149,8 @@ export const MCP_ROUTE_META: ApiRouteMeta = {
     'GET, DELETE and other methods answer 405 with Allow: POST. Authorization: Bearer with a personal key or an OAuth access token (svc_at_…); the master key is refused.',
     'Without a valid token: 401 with WWW-Authenticate: Bearer resource_metadata="<origin>/.well-known/oauth-protected-resource/mcp", scope="…" (plus error="invalid_token" for a bad, expired or revoked token).',
     'Each tool is one REST operation of this document called with the same credential: same scope, validation, quotas, rate limits and audit row; a REST error comes back as a tool result with isError and error {code, message, field}.',
-    "tools/list shows the tools the credential's scopes allow.",
+    'An OAuth access token calling a tool whose scope it lacks gets HTTP 403 with WWW-Authenticate: Bearer error="insufficient_scope", scope="<its scopes plus the missing one>", resource_metadata="…" (step-up: authorize again with that scope); a personal key gets the tool error instead, since no authorization can widen it.',
+    "tools/list shows, in a fixed order, the tools the credential's scopes allow, and for an OAuth token also those a re-authorization could grant. Every tool has a title and the annotations readOnlyHint, destructiveHint, idempotentHint and openWorldHint.",
   ].join('\n\n'),
   tags: ['MCP'],
   raw: true,
@@ -148,7 +160,9 @@ export const MCP_ROUTE_META: ApiRouteMeta = {
     202: { description: 'A notification or response was accepted (no body)' },
     400: jsonRpcAnswer('Invalid JSON (-32700), invalid JSON-RPC message (-32600) or unsupported MCP-Protocol-Version'),
     401: jsonRpcAnswer('No, unknown, expired or revoked token, or the master key; see WWW-Authenticate'),
-    403: jsonRpcAnswer('Source IP outside the key ip_allowlist (data.code ip_not_allowed)'),
+    403: jsonRpcAnswer(
+      'Source IP outside the key ip_allowlist (data.code ip_not_allowed), or an OAuth token calling a tool whose scope it lacks (data.code insufficient_scope; see WWW-Authenticate)',
+    ),
     405: jsonRpcAnswer('Not POST; Allow: POST'),
     406: jsonRpcAnswer('Accept lacks application/json or text/event-stream'),
     413: jsonRpcAnswer('Body above 2 MB'),

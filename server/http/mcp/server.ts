@@ -8,6 +8,7 @@ import type { Principal } from '~/domain/credentials/principal'
 import { SERVER_INSTRUCTIONS } from './catalogue'
 import { callTool, type CallerContext } from './dispatch'
 import type { Tool } from './tools'
+import { listableBy } from './step-up'
 
 export const SERVER_INFO = {
   name: 'conversational-agent-service',
@@ -15,19 +16,18 @@ export const SERVER_INFO = {
   version: VERSION,
 }
 
-/** A tool is listed when the credential holds one of its scopes; hidden tools stay callable and answer
- *  the REST insufficient_scope as a tool error, so a model that guesses a name learns why. */
-export const usableBy = (principal: Principal, tool: Tool) =>
-  tool.scopes.length === 0 || tool.scopes.some((s) => principal.scopes.has(s))
-
 export function createMcpServer(tools: Tool[], principal: Principal, caller: CallerContext): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: false } },
     instructions: SERVER_INSTRUCTIONS,
   })
   const byName = new Map(tools.map((t) => [t.spec.name, t]))
+  // Listed: the tools the credential holds a scope of, and for an OAuth token those a re-authorization
+  // could grant (step-up.ts). A personal key's hidden tools stay callable and answer the REST
+  // insufficient_scope as a tool error, so a model that guesses a name learns why. The catalogue's
+  // declared order (tools.ts keeps it), so the list is the same on every call and in every process.
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools.filter((t) => usableBy(principal, t)).map((t) => t.definition),
+    tools: tools.filter((t) => listableBy(principal, t)).map((t) => t.definition),
   }))
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = byName.get(request.params.name)

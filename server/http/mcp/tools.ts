@@ -124,6 +124,8 @@ export function resolveTool(spec: ToolSpec, meta: ApiRouteMeta): Tool {
   }
 }
 
+/** The served tools in the catalogue's declared order, whatever order the route table lists routes in:
+ *  tools/list is then the same on every call and in every process (issue 34). */
 export function resolveTools(entries: RouteEntry[], specs: readonly ToolSpec[] = TOOL_SPECS): Tool[] {
   const byRoute = new Map(entries.map((e) => [`${e.method} ${e.path}`, e.meta]))
   const out: Tool[] = []
