@@ -57,11 +57,16 @@ export const ATTRIBUTE_KEYS = new Set<string>([
   'svc.voice.latency_ms',
 ])
 
-const tracer = trace.getTracer('svc')
+let tracer = trace.getTracer('svc')
 let on = false
 
-/** Called once by the SDK at boot (kit/tracing-sdk.ts). */
+/**
+ * Called once by the SDK at boot (kit/tracing-sdk.ts), after it registered its provider. The tracer is taken
+ * again from the registered global: the bundle may hold its own copy of the API, whose proxy tracer taken at
+ * import would never be pointed at a provider registered through the SDK's copy.
+ */
 export function markTracingOn() {
+  tracer = trace.getTracer('svc')
   on = true
 }
 export const tracingOn = () => on
