@@ -148,6 +148,20 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
       expect(none.name).toBe('GET')
       return [read, none]
     })
+    // The fallback base path /api/v1 re-dispatches to the /v1 route: named by the /v1 template.
+    const again = incoming()
+    const viaApi = await fetch(`${server.origin}/api/v1/conversations/${id}`, {
+      headers: { authorization: `Bearer ${t.key}`, traceparent: again.header },
+    })
+    expect(viaApi.status).toBe(200)
+    const [fallback] = await waitForSpans('the /api/v1 read', () => {
+      const s = spansOf(again.traceId).filter((x) => x.kind === SERVER)
+      return s.length ? s : null
+    })
+    expect(fallback).toMatchObject({
+      name: 'GET /v1/conversations/:conv',
+      attributes: { 'http.route': '/v1/conversations/:conv' },
+    })
   })
 
   it("puts a simulated call's voice turn and its stages in the trace of the request that started it", async () => {
@@ -266,7 +280,16 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     verifies('ops.tracing.no-pii')
     // Let the last batches (the summary jobs, the call's end) arrive.
     await sleep(1500)
-    expect(otlp.spans.length).toBeGreaterThan(50)
+    // The scan covers the whole run: requests, the chat turn and its tool, the call, webhooks and jobs.
+    const names = new Set(otlp.spans.map((s) => s.name))
+    for (const n of [
+      'POST /v1/conversations/:conv/messages',
+      'chat.tool',
+      'voice.stt',
+      'webhook ping',
+      'job agent.build',
+    ])
+      expect(names.has(n), n).toBe(true)
     const forbidden = [
       t.key,
       t.password,
