@@ -30,10 +30,10 @@ export interface OtlpReceiver {
 }
 
 type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean }
-const valueOf = (v: AnyValue): string | number | boolean =>
+const plain = (v: AnyValue): string | number | boolean =>
   v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.doubleValue ?? v.boolValue ?? ''))
 const attrs = (list: { key: string; value: AnyValue }[] | undefined) =>
-  Object.fromEntries((list ?? []).map((a) => [a.key, valueOf(a.value)]))
+  Object.fromEntries((list ?? []).map((a) => [a.key, plain(a.value)]))
 // Times are nanoseconds since the epoch, as decimal strings in the JSON encoding.
 const ms = (nanos: string | number) => Number(BigInt(nanos) / 1000n) / 1000
 

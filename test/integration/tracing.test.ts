@@ -181,7 +181,7 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
         const r = await t.api.get(`/conversations/${id}`)
         return r.body.status === 'completed' ? r.body : null
       },
-      60_000,
+      120_000,
     )
     const stages = ['voice.endpoint', 'voice.stt', 'voice.llm_first_token', 'voice.tts_first_byte', 'voice.first_audio']
     const spans = await waitForSpans('the voice turn', () => {
@@ -217,7 +217,7 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     // The speech provider's live socket was opened in the call's trace.
     const socket = deepgram.requests.filter((r) => r.upgrade).at(-1)
     expect(parse(socket?.traceparent)?.traceId).toBe(up.traceId)
-  })
+  }, 180_000)
 
   it('sends a traceparent with every webhook attempt, naming its client span', async () => {
     verifies('ops.tracing.webhook-traceparent')
