@@ -15,7 +15,7 @@
 // counts what it accepts.
 import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { entry, startBuiltServer } from './_server.mjs'
@@ -110,9 +110,25 @@ async function drive(seconds, request) {
   }
 }
 
+/**
+ * The server process's CPU time so far in ms (utime + stime of /proc/<pid>/stat, 100 ticks a second), NaN
+ * where there is no /proc. CPU per request, unlike req/s, holds on a machine shared with other work.
+ */
+function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
+
 async function measure(request) {
   await drive(WARMUP, request)
-  return drive(SECONDS, request)
+  const cpu0 = cpuMs(server.pid)
+  const r = await drive(SECONDS, request)
+  return { ...r, cpuPerRequest: (cpuMs(server.pid) - cpu0) / r.requests }
 }
 
 let server = await start()
@@ -181,11 +197,11 @@ try {
   rmSync(dataDir, { recursive: true, force: true })
 }
 
-console.log('| target | req/s | p50 ms | p99 ms | requests | non-2xx |')
-console.log('|---|---|---|---|---|---|')
+console.log('| target | req/s | p50 ms | p99 ms | requests | non-2xx | server CPU ms/req |')
+console.log('|---|---|---|---|---|---|---|')
 for (const [name, r] of results)
   console.log(
-    `| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.requests} | ${r.non2xx} |`,
+    `| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.requests} | ${r.non2xx} | ${r.cpuPerRequest.toFixed(2)} |`,
   )
 const [health, get, post] = results.map((r) => r[1])
 console.log(

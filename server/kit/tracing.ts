@@ -69,7 +69,6 @@ export function markTracingOn() {
   tracer = trace.getTracer('svc')
   on = true
 }
-export const tracingOn = () => on
 
 export type SpanAttrs = Record<string, string | number | boolean | null | undefined>
 
