@@ -10,9 +10,12 @@
 // The agent row is written by SQL (there is no create-agent route without a site build), its knowledge
 // over HTTP: a summary (PATCH kb/summary) and a keep-as-is document. Rate limits and the daily
 // chat_messages quota are lifted through SVC_RATE_LIMITS and SVC_QUOTAS. Figures only, no asserts.
-// BENCH_SECONDS (default 10) per measurement after BENCH_WARMUP_SECONDS (default 3).
+// BENCH_SECONDS (default 10) per measurement after BENCH_WARMUP_SECONDS (default 3). BENCH_OTLP=1 turns
+// tracing on (decisions "Tracing"): the server exports to a loopback OTLP/HTTP receiver in this process, which
+// counts what it accepts.
+import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { entry, startBuiltServer } from './_server.mjs'
@@ -37,6 +40,27 @@ if (!existsSync(entry)) {
   process.exit(1)
 }
 
+/** A loopback OTLP/HTTP trace receiver: answers 200 to every export and counts requests and spans. */
+async function startOtlpSink() {
+  const sink = { url: '', posts: 0, spans: 0, close: () => {} }
+  const http = createServer((req, res) => {
+    const chunks = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', () => {
+      sink.posts++
+      const doc = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      for (const rs of doc.resourceSpans ?? [])
+        for (const ss of rs.scopeSpans ?? []) sink.spans += ss.spans?.length ?? 0
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  await new Promise((ok) => http.listen(0, '127.0.0.1', ok))
+  sink.url = `http://127.0.0.1:${http.address().port}`
+  sink.close = () => http.close()
+  return sink
+}
+const otlp = process.env.BENCH_OTLP === '1' ? await startOtlpSink() : null
+
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-msg-'))
 const masterKey = 'svc_mk_live_' + randomBytes(36).toString('base64url')
 const secret = randomBytes(32).toString('base64url')
@@ -49,6 +73,7 @@ const start = () =>
       SVC_CHAT_ENGINE: 'local',
       SVC_RATE_LIMITS: 'read=100000000,write=100000000,chat=100000000',
       SVC_QUOTAS: 'chat_messages=100000000,kb_documents=100000',
+      ...(otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } : {}),
     },
   })
 
@@ -85,9 +110,25 @@ async function drive(seconds, request) {
   }
 }
 
+/**
+ * The server process's CPU time so far in ms (utime + stime of /proc/<pid>/stat, 100 ticks a second), NaN
+ * where there is no /proc. CPU per request, unlike req/s, holds on a machine shared with other work.
+ */
+function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
+
 async function measure(request) {
   await drive(WARMUP, request)
-  return drive(SECONDS, request)
+  const cpu0 = cpuMs(server.pid)
+  const r = await drive(SECONDS, request)
+  return { ...r, cpuPerRequest: (cpuMs(server.pid) - cpu0) / r.requests }
 }
 
 let server = await start()
@@ -122,6 +163,7 @@ try {
       (await call(origin, 'POST', '/conversations', key, { agent_id: AGENT, send_greeting: true })).conversation_id,
     )
   const probe = await call(origin, 'POST', `/conversations/${convs[0]}/messages`, key, { text: QUESTIONS[0] })
+  console.log(`tracing  ${otlp ? `on, exporting to ${otlp.url}` : 'off'}`)
   console.log(
     `engine   ${databaseUrl ? 'postgres' : 'pglite'}; ${CONVERSATIONS} conversations, ${CLIENTS} clients, ${SECONDS} s after a ${WARMUP} s warm-up; probe answer: ${JSON.stringify(probe.turn.text.slice(0, 80))} (unanswered ${probe.turn.unanswered}, engine latency_ms ${probe.turn.latency_ms})`,
   )
@@ -155,15 +197,16 @@ try {
   rmSync(dataDir, { recursive: true, force: true })
 }
 
-console.log('| target | req/s | p50 ms | p99 ms | requests | non-2xx |')
-console.log('|---|---|---|---|---|---|')
+console.log('| target | req/s | p50 ms | p99 ms | requests | non-2xx | server CPU ms/req |')
+console.log('|---|---|---|---|---|---|---|')
 for (const [name, r] of results)
   console.log(
-    `| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.requests} | ${r.non2xx} |`,
+    `| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.requests} | ${r.non2xx} | ${r.cpuPerRequest.toFixed(2)} |`,
   )
 const [health, get, post] = results.map((r) => r[1])
 console.log(
   `\nmessages / GET conversation: ${(post.rps / get.rps).toFixed(3)} of the req/s; p50 +${(post.p50 - get.p50).toFixed(1)} ms over the GET`,
 )
 console.log(`messages / health: ${(post.rps / health.rps).toFixed(3)} of the req/s`)
+if (otlp) console.log(`OTLP receiver: ${otlp.posts} exports, ${otlp.spans} spans accepted`)
 process.exit(0)

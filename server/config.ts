@@ -52,6 +52,12 @@ const Env = v.object({
     v.pipe(v.string(), v.regex(/^\S{32,512}$/, 'SVC_METRICS_TOKEN must be 32 to 512 characters without spaces')),
   ),
   REDIS_URL: v.optional(v.string()),
+  // decisions "Tracing": OpenTelemetry is on when the standard endpoint is set (OTLP over HTTP). The exporter
+  // reads the other OTEL_EXPORTER_OTLP_* variables itself (headers, timeout, compression).
+  OTEL_EXPORTER_OTLP_ENDPOINT: v.optional(
+    v.pipe(v.string(), v.url('OTEL_EXPORTER_OTLP_ENDPOINT is a URL, e.g. http://collector:4318')),
+  ),
+  OTEL_SERVICE_NAME: v.optional(v.pipe(v.string(), v.minLength(1)), 'svc'),
   // Prepared statements on PostgreSQL (on by default); false behind a pooler in transaction mode (PgBouncer).
   SVC_PG_PREPARE: v.optional(v.picklist(['true', 'false']), 'true'),
   // Uploaded originals (fs driver). Instances that share one PostgreSQL must share this directory too:
@@ -223,6 +229,8 @@ export interface Config {
   metricsToken: string | undefined
   secret: string
   redisUrl: string | undefined
+  /** OpenTelemetry tracing (decisions "Tracing"): set when OTEL_EXPORTER_OTLP_ENDPOINT is; null is off. */
+  tracing: { serviceName: string } | null
   /** PostgreSQL: every parameterised query is a prepared statement (SVC_PG_PREPARE). */
   pgPrepare: boolean
   publicUrl: string
@@ -359,6 +367,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: e.SVC_METRICS_TOKEN,
     secret,
     redisUrl: e.REDIS_URL,
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? { serviceName: e.OTEL_SERVICE_NAME } : null,
     pgPrepare: e.SVC_PG_PREPARE === 'true',
     publicUrl: (e.SVC_PUBLIC_URL ?? `http://${e.HOST}:${port}`).replace(/\/$/, ''),
     publicUrlExplicit: e.SVC_PUBLIC_URL !== undefined,

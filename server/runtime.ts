@@ -72,6 +72,11 @@ export async function buildRuntime(
     console.log(
       `[boot] master key: ${config.masterKeyFile} (generated for development; set SVC_MASTER_KEY in production)`,
     )
+  // decisions "Tracing": the SDK is loaded only when an OTLP endpoint is configured; off, nothing is loaded.
+  if (config.tracing && !stopTracing) {
+    const { startTracing } = await import('~/kit/tracing-sdk')
+    stopTracing = startTracing(config.tracing)
+  }
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, prepare: config.pgPrepare })
   setMetricsSources({ callsActive: () => liveSessions.size, dbPool: () => database.poolStats() })
   const applied = await migrate(database, installed.migrations)
@@ -146,6 +151,8 @@ const redisClients = new Set<{ disconnect(): void }>()
 const outboundStops = new WeakMap<Runtime, () => void>()
 /** The platform_config poller of each runtime (domain/admin/config.ts). */
 const configStops = new WeakMap<Runtime, () => void>()
+/** Flushes the spans still batched and stops the exporter (kit/tracing-sdk.ts); unset while tracing is off. */
+let stopTracing: (() => Promise<void>) | undefined
 
 /**
  * Shutdown in reverse order of dependence; each part is stopped even when another fails. Called by Nitro's
@@ -166,4 +173,6 @@ export async function stopRuntime(runtime: Runtime | undefined) {
   for (const client of redisClients) client.disconnect()
   redisClients.clear()
   await runtime?.database.close().catch(() => {})
+  // Last, so the spans of the jobs and deliveries stopped above are exported too.
+  await stopTracing?.().catch(() => {})
 }

@@ -2157,6 +2157,41 @@ export const requirements = {
     behavior:
       'initialize with each protocol revision the installed SDK supports answers that revision, and a tools/list carrying it as MCP-Protocol-Version works; an unknown revision is answered with the latest on initialize and 400 as a header.',
   },
+  // Operations: tracing (issue 33)
+  'ops.tracing.request-span': {
+    source: 'decisions Tracing; issue 33 Must show',
+    behavior:
+      'With OTEL_EXPORTER_OTLP_ENDPOINT set, every request is a server span named `METHOD <route template>` (never a raw path or query) with method, route and status, exported over OTLP/HTTP; an incoming W3C traceparent is continued (same trace id, the incoming span as parent).',
+  },
+  'ops.tracing.chat-turn': {
+    source: 'decisions Tracing; issue 33 Must show',
+    behavior:
+      "A chat turn's claim, engine, each tool it runs and persist are child spans of the request's server span (the tool under the engine, named by its capability).",
+  },
+  'ops.tracing.voice-stages': {
+    source: 'decisions Tracing; issue 33 Must show',
+    behavior:
+      "A simulated call's voice turn is a span in the trace of the request that started the call, with a child span per stage (end of speech, transcription, first token, synthesis first byte, first audio) on the wall clock; the speech provider is sent the call's traceparent.",
+  },
+  'ops.tracing.jobs': {
+    source: 'decisions Tracing',
+    behavior: 'Each job run is a consumer span named `job <queue>`, with the queue and its retry count.',
+  },
+  'ops.tracing.webhook-traceparent': {
+    source: 'decisions Tracing; issue 33 Must show',
+    behavior:
+      "Each webhook attempt is a client span and its POST carries a W3C traceparent naming that span; a test delivery made in a request continues the request's trace.",
+  },
+  'ops.tracing.no-pii': {
+    source: 'decisions Tracing ("No PII or secrets in attributes"); issue 33',
+    behavior:
+      "No span attribute or span name of a full run (chat with a tool, a call, webhooks, jobs) carries an API key, the master key, a provider key, the visitor's or caller's words, an e-mail address, a phone number or a query string; every attribute key is on the allowlist.",
+  },
+  'ops.tracing.off-by-default': {
+    source: 'decisions Tracing',
+    behavior:
+      'Without OTEL_EXPORTER_OTLP_ENDPOINT no span is exported (even with the per-signal OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set) and no traceparent is sent to webhook receivers.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

@@ -12,6 +12,7 @@ import {
 } from '~/kit/chat-engine'
 import { businessNameOf } from './_prompts'
 import { extractWithOpenAI } from './_extract-openai'
+import { clientSpan, providerCall } from '~/kit/tracing'
 
 const NAME = 'openai'
 const TIMEOUT_MS = 30_000
@@ -85,19 +86,21 @@ async function complete(req: ChatRequest): Promise<ChatResponse> {
   const body = requestBody(req, model)
   let res: Completion
   try {
-    res = await ofetch<Completion>(`${s.baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: s.apiKey ? { authorization: `Bearer ${s.apiKey}` } : {},
-      body,
-      // ofetch drops its own timeout when given a signal, so the caller's signal carries the timeout too.
-      signal: req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(TIMEOUT_MS)]) : undefined,
-      timeout: TIMEOUT_MS,
-      retry: 1,
-      retryDelay: 500,
-      retryStatusCodes: [429, 500, 502, 503, 504],
-      // A caller who hung up gets no retry.
-      onRequestError: () => req.signal?.throwIfAborted(),
-    })
+    res = await clientSpan(`${NAME} complete`, providerCall(NAME, 'complete'), (trace) =>
+      ofetch<Completion>(`${s.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: s.apiKey ? { ...trace, authorization: `Bearer ${s.apiKey}` } : trace,
+        body,
+        // ofetch drops its own timeout when given a signal, so the caller's signal carries the timeout too.
+        signal: req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(TIMEOUT_MS)]) : undefined,
+        timeout: TIMEOUT_MS,
+        retry: 1,
+        retryDelay: 500,
+        retryStatusCodes: [429, 500, 502, 503, 504],
+        // A caller who hung up gets no retry.
+        onRequestError: () => req.signal?.throwIfAborted(),
+      }),
+    )
   } catch (e) {
     // The caller's own abort passes through untouched, so the host can tell it from a failure.
     if (req.signal?.aborted) throw req.signal.reason
@@ -356,7 +359,15 @@ async function* stream(req: ChatRequest): AsyncGenerator<ChatDelta> {
     try {
       let res: Response
       try {
-        res = await clock.wait(() => fetch(url, { method: 'POST', headers, body, signal: clock.signal }))
+        // decisions "Tracing": the span covers the request up to the answer's headers (its first byte).
+        res = await clock.wait(() =>
+          clientSpan(
+            `${NAME} stream`,
+            providerCall(NAME, 'stream'),
+            (trace) => fetch(url, { method: 'POST', headers: { ...headers, ...trace }, body, signal: clock.signal }),
+            (r) => r.status,
+          ),
+        )
       } catch (e) {
         throw broken(e)
       }

@@ -29,6 +29,7 @@ import {
   type SynthesisOptions,
   type TranscriptEvent,
 } from '~/kit/speech'
+import { clientSpan, injectTraceHeaders, providerCall } from '~/kit/tracing'
 
 const NAME = 'deepgram'
 const DEFAULT_TIMEOUT_MS = 30_000
@@ -162,7 +163,15 @@ async function post(
   let res: Response
   try {
     // No retry: a caller on the line is waiting, and a retried request doubles the silence.
-    res = await fetch(url, { method: 'POST', headers: init.headers, body: init.body, signal: x.signal })
+    // decisions "Tracing": named by the operation (the URL's path), never the query; up to the answer's headers.
+    const operation = new URL(url).pathname
+    res = await clientSpan(
+      `${NAME} ${operation}`,
+      providerCall(NAME, operation),
+      (trace) =>
+        fetch(url, { method: 'POST', headers: { ...init.headers, ...trace }, body: init.body, signal: x.signal }),
+      (r) => r.status,
+    )
   } catch (e) {
     return x.cause(e)
   }
@@ -400,7 +409,8 @@ function listen(opts: ListenOptions): LiveTranscription {
 
   try {
     ws = new WebSocket(`${endpoint}?${query}`, {
-      headers: headers(s),
+      // The streaming session continues the call's trace (its handshake carries traceparent).
+      headers: injectTraceHeaders(headers(s)),
       handshakeTimeout: s.timeoutMs,
       maxPayload: MAX_MESSAGE_BYTES,
       perMessageDeflate: false,

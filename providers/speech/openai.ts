@@ -4,6 +4,7 @@
 // streamed synthesis is bounded by the time spent waiting on the server, not by how slowly its audio is played.
 import { checkSpeechRate, decodeWav, encodeWav, resample, StreamResampler } from '~/lib/audio'
 import { defineSpeechProvider, type Pcm, type SynthesisOptions } from '~/kit/speech'
+import { clientSpan, providerCall } from '~/kit/tracing'
 
 const NAME = 'openai'
 const DEFAULT_TIMEOUT_MS = 30_000
@@ -56,7 +57,13 @@ async function post(s: Settings, path: string, body: FormData | string, signal?:
   }
   let res: Response
   try {
-    res = await fetch(url, { method: 'POST', headers, body, signal: both })
+    // decisions "Tracing": the span covers the request up to the answer's headers.
+    res = await clientSpan(
+      `${NAME} ${path}`,
+      providerCall(NAME, path),
+      (trace) => fetch(url, { method: 'POST', headers: { ...headers, ...trace }, body, signal: both }),
+      (r) => r.status,
+    )
   } catch (e) {
     return cause(e)
   }
@@ -156,7 +163,14 @@ async function* postStream(
   }
   let res: Response
   try {
-    res = await wait(() => fetch(url, { method: 'POST', headers, body, signal: both }))
+    res = await wait(() =>
+      clientSpan(
+        `${NAME} ${path}`,
+        providerCall(NAME, path),
+        (trace) => fetch(url, { method: 'POST', headers: { ...headers, ...trace }, body, signal: both }),
+        (r) => r.status,
+      ),
+    )
   } catch (e) {
     return cause(e)
   }

@@ -20,6 +20,7 @@ import {
   type TelephonyEvent,
   type WebhookRequest,
 } from '~/kit/telephony'
+import { clientSpan, providerCall } from '~/kit/tracing'
 
 const NAME = 'twilio'
 const SAMPLE_RATE = 8000
@@ -93,20 +94,28 @@ async function callsApi(
     `${baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/${path}` + (query ? `?${query.toString()}` : '')
   let res: Awaited<ReturnType<typeof ofetch.raw>>
   try {
-    res = await ofetch.raw(url, {
-      method: form ? 'POST' : 'GET',
-      ...(form ? { body: form.toString() } : {}),
-      headers: {
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-        accept: 'application/json',
-        authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
-      },
-      timeout: TIMEOUT_MS,
-      // A POST that may have reached Twilio is never sent twice (a second call would be placed).
-      retry: 0,
-      ignoreResponseError: true,
-      responseType: 'text',
-    })
+    // decisions "Tracing": named by the operation, never the URL (it names the account and the call).
+    res = await clientSpan(
+      `${NAME} ${op}`,
+      providerCall(NAME, op),
+      (trace) =>
+        ofetch.raw(url, {
+          method: form ? 'POST' : 'GET',
+          ...(form ? { body: form.toString() } : {}),
+          headers: {
+            ...trace,
+            ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+            accept: 'application/json',
+            authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
+          },
+          timeout: TIMEOUT_MS,
+          // A POST that may have reached Twilio is never sent twice (a second call would be placed).
+          retry: 0,
+          ignoreResponseError: true,
+          responseType: 'text',
+        }),
+      (r) => r.status,
+    )
   } catch (err) {
     // Network failure or timeout: ofetch's message names the URL (account SID, never the token).
     throw new Error(`twilio ${op} failed: ${(err as Error).message}`)

@@ -8,6 +8,7 @@ import { resolveProviders, type Providers } from '~/kit/providers'
 export type { Queue } from '~/kit/job'
 import { createRegistry } from '~/kit/registry'
 import { createFsBlobStore, type BlobStore } from '~/kit/blob-store'
+import { inSpan, SpanKind } from '~/kit/tracing'
 import { INSTANCE_ID } from '~/domain/calls/instance'
 
 /** How often each instance looks for jobs held by an instance that stopped beating. */
@@ -115,7 +116,12 @@ export async function startQueue(opts: {
           for (const j of batch) {
             await own(j.id)
             try {
-              await job.run(j.data as any, ctx, { id: j.id, retryCount: j.retryCount })
+              await inSpan(
+                `job ${job.name}`,
+                { 'svc.job.queue': job.name, 'svc.job.retry': j.retryCount },
+                () => job.run(j.data as any, ctx, { id: j.id, retryCount: j.retryCount }),
+                SpanKind.CONSUMER,
+              )
             } catch (err) {
               countJob(job.name, 'failed')
               throw err

@@ -10,6 +10,7 @@ import voiceProviders from '#svc/providers/voice'
 import telephonyProviders from '#svc/providers/telephony'
 import speechProviders from '#svc/providers/speech'
 import mailers from '#svc/providers/mail'
+import { traceRequests } from '~/http/trace-requests'
 import { ProviderConfigError } from '~/kit/providers'
 import { setBoot, type Runtime } from '~/kit/runtime'
 import { buildRuntime, prepareRuntime, stopRuntime, type Installed, type Prepared } from '~/runtime'
@@ -33,6 +34,8 @@ export default defineNitroPlugin((nitroApp) => {
     console.error(`[boot] fatal: ${err.message}`)
     process.exit(1)
   }
+  // decisions "Tracing": with tracing off the handler is left as it is.
+  if (prepared.config.tracing) traceRequests(nitroApp.h3App)
   let runtime: Runtime | undefined
   const ready = buildRuntime(prepared, installed).then((r) => (runtime = r))
   setBoot(ready)

@@ -49,6 +49,8 @@ export interface FakeDeepgramRequest {
   json: unknown
   /** A WebSocket upgrade (accepted or refused). */
   upgrade: boolean
+  /** The W3C trace context sent with the request (decisions "Tracing"), if any. */
+  traceparent?: string
 }
 
 export interface FakeDeepgramSocket {
@@ -484,6 +486,7 @@ export async function startFakeDeepgram(opts: FakeDeepgramOptions = {}): Promise
         path: url.pathname,
         query: q,
         authorization: req.headers.authorization,
+        traceparent: req.headers.traceparent as string | undefined,
         contentType,
         bytes: body?.length ?? -1,
         json: parsed,
@@ -530,6 +533,7 @@ export async function startFakeDeepgram(opts: FakeDeepgramOptions = {}): Promise
       path: url.pathname,
       query: q,
       authorization: req.headers.authorization,
+      traceparent: req.headers.traceparent as string | undefined,
       contentType: '',
       bytes: 0,
       json: null,

@@ -15,6 +15,7 @@ import { observeChatTurn, observeVoiceTurn } from '~/kit/metrics'
 import type { Capability } from '~/kit/capability'
 import type { Runtime, SessionRuntime } from '~/kit/runtime'
 import type { MediaLeg } from '~/kit/telephony'
+import { activeContext, recordedSpan } from '~/kit/tracing'
 import type { LatencyBreakdown } from '~/db/schema'
 import { calls, conversations, promptVersions } from '~/db/schema'
 import { and, eq } from 'drizzle-orm'
@@ -184,6 +185,8 @@ export class VoiceSession {
   private wallTimer: NodeJS.Timeout | null = null
   private hangingUp = false
   bargeIns = 0
+  /** The trace of the request that opened the call (decisions "Tracing"): each turn's span is its child. */
+  private traceParent = activeContext()
 
   constructor(
     private runtime: SessionRuntime,
@@ -540,6 +543,7 @@ export class VoiceSession {
       }
       if (!this.pendingEnd && saysAny(out.heard, endPhrases)) this.pendingEnd = { reason: 'end_phrase' }
       const latency = breakdown(h, transcribedAt, out)
+      traceTurn(this.traceParent, conv, h, transcribedAt, out, toolRuns.length)
       await persistTurn(
         this.runtime,
         claimed.conv,
@@ -790,6 +794,42 @@ const stagesOf = (b: LatencyBreakdown) => ({
   llm_first_token: b.llm_first_token_ms,
   tts_first_byte: b.tts_first_byte_ms,
 })
+
+/**
+ * The voice turn as spans (decisions "Tracing"), from the times breakdown() reads: the turn from the end of
+ * the caller's speech to the first audio sent, and under it each stage of latency_breakdown.
+ */
+function traceTurn(
+  parent: ReturnType<typeof activeContext>,
+  conv: ConversationRow,
+  h: Heard,
+  transcribedAt: number,
+  out: ReplyOutcome,
+  toolCalls: number,
+) {
+  const t = out.timings
+  const end = t.firstAudio ?? performance.now()
+  const turn = recordedSpan(
+    'voice.turn',
+    {
+      'svc.conversation.id': conv.id,
+      'svc.channel': conv.channel,
+      'svc.voice.latency_ms': round(between(h.u.lastVoicedWall, t.firstAudio)),
+      'svc.turn.tool_calls': toolCalls,
+      'svc.turn.interrupted': !!out.interrupted,
+    },
+    h.u.lastVoicedWall,
+    end,
+    parent,
+  )
+  const stage = (name: string, start: number | null, stop: number | null) =>
+    recordedSpan(`voice.${name}`, { 'svc.voice.stage': name }, start, stop, turn)
+  stage('endpoint', h.u.lastVoicedWall, h.endpointAt)
+  stage('stt', h.endpointAt, transcribedAt)
+  stage('llm_first_token', t.engineStart, t.firstToken)
+  stage('tts_first_byte', t.ttsRequest, t.ttsFirstByte)
+  stage('first_audio', t.ttsFirstByte, t.firstAudio)
+}
 
 const numberSetting = (value: unknown, fallback: number) =>
   typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback

@@ -21,6 +21,7 @@ import {
   type ToolSpec,
 } from '~/kit/chat-engine'
 import { emailsOf } from '~/kit/capability'
+import { inSpan, setAttrs } from '~/kit/tracing'
 import { Errors, apiError } from '~/lib/errors'
 import type { Runtime, SessionRuntime } from '~/kit/runtime'
 import { agentLanguage, agentLanguages, assertNotPaused, type AgentRow } from '~/domain/agents/agents'
@@ -167,7 +168,13 @@ export async function runToolCall(
   tools: Capability[],
   call: ToolCall,
 ): Promise<ToolRun> {
-  const result = await runTool(runtime, conv, agent, tools, call).catch(
+  // The name the engine asked for is named on the span only when it is one of the turn's tools.
+  const named = tools.some((c) => c.name === call.name) ? call.name : 'unknown'
+  const result = await inSpan('chat.tool', { 'svc.tool.name': named }, async (span) => {
+    const r = await runTool(runtime, conv, agent, tools, call)
+    setAttrs(span, { 'svc.tool.ok': r.ok })
+    return r
+  }).catch(
     (e: unknown): CapabilityResult => ({
       ok: false,
       message: `The tool ${call.name} failed: ${e instanceof Error ? e.message : 'error'}`,
@@ -220,7 +227,9 @@ export async function postMessage(
   // revision. A refusal is explained by a second read, off the hot path.
   const { quotas } = await effectiveLimits(database.db, accountId, database)
   const started = performance.now()
-  const claimed = await claimTurn(database, accountId, convId, { limit: quotas.chat_messages, now: new Date() })
+  const claimed = await inSpan('chat.claim', undefined, () =>
+    claimTurn(database, accountId, convId, { limit: quotas.chat_messages, now: new Date() }),
+  )
   if (!claimed) {
     await diagnose(database, accountId, convId)
     throw turnInProgress()
@@ -250,8 +259,14 @@ export async function postMessage(
     const turn = await assembleTurn(runtime, claimed, body.text)
     // The turn context is cached per agent revision and a pause moves the revision: seen on the next turn.
     assertNotPaused(turn.agent)
-    const completed = await completeWithTools(runtime, conv, turn)
-    const response = await persistTurn(runtime, conv, body.text, key, turn, completed)
+    const completed = await inSpan('chat.engine', { 'svc.conversation.id': conv.id }, async (span) => {
+      const done = await completeWithTools(runtime, conv, turn)
+      setAttrs(span, { 'svc.turn.tool_calls': done.toolRuns.length, 'svc.turn.unanswered': done.reply.unanswered })
+      return done
+    })
+    const response = await inSpan('chat.persist', { 'svc.conversation.id': conv.id }, () =>
+      persistTurn(runtime, conv, body.text, key, turn, completed),
+    )
     written = true
     observeChatTurn('chat', runtime.providers.chat.name, (performance.now() - started) / 1000)
     if (completed.handoff)

@@ -3,6 +3,7 @@
 // that changes after the endpoint was saved (rebinding) cannot reach a private host.
 import { ApiError } from '~/lib/errors'
 import { FetchError, safeFetch } from '~/domain/kb/safe-fetch'
+import { clientSpan } from '~/kit/tracing'
 import { signPayload } from './verify'
 
 /** decisions "Retries": a 2xx within 10 s. */
@@ -46,17 +47,24 @@ export async function postSigned(opts: {
   const started = performance.now()
   const latency = () => Math.round(performance.now() - started)
   try {
-    const res = await safeFetch(opts.url, {
-      method: 'POST',
-      body: opts.body,
-      headers: signatureHeaders(opts.secrets, opts.body, opts.deliveryId, opts.eventType),
-      allowPrivateHosts: opts.allowPrivateHosts,
-      timeoutMs: opts.timeoutMs ?? DELIVERY_TIMEOUT_MS,
-      // The answer's body is not used; cap it so a receiver cannot stream megabytes at us.
-      maxBytes: 1024 * 1024,
-      userAgent: 'SvcWebhooks/1.0',
-      accept: '*/*',
-    })
+    // decisions "Tracing": a client span per attempt, its traceparent sent with the POST; the URL is not named.
+    const res = await clientSpan(
+      `webhook ${opts.eventType}`,
+      { 'svc.webhook.event': opts.eventType },
+      (trace) =>
+        safeFetch(opts.url, {
+          method: 'POST',
+          body: opts.body,
+          headers: { ...signatureHeaders(opts.secrets, opts.body, opts.deliveryId, opts.eventType), ...trace },
+          allowPrivateHosts: opts.allowPrivateHosts,
+          timeoutMs: opts.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+          // The answer's body is not used; cap it so a receiver cannot stream megabytes at us.
+          maxBytes: 1024 * 1024,
+          userAgent: 'SvcWebhooks/1.0',
+          accept: '*/*',
+        }),
+      (r) => r.status,
+    )
     return { ok: res.status >= 200 && res.status < 300, statusCode: res.status, latencyMs: latency(), error: null }
   } catch (e) {
     if (e instanceof FetchError) return { ok: false, statusCode: e.status, latencyMs: latency(), error: e.message }
