@@ -52,7 +52,7 @@ export default definePageRoute(
       if (!(e instanceof OAuthError)) throw e
       return sendErrorPage(event, e.status === 429 ? 429 : 400, 'The application cannot be used', e.message, e.error)
     }
-    if (!client || !client.redirectUris.some((r) => redirectUriMatches(r, request.redirectUri)))
+    if (!client?.redirectUris.some((r) => redirectUriMatches(r, request.redirectUri)))
       return sendErrorPage(
         event,
         400,
