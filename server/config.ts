@@ -80,7 +80,7 @@ const Env = v.object({
     v.pipe(v.string(), v.regex(/^smtps?:\/\/[^\s]+$/, 'SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…')),
   ),
   SMTP_FROM: v.optional(v.pipe(v.string(), v.minLength(3)), 'no-reply@localhost'),
-  // Any limiter of RATE_LIMIT_NAMES: the API classes, widget_ip/widget_token, register/token/revoke (OAuth).
+  // Any limiter of RATE_LIMIT_NAMES: the API classes, widget_ip/widget_token, register/token/revoke/client_document (OAuth).
   SVC_RATE_LIMITS: v.optional(
     v.pipe(
       v.string(),

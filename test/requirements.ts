@@ -675,6 +675,31 @@ export const requirements = {
     source: 'contract Tenant isolation',
     behavior: "Another tenant's agent through an MCP tool is a 404 not-found tool error.",
   },
+  'mcp.cimd.metadata': {
+    source: 'decisions MCP, current revision; issue 34',
+    behavior:
+      'The authorization server metadata advertises client_id_metadata_document_supported: true and none among token_endpoint_auth_methods_supported; registration (DCR) stays.',
+  },
+  'mcp.cimd.flow': {
+    source: 'decisions MCP, current revision; issue 34',
+    behavior:
+      "An https URL client_id is a Client ID Metadata Document: the SDK client authorizes with it (PKCE), consent shows the document's client_name (escaped) and host, the token works on /mcp tools, and refresh and revocation identify the client by its URL.",
+  },
+  'mcp.cimd.mismatch': {
+    source: 'decisions MCP, current revision; issue 34',
+    behavior:
+      "A document whose client_id is not its URL, whose redirect_uris lack the request's, that asks for a secret-based method, carries a secret, is not JSON or cannot be fetched is invalid_client on a page, never a redirect.",
+  },
+  'mcp.cimd.private-host': {
+    source: 'decisions MCP, current revision; Security rules (SSRF); issue 34',
+    behavior:
+      'A document is fetched through the crawl SSRF guard: on a private host only when SVC_ALLOW_PRIVATE_HOSTS lists it, never through a redirect to a private host, http only on an allowed host; URLs without a path, with a fragment, credentials or dot segments are refused.',
+  },
+  'mcp.cimd.bounds': {
+    source: 'decisions MCP, current revision; issue 34',
+    behavior:
+      'A document over 5 KB or not delivered within 5 s is invalid_client; fetches (not cache hits) are limited per client IP (client_document); a document is reused for its Cache-Control max-age (at most 24 h) and fetched again after it.',
+  },
   'oauth.server': {
     source: 'decisions OAuth client rules',
     behavior: 'DCR, authorization code with PKCE S256, rotating refresh tokens, revocation.',

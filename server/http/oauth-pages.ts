@@ -18,6 +18,7 @@ import { users } from '~/db/schema'
 import { resolveSession, type SessionUser } from '~/domain/sessions/sessions'
 import { signPending, type AuthRequest } from '~/domain/oauth/authorize'
 import type { ClientRow } from '~/domain/oauth/clients'
+import { documentHost } from '~/domain/oauth/client-document'
 import { LOGIN_COOKIE, LOGIN_FORM_TTL_MS, loginNonce, signLoginForm, verifyLoginForm } from '~/domain/oauth/login-csrf'
 import { consentPage, errorPage, loginPage, PAGE_HEADERS } from '~/http/pages/oauth'
 import type { Scope } from '~/domain/credentials/scopes'
@@ -77,8 +78,9 @@ export function sendPage(event: H3Event, status: number, html: string): string {
   return html
 }
 
-export const sendErrorPage = (event: H3Event, status: number, title: string, message: string) =>
-  sendPage(event, status, errorPage(title, message))
+/** `code`: the OAuth error code (e.g. invalid_client), shown for whoever debugs the client. */
+export const sendErrorPage = (event: H3Event, status: number, title: string, message: string, code?: string) =>
+  sendPage(event, status, errorPage(title, message, code))
 
 /** 302 to the client's redirect_uri (authorization response or error). */
 export const redirectTo = (event: H3Event, location: string) => sendRedirect(event, location, 302)
@@ -117,6 +119,7 @@ export async function renderConsent(
     consentPage({
       clientName: client.clientName,
       clientId: client.id,
+      clientHost: documentHost(client.id),
       redirectHost,
       email: user?.email ?? session.userId,
       accountId: session.accountId,

@@ -21,8 +21,9 @@ export const DEFAULT_RATE_LIMITS: Record<RateClass, number> = {
 /** Per minute: the public widget API's limiters, per client IP and per widget token (decisions "Widget"). */
 export const WIDGET_RATE_DEFAULTS = { widget_ip: 60, widget_token: 600 } as const
 
-/** Per minute: the open OAuth endpoints, registration per client IP, token and revocation per client. */
-export const OAUTH_RATE_DEFAULTS = { register: 20, token: 60, revoke: 60 } as const
+/** Per minute: the open OAuth endpoints, registration per client IP, token and revocation per client;
+ *  client_document: Client ID Metadata Document fetches (cache misses) per client IP. */
+export const OAUTH_RATE_DEFAULTS = { register: 20, token: 60, revoke: 60, client_document: 30 } as const
 
 /** Every limiter SVC_RATE_LIMITS and PATCH /admin/config set, with its built-in figure: the API classes
  *  (per credential), the widget's and the OAuth endpoints' (decisions "Abuse and cost (issue 30)"). */

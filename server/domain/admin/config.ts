@@ -1,5 +1,5 @@
 // The operator's platform defaults (GET/PATCH /admin/config, POST /admin/reload): per-minute rate limits
-// per class (the API classes, the widget's widget_ip/widget_token, OAuth's register/token/revoke), default
+// per class (the API classes, the widget's widget_ip/widget_token, OAuth's register/token/revoke/client_document), default
 // daily quotas, the idle time after which open text conversations are abandoned and the widget's daily caps
 // per agent (widget_conversations_per_day, voice_chat_minutes_per_day), stored in platform_config (one row
 // per section: `rate_limits`, `quotas`, each a jsonb object of overrides; one row per single figure, a jsonb

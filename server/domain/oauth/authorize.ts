@@ -8,7 +8,9 @@ import { apiKeys, oauthCodes, oauthGrants, oauthTokens } from '~/db/schema'
 import { createKey } from '~/domain/credentials/keys'
 import { SCOPES, type Scope } from '~/domain/credentials/scopes'
 import { sessionPrincipal, type SessionUser } from '~/domain/sessions/sessions'
-import { findClient, isLoopback, type ClientRow } from './clients'
+import { isLoopback, type ClientRow } from './clients'
+import { isUrlClientId, upsertDocumentClient, type ClientLookup } from './client-document'
+import { OAuthError } from './errors'
 import { CONNECTION_SCOPES, DEFAULT_CONNECTION_SCOPES } from './guard'
 import { canonicalResource } from './metadata'
 import { mintToken, sha256Hex } from '~/lib/opaque-token'
@@ -27,7 +29,7 @@ export interface AuthRequest {
 }
 
 export type AuthorizeOutcome =
-  | { kind: 'page'; status: number; title: string; message: string }
+  | { kind: 'page'; status: number; title: string; message: string; error?: string }
   | { kind: 'redirect'; location: string }
   | { kind: 'ok'; request: AuthRequest; client: ClientRow }
 
@@ -53,7 +55,7 @@ export function redirectUriMatches(registered: string, requested: string): boole
 }
 
 export async function validateAuthorizeRequest(
-  database: Database,
+  lookup: ClientLookup,
   params: URLSearchParams,
   origin: string,
 ): Promise<AuthorizeOutcome> {
@@ -79,18 +81,36 @@ export async function validateAuthorizeRequest(
     if (params.getAll(k).length > 1) return page(`The parameter ${k} is given more than once.`)
   }
   const clientId = one('client_id')
-  const client = clientId ? await findClient(database, clientId) : null
+  let client: ClientRow | null
+  try {
+    client = clientId ? await lookup(clientId) : null
+  } catch (e) {
+    // A Client ID Metadata Document that cannot be fetched or is wrong: shown, never redirected (the
+    // redirect_uri is not verified). rate_limited keeps its 429.
+    if (!(e instanceof OAuthError)) throw e
+    return {
+      ...page(`The application's description could not be used. ${e.message}`),
+      status: e.status === 429 ? 429 : 400,
+      error: e.error,
+    }
+  }
   if (!client)
     return page('The application that sent you here is not registered with this service (unknown client_id).')
+  const byDocument = isUrlClientId(client.id)
   let redirectUri = one('redirect_uri')
   if (!redirectUri) {
     if (client.redirectUris.length !== 1) return page('The request does not say where to return (redirect_uri).')
     redirectUri = client.redirectUris[0]
   }
   if (!client.redirectUris.some((r) => redirectUriMatches(r, redirectUri!))) {
-    return page(
-      'The return address (redirect_uri) is not one the application registered, so you are not sent back to it.',
-    )
+    return {
+      ...page(
+        byDocument
+          ? "The return address (redirect_uri) is not listed in the application's Client ID Metadata Document, so you are not sent back to it."
+          : 'The return address (redirect_uri) is not one the application registered, so you are not sent back to it.',
+      ),
+      ...(byDocument ? { error: 'invalid_client' } : {}),
+    }
   }
   const state = one('state') ?? null
   const fail = (error: string, description: string): AuthorizeOutcome => ({
@@ -215,6 +235,7 @@ export async function approve(
   const code = mintToken('')
   try {
     await database.tx(async (tx) => {
+      if (isUrlClientId(client.id)) await upsertDocumentClient(tx, client)
       const [grant] = await tx
         .insert(oauthGrants)
         .values({

@@ -96,8 +96,9 @@ export async function registerClient(database: Database, body: v.InferOutput<typ
   }
 }
 
+/** A stored client: registered, or a URL client (Client ID Metadata Document) a user once approved. */
 export async function findClient(database: Database, clientId: string): Promise<ClientRow | null> {
-  if (!clientId || clientId.length > 100) return null
+  if (!clientId || clientId.length > 2000) return null
   const [row] = await database.db.select().from(oauthClients).where(eq(oauthClients.id, clientId))
   return row && !row.deletedAt ? row : null
 }

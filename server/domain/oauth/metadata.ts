@@ -35,6 +35,9 @@ export function authorizationServerMetadata(origin: string) {
     revocation_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
     scopes_supported: [...CONNECTION_SCOPES],
     authorization_response_iss_parameter_supported: true,
+    // A URL client_id is a Client ID Metadata Document (client-document.ts); such clients are public
+    // (`none` above). The SDK client switches from DCR to its clientMetadataUrl when this is true.
+    client_id_metadata_document_supported: true,
     service_documentation: `${origin}/v1/docs`,
   }
 }

@@ -22,10 +22,10 @@ button{padding:.55rem 1.2rem;margin-right:.5rem;font-size:1rem}.warn{color:#8a4b
 </head><body>${body}</body></html>`
 }
 
-export function errorPage(title: string, message: string): string {
+export function errorPage(title: string, message: string, code?: string): string {
   return layout(
     title,
-    `<h1>${esc(title)}</h1><p>${esc(message)}</p><p>Close this window and try connecting again from the application.</p>`,
+    `<h1>${esc(title)}</h1><p>${esc(message)}</p>${code ? `<p>Error: <code>${esc(code)}</code></p>` : ''}<p>Close this window and try connecting again from the application.</p>`,
   )
 }
 
@@ -49,6 +49,8 @@ ${error ? `<p class="err">${esc(error)}</p>` : ''}
 export interface ConsentView {
   clientName: string | null
   clientId: string
+  /** A URL client (Client ID Metadata Document): the host that publishes its description. */
+  clientHost: string | null
   redirectHost: string
   email: string
   accountId: string
@@ -65,7 +67,7 @@ export function consentPage(v: ConsentView): string {
   return layout(
     'Connect an application',
     `<h1>Allow ${name} to access your account?</h1>
-<p class="warn">The name is chosen by the application itself and is not verified. After you decide you are sent to
+${v.clientHost ? `<p>The application describes itself at <strong>${esc(v.clientHost)}</strong>.</p>\n` : ''}<p class="warn">The name is chosen by the application itself and is not verified. After you decide you are sent to
 <strong>${esc(v.redirectHost)}</strong>; continue only if you expect that.</p>
 ${v.error ? `<p class="err">${esc(v.error)}</p>` : ''}
 <form method="post" action="/oauth/authorize" class="box">

@@ -1,8 +1,11 @@
 import * as v from 'valibot'
 import { definePageRoute } from '~/http/define-oauth-route'
 import { optionalSession, readPageForm, redirectTo, renderConsent, sendErrorPage } from '~/http/oauth-pages'
-import { approve, denyLocation, verifyPending } from '~/domain/oauth/authorize'
-import { findClient } from '~/domain/oauth/clients'
+import { approve, denyLocation, redirectUriMatches, verifyPending } from '~/domain/oauth/authorize'
+import { clientLookup } from '~/domain/oauth/client-document'
+import type { ClientRow } from '~/domain/oauth/clients'
+import { OAuthError } from '~/domain/oauth/errors'
+import { clientIpKey } from '~/http/client-ip'
 import { publicOrigin } from '~/http/public-origin'
 
 const Form = v.object({
@@ -40,8 +43,16 @@ export default definePageRoute(
         'This consent form has expired',
         'The form is older than 10 minutes or was not shown in this session.',
       )
-    const client = await findClient(runtime.database, request.clientId)
-    if (!client)
+    // A URL client's document is read again (usually from the cache): it may have been withdrawn or
+    // changed since the page was shown.
+    let client: ClientRow | null
+    try {
+      client = await clientLookup(runtime, clientIpKey(event))(request.clientId)
+    } catch (e) {
+      if (!(e instanceof OAuthError)) throw e
+      return sendErrorPage(event, e.status === 429 ? 429 : 400, 'The application cannot be used', e.message, e.error)
+    }
+    if (!client?.redirectUris.some((r) => redirectUriMatches(r, request.redirectUri)))
       return sendErrorPage(
         event,
         400,
