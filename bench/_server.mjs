@@ -2,6 +2,7 @@
 // port, wait until it listens and its health answers, and stop it again. Builds nothing: run
 // `npx nitropack build` first (bench/run.mjs builds unless BENCH_SKIP_BUILD is set).
 import { spawn } from 'node:child_process'
+import { createServer } from 'node:http'
 import { join, resolve } from 'node:path'
 
 export const root = resolve(import.meta.dirname, '..')
@@ -52,4 +53,27 @@ export async function startBuiltServer({
     await Promise.race([exited, sleep(10_000)])
   }
   return { origin, pid: child.pid, stop }
+}
+
+/**
+ * A loopback OTLP/HTTP receiver for BENCH_OTLP=1 (decisions "Tracing"): the server under test exports its spans
+ * here, and the sink counts the posts and spans it accepted.
+ */
+export async function startOtlpSink() {
+  const sink = { url: '', posts: 0, spans: 0, close: () => {} }
+  const http = createServer((req, res) => {
+    const chunks = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', () => {
+      sink.posts++
+      const doc = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      for (const rs of doc.resourceSpans ?? [])
+        for (const ss of rs.scopeSpans ?? []) sink.spans += ss.spans?.length ?? 0
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  await new Promise((ok) => http.listen(0, '127.0.0.1', ok))
+  sink.url = `http://127.0.0.1:${http.address().port}`
+  sink.close = () => http.close()
+  return sink
 }

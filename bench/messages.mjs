@@ -13,12 +13,11 @@
 // BENCH_SECONDS (default 10) per measurement after BENCH_WARMUP_SECONDS (default 3). BENCH_OTLP=1 turns
 // tracing on (decisions "Tracing"): the server exports to a loopback OTLP/HTTP receiver in this process, which
 // counts what it accepts.
-import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { entry, startBuiltServer } from './_server.mjs'
+import { entry, startBuiltServer, startOtlpSink } from './_server.mjs'
 import { call, chatAgentSql, execSqlBeside, giveChatKnowledge } from './_fixtures.mjs'
 
 const databaseUrl = process.env.DATABASE_URL
@@ -41,24 +40,6 @@ if (!existsSync(entry)) {
 }
 
 /** A loopback OTLP/HTTP trace receiver: answers 200 to every export and counts requests and spans. */
-async function startOtlpSink() {
-  const sink = { url: '', posts: 0, spans: 0, close: () => {} }
-  const http = createServer((req, res) => {
-    const chunks = []
-    req.on('data', (c) => chunks.push(c))
-    req.on('end', () => {
-      sink.posts++
-      const doc = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-      for (const rs of doc.resourceSpans ?? [])
-        for (const ss of rs.scopeSpans ?? []) sink.spans += ss.spans?.length ?? 0
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
-    })
-  })
-  await new Promise((ok) => http.listen(0, '127.0.0.1', ok))
-  sink.url = `http://127.0.0.1:${http.address().port}`
-  sink.close = () => http.close()
-  return sink
-}
 const otlp = process.env.BENCH_OTLP === '1' ? await startOtlpSink() : null
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-msg-'))

@@ -35,14 +35,14 @@
 // Env: BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3), BENCH_ROWS (1,000,000 on PostgreSQL, 100,000 on
 // PGlite), BENCH_CONVERSATIONS (500), BENCH_SKIP_BUILD, BENCH_JSON (a path: the table as JSON
 // { engine, node, date, seconds, rows: [{ name, connections, rps, p50, p99, non2xx, ratio, of, goal, met }] }),
-// DATABASE_URL.
+// DATABASE_URL, BENCH_OTLP (1: tracing on, exporting to a loopback receiver; the spans it accepted are printed).
 import { spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
-import { entry, listening, root, sleep, startBuiltServer } from './_server.mjs'
+import { entry, listening, root, sleep, startBuiltServer, startOtlpSink } from './_server.mjs'
 import { call, chatAgentSql, execSql, giveChatKnowledge, listStatementSql, seedConversationsSql } from './_fixtures.mjs'
 
 const databaseUrl = process.env.DATABASE_URL
@@ -99,6 +99,8 @@ async function startBare() {
   }
 }
 
+// BENCH_OTLP=1: tracing on (decisions "Tracing"), every span exported to a loopback receiver in this process.
+const otlp = process.env.BENCH_OTLP === '1' ? await startOtlpSink() : null
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'))
 const masterKey = 'svc_mk_live_' + randomBytes(36).toString('base64url')
 const secret = randomBytes(32).toString('base64url')
@@ -111,6 +113,7 @@ const startSvc = () =>
       SVC_CHAT_ENGINE: 'local',
       SVC_RATE_LIMITS: 'read=1000000000,write=1000000000,chat=1000000000,backfill=1000000000',
       SVC_QUOTAS: 'chat_messages=1000000000,kb_documents=100000',
+      ...(otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } : {}),
     },
     spawnWith: run,
   })
@@ -374,6 +377,9 @@ console.log(`node     ${process.version}`)
 console.log(`cpu      ${pinning}`)
 console.log(`date     ${date}`)
 console.log(
+  `tracing  ${otlp ? `on: ${otlp.spans} spans in ${otlp.posts} exports accepted by the loopback receiver` : 'off'}`,
+)
+console.log(
   `load     autocannon, ${SECONDS} s per row after a ${WARMUP} s warm-up; ${ROWS} seeded conversations (${seedSeconds.toFixed(1)} s to seed), ${CONVERSATIONS} chat conversations; ${probeNote}\n`,
 )
 const dash = (x) => (x === null || x === undefined ? '—' : x)
@@ -390,6 +396,7 @@ if (process.env.BENCH_JSON) {
     engine: ENGINE,
     node: process.version,
     date,
+    tracing: !!otlp,
     seconds: SECONDS,
     rows: rows.map(({ name, connections, rps, p50, p99, non2xx, ratio, of, goal, met }) => ({
       name,
