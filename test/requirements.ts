@@ -2175,7 +2175,7 @@ export const requirements = {
   'mcp.inspector': {
     source: 'issue 34 Must show (the MCP Inspector CLI lists the tools with their annotations)',
     behavior:
-      'The MCP Inspector CLI (@modelcontextprotocol/inspector-cli) with a bearer header lists every tool with its title and four annotations.',
+      'The MCP Inspector in its --cli mode (test/helpers/inspector.ts), with a bearer header, lists every tool with its title and four annotations.',
   },
   'mcp.revisions': {
     source: 'spec decisions "MCP, current revision" (keep every protocol revision the SDK speaks)',

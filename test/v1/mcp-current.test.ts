@@ -2,8 +2,6 @@
 // team wrote: the MCP SDK client (with its own OAuth provider for step-up), the MCP Inspector CLI, and raw
 // JSON-RPC for the protocol revisions. Titles and annotations on every tool in a fixed order, invalid
 // inputs as tool errors naming the input, scope step-up through a 403 challenge, every SDK revision.
-import { spawn } from 'node:child_process'
-import { resolve } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -16,6 +14,7 @@ import { buildAgent } from '../helpers/build'
 import { Browser, MemoryProvider } from '../helpers/oauth'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, ALL_PERSONAL_SCOPES, type Tenant } from '../helpers/tenant'
+import { runInspector } from '../helpers/inspector'
 import { verifies } from '../requirements'
 
 const origin = inject('origin')
@@ -55,32 +54,6 @@ function recordingFetch(log: { method: string; status: number; challenge: string
     log.push({ method: init?.method ?? 'GET', status: res.status, challenge: res.headers.get('www-authenticate') })
     return res
   }
-}
-
-/** `mcp-inspector-cli --cli <url> --transport http --method tools/list --header "Authorization: Bearer …"`. */
-function inspectorCli(url: string, token: string, timeoutMs = 45_000) {
-  const bin = resolve('node_modules/.bin/mcp-inspector-cli')
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-    const child = spawn(
-      bin,
-      ['--cli', url, '--transport', 'http', '--method', 'tools/list', '--header', `Authorization: Bearer ${token}`],
-      // inspector-cli 1.0.3 tests `fs.existsSync('../package.json')` against the working directory but
-      // imports that path relative to its own module: run it from its build folder so both agree.
-      {
-        env: { ...process.env, NO_COLOR: '1' },
-        cwd: resolve('node_modules/@modelcontextprotocol/inspector-cli/build'),
-      },
-    )
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      done({ code, stdout, stderr })
-    })
-  })
 }
 
 describe('MCP at the current revision: tools', () => {
@@ -317,9 +290,9 @@ describe('MCP at the current revision: tools', () => {
     expect((await ok.json()).result.isError).toBeFalsy()
   })
 
-  it('the MCP Inspector CLI lists every tool with its title and four annotations', async () => {
+  it('the MCP Inspector (its --cli mode) lists every tool with its title and four annotations', async () => {
     verifies('mcp.inspector')
-    const out = await inspectorCli(`${origin}/mcp`, t.key)
+    const out = await runInspector(`${origin}/mcp`, t.key)
     expect(out.code, out.stderr).toBe(0)
     const tools = JSON.parse(out.stdout).tools as any[]
     expect(tools.map((x) => x.name)).toEqual(TOOL_SPECS.map((s) => s.name))
