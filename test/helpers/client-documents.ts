@@ -1,13 +1,10 @@
 // Client ID Metadata Documents served by the test itself: HTTPS on 127.0.0.1 and 127.0.0.2 (one
 // self-signed certificate naming both addresses, trusted by a test server through NODE_EXTRA_CA_CERTS)
 // and plain HTTP on 127.0.0.1. The MCP SDK client only accepts an https clientMetadataUrl, hence TLS.
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { selfSignedCert } from './tls'
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 
 export interface DocumentAnswer {
   status?: number
@@ -35,35 +32,7 @@ export interface DocumentServers {
   close(): Promise<void>
 }
 
-function selfSigned(): { key: string; cert: string; caFile: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-cimd-tls-'))
-  const keyFile = join(dir, 'key.pem')
-  const caFile = join(dir, 'cert.pem')
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,IP:127.0.0.2',
-      '-keyout',
-      keyFile,
-      '-out',
-      caFile,
-    ],
-    { stdio: 'ignore' },
-  )
-  return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(caFile, 'utf8'), caFile }
-}
+const selfSigned = () => selfSignedCert({ cn: '127.0.0.1', altNames: ['IP:127.0.0.1', 'IP:127.0.0.2'], days: 2 })
 
 const listen = (server: Server, host: string) =>
   new Promise<number>((ok, fail) => {

@@ -1,11 +1,9 @@
 // URL safety on real sockets: a local site on 127.0.0.1 is reachable only when allow-listed, and
 // nothing private is reachable through it by redirect; every fetch is bounded in time and size.
+import { selfSignedCert } from '../helpers/tls'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import { createServer as createTlsServer } from 'node:https'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -270,33 +268,9 @@ describe('safeFetch', () => {
     'over https, connects to the checked address and names the original host in SNI',
     async () => {
       verifies('kb.url-safety')
-      const dir = mkdtempSync(join(tmpdir(), 'svc-tls-'))
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:prime256v1',
-          '-nodes',
-          '-days',
-          '1',
-          '-keyout',
-          join(dir, 'key.pem'),
-          '-out',
-          join(dir, 'cert.pem'),
-          '-subj',
-          '/CN=secure.test',
-        ],
-        { stdio: 'ignore' },
-      )
+      const { key, cert } = selfSignedCert({ cn: 'secure.test' })
       const servernames: (string | undefined)[] = []
-      const tls = createTlsServer(
-        { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
-        (_req, res) => res.end('tls'),
-      )
+      const tls = createTlsServer({ key, cert }, (_req, res) => res.end('tls'))
       tls.on('secureConnection', (s) => servernames.push((s as any).servername))
       tls.on('tlsClientError', (_e, s) => servernames.push((s as any).servername))
       await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r))
