@@ -71,8 +71,20 @@ export default defineNitroConfig({
   compatibilityDate: '2025-07-01',
   preset: 'node-server',
   errorHandler: '~/error',
-  typescript: { strict: true },
+  typescript: {
+    strict: true,
+    // The kit's own files import each other with .ts extensions (its build rewrites them to .js).
+    tsConfig: {
+      compilerOptions: {
+        allowImportingTsExtensions: true,
+        paths: { '@svc/plugin-kit': [resolve('packages/kit/src/index.ts')] },
+      },
+    },
+  },
   imports: false,
+  // The public plugin kit is compiled from its source (packages/kit), so the host and the packed kit share
+  // one definition without an install step (decisions "Plugin packages (issue 35)").
+  alias: { '@svc/plugin-kit': resolve('packages/kit/src/index.ts') },
   // Twilio Media Streams and browser voice chat use Nitro's own WebSockets (crossws), not a second server.
   experimental: { websocket: true },
   virtual: {
