@@ -14,9 +14,11 @@ const manifest = (dir: string) => () => {
         .filter((n) => n.endsWith('.ts') && !n.split('/').pop()!.startsWith('_'))
         .sort()
     : []
+  // `files` names each plugin's source (capabilities/order.ts) for the boot's one-line errors.
   return (
     files.map((n, i) => `import p${i} from ${JSON.stringify(resolve(abs, n))}`).join('\n') +
-    `\nexport default [${files.map((_, i) => `p${i}`).join(', ')}]`
+    `\nexport default [${files.map((_, i) => `p${i}`).join(', ')}]` +
+    `\nexport const files = ${JSON.stringify(files.map((n) => `${dir}/${n}`))}`
   )
 }
 
