@@ -27,7 +27,7 @@ export function checkCapability(c: Capability): Problem {
   if (!CAPABILITY_NAME.test(c.name)) return 'name must be snake_case (a-z, 0-9, _), 2 to 64 characters'
   if (typeof c.description !== 'string' || !c.description.trim()) return 'description must be a non-empty string'
   const schema = c.parameters as { kind?: unknown; type?: unknown } | undefined
-  if (!schema || schema.kind !== 'schema' || !OBJECT_SCHEMAS.includes(String(schema.type)))
+  if (schema?.kind !== 'schema' || !OBJECT_SCHEMAS.includes(String(schema.type)))
     return 'parameters must be a valibot object schema (v.object, v.strictObject or v.looseObject)'
   if (!Array.isArray(c.needs)) return 'needs must be an array of completion keys'
   const unknown = c.needs.find((k) => !(COMPLETION_KEYS as readonly string[]).includes(k))

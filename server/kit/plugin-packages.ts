@@ -47,7 +47,9 @@ function locate(spec: string, cwd: string): string | null {
   }
   // A bare name: the folders Node's resolver walks from `cwd` (node_modules upwards, then NODE_PATH).
   const paths = createRequire(join(cwd, 'noop.js')).resolve.paths(spec) ?? []
-  const [name, ...sub] = spec.startsWith('@') ? [spec.split('/').slice(0, 2).join('/'), ...spec.split('/').slice(2)] : spec.split('/')
+  const [name, ...sub] = spec.startsWith('@')
+    ? [spec.split('/').slice(0, 2).join('/'), ...spec.split('/').slice(2)]
+    : spec.split('/')
   for (const dir of paths) {
     const root = join(dir, name)
     if (!existsSync(join(root, 'package.json'))) continue
@@ -92,7 +94,8 @@ export async function loadPluginPackages(specs: readonly string[], cwd = process
     for (const [kind, list] of Object.entries(plugin.providers ?? {})) {
       if (!(PROVIDER_KINDS as readonly string[]).includes(kind))
         throw new PluginError(origin, `providers.${kind} is no provider kind (${PROVIDER_KINDS.join(', ')})`)
-      if (list !== undefined && !Array.isArray(list)) throw new PluginError(origin, `providers.${kind} must be an array`)
+      if (list !== undefined && !Array.isArray(list))
+        throw new PluginError(origin, `providers.${kind} must be an array`)
     }
     loaded.push({ spec, plugin, origin })
   }

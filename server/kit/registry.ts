@@ -57,7 +57,7 @@ export function createRegistry<T extends Named>(kind: string, check?: (item: T) 
       if (origin) origins.set(item.name, origin)
     },
     registerAll(list, from) {
-      list.forEach((item, i) => self.register(item, from?.[i]))
+      for (const [i, item] of list.entries()) self.register(item, from?.[i])
     },
     get: (name) => items.get(name),
     originOf: (name) => origins.get(name),

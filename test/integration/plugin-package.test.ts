@@ -106,7 +106,8 @@ describe('plugin packages (SVC_PLUGINS)', () => {
     verifies('plugins.kit.public')
     const kit = join(modules, '@svc/plugin-kit')
     expect(readdirSync(kit).sort()).toEqual(['README.md', 'dist', 'package.json'])
-    for (const f of ['index.js', 'index.d.ts', 'plugin.js', 'capability.d.ts']) expect(existsSync(join(kit, 'dist', f)), f).toBe(true)
+    for (const f of ['index.js', 'index.d.ts', 'plugin.js', 'capability.d.ts'])
+      expect(existsSync(join(kit, 'dist', f)), f).toBe(true)
     expect(existsSync(join(modules, 'acme-booking/index.js'))).toBe(true)
   })
 
@@ -119,10 +120,14 @@ describe('plugin packages (SVC_PLUGINS)', () => {
     expect(book).toMatchObject({ api_chat: true, outbound: true, needs: [] })
     expect(Object.keys(book.parameters.properties)).toEqual(expect.arrayContaining(['party_size', 'date', 'time']))
     // The in-tree capabilities are still there.
-    expect(caps.body.data.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['capture_lead', 'transfer_call']))
+    expect(caps.body.data.map((c: { name: string }) => c.name)).toEqual(
+      expect.arrayContaining(['capture_lead', 'transfer_call']),
+    )
 
     site = await serveSite({
-      '/': { body: html('Acme Bistro', '<h1>Acme Bistro</h1><p>Acme Bistro serves dinner every evening from six.</p>') },
+      '/': {
+        body: html('Acme Bistro', '<h1>Acme Bistro</h1><p>Acme Bistro serves dinner every evening from six.</p>'),
+      },
     })
     t = await createTenant(master)
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
@@ -150,7 +155,9 @@ describe('plugin packages (SVC_PLUGINS)', () => {
     // The caller spoke through acme and was transcribed by acme: its symbol order is its own (the host's
     // simulated codec reads none of it, test/plugins/acme-booking.test.ts), so the words come back only if
     // the packaged provider did both sides.
-    const heard = conv.transcript.filter((x: { speaker: string }) => x.speaker === 'visitor').map((x: { text: string }) => x.text)
+    const heard = conv.transcript
+      .filter((x: { speaker: string }) => x.speaker === 'visitor')
+      .map((x: { text: string }) => x.text)
     expect(heard).toEqual(utterances)
     expect(conv.transcript.some((x: { speaker: string }) => x.speaker === 'agent')).toBe(true)
   })
@@ -170,9 +177,15 @@ describe('plugin packages (SVC_PLUGINS)', () => {
         /^\[boot\] fatal: \[plugins\] SVC_PLUGINS "acme-bookings": package not found from \S+ \(node_modules or NODE_PATH\); install it, or give its path$/,
       )
       const noDefault = writePlugin(project, 'no-default', `export const plugin = { name: 'x' }\n`)
-      await oneLine(noDefault, `SVC_PLUGINS "${noDefault}": has no default export (it must \`export default definePlugin({...})\`)`)
+      await oneLine(
+        noDefault,
+        `SVC_PLUGINS "${noDefault}": has no default export (it must \`export default definePlugin({...})\`)`,
+      )
       const plain = writePlugin(project, 'plain-object', `export default { name: 'plain', capabilities: [] }\n`)
-      await oneLine(plain, `SVC_PLUGINS "${plain}": its default export is not a definePlugin({...}) value from @svc/plugin-kit`)
+      await oneLine(
+        plain,
+        `SVC_PLUGINS "${plain}": its default export is not a definePlugin({...}) value from @svc/plugin-kit`,
+      )
       const noDescription = writePlugin(
         project,
         'no-description',
@@ -187,7 +200,10 @@ describe('plugin packages (SVC_PLUGINS)', () => {
         'half-speech',
         `${HEAD}export default definePlugin({ name: 'half', providers: { speech: [defineSpeechProvider({ name: 'half', transcribe: async () => ({ text: '', confidence: null }) })] } })\n`,
       )
-      await oneLine(noSynthesis, `SVC_PLUGINS "${noSynthesis}" (plugin half): speech provider "half": synthesize must be a function`)
+      await oneLine(
+        noSynthesis,
+        `SVC_PLUGINS "${noSynthesis}" (plugin half): speech provider "half": synthesize must be a function`,
+      )
     })
 
     it('two plugins with one name, and a name an in-tree file or another package already defines', async () => {

@@ -91,7 +91,9 @@ describe('import rule', () => {
       const text = readFileSync(join(ROOT, `server/kit/${file}.ts`), 'utf8')
       expect(text, file).toMatch(/from '@svc\/plugin-kit'/)
       expect(text, file).not.toMatch(new RegExp(`export (const ${define} = |function ${define}\\()`))
-      expect(text, file).not.toMatch(/export interface (Capability|ChatEngine|SpeechProvider|TelephonyProvider|VoiceProvider)\b/)
+      expect(text, file).not.toMatch(
+        /export interface (Capability|ChatEngine|SpeechProvider|TelephonyProvider|VoiceProvider)\b/,
+      )
     }
   })
 

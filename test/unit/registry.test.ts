@@ -62,9 +62,9 @@ describe('plugin registries', () => {
     expect(() => capabilities.register(capability('book_table', { needs: ['fax_number'] }), origin)).toThrow(
       /needs "fax_number", which is no completion key/,
     )
-    expect(() => speech.register({ name: 'acme', transcribe: async () => ({ text: '', confidence: null }) } as never, origin)).toThrow(
-      `[plugins] ${origin}: speech provider "acme": synthesize must be a function`,
-    )
+    expect(() =>
+      speech.register({ name: 'acme', transcribe: async () => ({ text: '', confidence: null }) } as never, origin),
+    ).toThrow(`[plugins] ${origin}: speech provider "acme": synthesize must be a function`)
     // Nothing refused was registered; a valid one still is.
     expect(capabilities.list()).toEqual([])
     capabilities.register(capability('book_table'), origin)

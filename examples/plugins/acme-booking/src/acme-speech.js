@@ -76,7 +76,10 @@ function onset(samples, sampleRate) {
   if (peak < threshold) return -1
   const span = Math.round(0.005 * sampleRate)
   for (let i = 0; i < samples.length; i++)
-    if (Math.abs(samples[i]) >= threshold && rms(samples, i, Math.min(samples.length, i + span)) >= Math.max(MIN_RMS, threshold / 3))
+    if (
+      Math.abs(samples[i]) >= threshold &&
+      rms(samples, i, Math.min(samples.length, i + span)) >= Math.max(MIN_RMS, threshold / 3)
+    )
       return i
   return -1
 }
@@ -178,7 +181,8 @@ function decode(samples, sampleRate) {
 }
 
 const checkRate = (rate) => {
-  if (!Number.isFinite(rate) || rate < 8000) throw new RangeError(`[speech] [acme] sample rate ${rate} is under 8000 Hz`)
+  if (!Number.isFinite(rate) || rate < 8000)
+    throw new RangeError(`[speech] [acme] sample rate ${rate} is under 8000 Hz`)
 }
 
 export default defineSpeechProvider({

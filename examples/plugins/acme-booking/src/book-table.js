@@ -33,7 +33,8 @@ export default defineCapability({
   intents: [
     {
       examples: ['I would like to book a table for 4 on 2027-03-14 at 19:30'],
-      pattern: 'book (?:a )?table for (?<party_size>\\d+)(?: on (?<date>\\d{4}-\\d{2}-\\d{2}))?(?: at (?<time>\\d{1,2}:\\d{2}))?',
+      pattern:
+        'book (?:a )?table for (?<party_size>\\d+)(?: on (?<date>\\d{4}-\\d{2}-\\d{2}))?(?: at (?<time>\\d{1,2}:\\d{2}))?',
     },
   ],
   example: { args: { party_size: 4, date: '2027-03-14', time: '19:30', name: 'Ada' }, settings: {} },
