@@ -114,7 +114,8 @@ describe('plugin packages (SVC_PLUGINS)', () => {
   it("lists the package's capability, and an agent can enable it", async () => {
     verifies('plugins.packages.load', 'plugins.packages.roundtrip')
     const master = createApi(server.base, server.masterKey)
-    const caps = await master.get('/capabilities')
+    t = await createTenant(master)
+    const caps = await t.api.get('/capabilities')
     expect(caps.status, caps.text).toBe(200)
     const book = caps.body.data.find((c: { name: string }) => c.name === 'book_table')
     expect(book).toMatchObject({ api_chat: true, outbound: true, needs: [] })
@@ -129,7 +130,6 @@ describe('plugin packages (SVC_PLUGINS)', () => {
         body: html('Acme Bistro', '<h1>Acme Bistro</h1><p>Acme Bistro serves dinner every evening from six.</p>'),
       },
     })
-    t = await createTenant(master)
     agentId = await buildAgent(t.api, t.accountId, `${site.origin}/`, { language: 'en' })
     const patched = await t.api.patch(`/agents/${agentId}`, { capabilities: ['book_table'] })
     expect(patched.status, patched.text).toBe(200)
