@@ -14,9 +14,11 @@ const manifest = (dir: string) => () => {
         .filter((n) => n.endsWith('.ts') && !n.split('/').pop()!.startsWith('_'))
         .sort()
     : []
+  // `files` names each plugin's source (capabilities/order.ts) for the boot's one-line errors.
   return (
     files.map((n, i) => `import p${i} from ${JSON.stringify(resolve(abs, n))}`).join('\n') +
-    `\nexport default [${files.map((_, i) => `p${i}`).join(', ')}]`
+    `\nexport default [${files.map((_, i) => `p${i}`).join(', ')}]` +
+    `\nexport const files = ${JSON.stringify(files.map((n) => `${dir}/${n}`))}`
   )
 }
 
@@ -71,8 +73,20 @@ export default defineNitroConfig({
   compatibilityDate: '2025-07-01',
   preset: 'node-server',
   errorHandler: '~/error',
-  typescript: { strict: true },
+  typescript: {
+    strict: true,
+    // The kit's own files import each other with .ts extensions (its build rewrites them to .js).
+    tsConfig: {
+      compilerOptions: {
+        allowImportingTsExtensions: true,
+        paths: { '@svc/plugin-kit': [resolve('packages/kit/src/index.ts')] },
+      },
+    },
+  },
   imports: false,
+  // The public plugin kit is compiled from its source (packages/kit), so the host and the packed kit share
+  // one definition without an install step (decisions "Plugin packages (issue 35)").
+  alias: { '@svc/plugin-kit': resolve('packages/kit/src/index.ts') },
   // Twilio Media Streams and browser voice chat use Nitro's own WebSockets (crossws), not a second server.
   experimental: { websocket: true },
   virtual: {

@@ -76,6 +76,8 @@ const Env = v.object({
   SVC_STT: v.optional(v.string()),
   SVC_TTS: v.optional(v.string()),
   SVC_MAIL: v.optional(v.string(), 'outbox'),
+  // Plugin packages loaded at boot: npm package names or paths, comma-separated (kit/plugin-packages.ts).
+  SVC_PLUGINS: v.optional(v.string(), ''),
   SMTP_URL: v.optional(
     v.pipe(v.string(), v.regex(/^smtps?:\/\/[^\s]+$/, 'SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…')),
   ),
@@ -245,6 +247,8 @@ export interface Config {
   /** Text to speech (SVC_TTS, else SVC_SPEECH). */
   tts: string
   mail: string
+  /** SVC_PLUGINS: plugin packages (npm names or paths) loaded at boot, in order. */
+  plugins: string[]
   /** SVC_MAIL=smtp: the server (smtp:// or smtps://, credentials in the URL) and the From address. */
   smtpUrl: string | undefined
   smtpFrom: string
@@ -380,6 +384,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     stt: e.SVC_STT || e.SVC_SPEECH,
     tts: e.SVC_TTS || e.SVC_SPEECH,
     mail: e.SVC_MAIL,
+    plugins: e.SVC_PLUGINS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     smtpUrl: e.SMTP_URL,
     smtpFrom: e.SMTP_FROM,
     jobPollSeconds: Number(e.SVC_JOB_POLL_SECONDS),

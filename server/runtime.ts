@@ -25,6 +25,7 @@ import type { JobDefinition } from '~/kit/job'
 import type { Mailer } from '~/kit/mailer'
 import { resolveProviders, type Providers } from '~/kit/providers'
 import { createRateLimiter } from '~/kit/rate-limit'
+import type { LoadedPlugin } from '~/kit/plugin-packages'
 import { createRegistries, type Registries } from '~/kit/registries'
 import type { Runtime } from '~/kit/runtime'
 import type { SpeechProvider } from '~/kit/speech'
@@ -41,7 +42,11 @@ export interface Installed {
   telephony: Telephony[]
   speech: SpeechProvider[]
   mail: Mailer[]
+  /** Each plugin's file (e.g. capabilities/order.ts), in the lists' order: boot errors name it. */
+  files?: Partial<Record<PluginKind, readonly string[]>>
 }
+
+type PluginKind = 'capabilities' | 'chat' | 'voice' | 'telephony' | 'speech' | 'mail'
 
 export interface Prepared {
   config: Config
@@ -49,17 +54,37 @@ export interface Prepared {
   providers: Providers
 }
 
-/** The synchronous part: throws on bad configuration, a duplicate plugin name or an unknown provider. */
-export function prepareRuntime(installed: Installed): Prepared {
-  const config = loadConfig()
+/**
+ * The synchronous part: throws on bad configuration, a plugin that fails its boot checks, a duplicate
+ * plugin name or an unknown provider. In-tree plugins register first, then the SVC_PLUGINS packages
+ * (loaded beforehand by loadPluginPackages) through the same registries; providers are chosen last, so
+ * SVC_SPEECH may name a packaged provider.
+ */
+export function prepareRuntime(
+  installed: Installed,
+  config: Config = loadConfig(),
+  packages: readonly LoadedPlugin[] = [],
+): Prepared {
   configureQuotas(config.quotas)
   const registries = createRegistries()
-  registries.capabilities.registerAll(installed.capabilities)
-  registries.chat.registerAll(installed.chat)
-  registries.voice.registerAll(installed.voice)
-  registries.telephony.registerAll(installed.telephony)
-  registries.speech.registerAll(installed.speech)
-  registries.mail.registerAll(installed.mail)
+  const files = installed.files ?? {}
+  registries.capabilities.registerAll(installed.capabilities, files.capabilities)
+  registries.chat.registerAll(installed.chat, files.chat)
+  registries.voice.registerAll(installed.voice, files.voice)
+  registries.telephony.registerAll(installed.telephony, files.telephony)
+  registries.speech.registerAll(installed.speech, files.speech)
+  registries.mail.registerAll(installed.mail, files.mail)
+  for (const { plugin, origin } of packages) {
+    const from = (list: readonly unknown[] | undefined) => (list ?? []).map(() => origin)
+    const { chat, voice, telephony, speech, mail } = plugin.providers ?? {}
+    registries.capabilities.registerAll(plugin.capabilities ?? [], from(plugin.capabilities))
+    registries.chat.registerAll(chat ?? [], from(chat))
+    registries.voice.registerAll(voice ?? [], from(voice))
+    registries.telephony.registerAll(telephony ?? [], from(telephony))
+    registries.speech.registerAll(speech ?? [], from(speech))
+    // A packaged mailer is typed against the kit, which does not know the host's database (kit/mailer.ts).
+    registries.mail.registerAll((mail ?? []) as readonly Mailer[], from(mail))
+  }
   return { config, registries, providers: resolveProviders(registries, config) }
 }
 

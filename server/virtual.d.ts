@@ -9,26 +9,32 @@ declare module '#svc/jobs' {
 declare module '#svc/capabilities' {
   const m: import('./kit/capability').Capability[]
   export default m
+  export const files: string[]
 }
 declare module '#svc/providers/chat' {
   const m: import('./kit/chat-engine').ChatEngine[]
   export default m
+  export const files: string[]
 }
 declare module '#svc/providers/voice' {
   const m: import('./kit/voice').VoiceProvider[]
   export default m
+  export const files: string[]
 }
 declare module '#svc/providers/telephony' {
   const m: import('./kit/telephony').Telephony[]
   export default m
+  export const files: string[]
 }
 declare module '#svc/providers/speech' {
   const m: import('./kit/speech').SpeechProvider[]
   export default m
+  export const files: string[]
 }
 declare module '#svc/providers/mail' {
   const m: import('./kit/mailer').Mailer[]
   export default m
+  export const files: string[]
 }
 declare module '#svc/extract-worker' {
   const url: string

@@ -203,6 +203,31 @@ export const requirements = {
     behavior:
       "Every file of capabilities/ and providers/chat|voice passes its kind's contract suite; adding one is one file plus its test.",
   },
+  'plugins.kit.public': {
+    source: 'decisions Plugin packages; issue 35',
+    behavior:
+      'The define* functions and plugin contract types come from one public kit (packages/kit, @svc/plugin-kit) that imports nothing host-internal; the host re-exports them, and the packed kit ships compiled JavaScript with declarations.',
+  },
+  'plugins.packages.load': {
+    source: 'decisions Plugin packages; issue 35',
+    behavior:
+      'SVC_PLUGINS (npm package names or paths) is read at boot; each default export made by definePlugin registers its capabilities and providers exactly as in-tree ones, and a packaged provider is chosen by its name (SVC_SPEECH=acme).',
+  },
+  'plugins.packages.boot-errors': {
+    source: 'decisions Plugin packages; issue 35',
+    behavior:
+      'A plugin package that cannot be found, has no default export, is no definePlugin value or fails the boot checks stops the boot with one line (no stack trace) naming the SVC_PLUGINS entry, the plugin and the problem; so does an in-tree plugin, naming its file.',
+  },
+  'plugins.packages.duplicate': {
+    source: 'decisions Plugin packages; issue 35',
+    behavior:
+      'Two plugins with one name, or a packaged capability or provider whose name an in-tree file or another package already defines, stop the boot with one line naming both.',
+  },
+  'plugins.packages.roundtrip': {
+    source: 'decisions Plugin packages; issue 35',
+    behavior:
+      'The example plugin package is packed, installed offline in a temporary folder with the packed kit, loaded through SVC_PLUGINS into the built server: its capability is listed and can be enabled on an agent, and its speech provider transcribes a simulated inbound call.',
+  },
   'engine.local': {
     source: 'decisions Chat engine local',
     behavior:

@@ -1,6 +1,14 @@
 import type { Capability } from './capability'
 import type { ChatEngine } from './chat-engine'
 import type { Mailer } from './mailer'
+import {
+  checkCapability,
+  checkChatEngine,
+  checkMailer,
+  checkSpeechProvider,
+  checkTelephony,
+  checkVoiceProvider,
+} from './plugin-checks'
 import { createRegistry, type Registry } from './registry'
 import type { SpeechProvider } from './speech'
 import type { Telephony } from './telephony'
@@ -17,11 +25,11 @@ export interface Registries {
 
 export function createRegistries(): Registries {
   return {
-    capabilities: createRegistry<Capability>('capability'),
-    chat: createRegistry<ChatEngine>('chat engine'),
-    voice: createRegistry<VoiceProvider>('voice provider'),
-    telephony: createRegistry<Telephony>('telephony provider'),
-    speech: createRegistry<SpeechProvider>('speech provider'),
-    mail: createRegistry<Mailer>('mailer'),
+    capabilities: createRegistry<Capability>('capability', checkCapability),
+    chat: createRegistry<ChatEngine>('chat engine', checkChatEngine),
+    voice: createRegistry<VoiceProvider>('voice provider', checkVoiceProvider),
+    telephony: createRegistry<Telephony>('telephony provider', checkTelephony),
+    speech: createRegistry<SpeechProvider>('speech provider', checkSpeechProvider),
+    mail: createRegistry<Mailer>('mailer', checkMailer),
   }
 }

@@ -1,16 +1,3 @@
-// A voice provider lists its voices for GET /voices and names its realtime model.
-export interface Voice {
-  voice_id: string
-  name: string
-  locale: string
-  gender: string | null
-  preview_url: string | null
-}
-
-export interface VoiceProvider {
-  name: string
-  realtimeModel: string
-  voices(): Promise<Voice[]>
-}
-
-export const defineVoiceProvider = (p: VoiceProvider): VoiceProvider => p
+// A voice provider lists its voices for GET /voices and names its realtime model. The contract is the public
+// kit's (@svc/plugin-kit).
+export { type Voice, type VoiceProvider, defineVoiceProvider } from '@svc/plugin-kit'

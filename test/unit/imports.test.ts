@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { verifies } from '../requirements'
 
 const ROOT = resolve(__dirname, '../..')
 const LAYERS: [RegExp, number, string][] = [
@@ -59,6 +60,41 @@ describe('import rule', () => {
       (f) => (layerOf(f)?.[1] ?? 9) <= 2 && /from '(h3|nitropack[^']*)'/.test(readFileSync(join(ROOT, f), 'utf8')),
     )
     expect(http).toEqual([])
+  })
+
+  it('the public plugin kit (packages/kit) imports nothing but its own files and valibot', () => {
+    verifies('plugins.kit.public')
+    const KIT = 'packages/kit/src'
+    const kitFiles = walk(KIT)
+    expect(kitFiles).toContain(`${KIT}/index.ts`)
+    const outside: string[] = []
+    const ANY_SPEC = /(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s*'([^']*)'|import\(\s*'([^']*)'\s*\)/g
+    for (const f of kitFiles)
+      for (const m of readFileSync(join(ROOT, f), 'utf8').matchAll(ANY_SPEC)) {
+        const spec = m[1] ?? m[2]
+        const inKit = spec.startsWith('./') && resolve(ROOT, dirname(f), spec).startsWith(join(ROOT, KIT))
+        if (!inKit && spec !== 'valibot') outside.push(`${f} → ${spec}`)
+      }
+    expect(outside).toEqual([])
+  })
+
+  it('the host takes the plugin contract from the kit: server/kit re-exports it, defining no second copy', () => {
+    verifies('plugins.kit.public')
+    for (const [file, define] of [
+      ['capability', 'defineCapability'],
+      ['chat-engine', 'defineChatEngine'],
+      ['speech', 'defineSpeechProvider'],
+      ['telephony', 'defineTelephony'],
+      ['voice', 'defineVoiceProvider'],
+      ['mailer', 'defineMailer'],
+    ]) {
+      const text = readFileSync(join(ROOT, `server/kit/${file}.ts`), 'utf8')
+      expect(text, file).toMatch(/from '@svc\/plugin-kit'/)
+      expect(text, file).not.toMatch(new RegExp(`export (const ${define} = |function ${define}\\()`))
+      expect(text, file).not.toMatch(
+        /export interface (Capability|ChatEngine|SpeechProvider|TelephonyProvider|VoiceProvider)\b/,
+      )
+    }
   })
 
   it('no import cycle', () => {
