@@ -11,6 +11,7 @@ import telephonyProviders from '#svc/providers/telephony'
 import speechProviders from '#svc/providers/speech'
 import mailers from '#svc/providers/mail'
 import { traceRequests } from '~/http/trace-requests'
+import { checkCapabilityIntents } from '~/domain/plugins/intents'
 import { ProviderConfigError } from '~/kit/providers'
 import { setBoot, type Runtime } from '~/kit/runtime'
 import { buildRuntime, prepareRuntime, stopRuntime, type Installed, type Prepared } from '~/runtime'
@@ -29,6 +30,8 @@ export default defineNitroPlugin((nitroApp) => {
   let prepared: Prepared
   try {
     prepared = prepareRuntime(installed)
+    // A capability's intents are checked as it is registered: a bad pattern is a one-line boot error.
+    checkCapabilityIntents(prepared.registries.capabilities.list())
   } catch (err) {
     if (!(err instanceof ProviderConfigError)) throw err
     console.error(`[boot] fatal: ${err.message}`)
