@@ -203,6 +203,21 @@ export const requirements = {
     behavior:
       "Every file of capabilities/ and providers/chat|voice passes its kind's contract suite; adding one is one file plus its test.",
   },
+  'plugins.intents.local-engine': {
+    source: 'spec decisions Plugin packages; issue 35 Capability intents',
+    behavior:
+      "The local engine calls any enabled tool whose intents match the visitor's message (a pattern's named groups, fixed arguments and fills from the message, converted to the parameters' types), only when the arguments hold what the tool requires; the README's book_table fires offline, and a built-in capability fires through its intent in a chat turn.",
+  },
+  'plugins.intents.validation': {
+    source: 'spec decisions Plugin packages; decisions Hostile input',
+    behavior:
+      'Intents are checked as capabilities are registered: a pattern that is not RE2 (linear-time) syntax or too complex, a group, argument, fill or oneOf naming no parameter, or an intent with neither pattern nor examples stops the boot with one line naming the capability; visitor text is matched on at most 2,000 characters.',
+  },
+  'plugins.capabilities.phone': {
+    source: 'issue 35 libphonenumber in the three capabilities',
+    behavior:
+      'capture_lead, place_order and create_ticket read phone numbers with libphonenumber: international numbers and national ones with their trunk prefix are phone numbers, a date, a time or an order number is not, in arguments and in what a visitor writes.',
+  },
   'engine.local': {
     source: 'decisions Chat engine local',
     behavior:
