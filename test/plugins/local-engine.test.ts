@@ -238,7 +238,9 @@ describe('local engine: tools by intent', () => {
     verifies('plugins.intents.local-engine')
     expect(intentProblems(book)).toEqual([])
     const r = await turn('Hi! A table for four at 7:30pm please, my number is 020 7946 0958', [lead, book])
-    expect(r.toolCalls).toEqual([{ name: 'book_table', arguments: { people: 4, time: '7:30pm', phone: '020 7946 0958' } }])
+    expect(r.toolCalls).toEqual([
+      { name: 'book_table', arguments: { people: 4, time: '7:30pm', phone: '020 7946 0958' } },
+    ])
     // What the host then runs: the arguments pass the capability's own schema.
     expect(v.safeParse(book.parameters, r.toolCalls[0].arguments).success).toBe(true)
     expect((await turn('Can we get a table for 2 at 19:30? +44 20 7946 0958', [book])).toolCalls[0].arguments).toEqual({
@@ -255,7 +257,17 @@ describe('local engine: tools by intent', () => {
 
   it('matches examples by their content words and carries the fixed arguments and fills', async () => {
     verifies('plugins.intents.local-engine')
-    const callback = { ...book, name: 'request_callback', intents: [{ examples: ['I would like to book a private room'], arguments: { people: 12, time: 'evening' }, fill: { phone: 'phone' as const } }] }
+    const callback = {
+      ...book,
+      name: 'request_callback',
+      intents: [
+        {
+          examples: ['I would like to book a private room'],
+          arguments: { people: 12, time: 'evening' },
+          fill: { phone: 'phone' as const },
+        },
+      ],
+    }
     expect(intentProblems(callback)).toEqual([])
     const r = await turn('Could I book your private room? 020 7946 0958', [callback])
     expect(r.toolCalls).toEqual([
@@ -270,10 +282,16 @@ describe('local engine: tools by intent', () => {
     expect((await turn("I'm Ada Lovelace, please call me back at a@b.co", all)).toolCalls).toEqual([
       {
         name: 'capture_lead',
-        arguments: { name: 'Ada Lovelace', email: 'a@b.co', message: "I'm Ada Lovelace, please call me back at a@b.co" },
+        arguments: {
+          name: 'Ada Lovelace',
+          email: 'a@b.co',
+          message: "I'm Ada Lovelace, please call me back at a@b.co",
+        },
       },
     ])
-    expect((await turn('Contact me on +44 20 7946 0958 please', all)).toolCalls[0].arguments.phone).toBe('+44 20 7946 0958')
+    expect((await turn('Contact me on +44 20 7946 0958 please', all)).toolCalls[0].arguments.phone).toBe(
+      '+44 20 7946 0958',
+    )
     // A date is no phone number: no lead without a way to reach the visitor.
     expect((await turn('Please call me back on 2027-02-01', all)).toolCalls).toEqual([])
     expect((await turn('Could you send me a link to your menu?', all)).toolCalls).toEqual([
@@ -296,7 +314,11 @@ describe('local engine: tools by intent', () => {
 
   it('matches only the start of a hostile message, on RE2: a catastrophic pattern cannot stall a turn', async () => {
     verifies('plugins.intents.validation')
-    const evil = { ...book, name: 'evil', intents: [{ pattern: String.raw`(a+)+$(?P<time>x)`, arguments: { people: 1, phone: '1' } }] }
+    const evil = {
+      ...book,
+      name: 'evil',
+      intents: [{ pattern: String.raw`(a+)+$(?P<time>x)`, arguments: { people: 1, phone: '1' } }],
+    }
     expect(intentProblems(evil)).toEqual([])
     const t0 = performance.now()
     const r = await turn(`${'a'.repeat(1_000_000)}!`, [evil])

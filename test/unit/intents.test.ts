@@ -47,10 +47,16 @@ describe('intent validation', () => {
       [{ pattern: '(?=table)table' }, /not RE2 syntax.*\(\?=/],
       [{ pattern: '[' }, /not RE2 syntax/],
       [{ pattern: String.raw`\w{1000}\d{1000}` }, /too complex \(\d+ RE2 instructions, at most 2000\)/],
-      [{ pattern: String.raw`for (?P<guests>\d+)` }, /group "guests" is not a parameter \(parameters: people, time, phone\)/],
+      [
+        { pattern: String.raw`for (?P<guests>\d+)` },
+        /group "guests" is not a parameter \(parameters: people, time, phone\)/,
+      ],
       [{ examples: ['book a table'], arguments: { seats: 2 } }, /argument "seats" is not a parameter/],
       [{ examples: ['book a table'], fill: { mobile: 'phone' } }, /fill "mobile" is not a parameter/],
-      [{ examples: ['book a table'], fill: { phone: 'telephone' } }, /fill "phone" reads "telephone", not one of email, phone, name, message/],
+      [
+        { examples: ['book a table'], fill: { phone: 'telephone' } },
+        /fill "phone" reads "telephone", not one of email, phone, name, message/,
+      ],
       [{ examples: ['book a table'], oneOf: ['email'] }, /oneOf "email" is not a parameter/],
       [{ arguments: { people: 2 } }, /intent 1: needs a pattern or examples/],
       [{ examples: ['12:30'] }, /example "12:30" must be words/],
@@ -63,6 +69,10 @@ describe('intent validation', () => {
       expect(() => checkCapabilityIntents([c])).toThrow(ProviderConfigError)
     }
     expect(intentProblems(withIntents('table'))).toEqual(['intents must be a list'])
+    const heavy = Array.from({ length: 4 }, () => ({ pattern: String.raw`(?:[a-z]{0,190}[0-9]{0,190}){2}x` }))
+    expect(intentProblems(withIntents(heavy))).toEqual([
+      expect.stringMatching(/^its patterns together are too complex \(\d+ RE2 instructions, at most 5000\)$/),
+    ])
     expect(intentProblems(withIntents([{ examples: ['book'] }, { pattern: '(?P<x>a)' }]))[0]).toMatch(/^intent 2: /)
   })
 

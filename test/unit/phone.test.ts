@@ -9,7 +9,18 @@ import ticket from '../../capabilities/ticket'
 import { isPhoneNumber, phoneIn } from '~/lib/phone'
 import { verifies } from '../requirements'
 
-const NOT_PHONES = ['2027-02-01', '01/02/2027', '1.2.27', '2027 02 01', '19:30', '12:30:00', '20270201', 'ORD-20270201', '12345678', '+15550100']
+const NOT_PHONES = [
+  '2027-02-01',
+  '01/02/2027',
+  '1.2.27',
+  '2027 02 01',
+  '19:30',
+  '12:30:00',
+  '20270201',
+  'ORD-20270201',
+  '12345678',
+  '+15550100',
+]
 const PHONES = [
   '+44 20 7946 0958',
   '+1 202 555 0100',
@@ -37,8 +48,10 @@ describe('phone numbers', () => {
     }
     for (const c of [lead, order, ticket]) {
       const args = base[c.name as keyof typeof base]
-      for (const phone of NOT_PHONES) expect(v.safeParse(c.parameters, { ...args, phone }).success, `${c.name} ${phone}`).toBe(false)
-      for (const phone of PHONES) expect(v.safeParse(c.parameters, { ...args, phone }).success, `${c.name} ${phone}`).toBe(true)
+      for (const phone of NOT_PHONES)
+        expect(v.safeParse(c.parameters, { ...args, phone }).success, `${c.name} ${phone}`).toBe(false)
+      for (const phone of PHONES)
+        expect(v.safeParse(c.parameters, { ...args, phone }).success, `${c.name} ${phone}`).toBe(true)
     }
     // The lead needs an e-mail or a phone: a date in place of the phone is not enough.
     expect(v.safeParse(lead.parameters, { name: 'Ada', phone: '2027-02-01' }).success).toBe(false)

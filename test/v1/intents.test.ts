@@ -68,7 +68,10 @@ describe('capability intents in chat turns (local engine)', () => {
     const mail = (await t.api.get('/mail/outbox')).body.data.find(
       (m: any) => m.tags.conversation_id === conv && m.tags.capability === 'create_ticket',
     )
-    expect(mail).toMatchObject({ to: ['support@example.com'], subject: expect.stringMatching(/^\[T-\w+\] Support request$/) })
+    expect(mail).toMatchObject({
+      to: ['support@example.com'],
+      subject: expect.stringMatching(/^\[T-\w+\] Support request$/),
+    })
 
     // Asked to be called back with a date where a number should be: no lead (nothing to call), an answer.
     const date = await send(await conversation(), 'Please call me back on 2027-02-01')

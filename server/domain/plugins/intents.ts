@@ -12,6 +12,8 @@ import { ProviderConfigError } from '~/kit/providers'
 export const INTENT_TEXT_MAX = 2_000
 /** Beyond this many RE2 instructions a pattern is refused: with the text bound, it bounds a match's cost. */
 export const INTENT_PROGRAM_MAX = 2_000
+/** All of one capability's patterns together: a turn runs each of them over the message. */
+export const INTENT_PROGRAM_TOTAL_MAX = 5_000
 const PATTERN_MAX = 2_000
 const EXAMPLES_MAX = 100
 const EXAMPLE_MAX = 500
@@ -60,6 +62,7 @@ export function intentProblems(c: Capability): string[] {
   const params = parameterNames(c)
   const known = `(parameters: ${params.join(', ') || 'none'})`
   const problems: string[] = []
+  let total = 0
   for (const [i, raw] of intents.entries()) {
     const say = (p: string) => problems.push(`intent ${i + 1}: ${p}`)
     if (!raw || typeof raw !== 'object') {
@@ -75,9 +78,11 @@ export function intentProblems(c: Capability): string[] {
       else {
         const re = compileIntentPattern(intent.pattern)
         if (typeof re === 'string') say(re)
-        else
+        else {
+          total += re.programSize()
           for (const group of Object.keys(re.namedGroups()))
             if (!params.includes(group)) say(`its pattern's group "${group}" is not a parameter ${known}`)
+        }
       }
     }
     if (intent.examples !== undefined) {
@@ -109,6 +114,10 @@ export function intentProblems(c: Capability): string[] {
       else for (const k of intent.oneOf) if (!params.includes(k)) say(`oneOf "${k}" is not a parameter ${known}`)
     }
   }
+  if (total > INTENT_PROGRAM_TOTAL_MAX)
+    problems.push(
+      `its patterns together are too complex (${total} RE2 instructions, at most ${INTENT_PROGRAM_TOTAL_MAX})`,
+    )
   return problems
 }
 
