@@ -213,6 +213,11 @@ export const requirements = {
     behavior:
       'Intents are checked as capabilities are registered: a pattern that is not RE2 (linear-time) syntax or too complex, a group, argument, fill or oneOf naming no parameter, or an intent with neither pattern nor examples stops the boot with one line naming the capability; visitor text is matched on at most 2,000 characters.',
   },
+  'plugins.docs.guide': {
+    source: 'issue 35 Docs: a Writing a plugin page on /v1/docs',
+    behavior:
+      "/v1/docs serves a 'Writing a plugin' page (listed, linked from the overview): plugins inside the tree, a capability, intents and the local engine's tool rule, testing, packages, errors; its book_table example fires offline.",
+  },
   'plugins.capabilities.phone': {
     source: 'issue 35 libphonenumber in the three capabilities',
     behavior:

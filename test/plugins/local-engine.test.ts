@@ -11,6 +11,7 @@ import order from '../../capabilities/order'
 import type { Capability } from '~/kit/capability'
 import { toolSpec } from '~/domain/conversations/messages'
 import { intentProblems } from '~/domain/plugins/intents'
+import { PLUGIN_GUIDE } from '~/domain/plugins/guide'
 import { withKnowledge, type BuildInput, type ChatDelta, type ChatRequest } from '~/kit/chat-engine'
 import { testChatEngine } from '../contract/chat-engine.contract'
 import { verifies } from '../requirements'
@@ -218,15 +219,20 @@ describe('local engine: tools by intent', () => {
   const ROOT = resolve(import.meta.dirname, '../..')
   let dir: string
   let book: Capability
-  // The README's book_table, as written there: its code block is written to a file and imported.
+  let guideBook: Capability
+  // The book_table of the README and of the "Writing a plugin" page, as written there: each code block is
+  // written to a file and imported.
+  const load = async (text: string, file: string): Promise<Capability> => {
+    const code = /```ts\n(\/\/ capabilities\/book-table\.ts\n[\s\S]*?)```/.exec(text)?.[1]
+    expect(code, `${file} holds the book_table example`).toBeTruthy()
+    writeFileSync(join(dir, file), code!)
+    return (await import(join(dir, file))).default
+  }
   beforeAll(async () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-    const code = /```ts\n(\/\/ capabilities\/book-table\.ts\n[\s\S]*?)```/.exec(readme)?.[1]
-    expect(code, 'the README holds the book_table example').toBeTruthy()
     mkdirSync(join(ROOT, '.data'), { recursive: true })
     dir = mkdtempSync(join(ROOT, '.data', 'readme-'))
-    writeFileSync(join(dir, 'book-table.ts'), code!)
-    book = (await import(join(dir, 'book-table.ts'))).default
+    book = await load(readFileSync(join(ROOT, 'README.md'), 'utf8'), 'readme-book-table.ts')
+    guideBook = await load(PLUGIN_GUIDE, 'guide-book-table.ts')
   })
   afterAll(() => dir && rmSync(dir, { recursive: true, force: true }))
 
@@ -234,8 +240,8 @@ describe('local engine: tools by intent', () => {
   const turn = (content: string, caps: Capability[]) =>
     local.complete({ system: 'We are a restaurant.', messages: [{ role: 'user', content }], tools: caps.map(toolSpec) })
 
-  it("fires the README's book_table offline with the arguments its intent carries, typed", async () => {
-    verifies('plugins.intents.local-engine')
+  it("fires the README's and the docs page's book_table offline with the arguments its intent carries, typed", async () => {
+    verifies('plugins.intents.local-engine', 'plugins.docs.guide')
     expect(intentProblems(book)).toEqual([])
     const r = await turn('Hi! A table for four at 7:30pm please, my number is 020 7946 0958', [lead, book])
     expect(r.toolCalls).toEqual([
@@ -248,6 +254,11 @@ describe('local engine: tools by intent', () => {
       time: '19:30',
       phone: '+44 20 7946 0958',
     })
+    // The docs page's copy fires the same way.
+    expect(intentProblems(guideBook)).toEqual([])
+    expect(
+      (await turn('Hi! A table for four at 7:30pm please, my number is 020 7946 0958', [guideBook])).toolCalls,
+    ).toEqual(r.toolCalls)
     // A required argument missing (no phone), or no intent matching: no call, the engine answers instead.
     expect((await turn('A table for four at 7:30pm please', [book])).toolCalls).toEqual([])
     expect((await turn('Do you have tables outside? Call 020 7946 0958', [book])).toolCalls).toEqual([])

@@ -84,4 +84,30 @@ describe('capability intents in chat turns (local engine)', () => {
       result: { ok: true, outcome: 'lead_captured' },
     })
   }, 60_000)
+
+  it('serves "Writing a plugin": listed, linked, with the intents section and the local engine\'s tool rule', async () => {
+    verifies('plugins.docs.guide')
+    const anon = createApi(base)
+    const pages = await anon.get('/docs/pages')
+    expect(pages.body.data).toContainEqual({
+      name: 'writing-a-plugin',
+      title: 'Writing a plugin',
+      path: '/v1/docs/pages/writing-a-plugin.md',
+    })
+    const page = await anon.get('/docs/pages/writing-a-plugin.md')
+    expect(page.status).toBe(200)
+    expect(page.text.startsWith('# Writing a plugin\n')).toBe(true)
+    for (const section of [
+      '## Inside the tree',
+      '## A capability',
+      '## Intents: firing offline',
+      '## Testing a plugin',
+      '## As a package',
+      '## When something is wrong',
+    ])
+      expect(page.text).toContain(`\n${section}\n`)
+    for (const text of ["The local engine's tool rule", 'RE2', 'oneOf', 'fill', 'duplicate capability name'])
+      expect(page.text, text).toContain(text)
+    expect((await anon.get('/docs/pages/overview.md')).text).toContain('[Writing a plugin](pages/writing-a-plugin.md)')
+  })
 })
