@@ -24,7 +24,8 @@ A plugin is one TypeScript file with a default export, in the folder of its kind
   helper, not a plugin. Nothing else needs editing: the next build registers the file.
 - Names are unique per kind. A capability's name is snake_case and is what engines and \`GET /capabilities\` see;
   a provider's name is what \`SVC_CHAT_ENGINE\`, \`SVC_SPEECH\`, \`SVC_TELEPHONY\` or \`SVC_MAIL\` select.
-- Plugin files import only the kit (\`~/kit/...\`) and packages; see \`docs/architecture.md\` for the layers.
+- A plugin file imports the kit (\`~/kit/...\`) and packages; inside the tree it may also use what its layer allows
+  (\`docs/architecture.md\`), e.g. \`~/lib/phone\` for phone arguments read by libphonenumber.
 
 ## A capability
 
