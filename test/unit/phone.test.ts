@@ -12,6 +12,9 @@ import { verifies } from '../requirements'
 const NOT_PHONES = [
   '2027-02-01',
   '01/02/2027',
+  // Valid in some region once read with its trunk prefix 0: only their shape tells them from a phone number.
+  '01.02.2027',
+  '01-02-1984',
   '1.2.27',
   '2027 02 01',
   '19:30',
