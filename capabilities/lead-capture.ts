@@ -1,6 +1,7 @@
 // A visitor asks to be called or written back: the lead goes to the account's lead_emails.
 import * as v from 'valibot'
 import { defineCapability, emailsOf } from '~/kit/capability'
+import { PhoneArgument } from '~/lib/phone'
 
 const NAME = 'capture_lead'
 
@@ -11,7 +12,7 @@ export default defineCapability({
     v.strictObject({
       name: v.optional(v.pipe(v.string(), v.maxLength(200))),
       email: v.optional(v.pipe(v.string(), v.email())),
-      phone: v.optional(v.pipe(v.string(), v.regex(/^\+?[\d\s().-]{6,20}$/))),
+      phone: v.optional(PhoneArgument),
       message: v.optional(v.pipe(v.string(), v.maxLength(2000))),
     }),
     v.check((a) => !!(a.email || a.phone), 'An e-mail address or a phone number is required.'),
@@ -23,6 +24,14 @@ export default defineCapability({
     args: { name: 'Ada', email: 'ada@example.com', message: 'Please call me back about prices.' },
     settings: { lead_emails: ['sales@example.com'] },
   },
+  // Offline: asked to be contacted and says how ("call me back on 020 7946 0958", "e-mail me at ada@example.com").
+  intents: [
+    {
+      pattern: String.raw`\b(?:call|ring|phone|text|e-?mail|contact|reach|get back to)\s+(?:me|us)\b|\bcall\s*back\b|\bcallback\b|\bget in touch\b`,
+      fill: { name: 'name', email: 'email', phone: 'phone', message: 'message' },
+      oneOf: ['email', 'phone'],
+    },
+  ],
   async run(ctx, args) {
     const record = {
       type: 'lead',

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import * as v from 'valibot'
 import { defineCapability, emailsOf } from '~/kit/capability'
+import { PhoneArgument } from '~/lib/phone'
 
 const NAME = 'place_order'
 
@@ -22,7 +23,7 @@ export default defineCapability({
       ),
       name: v.optional(v.pipe(v.string(), v.maxLength(200))),
       email: v.optional(v.pipe(v.string(), v.email())),
-      phone: v.optional(v.pipe(v.string(), v.regex(/^\+?[\d\s().-]{6,20}$/))),
+      phone: v.optional(PhoneArgument),
       notes: v.optional(v.pipe(v.string(), v.maxLength(2000))),
     }),
     v.check((a) => !!(a.email || a.phone), 'An e-mail address or a phone number is required.'),
@@ -31,7 +32,7 @@ export default defineCapability({
   apiChat: true,
   outbound: true,
   example: {
-    args: { items: [{ name: 'Large pizza', quantity: 2 }], name: 'Ada', phone: '+15550100' },
+    args: { items: [{ name: 'Large pizza', quantity: 2 }], name: 'Ada', phone: '+1 202 555 0100' },
     settings: { order_emails: 'orders@example.com' },
   },
   async run(ctx, args) {

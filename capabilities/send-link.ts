@@ -19,6 +19,12 @@ export default defineCapability({
     args: { topic: 'opening hours', url: 'https://example.com/hours' },
     settings: { website_url: 'https://example.com' },
   },
+  // Offline: "send me a link to your menu"; the topic is the words after it (the home page is shared).
+  intents: [
+    {
+      pattern: String.raw`\b(?:send|give|share|text|e-?mail)\s+(?:me\s+|us\s+)?(?:a\s+|the\s+)?link\s+(?:to|for|about|on)\s+(?:the\s+|your\s+|a\s+)?(?P<topic>[\pL\pN][\pL\pN '-]{0,80})`,
+    },
+  ],
   async run(ctx, args) {
     const site = typeof ctx.settings.website_url === 'string' ? safeUrl(ctx.settings.website_url) : null
     if (!site) return { ok: false, message: 'No website is configured for this agent.' }

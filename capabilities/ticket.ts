@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import * as v from 'valibot'
 import { defineCapability, emailsOf } from '~/kit/capability'
+import { PhoneArgument } from '~/lib/phone'
 
 const NAME = 'create_ticket'
 
@@ -12,7 +13,7 @@ export default defineCapability({
     subject: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
     description: v.pipe(v.string(), v.minLength(1), v.maxLength(5000)),
     email: v.optional(v.pipe(v.string(), v.email())),
-    phone: v.optional(v.pipe(v.string(), v.regex(/^\+?[\d\s().-]{6,20}$/))),
+    phone: v.optional(PhoneArgument),
     priority: v.optional(v.picklist(['low', 'normal', 'high']), 'normal'),
   }),
   needs: ['ticket_emails'],
@@ -26,6 +27,14 @@ export default defineCapability({
     },
     settings: { ticket_emails: ['support@example.com'] },
   },
+  // Offline: only when the visitor asks for a ticket or to report a problem; a question is answered instead.
+  intents: [
+    {
+      pattern: String.raw`\b(?:open|create|file|raise|log|submit)\s+(?:a\s+|an\s+)?(?:support\s+)?(?:ticket|complaint)\b|\breport\s+(?:a\s+|an\s+)?(?:problem|issue|fault|bug)\b`,
+      arguments: { subject: 'Support request' },
+      fill: { description: 'message', email: 'email', phone: 'phone' },
+    },
+  ],
   async run(ctx, args) {
     const reference = `T-${randomUUID().slice(0, 8).toUpperCase()}`
     const record = {

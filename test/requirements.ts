@@ -228,6 +228,26 @@ export const requirements = {
     behavior:
       'The example plugin package is packed, installed offline in a temporary folder with the packed kit, loaded through SVC_PLUGINS into the built server: its capability is listed and can be enabled on an agent, and its speech provider transcribes a simulated inbound call.',
   },
+  'plugins.intents.local-engine': {
+    source: 'spec decisions Plugin packages; issue 35 Capability intents',
+    behavior:
+      "The local engine calls any enabled tool whose intents match the visitor's message (a pattern's named groups, fixed arguments and fills from the message, converted to the parameters' types), only when the arguments hold what the tool requires; the README's book_table fires offline, and a built-in capability fires through its intent in a chat turn.",
+  },
+  'plugins.intents.validation': {
+    source: 'spec decisions Plugin packages; decisions Hostile input',
+    behavior:
+      'Intents are checked as capabilities are registered: a pattern that is not RE2 (linear-time) syntax or too complex, a group, argument, fill or oneOf naming no parameter, or an intent with neither pattern nor examples stops the boot with one line naming the capability; visitor text is matched on at most 2,000 characters.',
+  },
+  'plugins.docs.guide': {
+    source: 'issue 35 Docs: a Writing a plugin page on /v1/docs',
+    behavior:
+      "/v1/docs serves a 'Writing a plugin' page (listed, linked from the overview): plugins inside the tree, a capability, intents and the local engine's tool rule, testing, packages, errors; its book_table example fires offline.",
+  },
+  'plugins.capabilities.phone': {
+    source: 'issue 35 libphonenumber in the three capabilities',
+    behavior:
+      'capture_lead, place_order and create_ticket read phone numbers with libphonenumber: international numbers and national ones with their trunk prefix are phone numbers, a date, a time or an order number is not, in arguments and in what a visitor writes.',
+  },
   'engine.local': {
     source: 'decisions Chat engine local',
     behavior:

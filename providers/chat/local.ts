@@ -1,5 +1,6 @@
 // The default engine: deterministic and offline. It answers by lexical retrieval over the knowledge in the
-// system prompt (then from a fact its instructions state, decisions "Test gate"), fires the lead tool by intent and writes build outputs from templates and an extractive summary.
+// system prompt (then from a fact its instructions state, decisions "Test gate"), calls a tool when one of its
+// intents matches (./_intents.ts) and writes build outputs from templates and an extractive summary.
 import {
   defineChatEngine,
   estimateTokens,
@@ -10,7 +11,9 @@ import {
   type ToolCall,
   type ToolSpec,
 } from '~/kit/chat-engine'
-import { bm25, EMAIL, indexBuilder, PHONE, sentenceChunks, sentences, tokens, type LexicalIndex } from './_text'
+import { bm25, EMAIL, indexBuilder, sentenceChunks, sentences, tokens, type LexicalIndex } from './_text'
+import { intentCall, NAME_OF } from './_intents'
+import { phoneIn } from '~/lib/phone'
 import { summarizeText } from './_summary'
 import { detectLanguage, smallTalkAnswer, smallTalkOf, statedContact, wantsPerson } from '~/lib/cues'
 import { greeting, instructions } from './_prompts'
@@ -23,8 +26,6 @@ const FALLBACK =
   "I'm sorry, I don't have that information. If you leave your e-mail address or phone number, someone will get back to you."
 const CALLBACK =
   /\b(call|ring|phone|text|e-?mail|contact|reach|get back to)\s+(me|us)\b|\bcall\s*back\b|\bcallback\b|\bget in touch\b/i
-// Case-sensitive on purpose: the name itself must be capitalised, which keeps "I'm happy" from becoming a name.
-const NAME_OF = /\b(?:[Mm]y name is|I am|I'm|[Tt]his is)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)/u
 
 async function complete(req: ChatRequest): Promise<ChatResponse> {
   const last = [...req.messages].reverse().find((m) => m.role === 'user' || m.role === 'tool')
@@ -39,7 +40,11 @@ async function complete(req: ChatRequest): Promise<ChatResponse> {
   if (!last) return answer('Hello! How can I help you?')
   // After a tool ran, its result is what the visitor needs to hear.
   if (last.role === 'tool') return answer(last.content)
-  const call = leadCall(req.tools ?? [], last.content) ?? transferCall(req.tools ?? [], last.content)
+  // The tool rule (decisions "Plugin packages"): a tool's intents; a tool that declares none keeps the older
+  // rules, by name (a lead-like tool, transfer_call).
+  const tools = req.tools ?? []
+  const plain = tools.filter((t) => !t.intents?.length)
+  const call = intentCall(tools, last.content) ?? leadCall(plain, last.content) ?? transferCall(plain, last.content)
   if (call)
     return answer('Thank you, I have passed on your details and someone will get back to you shortly.', false, [call])
   // What the host also understands (lib/cues): a person asked for, small talk, contact details given.
@@ -219,7 +224,6 @@ async function retrieve(knowledge: string, query: string[]): Promise<string[]> {
   return out
 }
 
-/** A lead tool call when the visitor leaves an e-mail or phone number and asks to be contacted. */
 // "transfer me to Sales", "put me through to billing", "can I speak to someone in sales": the destination is
 // the words after "to"/"in", up to the end of the clause (bounded: the text is one visitor turn, and the
 // pattern has no nested quantifiers).
@@ -240,11 +244,12 @@ function transferCall(tools: ToolSpec[], text: string): ToolCall | null {
   return { name: 'transfer_call', arguments: { destination } }
 }
 
+/** A lead tool call when the visitor leaves an e-mail or phone number and asks to be contacted. */
 function leadCall(tools: ToolSpec[], text: string): ToolCall | null {
   const tool = tools.find((t) => /lead|callback|call_back|contact/i.test(t.name))
   if (!tool || !CALLBACK.test(text)) return null
   const email = text.match(EMAIL)?.[0]
-  const phone = text.match(PHONE)?.[0].trim()
+  const phone = phoneIn(text) ?? undefined
   if (!email && !phone) return null
   const args: Record<string, unknown> = { name: text.match(NAME_OF)?.[1], email, phone, message: text }
   const declared = (tool.parameters as { properties?: Record<string, unknown> }).properties

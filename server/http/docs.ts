@@ -9,6 +9,7 @@ import { WIDGET_GUIDE } from '~/domain/widget/guide'
 import { CONVERSATIONS_GUIDE } from '~/domain/conversations/guide'
 import { AGENT_TESTS_GUIDE } from '~/domain/agent-tests/guide'
 import { PRODUCTION_GUIDE, PRODUCTION_GUIDE_TITLE } from '~/domain/platform/production-guide'
+import { PLUGIN_GUIDE, PLUGIN_GUIDE_TITLE } from '~/domain/plugins/guide'
 import { escapeHtml as esc } from '~/lib/html'
 
 /** The HTML page needs nothing but its own <style> block: no script, no frame, no form, no base. */
@@ -119,6 +120,7 @@ const GUIDES: Record<string, string> = {
 /** Pages that belong to no tag: guides for whoever runs the service rather than calls it. */
 const STANDALONE: Record<string, { title: string; body: string }> = {
   'running-in-production': { title: PRODUCTION_GUIDE_TITLE, body: PRODUCTION_GUIDE },
+  'writing-a-plugin': { title: PLUGIN_GUIDE_TITLE, body: PLUGIN_GUIDE },
 }
 
 export function markdownPages(doc: Doc): Map<string, string> {

@@ -15,6 +15,7 @@ import mailers, { files as mailFiles } from '#svc/providers/mail'
 import { loadConfig, type Config } from '~/config'
 import { traceRequests } from '~/http/trace-requests'
 import { loadPluginPackages, type LoadedPlugin } from '~/kit/plugin-packages'
+import { checkCapabilityIntents } from '~/domain/plugins/intents'
 import { ProviderConfigError } from '~/kit/providers'
 import { PluginError } from '~/kit/registry'
 import { setBoot, type Runtime } from '~/kit/runtime'
@@ -51,7 +52,10 @@ export default defineNitroPlugin((nitroApp) => {
   const config: Config = loadConfig()
   const prepare = (packages: LoadedPlugin[]) => {
     try {
-      return prepareRuntime(installed, config, packages)
+      const prepared = prepareRuntime(installed, config, packages)
+      // A capability's intents are checked as it is registered: a bad pattern is a one-line boot error.
+      checkCapabilityIntents(prepared.registries.capabilities.list())
+      return prepared
     } catch (err) {
       return fatal(err)
     }

@@ -3,6 +3,7 @@ import { toJsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
 import { expect, it, vi } from 'vitest'
 import { COMPLETION_KEYS, type Capability, type Notification } from '~/kit/capability'
+import { intentProblems } from '~/domain/plugins/intents'
 
 const OUTCOMES = ['lead_captured', 'ticket_created', 'order_placed', 'transferred', 'resolved']
 // Capabilities that e-mail their record must send it to the destinations named in their needs.
@@ -26,6 +27,10 @@ export function testCapability(c: Capability) {
   it('needs only known completion keys, without repeats', () => {
     for (const k of c.needs) expect(COMPLETION_KEYS).toContain(k)
     expect(new Set(c.needs).size).toBe(c.needs.length)
+  })
+
+  it('declares usable intents: RE2 patterns whose groups, fixed arguments and fills are parameters', () => {
+    expect(intentProblems(c)).toEqual([])
   })
 
   it('refuses unknown arguments', () => {

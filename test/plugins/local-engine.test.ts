@@ -1,6 +1,17 @@
 // The default engine, offline: what the build asks of it (summary, greeting, prompts) and what a turn gets.
-import { describe, expect, it } from 'vitest'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import * as v from 'valibot'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import local from '../../providers/chat/local'
+import lead from '../../capabilities/lead-capture'
+import ticket from '../../capabilities/ticket'
+import sendLink from '../../capabilities/send-link'
+import order from '../../capabilities/order'
+import type { Capability } from '~/kit/capability'
+import { toolSpec } from '~/domain/conversations/messages'
+import { intentProblems } from '~/domain/plugins/intents'
+import { PLUGIN_GUIDE } from '~/domain/plugins/guide'
 import { withKnowledge, type BuildInput, type ChatDelta, type ChatRequest } from '~/kit/chat-engine'
 import { testChatEngine } from '../contract/chat-engine.contract'
 import { verifies } from '../requirements'
@@ -201,6 +212,129 @@ describe('local engine: streamed turns', () => {
       })(),
     ).rejects.toBe(reason)
     expect(seen).toHaveLength(1)
+  })
+})
+
+describe('local engine: tools by intent', () => {
+  const ROOT = resolve(import.meta.dirname, '../..')
+  let dir: string
+  let book: Capability
+  let guideBook: Capability
+  // The book_table of the README and of the "Writing a plugin" page, as written there: each code block is
+  // written to a file and imported.
+  const load = async (text: string, file: string): Promise<Capability> => {
+    const code = /```ts\n(\/\/ capabilities\/book-table\.ts\n[\s\S]*?)```/.exec(text)?.[1]
+    expect(code, `${file} holds the book_table example`).toBeTruthy()
+    writeFileSync(join(dir, file), code!)
+    return (await import(join(dir, file))).default
+  }
+  beforeAll(async () => {
+    mkdirSync(join(ROOT, '.data'), { recursive: true })
+    dir = mkdtempSync(join(ROOT, '.data', 'readme-'))
+    book = await load(readFileSync(join(ROOT, 'README.md'), 'utf8'), 'readme-book-table.ts')
+    guideBook = await load(PLUGIN_GUIDE, 'guide-book-table.ts')
+  })
+  afterAll(() => dir && rmSync(dir, { recursive: true, force: true }))
+
+  // The specs as a turn builds them (toolSpec carries the intents to the engine).
+  const turn = (content: string, caps: Capability[]) =>
+    local.complete({ system: 'We are a restaurant.', messages: [{ role: 'user', content }], tools: caps.map(toolSpec) })
+
+  it("fires the README's and the docs page's book_table offline with the arguments its intent carries, typed", async () => {
+    verifies('plugins.intents.local-engine', 'plugins.docs.guide')
+    expect(intentProblems(book)).toEqual([])
+    const r = await turn('Hi! A table for four at 7:30pm please, my number is 020 7946 0958', [lead, book])
+    expect(r.toolCalls).toEqual([
+      { name: 'book_table', arguments: { people: 4, time: '7:30pm', phone: '020 7946 0958' } },
+    ])
+    // What the host then runs: the arguments pass the capability's own schema.
+    expect(v.safeParse(book.parameters, r.toolCalls[0].arguments).success).toBe(true)
+    expect((await turn('Can we get a table for 2 at 19:30? +44 20 7946 0958', [book])).toolCalls[0].arguments).toEqual({
+      people: 2,
+      time: '19:30',
+      phone: '+44 20 7946 0958',
+    })
+    // The docs page's copy fires the same way.
+    expect(intentProblems(guideBook)).toEqual([])
+    expect(
+      (await turn('Hi! A table for four at 7:30pm please, my number is 020 7946 0958', [guideBook])).toolCalls,
+    ).toEqual(r.toolCalls)
+    // A required argument missing (no phone), or no intent matching: no call, the engine answers instead.
+    expect((await turn('A table for four at 7:30pm please', [book])).toolCalls).toEqual([])
+    expect((await turn('Do you have tables outside? Call 020 7946 0958', [book])).toolCalls).toEqual([])
+    // Not enabled on the agent (not among the turn's tools): never called.
+    expect((await turn('A table for four at 7:30pm, 020 7946 0958', [lead])).toolCalls).toEqual([])
+  })
+
+  it('matches examples by their content words and carries the fixed arguments and fills', async () => {
+    verifies('plugins.intents.local-engine')
+    const callback = {
+      ...book,
+      name: 'request_callback',
+      intents: [
+        {
+          examples: ['I would like to book a private room'],
+          arguments: { people: 12, time: 'evening' },
+          fill: { phone: 'phone' as const },
+        },
+      ],
+    }
+    expect(intentProblems(callback)).toEqual([])
+    const r = await turn('Could I book your private room? 020 7946 0958', [callback])
+    expect(r.toolCalls).toEqual([
+      { name: 'request_callback', arguments: { people: 12, time: 'evening', phone: '020 7946 0958' } },
+    ])
+    expect((await turn('Is the room big? 020 7946 0958', [callback])).toolCalls).toEqual([])
+  })
+
+  it('calls the built-in capabilities through their intents, as the older rules did and more', async () => {
+    verifies('plugins.intents.local-engine', 'plugins.capabilities.phone')
+    const all = [lead, ticket, sendLink, order]
+    expect((await turn("I'm Ada Lovelace, please call me back at a@b.co", all)).toolCalls).toEqual([
+      {
+        name: 'capture_lead',
+        arguments: {
+          name: 'Ada Lovelace',
+          email: 'a@b.co',
+          message: "I'm Ada Lovelace, please call me back at a@b.co",
+        },
+      },
+    ])
+    expect((await turn('Contact me on +44 20 7946 0958 please', all)).toolCalls[0].arguments.phone).toBe(
+      '+44 20 7946 0958',
+    )
+    // A date is no phone number: no lead without a way to reach the visitor.
+    expect((await turn('Please call me back on 2027-02-01', all)).toolCalls).toEqual([])
+    expect((await turn('Could you send me a link to your menu?', all)).toolCalls).toEqual([
+      { name: 'send_link', arguments: { topic: 'menu' } },
+    ])
+    const t = await turn('I want to report a problem: my order never came. ada@example.com', all)
+    expect(t.toolCalls).toEqual([
+      {
+        name: 'create_ticket',
+        arguments: {
+          subject: 'Support request',
+          description: 'I want to report a problem: my order never came. ada@example.com',
+          email: 'ada@example.com',
+        },
+      },
+    ])
+    // A question is answered, not turned into a ticket or a link.
+    expect((await turn('What is on your menu?', all)).toolCalls).toEqual([])
+  })
+
+  it('matches only the start of a hostile message, on RE2: a catastrophic pattern cannot stall a turn', async () => {
+    verifies('plugins.intents.validation')
+    const evil = {
+      ...book,
+      name: 'evil',
+      intents: [{ pattern: String.raw`(a+)+$(?P<time>x)`, arguments: { people: 1, phone: '1' } }],
+    }
+    expect(intentProblems(evil)).toEqual([])
+    const t0 = performance.now()
+    const r = await turn(`${'a'.repeat(1_000_000)}!`, [evil])
+    expect(r.toolCalls).toEqual([])
+    expect(performance.now() - t0).toBeLessThan(2_000)
   })
 })
 

@@ -1,6 +1,7 @@
 // A capability is a tool an agent may call (lead capture, tickets, orders, transfers, links…).
 // One file per capability under capabilities/ (or in a plugin package), default-exporting defineCapability({...}).
 import type * as v from 'valibot'
+import type { CapabilityIntent } from './intents.ts'
 
 /** The completion values an agent's capability_settings may hold (decisions "Agent patch whitelist"). */
 export const COMPLETION_KEYS = [
@@ -52,6 +53,8 @@ export interface Capability<P extends v.GenericSchema = v.GenericSchema> {
   outbound: boolean
   /** Valid arguments and settings: documentation, and what the contract suite runs the capability with. */
   example: { args: v.InferInput<P>; settings: CapabilityContext['settings'] }
+  /** How a visitor asks for it, for engines without a model (the offline `local` engine); see ./intents. */
+  intents?: CapabilityIntent[]
   run(ctx: CapabilityContext, args: v.InferOutput<P>): Promise<CapabilityResult>
 }
 

@@ -1,5 +1,6 @@
 // A chat engine turns a prompt plus a transcript into the agent's next turn, and writes the build
 // outputs (summary, greeting, instructions). One file per engine under providers/chat/.
+import type { CapabilityIntent } from './intents.ts'
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool'
   content: string
@@ -10,6 +11,8 @@ export interface ToolSpec {
   name: string
   description: string
   parameters: Record<string, unknown>
+  /** The capability's intents: what an engine without a model matches the visitor's message against. */
+  intents?: CapabilityIntent[]
 }
 
 export interface ChatRequest {

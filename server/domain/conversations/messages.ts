@@ -93,7 +93,8 @@ export function chatTools(runtime: Pick<Runtime, 'registries'>, agent: AgentRow)
 
 export function toolSpec(c: Capability): ToolSpec {
   const { $schema: _, ...parameters } = toJsonSchema(c.parameters, { errorMode: 'ignore' }) as Record<string, unknown>
-  return { name: c.name, description: c.description, parameters }
+  // Intents go to the engine as they are: only an engine without a model (local) reads them.
+  return { name: c.name, description: c.description, parameters, ...(c.intents?.length ? { intents: c.intents } : {}) }
 }
 
 export const TRANSFER_TOOL = 'transfer_call'

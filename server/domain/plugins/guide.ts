@@ -1,0 +1,158 @@
+// The "Writing a plugin" page of the reference (/v1/docs/pages/writing-a-plugin.md): plugins inside the tree,
+// capabilities and their intents (the local engine's tool rule), testing, and boot errors (issue 35). The
+// section on packages (SVC_PLUGINS, the public kit) comes with them.
+export const PLUGIN_GUIDE_TITLE = 'Writing a plugin'
+
+export const PLUGIN_GUIDE = `How to add a tool (a capability) or a provider (chat engine, speech, telephony, mail, voice) to the service:
+inside the repository as one file, or as a package loaded at boot. It covers the contract each kind meets,
+how to test it, how a capability fires offline through its intents, and what happens when something is wrong.
+
+## Inside the tree
+
+A plugin is one TypeScript file with a default export, in the folder of its kind:
+
+| Kind | Folder | Defined with | Contract suite |
+|---|---|---|---|
+| Capability (a tool an agent may call) | \`capabilities/\` | \`defineCapability\` (\`server/kit/capability.ts\`) | \`test/contract/capability.contract.ts\` |
+| Chat engine | \`providers/chat/\` | \`defineChatEngine\` (\`server/kit/chat-engine.ts\`) | \`test/contract/chat-engine.contract.ts\` |
+| Speech (speech-to-text, text-to-speech) | \`providers/speech/\` | \`defineSpeechProvider\` (\`server/kit/speech.ts\`) | \`test/contract/speech.contract.ts\` |
+| Telephony | \`providers/telephony/\` | \`defineTelephony\` (\`server/kit/telephony.ts\`) | \`test/contract/telephony.contract.ts\` |
+| Mail | \`providers/mail/\` | \`defineMailer\` (\`server/kit/mailer.ts\`) | \`test/contract/mailer.contract.ts\` |
+| Voice catalogue | \`providers/voice/\` | \`defineVoiceProvider\` (\`server/kit/voice.ts\`) | \`test/contract/voice.contract.ts\` |
+
+- The build lists every \`.ts\` file of these folders, subfolders included; a file whose name starts with \`_\` is a
+  helper, not a plugin. Nothing else needs editing: the next build registers the file.
+- Names are unique per kind. A capability's name is snake_case and is what engines and \`GET /capabilities\` see;
+  a provider's name is what \`SVC_CHAT_ENGINE\`, \`SVC_SPEECH\`, \`SVC_TELEPHONY\` or \`SVC_MAIL\` select.
+- A plugin file imports the kit (\`~/kit/...\`) and packages; inside the tree it may also use what its layer allows
+  (\`docs/architecture.md\`), e.g. \`~/lib/phone\` for phone arguments read by libphonenumber.
+
+## A capability
+
+\`\`\`ts
+// capabilities/book-table.ts
+import * as v from 'valibot'
+import { defineCapability, emailsOf } from '~/kit/capability'
+
+export default defineCapability({
+  name: 'book_table',
+  description: 'Ask for a table booking, for the restaurant to confirm.',
+  parameters: v.strictObject({
+    people: v.pipe(v.number(), v.integer(), v.minValue(1)),
+    time: v.string(),
+    phone: v.string(),
+  }),
+  needs: ['order_emails'],
+  apiChat: true,
+  outbound: false,
+  example: { args: { people: 2, time: '19:30', phone: '+1 202 555 0100' }, settings: { order_emails: ['book@example.com'] } },
+  intents: [
+    {
+      pattern: String.raw\`\\btable for (?<people>\\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)\\b.*?\\bat (?<time>\\d{1,2}(?:[:.]\\d{2})?\\s*(?:am|pm)?)\`,
+      fill: { phone: 'phone' },
+    },
+  ],
+  async run(ctx, args) {
+    const to = emailsOf(ctx.settings.order_emails)
+    if (to.length) await ctx.notify({ to, subject: 'Table request', text: \`\${args.people} people at \${args.time}, \${args.phone}\` })
+    return { ok: true, message: 'Your request is sent; we will confirm by phone.', record: { type: 'booking', ...args }, outcome: 'resolved' }
+  },
+})
+\`\`\`
+
+| Field | Meaning |
+|---|---|
+| \`parameters\` | A valibot object schema (strict: unknown arguments are refused). Engines see it as JSON Schema; the host parses every call with it before \`run\`. |
+| \`needs\` | The agent's \`capability_settings\` keys it reads (\`transfer_directory\`, \`website_url\`, \`lead_emails\`, \`ticket_emails\`, \`order_emails\`); \`ctx.settings\` holds only these. |
+| \`apiChat\`, \`outbound\` | Whether chat via API may call it, and whether outbound calls list it (\`GET /outbound-capabilities\`). |
+| \`example\` | Valid arguments and settings: the contract suite runs \`run\` with them. |
+| \`intents\` | How a visitor asks for it, for the offline \`local\` engine (below). Optional. |
+| \`run(ctx, args)\` | Returns \`{ ok, message, record?, outcome? }\`. \`message\` is what the engine reads back; \`record\` is stored on the conversation; \`outcome\` (\`lead_captured\`, \`ticket_created\`, \`order_placed\`, \`transferred\`, \`resolved\`) feeds the summary. Send mail with \`ctx.notify\`, never directly. |
+
+An agent calls it once it is enabled there: \`PATCH /agents/{agent_id}\` with \`capabilities: ['book_table', …]\`
+and the settings it needs in \`capability_settings\`.
+
+## Intents: firing offline
+
+A model (the \`openai\` engine) decides from the description and the JSON Schema. The \`local\` engine has no
+model: it calls a tool only through the tool's \`intents\` (types in \`server/kit/intents.ts\`).
+
+| Intent field | Meaning |
+|---|---|
+| \`pattern\` | A regular expression in RE2 syntax, matched case-insensitively against the first 2,000 characters of the visitor's message. Each named group (\`(?<people>…)\` or \`(?P<people>…)\`) is the argument of that name. |
+| \`examples\` | Utterances such as \`"I'd like to book a table"\`. A message holding all of an example's content words (two thirds of them, at least two, for examples of more than two words; plurals and -ing forms match) matches. Examples carry no arguments of their own. |
+| \`arguments\` | Fixed arguments, e.g. \`{ priority: 'high' }\`. |
+| \`fill\` | Arguments read from the message whatever its wording: \`email\` (the first address), \`phone\` (the first phone number, by libphonenumber: a date, a time or an order number is none), \`name\` ("my name is Ada Lovelace", "I'm Ada"), \`message\` (the whole message). |
+| \`oneOf\` | Argument names of which at least one must have a value, e.g. \`['email', 'phone']\`. |
+
+The local engine's tool rule, in order:
+
+1. After a tool ran, the engine reads its result back to the visitor.
+2. Every tool enabled for the turn is tried, each intent in turn. An intent matches by its pattern or an example.
+3. The call carries \`arguments\`, then \`fill\`, then the pattern's groups (later ones win), converted to the
+   parameter's JSON Schema type: integers and numbers (\`"4"\` and \`"four"\`, up to twelve, are 4), booleans (yes/no),
+   strings trimmed. A value that cannot be converted means no call.
+4. The intent fires only when the arguments hold every parameter the schema requires and, with \`oneOf\`, one of
+   those. "A table for four at 7:30pm" without a phone number calls nothing.
+5. A pattern match beats an example match, a better example match beats a weaker one, and on a tie the tool listed
+   first on the agent wins. One tool is called per turn.
+6. A tool that declares no intents keeps the engine's older rules: a tool whose name contains \`lead\`, \`callback\` or
+   \`contact\` is called when the visitor asks to be contacted and leaves an e-mail address or a phone number, and
+   \`transfer_call\` when a caller asks to be put through to someone.
+7. Otherwise the engine answers from the knowledge, or says it does not know.
+
+With the example above, "A table for four at 7:30pm please, my number is 020 7946 0958" calls \`book_table\` with
+\`{ "people": 4, "time": "7:30pm", "phone": "020 7946 0958" }\`; the host parses it with the capability's schema and
+runs it, exactly as for a model's call. The built-in capabilities declare intents too: \`capture_lead\` ("call me
+back" with an e-mail address or phone number), \`create_ticket\` ("open a ticket", "report a problem"), \`send_link\`
+("send me a link to your menu"). \`place_order\` has none (a list of items cannot come from a pattern's groups).
+
+Limits, because the patterns are yours but the text is the visitor's: patterns run on RE2 (re2js), whose time is
+linear in the text, so lookaround and backreferences are refused; a pattern has at most 2,000 RE2 instructions and
+all of one capability's patterns at most 5,000; at most 50 intents, 100 examples of 500 characters each.
+
+## Testing a plugin
+
+- \`npx vitest run test/contract/plugins.test.ts\` runs the contract of its kind on every plugin file. For a
+  capability: a snake_case name and a description, an object schema that refuses unknown arguments, known \`needs\`,
+  usable intents (the same check as at boot), \`run\` on \`example\` returning \`ok\`, a known outcome and a record, and
+  mailing the configured destinations.
+- Its own test (\`test/plugins/<name>.test.ts\`) covers what the contract cannot: its rules and refusals. To check that
+  a capability fires offline, build its tool spec as a turn does and ask the engine:
+
+\`\`\`ts
+import local from '../../providers/chat/local'
+import { toolSpec } from '~/domain/conversations/messages'
+import bookTable from '../../capabilities/book-table'
+
+const r = await local.complete({
+  system: 'We are a restaurant.',
+  messages: [{ role: 'user', content: 'A table for four at 7:30pm please, my number is 020 7946 0958' }],
+  tools: [toolSpec(bookTable)],
+})
+expect(r.toolCalls).toEqual([{ name: 'book_table', arguments: { people: 4, time: '7:30pm', phone: '020 7946 0958' } }])
+\`\`\`
+
+- Over HTTP: build, start the server with \`SVC_CHAT_ENGINE=local\` (the default), enable the capability on an
+  agent, \`POST /conversations\` then \`POST /conversations/{id}/messages\` with the sentence: the answer's \`turns\`
+  hold a \`tool\` turn with the call, its arguments and the result.
+
+## As a package
+
+<!-- KIT AND SVC_PLUGINS: this section is written with the public kit (packages/kit) and SVC_PLUGINS loading. -->
+To be completed with the plugin packages: \`SVC_PLUGINS\`, \`definePlugin\`, the public kit and its testing entry.
+
+## When something is wrong
+
+Problems found at boot stop the process before it listens, with a message naming the plugin and the problem:
+
+| Problem | What the boot says |
+|---|---|
+| Two plugins of a kind with one name | \`[registry] [capability] duplicate capability name "book_table": each name must be registered once\` |
+| An unknown provider selected | \`[boot] fatal: [config] SVC_CHAT_ENGINE="lcoal" names no chat engine (known: local, openai)\` |
+| An intent that cannot be used | \`[boot] fatal: capability "book_table": intent 1: its pattern's group "guests" is not a parameter (parameters: people, time, phone)\`; likewise a pattern that is not RE2 syntax or too complex, an argument, fill or \`oneOf\` naming no parameter, an intent with neither pattern nor examples |
+
+At run time nothing a capability does stops a turn: a call whose arguments fail the schema, a call to a tool not
+enabled on the agent, and a \`run\` that throws each become a failed tool result (\`ok: false\` and a message) that
+the engine reads back, and the turn's \`tool\` entry shows it.
+`
