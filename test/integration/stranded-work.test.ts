@@ -15,17 +15,22 @@ import { nextDocumentId } from '~/domain/agents/create'
 import { startSeededServer, type SeededServer } from '../helpers/agents'
 import { createApi } from '../helpers/api'
 import { withDatabase } from '../helpers/db'
+import { ownDatabase, type OwnDatabase } from '../helpers/own-database'
 import { startServer } from '../helpers/server'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { until } from '../helpers/wait'
 import { verifies } from '../requirements'
 
 let seeded: SeededServer<Tenant>
+// On PostgreSQL a database of its own: another file's server would re-send these documents from its own queue.
+let own: OwnDatabase
 const docs = { unsent: '', failedOnce: '', failedThrice: '', unnamed: '' }
 const builds = { stale: '', young: '' }
 
 beforeAll(async () => {
+  own = await ownDatabase('stranded')
   seeded = await startSeededServer({
+    env: own.env,
     prepare: (master) => createTenant(master),
     agents: (t) => [{ accountId: t.accountId }, { accountId: t.accountId }],
   })
@@ -34,58 +39,63 @@ beforeAll(async () => {
   const accountId = seeded.prepared.accountId
   const schema = server.queueSchema
   await server.stop('SIGKILL')
-  await withDatabase(server.dataDir, async (db) => {
-    const doc = (title: string) => plantDocument(db, { agentId, accountId, title })
-    const job = (docId: string, state: 'failed' | 'active') =>
-      db.executeSql(
-        `INSERT INTO ${schema}.job (name, data, state, retry_limit, retry_delay, started_on, completed_on)
+  await withDatabase(
+    server.dataDir,
+    async (db) => {
+      const doc = (title: string) => plantDocument(db, { agentId, accountId, title })
+      const job = (docId: string, state: 'failed' | 'active') =>
+        db.executeSql(
+          `INSERT INTO ${schema}.job (name, data, state, retry_limit, retry_delay, started_on, completed_on)
          VALUES ('kb.ingest', jsonb_build_object('doc_id', $1::text), $2::${schema}.job_state, 2, 1,
                  now() - interval '2 minutes', CASE WHEN $2 = 'failed' THEN now() - interval '1 minute' END)`,
-        [docId, state],
-      )
-    docs.unsent = await doc('Unsent')
-    docs.failedOnce = await doc('Failed once')
-    await job(docs.failedOnce, 'failed')
-    docs.failedThrice = await doc('Failed thrice')
-    for (let i = 0; i < 3; i++) await job(docs.failedThrice, 'failed')
-    docs.unnamed = await doc('Unnamed')
-    await job(docs.unnamed, 'active')
-    const build = async (agent: string, minutesAgo: number) => {
-      const at = new Date(Date.now() - minutesAgo * 60_000)
-      const [b] = await db.db
-        .insert(agentBuilds)
-        .values({
-          agentId: agent,
-          accountId,
-          status: 'running',
-          steps: initialSteps('greeting'),
-          fromStep: 'greeting',
-          buildNumber: 2,
-          createdAt: at,
-          startedAt: at,
-        })
-        .returning({ id: agentBuilds.id })
-      // Its only job failed after its retries.
-      await db.executeSql(
-        `INSERT INTO ${schema}.job (name, data, state, retry_limit, retry_count, started_on, completed_on)
+          [docId, state],
+        )
+      docs.unsent = await doc('Unsent')
+      docs.failedOnce = await doc('Failed once')
+      await job(docs.failedOnce, 'failed')
+      docs.failedThrice = await doc('Failed thrice')
+      for (let i = 0; i < 3; i++) await job(docs.failedThrice, 'failed')
+      docs.unnamed = await doc('Unnamed')
+      await job(docs.unnamed, 'active')
+      const build = async (agent: string, minutesAgo: number) => {
+        const at = new Date(Date.now() - minutesAgo * 60_000)
+        const [b] = await db.db
+          .insert(agentBuilds)
+          .values({
+            agentId: agent,
+            accountId,
+            status: 'running',
+            steps: initialSteps('greeting'),
+            fromStep: 'greeting',
+            buildNumber: 2,
+            createdAt: at,
+            startedAt: at,
+          })
+          .returning({ id: agentBuilds.id })
+        // Its only job failed after its retries.
+        await db.executeSql(
+          `INSERT INTO ${schema}.job (name, data, state, retry_limit, retry_count, started_on, completed_on)
          VALUES ('agent.build', jsonb_build_object('build_id', $1::text), 'failed', 2, 2, $2, $2)`,
-        [b.id, at.toISOString()],
-      )
-      return b.id
-    }
-    builds.stale = await build(agentId, 20)
-    builds.young = await build(seeded.agentIds[1], 5)
-  })
+          [b.id, at.toISOString()],
+        )
+        return b.id
+      }
+      builds.stale = await build(agentId, 20)
+      builds.young = await build(seeded.agentIds[1], 5)
+    },
+    own.on,
+  )
   // Each case polls its document: reads well above the default limit.
   seeded.server = await startServer({
     dataDir: server.dataDir,
     masterKey: server.masterKey,
-    env: { SVC_RATE_LIMITS: 'read=10000' },
+    env: { ...own.env, SVC_RATE_LIMITS: 'read=10000' },
   })
 }, 120_000)
 
 afterAll(async () => {
   await seeded?.server.stop()
+  await own?.drop()
 })
 
 /** A processing text document, two minutes old, as a crash leaves it. */

@@ -14,6 +14,7 @@ import { buildAgent } from '../helpers/build'
 import { startFakeDeepgram, type FakeDeepgram } from '../helpers/fake-deepgram'
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver'
 import { startReceiver, type Received, type Receiver } from '../helpers/receiver'
+import { ownDatabase, type OwnDatabase } from '../helpers/own-database'
 import { startServer, type TestServer } from '../helpers/server'
 import { serveBakery, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
@@ -51,12 +52,18 @@ const spansOf = (traceId: string) => otlp.spans.filter((s) => s.traceId === trac
 const waitForSpans = (what: string, pick: () => ReceivedSpan[] | null, timeoutMs = 20_000) =>
   until(`spans: ${what}`, async () => pick(), timeoutMs)
 
+let own: OwnDatabase
+
 beforeAll(async () => {
+  // On PostgreSQL a database of its own: a delivery taken by another file's server (tracing off) would carry
+  // no traceparent.
+  own = await ownDatabase('tracing')
   otlp = await startOtlpReceiver()
   deepgram = await startFakeDeepgram()
   rx = await startReceiver()
   server = await startServer({
     env: {
+      ...own.env,
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_BSP_SCHEDULE_DELAY: '200',
       SVC_STT: 'deepgram',
@@ -78,6 +85,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop()
+  await own?.drop()
   await otlp?.close()
   await deepgram?.close()
   await rx?.close()
