@@ -164,7 +164,7 @@ Tracing is off until \`OTEL_EXPORTER_OTLP_ENDPOINT\` is set; then every instance
 | Variable | Effect |
 |---|---|
 | \`OTEL_EXPORTER_OTLP_ENDPOINT\` | the collector's base URL, e.g. \`http://otel-collector:4318\` (spans go to \`/v1/traces\` under it) |
-| \`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT\` | the full traces URL instead, used as given |
+| \`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT\` | the full traces URL instead, used as given; it does not turn tracing on by itself (set \`OTEL_EXPORTER_OTLP_ENDPOINT\` too) |
 | \`OTEL_EXPORTER_OTLP_HEADERS\` | headers for the collector, e.g. \`authorization=Bearer%20…\` (comma-separated \`key=value\`, values URL-encoded) |
 | \`OTEL_SERVICE_NAME\` | the \`service.name\` of every span; default \`svc\` |
 | \`OTEL_TRACES_SAMPLER\`, \`OTEL_TRACES_SAMPLER_ARG\` | sampling, e.g. \`parentbased_traceidratio\` and \`0.1\` for 10 % of new traces; the default is \`parentbased_always_on\` (every trace, and a caller's decision is kept) |
