@@ -4,25 +4,11 @@ import type { ToolCall, ToolSpec } from '~/kit/chat-engine'
 import type { CapabilityIntent, IntentFill } from '~/kit/intents'
 import { compileIntentPattern, INTENT_TEXT_MAX } from '~/domain/plugins/intents'
 import { phoneIn } from '~/lib/phone'
+import { NUMBER_WORDS } from '~/lib/cues'
 import { EMAIL, tokens } from './_text'
 
 // Case-sensitive on purpose: the name itself must be capitalised, which keeps "I'm happy" from becoming a name.
 export const NAME_OF = /\b(?:[Mm]y name is|I am|I'm|[Tt]his is)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)/u
-const NUMBER_WORDS = [
-  'zero',
-  'one',
-  'two',
-  'three',
-  'four',
-  'five',
-  'six',
-  'seven',
-  'eight',
-  'nine',
-  'ten',
-  'eleven',
-  'twelve',
-]
 
 interface Candidate {
   call: ToolCall

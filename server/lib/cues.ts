@@ -139,3 +139,20 @@ export function detectLanguage(text: string, fallback: string | null): string | 
   }
   return bestScore > 0 ? best : fallback
 }
+
+/** Number words read as digits, by their index ("two" is 2): the local engine's intents and the analysis extractor. */
+export const NUMBER_WORDS = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+]

@@ -3,6 +3,7 @@
 // they stand: an e-mail address, a phone number, a date, a number said about the field, a yes or no answering
 // an agent question that names the field, an enum value named verbatim. Anything else stays null: it never
 // guesses. Every pattern is linear (no nested quantifiers) and turns are bounded in length by the chat routes.
+import { NUMBER_WORDS } from '~/lib/cues'
 import type { AnalysisField, ExtractRequest, ExtractResult, ExtractedValue } from '~/kit/chat-engine'
 
 type Turn = ExtractRequest['turns'][number]
@@ -33,21 +34,6 @@ const MONTH = `(${MONTHS.join('|')})`
 const MONTH_FIRST = new RegExp(`\\b${MONTH}\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, 'gi')
 const DAY_FIRST = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH},?\\s+(\\d{4})\\b`, 'gi')
 const NUMBER = /(?<![\w.,-])\d{1,12}(?:\.\d{1,6})?(?![\w]|[.,]\d)/g
-export const NUMBER_WORDS = [
-  'zero',
-  'one',
-  'two',
-  'three',
-  'four',
-  'five',
-  'six',
-  'seven',
-  'eight',
-  'nine',
-  'ten',
-  'eleven',
-  'twelve',
-]
 const NUMBER_WORD = new RegExp(`\\b(${NUMBER_WORDS.join('|')})\\b`, 'gi')
 const YES = /^[\s"'(]*(yes|yeah|yep|yup|sure|correct|absolutely|of course|indeed|i am|i do|we are|we do)\b/i
 const NO = /^[\s"'(]*(no|nope|not really|not yet|never|i am not|i'm not|i don't|i do not|we are not|we don't)\b/i

@@ -3,7 +3,7 @@
 // field's type. Evidence offsets index the stored text, so `text.slice(start, end)` is those words. An engine
 // (a model) may say anything; nothing it says is stored unless the transcript holds it.
 import type { AnalysisField, ExtractedValue, ExtractRequest } from '~/kit/chat-engine'
-import { NUMBER_WORDS } from './deterministic'
+import { NUMBER_WORDS } from '~/lib/cues'
 
 type Turn = ExtractRequest['turns'][number]
 export interface Evidence {
