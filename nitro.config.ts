@@ -1,19 +1,15 @@
-import { readdirSync, readFileSync, existsSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { defineNitroConfig } from 'nitropack/config'
 import type { Plugin } from 'rollup'
 import { WORKERS, bundleWorker } from './scripts/bundle-worker.mjs'
+import { pluginFiles } from './scripts/plugin-files.mjs'
 
 // Plugin manifests are generated at build time from the folders (no list kept by hand): one import per
-// file, sorted by name. Files starting with "_" are helpers, not plugins.
+// file, found by scripts/plugin-files.mjs (which the contract test uses too).
 const manifest = (dir: string) => () => {
   const abs = resolve(dir)
-  const files = existsSync(abs)
-    ? readdirSync(abs, { recursive: true })
-        .map(String)
-        .filter((n) => n.endsWith('.ts') && !n.split('/').pop()!.startsWith('_'))
-        .sort()
-    : []
+  const files = pluginFiles(dir)
   // `files` names each plugin's source (capabilities/order.ts) for the boot's one-line errors.
   return (
     files.map((n, i) => `import p${i} from ${JSON.stringify(resolve(abs, n))}`).join('\n') +
@@ -79,7 +75,10 @@ export default defineNitroConfig({
     tsConfig: {
       compilerOptions: {
         allowImportingTsExtensions: true,
-        paths: { '@svc/plugin-kit': [resolve('packages/kit/src/index.ts')] },
+        paths: {
+          '@svc/plugin-kit': [resolve('packages/kit/src/index.ts')],
+          '@svc/plugin-kit/testing': [resolve('packages/kit/src/testing/index.ts')],
+        },
       },
     },
   },

@@ -8,7 +8,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
 // that every requirement was cited by a test that ran (see test/requirements-coverage.ts).
 const alias = {
   '~': fileURLToPath(new URL('./server', import.meta.url)),
-  // The public plugin kit, from its source (as nitro.config.ts aliases it for the build).
+  // The public plugin kit, from its source (as nitro.config.ts aliases it for the build); the more specific
+  // entry first, since an alias also matches the names under it.
+  '@svc/plugin-kit/testing': fileURLToPath(new URL('./packages/kit/src/testing/index.ts', import.meta.url)),
   '@svc/plugin-kit': fileURLToPath(new URL('./packages/kit/src/index.ts', import.meta.url)),
   // The encoder thread's script, bundled at import (the build emits it as a chunk instead).
   '#svc/mp3-worker': fileURLToPath(new URL('./test/helpers/mp3-worker-url.ts', import.meta.url)),

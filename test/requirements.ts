@@ -228,6 +228,26 @@ export const requirements = {
     behavior:
       'The example plugin package is packed, installed offline in a temporary folder with the packed kit, loaded through SVC_PLUGINS into the built server: its capability is listed and can be enabled on an agent, and its speech provider transcribes a simulated inbound call.',
   },
+  'plugins.contract.finder': {
+    source: 'issue 35 Contract suites find plugins exactly as the build does',
+    behavior:
+      'One finder (scripts/plugin-files.mjs) lists plugin files for the build and for the contract test: .ts files at any depth except "_" helpers, so a capability at capabilities/acme/book.ts is served and contract-checked, and a broken one fails its checks.',
+  },
+  'plugins.contract.kit-suites': {
+    source: 'issue 35 A public kit … its testing entry exporting the contract suites',
+    behavior:
+      "@svc/plugin-kit/testing exports framework-agnostic contract suites (lists of named checks: capabilityChecks, speechChecks, pluginChecks; registerChecks with any framework's it, runChecks) that in-tree files and packages run alike; pluginChecks checks every capability and speech provider a plugin holds.",
+  },
+  'plugins.contract.speech-rate': {
+    source: 'issue 35 check that audio is really at the rate it claims (duration and pitch)',
+    behavior:
+      'The speech suite synthesizes one text at 8, 16 and 24 kHz and fails a provider whose durations or pitch differ by more than 1.25× between rates: audio labelled with the requested rate but never resampled does not pass.',
+  },
+  'plugins.contract.synthesis-only': {
+    source: 'issue 35 a synthesis-only mode',
+    behavior:
+      "A speech provider may omit transcribe: the speech suite's 'synthesis' mode checks it (with an optional round trip through another provider's transcription), the boot accepts it for SVC_TTS and refuses it as SVC_STT with one line.",
+  },
   'plugins.intents.local-engine': {
     source: 'spec decisions Plugin packages; issue 35 Capability intents',
     behavior:

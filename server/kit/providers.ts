@@ -6,7 +6,7 @@ import type { ChatEngine } from './chat-engine'
 import type { Mailer } from './mailer'
 import type { Registries } from './registries'
 import type { Registry, Named } from './registry'
-import type { SpeechProvider } from './speech'
+import type { SpeechProvider, TranscribingProvider } from './speech'
 import type { Telephony } from './telephony'
 
 export interface Providers {
@@ -15,8 +15,8 @@ export interface Providers {
   telephony: Telephony
   /** SVC_SPEECH: the simulated network's callers speak with it. */
   speech: SpeechProvider
-  /** Speech to text of calls (SVC_STT, default SVC_SPEECH). */
-  stt: SpeechProvider
+  /** Speech to text of calls (SVC_STT, default SVC_SPEECH): a provider that transcribes. */
+  stt: TranscribingProvider
   /** Text to speech of calls (SVC_TTS, default SVC_SPEECH). */
   tts: SpeechProvider
 }
@@ -35,13 +35,27 @@ function pick<T extends Named>(registry: Registry<T>, setting: string, name: str
   )
 }
 
+/** The SVC_STT provider, refused with one line when it only synthesizes. */
+function pickTranscribingProvider(registries: Registries, config: Config): TranscribingProvider {
+  const setting = config.stt === config.speech ? 'SVC_SPEECH' : 'SVC_STT'
+  const p = pick(registries.speech, setting, config.stt)
+  if (typeof p.transcribe === 'function') return p as TranscribingProvider
+  const can = registries.speech
+    .list()
+    .filter((x) => typeof x.transcribe === 'function')
+    .map((x) => x.name)
+  throw new ProviderConfigError(
+    `[config] ${setting}="${config.stt}" synthesizes only (no transcribe): set SVC_STT to a provider that transcribes (${can.join(', ') || 'none installed'})`,
+  )
+}
+
 export function resolveProviders(registries: Registries, config: Config): Providers {
   return {
     chat: pick(registries.chat, 'SVC_CHAT_ENGINE', config.chatEngine),
     mail: pick(registries.mail, 'SVC_MAIL', config.mail),
     telephony: pick(registries.telephony, 'SVC_TELEPHONY', config.telephony),
     speech: pick(registries.speech, 'SVC_SPEECH', config.speech),
-    stt: pick(registries.speech, config.stt === config.speech ? 'SVC_SPEECH' : 'SVC_STT', config.stt),
+    stt: pickTranscribingProvider(registries, config),
     tts: pick(registries.speech, config.tts === config.speech ? 'SVC_SPEECH' : 'SVC_TTS', config.tts),
   }
 }

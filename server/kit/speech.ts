@@ -1,8 +1,6 @@
 // A speech provider turns a caller's utterance into text and the agent's text into audio. One file per
-// provider under providers/speech/, chosen by SVC_SPEECH. The contract is the public kit's
-// (@svc/plugin-kit); the host adds synthesisStream.
-import type { SpeechProvider, SynthesisOptions } from '@svc/plugin-kit'
-
+// provider under providers/speech/, chosen by SVC_SPEECH (or SVC_STT and SVC_TTS). The contract is the
+// public kit's (@svc/plugin-kit), synthesisStream included (the contract suites use it too).
 export {
   type Pcm,
   type Transcript,
@@ -12,20 +10,7 @@ export {
   type ListenOptions,
   type LiveTranscription,
   type SpeechProvider,
+  type TranscribingProvider,
   defineSpeechProvider,
+  synthesisStream,
 } from '@svc/plugin-kit'
-
-/** The provider's streaming synthesis, or its whole answer as one chunk. */
-export async function* synthesisStream(
-  provider: SpeechProvider,
-  text: string,
-  opts: SynthesisOptions,
-): AsyncGenerator<Int16Array> {
-  if (provider.synthesizeStream) {
-    yield* provider.synthesizeStream(text, opts)
-    return
-  }
-  const pcm = await provider.synthesize(text, opts)
-  opts.signal?.throwIfAborted()
-  if (pcm.samples.length) yield pcm.samples
-}

@@ -15,7 +15,6 @@ import mailers, { files as mailFiles } from '#svc/providers/mail'
 import { loadConfig, type Config } from '~/config'
 import { traceRequests } from '~/http/trace-requests'
 import { loadPluginPackages, type LoadedPlugin } from '~/kit/plugin-packages'
-import { checkCapabilityIntents } from '~/domain/plugins/intents'
 import { ProviderConfigError } from '~/kit/providers'
 import { PluginError } from '~/kit/registry'
 import { setBoot, type Runtime } from '~/kit/runtime'
@@ -52,10 +51,9 @@ export default defineNitroPlugin((nitroApp) => {
   const config: Config = loadConfig()
   const prepare = (packages: LoadedPlugin[]) => {
     try {
-      const prepared = prepareRuntime(installed, config, packages)
-      // A capability's intents are checked as it is registered: a bad pattern is a one-line boot error.
-      checkCapabilityIntents(prepared.registries.capabilities.list())
-      return prepared
+      // A capability's intents are checked as the registry takes it (kit checks.ts): a bad pattern is a
+      // one-line boot error naming its file or package.
+      return prepareRuntime(installed, config, packages)
     } catch (err) {
       return fatal(err)
     }

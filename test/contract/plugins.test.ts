@@ -1,11 +1,13 @@
-// Runs the contract of its kind on EVERY plugin file, found the way the boot manifest finds them (".ts",
-// not starting with "_"): a new file is checked without being listed anywhere.
+// Runs the contract of its kind on EVERY plugin file, found by the build's own finder (scripts/
+// plugin-files.mjs: ".ts" at any depth, not starting with "_"): a new file, in a subfolder or not, is
+// checked without being listed anywhere.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase, type Database } from '~/db/client'
 import { migrate } from '~/db/migrate'
+import { pluginFiles } from '../../scripts/plugin-files.mjs'
 import { verifies } from '../requirements'
 import { testCapability } from './capability.contract'
 import { testChatEngine } from './chat-engine.contract'
@@ -24,9 +26,7 @@ const OFFLINE_SPEECH = new Set(['simulated'])
 const OFFLINE_MAILERS = new Set(['outbox'])
 
 async function load(dir: string) {
-  const files = readdirSync(resolve(ROOT, dir))
-    .filter((n) => n.endsWith('.ts') && !n.startsWith('_'))
-    .sort()
+  const files = pluginFiles(resolve(ROOT, dir))
   return Promise.all(files.map(async (file) => ({ file, plugin: (await import(resolve(ROOT, dir, file))).default })))
 }
 

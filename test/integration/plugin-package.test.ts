@@ -1,10 +1,12 @@
 // Plugins from packages, as an outside author ships them: the kit and the example plugin are packed
 // (`npm pack`, the kit compiled by its prepack), installed offline into a fresh temporary project, and the
 // built server loads the example through SVC_PLUGINS by its package name (NODE_PATH points at the project's
-// node_modules: the server runs from its data dir). Broken packages, beside it in the same project, must each
-// stop the boot with one line naming the SVC_PLUGINS entry, the plugin and the problem.
+// node_modules: the server runs from its data dir). Its capability fires in a chat turn with the local engine,
+// its speech provider serves a simulated call, and its own tests run from its folder against the packed kit's
+// contract suites. Broken packages, beside it in the same project, must each stop the boot with one line
+// naming the SVC_PLUGINS entry, the plugin and the problem.
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -86,8 +88,10 @@ describe('plugin packages (SVC_PLUGINS)', () => {
     mkdirSync(packs)
     npm(join(ROOT, 'packages/kit'), ['pack', '--pack-destination', packs])
     npm(join(ROOT, 'examples/plugins/acme-booking'), ['pack', '--pack-destination', packs])
-    // valibot is a peer of both; the offline cache may not hold it, so the host's installed copy is packed too.
-    npm(ROOT, ['pack', '--ignore-scripts', '--pack-destination', packs, join(ROOT, 'node_modules/valibot')])
+    // valibot is a peer of both, re2js and @valibot/to-json-schema the kit's dependencies; the offline cache
+    // may not hold them, so the host's installed copies are packed too.
+    for (const dep of ['valibot', 're2js', '@valibot/to-json-schema'])
+      npm(ROOT, ['pack', '--ignore-scripts', '--pack-destination', packs, join(ROOT, 'node_modules', dep)])
     project = join(dir, 'project')
     mkdirSync(project)
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'plugin-host', private: true, type: 'module' }))
@@ -134,6 +138,39 @@ describe('plugin packages (SVC_PLUGINS)', () => {
     const patched = await t.api.patch(`/agents/${agentId}`, { capabilities: ['book_table'] })
     expect(patched.status, patched.text).toBe(200)
     expect((await t.api.get(`/agents/${agentId}`)).body.capabilities).toContain('book_table')
+  })
+
+  it("book_table fires in a chat turn with the local engine, through the package's intent", async () => {
+    verifies('plugins.packages.roundtrip', 'plugins.intents.local-engine')
+    expect(agentId).toBeTruthy()
+    const c = await t.api.post('/conversations', { agent_id: agentId })
+    expect(c.status, c.text).toBe(201)
+    const r = await t.api.post(`/conversations/${c.body.conversation_id}/messages`, {
+      text: 'Hello! I would like to book a table for 4 on 2027-03-14 at 19:30, please.',
+    })
+    expect(r.status, r.text).toBe(200)
+    const tool = r.body.turns.find((x: { turn_type: string }) => x.turn_type === 'tool')?.tool
+    expect(tool).toMatchObject({
+      name: 'book_table',
+      arguments: { party_size: 4, date: '2027-03-14', time: '19:30' },
+      result: { ok: true, outcome: 'resolved' },
+    })
+    expect(r.body.turn.text).toContain('ACME-20270314-1930-4')
+  })
+
+  it("the package's own tests run from its folder against the packed kit's contract suites", () => {
+    verifies('plugins.packages.roundtrip', 'plugins.contract.kit-suites')
+    // Its source folder, tests included, inside the project: `@svc/plugin-kit/testing` resolves to the
+    // packed kit in the project's node_modules, as it would for an author who installed it.
+    const own = join(project, 'acme-booking')
+    cpSync(join(ROOT, 'examples/plugins/acme-booking'), own, { recursive: true })
+    const out = npm(own, ['test'])
+    const count = (what: string) => Number(out.match(new RegExp(`^# ${what} (\\d+)$`, 'm'))?.[1])
+    // The plugin check, five per capability, seven or more per speech provider, and book_table's own two.
+    expect(count('pass'), out).toBeGreaterThanOrEqual(15)
+    expect(count('fail'), out).toBe(0)
+    expect(out).toMatch(/^\s*ok \d+ - capability book_table: runs its example/m)
+    expect(out).toMatch(/^\s*ok \d+ - speech provider acme: its audio really is at the rate it is labelled/m)
   })
 
   it("SVC_SPEECH=acme: a simulated inbound call is heard and transcribed through the package's provider", async () => {
@@ -199,6 +236,15 @@ describe('plugin packages (SVC_PLUGINS)', () => {
         project,
         'half-speech',
         `${HEAD}export default definePlugin({ name: 'half', providers: { speech: [defineSpeechProvider({ name: 'half', transcribe: async () => ({ text: '', confidence: null }) })] } })\n`,
+      )
+      const badIntent = writePlugin(
+        project,
+        'bad-intent',
+        `${HEAD}export default definePlugin({ name: 'intent', capabilities: [${CAPABILITY('book_slot', "intents: [{ pattern: 'for (?<guests>\\\\d+)' }]")}] })\n`,
+      )
+      await oneLine(
+        badIntent,
+        `SVC_PLUGINS "${badIntent}" (plugin intent): capability "book_slot": intent 1: its pattern's group "guests" is not a parameter (parameters: n)`,
       )
       await oneLine(
         noSynthesis,

@@ -1,19 +1,18 @@
 // The example plugin package (examples/plugins/acme-booking), imported from its source with @svc/plugin-kit
-// aliased to the kit's source: it is a definePlugin value, and its capability and speech provider pass the
-// contracts every in-tree plugin passes. Its own folder runs them once the kit exports the suites.
+// aliased to the kit's source: it is a definePlugin value, and everything it holds passes the kit's contract
+// suites (pluginChecks), as its own tests run them from its folder (test/integration/plugin-package.test.ts).
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { isPlugin } from '@svc/plugin-kit'
+import { pluginChecks, registerChecks } from '@svc/plugin-kit/testing'
 import { decodeToneSpeech, encodeToneText } from '~/lib/audio'
 import type { Capability } from '~/kit/capability'
 import type { SpeechProvider } from '~/kit/speech'
 import plugin from '../../examples/plugins/acme-booking/index.js'
-import { testCapability } from '../contract/capability.contract'
-import { testSpeechProvider } from '../contract/speech.contract'
 import { verifies } from '../requirements'
 
 const bookTable = plugin.capabilities?.[0] as Capability
-const acme = plugin.providers?.speech?.[0] as SpeechProvider
+const acme = plugin.providers?.speech?.[0] as SpeechProvider & Required<Pick<SpeechProvider, 'transcribe'>>
 
 describe('examples/plugins/acme-booking', () => {
   it('default-exports a definePlugin value named acme with book_table and the acme speech provider', () => {
@@ -48,6 +47,5 @@ describe('examples/plugins/acme-booking', () => {
     expect((await acme.transcribe(host)).text).not.toBe(text)
   })
 
-  describe('capability contract', () => testCapability(bookTable))
-  describe('speech contract', () => testSpeechProvider(acme, { offline: true }))
+  describe('contract suites (pluginChecks)', () => registerChecks(pluginChecks(plugin), it))
 })

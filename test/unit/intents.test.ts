@@ -1,13 +1,18 @@
-// Capability intents are checked as capabilities are registered (server/plugins/10.boot.ts calls
-// checkCapabilityIntents after the registries are filled): a bad one stops the boot with one line that names
-// the capability and the problem, before any visitor's turn could fail on it.
+// Capability intents are checked as the registry takes each capability (the kit's checkCapability): a bad
+// one stops the boot with one line that names where it came from, the capability and the problem, before
+// any visitor's turn could fail on it.
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { defineCapability } from '~/kit/capability'
 import type { CapabilityIntent } from '~/kit/intents'
-import { ProviderConfigError } from '~/kit/providers'
-import { checkCapabilityIntents, intentProblems } from '~/domain/plugins/intents'
+import { intentProblems } from '~/domain/plugins/intents'
+import { createRegistries } from '~/kit/registries'
+import { PluginError } from '~/kit/registry'
 import { verifies } from '../requirements'
+
+/** Registers the capability as the boot does a packaged one (the registry runs the kit's checks). */
+const register = (c: ReturnType<typeof withIntents>) =>
+  createRegistries().capabilities.register(c, 'SVC_PLUGINS "acme-booking" (plugin acme)')
 
 const withIntents = (intents: unknown) =>
   defineCapability({
@@ -37,7 +42,7 @@ describe('intent validation', () => {
     ])
     expect(intentProblems(good)).toEqual([])
     expect(intentProblems(withIntents(undefined))).toEqual([])
-    expect(() => checkCapabilityIntents([good])).not.toThrow()
+    expect(() => register(good)).not.toThrow()
   })
 
   it('refuses each kind of mistake with a message that says which intent and what', () => {
@@ -66,7 +71,7 @@ describe('intent validation', () => {
     for (const [intent, message] of cases) {
       const c = withIntents([intent])
       expect(intentProblems(c).join('; '), JSON.stringify(intent)).toMatch(message)
-      expect(() => checkCapabilityIntents([c])).toThrow(ProviderConfigError)
+      expect(() => register(c)).toThrow(PluginError)
     }
     expect(intentProblems(withIntents('table'))).toEqual(['intents must be a list'])
     const heavy = Array.from({ length: 4 }, () => ({ pattern: String.raw`(?:[a-z]{0,190}[0-9]{0,190}){2}x` }))
@@ -76,16 +81,16 @@ describe('intent validation', () => {
     expect(intentProblems(withIntents([{ examples: ['book'] }, { pattern: '(?P<x>a)' }]))[0]).toMatch(/^intent 2: /)
   })
 
-  it('the boot error is one line naming the capability and the problem', () => {
+  it('the boot error is one line naming the package, the capability and the problem', () => {
     verifies('plugins.intents.validation')
     let message = ''
     try {
-      checkCapabilityIntents([withIntents([{ pattern: String.raw`for (?P<guests>\d+)` }])])
+      register(withIntents([{ pattern: String.raw`for (?P<guests>\d+)` }]))
     } catch (e) {
       message = (e as Error).message
     }
     expect(message).toBe(
-      'capability "book_table": intent 1: its pattern\'s group "guests" is not a parameter (parameters: people, time, phone)',
+      '[plugins] SVC_PLUGINS "acme-booking" (plugin acme): capability "book_table": intent 1: its pattern\'s group "guests" is not a parameter (parameters: people, time, phone)',
     )
     expect(message).not.toContain('\n')
   })

@@ -106,7 +106,17 @@ describe('capability intents in chat turns (local engine)', () => {
       '## When something is wrong',
     ])
       expect(page.text).toContain(`\n${section}\n`)
-    for (const text of ["The local engine's tool rule", 'RE2', 'oneOf', 'fill', 'duplicate capability name'])
+    for (const text of [
+      "The local engine's tool rule",
+      'RE2',
+      'oneOf',
+      'fill',
+      'is already defined by',
+      '@svc/plugin-kit/testing',
+      'registerChecks(pluginChecks(plugin), it)',
+      'SVC_PLUGINS=acme-booking',
+      "'synthesis'",
+    ])
       expect(page.text, text).toContain(text)
     expect((await anon.get('/docs/pages/overview.md')).text).toContain('[Writing a plugin](pages/writing-a-plugin.md)')
   })

@@ -67,8 +67,11 @@ export interface LiveTranscription {
 
 export interface SpeechProvider {
   name: string
-  /** Speech to text for one utterance (already segmented by the host on silence). */
-  transcribe(audio: Pcm, opts?: TranscribeOptions): Promise<Transcript>
+  /**
+   * Speech to text for one utterance (already segmented by the host on silence). Optional: a synthesis-only
+   * provider omits it and serves SVC_TTS only (the boot refuses it as SVC_STT).
+   */
+  transcribe?(audio: Pcm, opts?: TranscribeOptions): Promise<Transcript>
   /** Text to speech: the whole utterance at opts.sampleRate. */
   synthesize(text: string, opts: SynthesisOptions): Promise<Pcm>
   /**
@@ -84,4 +87,27 @@ export interface SpeechProvider {
   listen?(opts: ListenOptions): LiveTranscription
 }
 
-export const defineSpeechProvider = (p: SpeechProvider): SpeechProvider => p
+/** A provider that transcribes: what SVC_STT needs. */
+export type TranscribingProvider = SpeechProvider & Required<Pick<SpeechProvider, 'transcribe'>>
+
+/** A provider given transcribe is typed a TranscribingProvider; one without it synthesizes only. */
+export function defineSpeechProvider(p: TranscribingProvider): TranscribingProvider
+export function defineSpeechProvider(p: SpeechProvider): SpeechProvider
+export function defineSpeechProvider(p: SpeechProvider): SpeechProvider {
+  return p
+}
+
+/** The provider's streaming synthesis, or its whole answer as one chunk. */
+export async function* synthesisStream(
+  provider: SpeechProvider,
+  text: string,
+  opts: SynthesisOptions,
+): AsyncGenerator<Int16Array> {
+  if (provider.synthesizeStream) {
+    yield* provider.synthesizeStream(text, opts)
+    return
+  }
+  const pcm = await provider.synthesize(text, opts)
+  opts.signal?.throwIfAborted()
+  if (pcm.samples.length) yield pcm.samples
+}

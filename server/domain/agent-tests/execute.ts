@@ -7,6 +7,7 @@
 //
 // Safe to deliver twice: the run is claimed (queued or running → running), each attempt's result is appended
 // only when the run does not hold it yet, and the run ends in one statement with its event.
+import type { TranscribingProvider } from '~/kit/speech'
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import { agents, promptVersions, testRuns } from '~/db/schema'
 import { loadAgent, type AgentRow } from '~/domain/agents/rows'
@@ -38,7 +39,7 @@ export function dryRuntime(
 ): SessionRuntime {
   const speech = ctx.registries.speech.get('simulated')
   const network = ctx.registries.telephony.get(SIMULATED_TELEPHONY)
-  if (!speech || !network) throw new Error('the simulated speech and telephony providers are not installed')
+  if (!speech?.transcribe || !network) throw new Error('the simulated speech and telephony providers are not installed')
   return {
     config: ctx.config,
     database: ctx.database,
@@ -57,7 +58,7 @@ export function dryRuntime(
         async transfer() {},
       },
       speech,
-      stt: speech,
+      stt: speech as TranscribingProvider,
       tts: speech,
     },
   }

@@ -1,6 +1,6 @@
 // The "Writing a plugin" page of the reference (/v1/docs/pages/writing-a-plugin.md): plugins inside the tree,
-// capabilities and their intents (the local engine's tool rule), testing, and boot errors (issue 35). The
-// section on packages (SVC_PLUGINS, the public kit) comes with them.
+// capabilities and their intents (the local engine's tool rule), testing with the kit's contract suites,
+// packages loaded through SVC_PLUGINS, and boot errors (issue 35).
 export const PLUGIN_GUIDE_TITLE = 'Writing a plugin'
 
 export const PLUGIN_GUIDE = `How to add a tool (a capability) or a provider (chat engine, speech, telephony, mail, voice) to the service:
@@ -11,21 +11,25 @@ how to test it, how a capability fires offline through its intents, and what hap
 
 A plugin is one TypeScript file with a default export, in the folder of its kind:
 
-| Kind | Folder | Defined with | Contract suite |
+| Kind | Folder | Defined with (\`@svc/plugin-kit\`) | Checked by |
 |---|---|---|---|
-| Capability (a tool an agent may call) | \`capabilities/\` | \`defineCapability\` (\`server/kit/capability.ts\`) | \`test/contract/capability.contract.ts\` |
-| Chat engine | \`providers/chat/\` | \`defineChatEngine\` (\`server/kit/chat-engine.ts\`) | \`test/contract/chat-engine.contract.ts\` |
-| Speech (speech-to-text, text-to-speech) | \`providers/speech/\` | \`defineSpeechProvider\` (\`server/kit/speech.ts\`) | \`test/contract/speech.contract.ts\` |
-| Telephony | \`providers/telephony/\` | \`defineTelephony\` (\`server/kit/telephony.ts\`) | \`test/contract/telephony.contract.ts\` |
-| Mail | \`providers/mail/\` | \`defineMailer\` (\`server/kit/mailer.ts\`) | \`test/contract/mailer.contract.ts\` |
-| Voice catalogue | \`providers/voice/\` | \`defineVoiceProvider\` (\`server/kit/voice.ts\`) | \`test/contract/voice.contract.ts\` |
+| Capability (a tool an agent may call) | \`capabilities/\` | \`defineCapability\` | \`capabilityChecks\` (kit) |
+| Chat engine | \`providers/chat/\` | \`defineChatEngine\` | \`test/contract/chat-engine.contract.ts\` |
+| Speech (speech-to-text, text-to-speech) | \`providers/speech/\` | \`defineSpeechProvider\` | \`speechChecks\` (kit) |
+| Telephony | \`providers/telephony/\` | \`defineTelephony\` | \`test/contract/telephony.contract.ts\` |
+| Mail | \`providers/mail/\` | \`defineMailer\` | \`test/contract/mailer.contract.ts\` |
+| Voice catalogue | \`providers/voice/\` | \`defineVoiceProvider\` | \`test/contract/voice.contract.ts\` |
 
-- The build lists every \`.ts\` file of these folders, subfolders included; a file whose name starts with \`_\` is a
-  helper, not a plugin. Nothing else needs editing: the next build registers the file.
+- The build lists every \`.ts\` file of these folders at any depth (\`capabilities/acme/book.ts\` too); a file whose
+  name starts with \`_\` is a helper, not a plugin. One finder (\`scripts/plugin-files.mjs\`) serves the build and
+  \`test/contract/plugins.test.ts\`, so every file the server loads is a file the contract test checks. Nothing
+  else needs editing: the next build registers the file.
 - Names are unique per kind. A capability's name is snake_case and is what engines and \`GET /capabilities\` see;
-  a provider's name is what \`SVC_CHAT_ENGINE\`, \`SVC_SPEECH\`, \`SVC_TELEPHONY\` or \`SVC_MAIL\` select.
-- A plugin file imports the kit (\`~/kit/...\`) and packages; inside the tree it may also use what its layer allows
-  (\`docs/architecture.md\`), e.g. \`~/lib/phone\` for phone arguments read by libphonenumber.
+  a provider's name is what \`SVC_CHAT_ENGINE\`, \`SVC_SPEECH\` (or \`SVC_STT\` and \`SVC_TTS\`), \`SVC_TELEPHONY\` or
+  \`SVC_MAIL\` select.
+- A plugin file imports the kit (\`@svc/plugin-kit\`, or the host's re-exports under \`~/kit/...\`) and packages;
+  inside the tree it may also use what its layer allows (\`docs/architecture.md\`), e.g. \`~/lib/phone\` for phone
+  arguments read by libphonenumber. A package may import only the kit and its own dependencies.
 
 ## A capability
 
@@ -75,7 +79,7 @@ and the settings it needs in \`capability_settings\`.
 ## Intents: firing offline
 
 A model (the \`openai\` engine) decides from the description and the JSON Schema. The \`local\` engine has no
-model: it calls a tool only through the tool's \`intents\` (types in \`server/kit/intents.ts\`).
+model: it calls a tool only through the tool's \`intents\` (types in the kit, \`packages/kit/src/intents.ts\`).
 
 | Intent field | Meaning |
 |---|---|
@@ -113,12 +117,21 @@ all of one capability's patterns at most 5,000; at most 50 intents, 100 examples
 
 ## Testing a plugin
 
-- \`npx vitest run test/contract/plugins.test.ts\` runs the contract of its kind on every plugin file. For a
-  capability: a snake_case name and a description, an object schema that refuses unknown arguments, known \`needs\`,
-  usable intents (the same check as at boot), \`run\` on \`example\` returning \`ok\`, a known outcome and a record, and
-  mailing the configured destinations.
-- Its own test (\`test/plugins/<name>.test.ts\`) covers what the contract cannot: its rules and refusals. To check that
-  a capability fires offline, build its tool spec as a turn does and ask the engine:
+The contract suites are the kit's testing entry, \`@svc/plugin-kit/testing\`, the same for a file in the tree and
+for a package. Each suite answers a list of named checks; register them with any framework's \`it\` (vitest, jest,
+mocha, \`node:test\`) or run them with \`runChecks\`:
+
+| Export | What it checks |
+|---|---|
+| \`capabilityChecks(c)\` | the host's boot checks (snake_case name, description, a valibot object schema, known \`needs\`, usable intents); a JSON Schema object; \`example.args\` valid and an unknown argument refused; \`run\` on \`example\` answering \`ok\`, a message, a known outcome, a record, and mailing exactly the destinations its \`*_emails\` setting names; without settings still an answer and no mail |
+| \`speechChecks(p, { mode })\` | \`'full'\` (default): PCM16 at each requested rate (8, 16, 24 kHz) **really at that rate** (the same text's duration and pitch agree within 1.25× across rates: audio labelled 8 kHz but left at 22,050 Hz would play 2.75× slow and low), longer text longer, the speaking rate acting, empty text short, streaming the same samples as \`synthesize\`, abort with the reason, a round trip through its own \`transcribe\`, silence heard as nothing. \`'synthesis'\`: a provider without \`transcribe\`; pass \`hearWith\` (a provider that transcribes) for the round trip. \`'shape'\`: the boot checks only, for a provider that needs a network the test has not |
+| \`pluginChecks(plugin, { speech })\` | a \`definePlugin\` value as the loader takes it, then every capability and speech provider it holds through the suites above, and its other providers through the host's boot checks |
+| \`registerChecks(checks, it)\`, \`runChecks(checks)\` | register each check as a test; or run them all and answer \`{ name, ok, error }\` for each |
+
+In the tree, \`npx vitest run test/contract/plugins.test.ts\` runs the suite of its kind on every plugin file (the
+behaviour part only for providers that need no network; \`openai\` and \`deepgram\` run it in their own tests against
+fake servers). A plugin's own test (\`test/plugins/<name>.test.ts\`) covers what the contract cannot: its rules and
+refusals. To check that a capability fires offline, build its tool spec as a turn does and ask the engine:
 
 \`\`\`ts
 import local from '../../providers/chat/local'
@@ -133,24 +146,78 @@ const r = await local.complete({
 expect(r.toolCalls).toEqual([{ name: 'book_table', arguments: { people: 4, time: '7:30pm', phone: '020 7946 0958' } }])
 \`\`\`
 
-- Over HTTP: build, start the server with \`SVC_CHAT_ENGINE=local\` (the default), enable the capability on an
-  agent, \`POST /conversations\` then \`POST /conversations/{id}/messages\` with the sentence: the answer's \`turns\`
-  hold a \`tool\` turn with the call, its arguments and the result.
+Over HTTP: build, start the server with \`SVC_CHAT_ENGINE=local\` (the default), enable the capability on an agent,
+\`POST /conversations\` then \`POST /conversations/{id}/messages\` with the sentence: the answer's \`turns\` hold a
+\`tool\` turn with the call, its arguments and the result.
 
 ## As a package
 
-<!-- KIT AND SVC_PLUGINS: this section is written with the public kit (packages/kit) and SVC_PLUGINS loading. -->
-To be completed with the plugin packages: \`SVC_PLUGINS\`, \`definePlugin\`, the public kit and its testing entry.
+A plugin outside the tree is an npm package (or a folder) whose default export is one \`definePlugin\` value:
+
+\`\`\`js
+// index.js: plain ES modules need no build; TypeScript packages ship compiled JavaScript
+import { definePlugin } from '@svc/plugin-kit'
+import bookTable from './src/book-table.js'
+import acmeSpeech from './src/acme-speech.js'
+
+export default definePlugin({ name: 'acme', capabilities: [bookTable], providers: { speech: [acmeSpeech] } })
+\`\`\`
+
+- **The kit.** \`@svc/plugin-kit\` (\`packages/kit\` in the repository) holds the \`define*\` functions and types and
+  nothing of the host; \`@svc/plugin-kit/testing\` holds the contract suites. Declare the kit and \`valibot\` as
+  \`peerDependencies\` (the host's copies are used at run time) and as \`devDependencies\` for your tests. Until the
+  kit is on a registry, pack it from a checkout: \`npm pack ./packages/kit\` (its \`prepack\` compiles it).
+- **Providers.** \`providers\` takes \`chat\`, \`speech\`, \`telephony\`, \`mail\` and \`voice\` lists; a packaged provider is
+  chosen by its name like an in-tree one (\`SVC_SPEECH=acme\`, \`SVC_TTS=acme\`). A speech provider without
+  \`transcribe\` synthesizes only: it can serve \`SVC_TTS\`, and the boot refuses it as \`SVC_STT\`.
+- **Loading.** \`SVC_PLUGINS\` lists packages, comma-separated, each an npm package name (resolved as Node resolves an
+  import from the server's working directory: its \`node_modules\` and its parents', then \`NODE_PATH\`) or a path to a
+  package folder or module file (absolute, or relative to the working directory). They are imported at boot, never
+  bundled, in the order given, after the in-tree plugins; the same boot checks apply.
+- **Its tests**, from the package's folder, with the framework of your choice; the example uses \`node:test\`:
+
+\`\`\`js
+// test/contract.test.js; package.json: "scripts": { "test": "node --test test/contract.test.js" }
+import { it } from 'node:test'
+import { pluginChecks, registerChecks } from '@svc/plugin-kit/testing'
+import plugin from '../index.js'
+
+registerChecks(pluginChecks(plugin), it)
+\`\`\`
+
+Step by step, from a checkout of the service (\`examples/plugins/acme-booking\` is the finished example; CI does
+exactly this):
+
+\`\`\`sh
+npm run build                                      # the server, once
+mkdir -p ../plugins && cd ../plugins
+npm pack ../service/packages/kit                   # svc-plugin-kit-0.1.0.tgz (compiled by its prepack)
+npm init -y && npm install ./svc-plugin-kit-0.1.0.tgz valibot
+cp -r ../service/examples/plugins/acme-booking .    # or write your own package here
+(cd acme-booking && npm test)                       # the contract suites, from its folder
+npm install ./acme-booking
+cd ../service && SVC_PLUGINS=acme-booking NODE_PATH=../plugins/node_modules npm start
+\`\`\`
+
+(\`../service\` is the checkout's folder.) \`GET /v1/capabilities\` now lists \`book_table\`. Enable it on an agent
+(\`PATCH /agents/{agent_id}\` with \`capabilities: ['book_table']\`) and write to it: "I would like to book a table for 4 on
+2027-03-14 at 19:30" calls it through its intent with the \`local\` engine, and the answer carries its reference.
 
 ## When something is wrong
 
-Problems found at boot stop the process before it listens, with a message naming the plugin and the problem:
+Problems found at boot stop the process before it serves a request, with one line (no stack trace) naming where
+the plugin came from (its file, or its \`SVC_PLUGINS\` entry and plugin name) and the problem:
 
 | Problem | What the boot says |
 |---|---|
-| Two plugins of a kind with one name | \`[registry] [capability] duplicate capability name "book_table": each name must be registered once\` |
+| A shape the host cannot use | \`[boot] fatal: [plugins] capabilities/book-table.ts: capability "book_table": description must be a non-empty string\` |
+| Two plugins of a kind with one name | \`[boot] fatal: [plugins] capabilities/acme/book.ts: capability "book_table" is already defined by capabilities/book-table.ts\` |
+| An intent that cannot be used | \`[boot] fatal: [plugins] SVC_PLUGINS "acme-booking" (plugin acme): capability "book_table": intent 1: its pattern's group "guests" is not a parameter (parameters: party_size, date, time, name)\`; likewise a pattern that is not RE2 syntax or too complex, an argument, fill or \`oneOf\` naming no parameter, an intent with neither pattern nor examples |
+| A package that is not there | \`[boot] fatal: [plugins] SVC_PLUGINS "acme-bookings": package not found from /srv/app (node_modules or NODE_PATH); install it, or give its path\` |
+| A module that is no plugin | \`… has no default export\` (it must \`export default definePlugin({...})\`), or \`… its default export is not a definePlugin({...}) value from @svc/plugin-kit\` |
+| Two packages with one plugin name | \`[boot] fatal: [plugins] SVC_PLUGINS "./twin" (plugin acme): plugin name "acme" is already used by SVC_PLUGINS "acme-booking" (plugin acme)\` |
 | An unknown provider selected | \`[boot] fatal: [config] SVC_CHAT_ENGINE="lcoal" names no chat engine (known: local, openai)\` |
-| An intent that cannot be used | \`[boot] fatal: capability "book_table": intent 1: its pattern's group "guests" is not a parameter (parameters: people, time, phone)\`; likewise a pattern that is not RE2 syntax or too complex, an argument, fill or \`oneOf\` naming no parameter, an intent with neither pattern nor examples |
+| A synthesis-only provider as SVC_STT | \`[boot] fatal: [config] SVC_STT="acme-tts" synthesizes only (no transcribe): set SVC_STT to a provider that transcribes (simulated, openai, deepgram)\` |
 
 At run time nothing a capability does stops a turn: a call whose arguments fail the schema, a call to a tool not
 enabled on the agent, and a \`run\` that throws each become a failed tool result (\`ok: false\` and a message) that

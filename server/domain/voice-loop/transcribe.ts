@@ -4,7 +4,7 @@
 // speech; to hide that wait, the utterance is sent speculatively once its trailing silence passes the
 // speculation point, and the answer is used only if the caller said nothing more before the end of speech
 // (otherwise the whole utterance is transcribed again: a caller who goes on talking loses no words).
-import type { LiveTranscription, SpeechProvider, TranscriptEvent } from '~/kit/speech'
+import type { LiveTranscription, SpeechProvider, TranscribingProvider, TranscriptEvent } from '~/kit/speech'
 import { audioOf, type Utterance } from './listen'
 
 /** Recognition of one utterance is bounded. */
@@ -27,7 +27,7 @@ export interface Transcriber {
 }
 
 export interface TranscriberOptions {
-  provider: SpeechProvider
+  provider: TranscribingProvider
   rate: number
   language: string | null
   endOfSpeechMs: number
