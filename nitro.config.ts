@@ -97,6 +97,7 @@ export default defineNitroConfig({
     '#svc/providers/telephony': manifest('providers/telephony'),
     '#svc/providers/speech': manifest('providers/speech'),
     '#svc/providers/mail': manifest('providers/mail'),
+    '#svc/providers/blob': manifest('providers/blob'),
     '#svc/widget-script': widgetScript,
   },
   // Origin-root pages that are not API routes (outside server/routes, so not in the OpenAPI document):

@@ -63,9 +63,15 @@ const Env = v.object({
   // Uploaded originals (fs driver). Instances that share one PostgreSQL must share this directory too:
   // any of them may run the ingest job of another's upload.
   SVC_BLOB_DIR: v.optional(v.pipe(v.string(), v.minLength(1))),
-  // Where blobs go (decisions "Blob storage"): fs under SVC_BLOB_DIR, or s3 at SVC_BLOB_URL
+  // Where blobs go (decisions "Blob storage"): fs under SVC_BLOB_DIR, s3 at SVC_BLOB_URL, or a plugin's provider
   // (https://KEY_ID:SECRET@host/bucket?region=…, any S3-compatible store).
-  SVC_BLOB_DRIVER: v.optional(v.picklist(['fs', 's3'], 'SVC_BLOB_DRIVER is fs or s3'), 'fs'),
+  SVC_BLOB_DRIVER: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[a-z][a-z0-9_-]{0,63}$/, "SVC_BLOB_DRIVER is a blob provider name (fs, s3, or a plugin's)"),
+    ),
+    'fs',
+  ),
   SVC_BLOB_URL: v.optional(v.string()),
   SVC_PUBLIC_URL: v.optional(v.pipe(v.string(), v.url())),
   SVC_ALLOW_PRIVATE_HOSTS: v.optional(v.string(), ''),
@@ -221,9 +227,11 @@ export interface Config {
   databaseUrl: string | undefined
   dataDir: string
   blobDir: string
-  /** SVC_BLOB_DRIVER: fs (blobDir) or s3 (blobS3, parsed from SVC_BLOB_URL). */
-  blobDriver: 'fs' | 's3'
+  /** SVC_BLOB_DRIVER: the blob provider's name: fs (blobDir), s3 (blobS3, parsed from SVC_BLOB_URL) or a plugin's. */
+  blobDriver: string
   blobS3: S3Location | undefined
+  /** SVC_BLOB_URL as set (a packaged blob provider parses its own form). */
+  blobUrl: string | null
   production: boolean
   masterKey: string
   masterKeyFile: string | undefined
@@ -365,6 +373,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     blobDir: e.SVC_BLOB_DIR ? resolve(e.SVC_BLOB_DIR) : join(dataDir, 'blobs'),
     blobDriver: e.SVC_BLOB_DRIVER,
     blobS3,
+    blobUrl: e.SVC_BLOB_URL || null,
     production,
     masterKey,
     masterKeyFile,

@@ -18,12 +18,12 @@ import { liveSessions } from '~/domain/calls/session'
 import { setMetricsSources } from '~/kit/metrics'
 import { startQueue } from '~/jobs/_queue'
 import { createAuditWriter } from '~/kit/audit-writer'
-import { createBlobStore } from '~/kit/blob-store'
+import { type BlobProvider, hostBlobStore } from '~/kit/blob-store'
 import type { Capability } from '~/kit/capability'
 import type { ChatEngine } from '~/kit/chat-engine'
 import type { JobDefinition } from '~/kit/job'
 import type { Mailer } from '~/kit/mailer'
-import { resolveProviders, type Providers } from '~/kit/providers'
+import { ProviderConfigError, resolveProviders, type Providers } from '~/kit/providers'
 import { createRateLimiter } from '~/kit/rate-limit'
 import type { LoadedPlugin } from '~/kit/plugin-packages'
 import { createRegistries, type Registries } from '~/kit/registries'
@@ -42,11 +42,12 @@ export interface Installed {
   telephony: Telephony[]
   speech: SpeechProvider[]
   mail: Mailer[]
+  blob: BlobProvider[]
   /** Each plugin's file (e.g. capabilities/order.ts), in the lists' order: boot errors name it. */
   files?: Partial<Record<PluginKind, readonly string[]>>
 }
 
-type PluginKind = 'capabilities' | 'chat' | 'voice' | 'telephony' | 'speech' | 'mail'
+type PluginKind = 'capabilities' | 'chat' | 'voice' | 'telephony' | 'speech' | 'mail' | 'blob'
 
 export interface Prepared {
   config: Config
@@ -74,18 +75,30 @@ export function prepareRuntime(
   registries.telephony.registerAll(installed.telephony, files.telephony)
   registries.speech.registerAll(installed.speech, files.speech)
   registries.mail.registerAll(installed.mail, files.mail)
+  registries.blob.registerAll(installed.blob, files.blob)
   for (const { plugin, origin } of packages) {
     const from = (list: readonly unknown[] | undefined) => (list ?? []).map(() => origin)
-    const { chat, voice, telephony, speech, mail } = plugin.providers ?? {}
+    const { chat, voice, telephony, speech, mail, blob } = plugin.providers ?? {}
     registries.capabilities.registerAll(plugin.capabilities ?? [], from(plugin.capabilities))
     registries.chat.registerAll(chat ?? [], from(chat))
     registries.voice.registerAll(voice ?? [], from(voice))
     registries.telephony.registerAll(telephony ?? [], from(telephony))
     registries.speech.registerAll(speech ?? [], from(speech))
+    registries.blob.registerAll(blob ?? [], from(blob))
     // A packaged mailer is typed against the kit, which does not know the host's database (kit/mailer.ts).
     registries.mail.registerAll((mail ?? []) as readonly Mailer[], from(mail))
   }
   return { config, registries, providers: resolveProviders(registries, config) }
+}
+
+/** The SVC_BLOB_DRIVER provider's store; a provider that cannot open it stops the boot with one line. */
+async function openBlobStore(provider: BlobProvider, config: Config) {
+  try {
+    return hostBlobStore(await provider.open({ url: config.blobUrl, dir: config.blobDir }))
+  } catch (err) {
+    const why = String(err instanceof Error ? err.message : err).split('\n')[0]
+    throw new ProviderConfigError(`[config] SVC_BLOB_DRIVER="${provider.name}": the store did not open: ${why}`)
+  }
 }
 
 /** The asynchronous part: database, migrations, queue, limiters, audit writer and webhook pump. */
@@ -106,7 +119,7 @@ export async function buildRuntime(
   setMetricsSources({ callsActive: () => liveSessions.size, dbPool: () => database.poolStats() })
   const applied = await migrate(database, installed.migrations)
   if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
-  const blobs = await createBlobStore(config)
+  const blobs = await openBlobStore(providers.blob, config)
   const queue = await startQueue({
     database,
     databaseUrl: config.databaseUrl,

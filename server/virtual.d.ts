@@ -53,3 +53,8 @@ declare module '#svc/widget-script' {
   const w: { code: string; bytes: number; gzipBytes: number; hash: string }
   export default w
 }
+declare module '#svc/providers/blob' {
+  const m: import('./kit/blob-store').BlobProvider[]
+  export default m
+  export const files: string[]
+}

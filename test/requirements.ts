@@ -228,6 +228,11 @@ export const requirements = {
     behavior:
       'The example plugin package is packed, installed offline in a temporary folder with the packed kit, loaded through SVC_PLUGINS into the built server: its capability is listed and can be enabled on an agent, and its speech provider transcribes a simulated inbound call.',
   },
+  'plugins.packages.blob': {
+    source: 'spec decisions Plugin packages: providers {…, blob?}',
+    behavior:
+      "A plugin may provide blob providers (defineBlobProvider: open({url, dir}) → put/get/remove); SVC_BLOB_DRIVER names one (the host's own are fs and s3, now in-tree providers), and uploads are stored and read back through it; an unknown name, or a store whose open() throws, stops the boot with one line. The kit's blobChecks hold every provider to the byte-exact round trip.",
+  },
   'plugins.contract.finder': {
     source: 'issue 35 Contract suites find plugins exactly as the build does',
     behavior:

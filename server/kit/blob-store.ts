@@ -1,14 +1,31 @@
-// Original uploads and call recordings are kept as blobs behind this small interface, stored through an
-// unstorage driver chosen by configuration (decisions "Blob storage"): `fs` (default) under SVC_BLOB_DIR,
-// which instances sharing one database must share too (a shared mount), or `s3` for any S3-compatible
-// store (SVC_BLOB_URL), which needs no shared filesystem at all.
+// Original uploads and call recordings are kept as blobs behind this small interface, in the store of the
+// blob provider SVC_BLOB_DRIVER names (decisions "Blob storage"): `fs` (default, providers/blob/fs.ts)
+// under SVC_BLOB_DIR, which instances sharing one database must share too (a shared mount), `s3` for any
+// S3-compatible store (SVC_BLOB_URL), which needs no shared filesystem at all, or a plugin package's.
+// The provider contract is the public kit's (BlobProvider); the host reads bytes as Buffers.
+import type { BlobStore as KitBlobStore } from '@svc/plugin-kit'
 import { createStorage, type Storage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
+
+export { type BlobProvider, type BlobProviderContext, defineBlobProvider } from '@svc/plugin-kit'
 
 export interface BlobStore {
   put(key: string, data: Buffer): Promise<void>
   get(key: string): Promise<Buffer | null>
   remove(key: string): Promise<void>
+}
+
+/** A provider's store as the host uses it: what it answers, as a Buffer over the same bytes. */
+export function hostBlobStore(store: KitBlobStore): BlobStore {
+  return {
+    put: (key, data) => store.put(key, data),
+    async get(key) {
+      const v = await store.get(key)
+      if (v === null || v === undefined) return null
+      return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength)
+    },
+    remove: (key) => store.remove(key),
+  }
 }
 
 export function storageBlobStore(storage: Storage): BlobStore {
@@ -69,13 +86,8 @@ export function parseS3Url(raw: string): S3Location {
   }
 }
 
-/** The configured store (SVC_BLOB_DRIVER). The s3 driver (and its signer, aws4fetch) loads only when chosen. */
-export async function createBlobStore(config: {
-  blobDriver: 'fs' | 's3'
-  blobDir: string
-  blobS3?: S3Location
-}): Promise<BlobStore> {
-  if (config.blobDriver === 'fs' || !config.blobS3) return createFsBlobStore(config.blobDir)
+/** An S3-compatible bucket's store (the s3 driver and its signer, aws4fetch, load only when chosen). */
+export async function createS3BlobStore(location: S3Location): Promise<BlobStore> {
   const { default: s3Driver } = await import('unstorage/drivers/s3')
-  return storageBlobStore(createStorage({ driver: s3Driver({ ...config.blobS3, bulkDelete: false }) }))
+  return storageBlobStore(createStorage({ driver: s3Driver({ ...location, bulkDelete: false }) }))
 }

@@ -1,7 +1,8 @@
 // The providers this process is configured to use, resolved once at boot from the registries: a mistyped
-// SVC_CHAT_ENGINE, SVC_MAIL, SVC_TELEPHONY, SVC_SPEECH, SVC_STT or SVC_TTS stops the boot with a message naming the setting and the known names,
+// SVC_CHAT_ENGINE, SVC_MAIL, SVC_TELEPHONY, SVC_SPEECH, SVC_STT, SVC_TTS or SVC_BLOB_DRIVER stops the boot with a message naming the setting and the known names,
 // instead of answering 500 on the first chat message or mail.
 import type { Config } from '~/config'
+import type { BlobProvider } from './blob-store'
 import type { ChatEngine } from './chat-engine'
 import type { Mailer } from './mailer'
 import type { Registries } from './registries'
@@ -17,6 +18,8 @@ export interface Providers {
   speech: SpeechProvider
   /** Speech to text of calls (SVC_STT, default SVC_SPEECH): a provider that transcribes. */
   stt: TranscribingProvider
+  /** Where blobs go (SVC_BLOB_DRIVER); its store is opened by buildRuntime. */
+  blob: BlobProvider
   /** Text to speech of calls (SVC_TTS, default SVC_SPEECH). */
   tts: SpeechProvider
 }
@@ -56,6 +59,7 @@ export function resolveProviders(registries: Registries, config: Config): Provid
     telephony: pick(registries.telephony, 'SVC_TELEPHONY', config.telephony),
     speech: pick(registries.speech, 'SVC_SPEECH', config.speech),
     stt: pickTranscribingProvider(registries, config),
+    blob: pick(registries.blob, 'SVC_BLOB_DRIVER', config.blobDriver),
     tts: pick(registries.speech, config.tts === config.speech ? 'SVC_SPEECH' : 'SVC_TTS', config.tts),
   }
 }

@@ -1,7 +1,9 @@
+import type { BlobProvider } from './blob-store'
 import type { Capability } from './capability'
 import type { ChatEngine } from './chat-engine'
 import type { Mailer } from './mailer'
 import {
+  checkBlobProvider,
   checkCapability,
   checkChatEngine,
   checkMailer,
@@ -21,6 +23,7 @@ export interface Registries {
   telephony: Registry<Telephony>
   speech: Registry<SpeechProvider>
   mail: Registry<Mailer>
+  blob: Registry<BlobProvider>
 }
 
 export function createRegistries(): Registries {
@@ -31,5 +34,6 @@ export function createRegistries(): Registries {
     telephony: createRegistry<Telephony>('telephony provider', checkTelephony),
     speech: createRegistry<SpeechProvider>('speech provider', checkSpeechProvider),
     mail: createRegistry<Mailer>('mailer', checkMailer),
+    blob: createRegistry<BlobProvider>('blob provider', checkBlobProvider),
   }
 }

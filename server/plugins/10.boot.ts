@@ -12,6 +12,7 @@ import voiceProviders, { files as voiceFiles } from '#svc/providers/voice'
 import telephonyProviders, { files as telephonyFiles } from '#svc/providers/telephony'
 import speechProviders, { files as speechFiles } from '#svc/providers/speech'
 import mailers, { files as mailFiles } from '#svc/providers/mail'
+import blobProviders, { files as blobFiles } from '#svc/providers/blob'
 import { loadConfig, type Config } from '~/config'
 import { traceRequests } from '~/http/trace-requests'
 import { loadPluginPackages, type LoadedPlugin } from '~/kit/plugin-packages'
@@ -39,6 +40,7 @@ export default defineNitroPlugin((nitroApp) => {
     telephony: telephonyProviders,
     speech: speechProviders,
     mail: mailers,
+    blob: blobProviders,
     files: {
       capabilities: capabilityFiles,
       chat: chatFiles,
@@ -46,6 +48,7 @@ export default defineNitroPlugin((nitroApp) => {
       telephony: telephonyFiles,
       speech: speechFiles,
       mail: mailFiles,
+      blob: blobFiles,
     },
   }
   const config: Config = loadConfig()

@@ -9,6 +9,7 @@ import { openDatabase, type Database } from '~/db/client'
 import { migrate } from '~/db/migrate'
 import { pluginFiles } from '../../scripts/plugin-files.mjs'
 import { verifies } from '../requirements'
+import { blobChecks, registerChecks } from '@svc/plugin-kit/testing'
 import { testCapability } from './capability.contract'
 import { testChatEngine } from './chat-engine.contract'
 import { testVoiceProvider } from './voice.contract'
@@ -36,6 +37,7 @@ const kinds = {
   voice: await load('providers/voice'),
   mail: await load('providers/mail'),
   speech: await load('providers/speech'),
+  blob: await load('providers/blob'),
 }
 
 describe('plugin files', () => {
@@ -65,6 +67,18 @@ for (const { file, plugin } of kinds.chat)
 for (const { file, plugin } of kinds.voice) describe(`providers/voice/${file}`, () => testVoiceProvider(plugin))
 for (const { file, plugin } of kinds.speech)
   describe(`providers/speech/${file}`, () => testSpeechProvider(plugin, { offline: OFFLINE_SPEECH.has(plugin.name) }))
+
+// fs stores under a scratch folder; s3 needs a bucket (test/integration/single-instance.test.ts runs the
+// same checks against a local S3-compatible server).
+for (const { file, plugin } of kinds.blob)
+  describe(`providers/blob/${file}`, () =>
+    registerChecks(
+      blobChecks(
+        plugin,
+        plugin.name === 'fs' ? { context: { url: null, dir: mkdtempSync(join(tmpdir(), 'svc-blob-')) } } : {},
+      ),
+      it,
+    ))
 
 describe('mailers', () => {
   let database: Database

@@ -6,7 +6,7 @@
 // contract suites. Broken packages, beside it in the same project, must each stop the boot with one line
 // naming the SVC_PLUGINS entry, the plugin and the problem.
 import { execFileSync, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -199,6 +199,58 @@ describe('plugin packages (SVC_PLUGINS)', () => {
     expect(conv.transcript.some((x: { speaker: string }) => x.speaker === 'agent')).toBe(true)
   })
 
+  it('a packaged blob provider, chosen by SVC_BLOB_DRIVER, keeps uploaded originals', async () => {
+    verifies('plugins.packages.load', 'plugins.packages.blob')
+    // It stores each blob as a file named by its key, in the folder the host gives it (SVC_BLOB_DIR).
+    const tagged = writePlugin(
+      project,
+      'tagged-blob',
+      `import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { definePlugin, defineBlobProvider } from '@svc/plugin-kit'
+const file = (dir, key) => join(dir, 'tagged', encodeURIComponent(key))
+export default definePlugin({ name: 'tagged', providers: { blob: [defineBlobProvider({
+  name: 'tagged',
+  async open({ dir }) {
+    await mkdir(join(dir, 'tagged'), { recursive: true })
+    return {
+      put: (key, data) => writeFile(file(dir, key), data),
+      get: (key) => readFile(file(dir, key)).catch((e) => { if (e.code === 'ENOENT') return null; throw e }),
+      remove: (key) => rm(file(dir, key), { force: true }),
+    }
+  },
+})] } })
+`,
+    )
+    const blobDir = join(dir, 'tagged-blobs')
+    const other = await startServer({ env: { SVC_PLUGINS: tagged, SVC_BLOB_DRIVER: 'tagged', SVC_BLOB_DIR: blobDir } })
+    try {
+      const tenant = await createTenant(createApi(other.base, other.masterKey))
+      const agent = await buildAgent(tenant.api, tenant.accountId, `${site.origin}/`, { language: 'en' })
+      const text = 'Acme Bistro takes bookings for up to twenty guests.'
+      const form = new FormData()
+      form.append('file', new Blob([text], { type: 'text/plain' }), 'bookings.txt')
+      const res = await fetch(`${other.base}/agents/${agent}/kb/documents`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenant.key}` },
+        body: form,
+      })
+      expect(res.status, await res.clone().text()).toBe(202)
+      const { doc_id } = await res.json()
+      const doc = await until(`document ${doc_id} indexed`, async () => {
+        const r = await tenant.api.get(`/agents/${agent}/kb/documents/${doc_id}`)
+        return r.body.status !== 'processing' && r.body
+      })
+      // The ingest read the original back from the packaged store: it is indexed, and its file is there.
+      expect(doc.status).toBe('indexed')
+      const stored = readdirSync(join(blobDir, 'tagged')).filter((f) => decodeURIComponent(f).endsWith(doc_id))
+      expect(stored).toHaveLength(1)
+      expect(readFileSync(join(blobDir, 'tagged', stored[0]), 'utf8')).toBe(text)
+    } finally {
+      await other.stop()
+    }
+  }, 120_000)
+
   describe('a plugin package that cannot be used stops the boot with one line', () => {
     const oneLine = async (plugins: string, expected: string) => {
       const { code, stderr } = await bootStops({ SVC_PLUGINS: plugins, NODE_PATH: modules })
@@ -249,6 +301,25 @@ describe('plugin packages (SVC_PLUGINS)', () => {
       await oneLine(
         noSynthesis,
         `SVC_PLUGINS "${noSynthesis}" (plugin half): speech provider "half": synthesize must be a function`,
+      )
+    })
+
+    it('an unknown SVC_BLOB_DRIVER, and a blob store that does not open', async () => {
+      verifies('plugins.packages.blob', 'plugins.packages.boot-errors')
+      const unknown = await bootStops({ SVC_BLOB_DRIVER: 'tagged' })
+      expect(unknown.code).toBe(1)
+      expect(unknown.stderr.trim()).toBe(
+        '[boot] fatal: [config] SVC_BLOB_DRIVER="tagged" names no blob provider (known: fs, s3)',
+      )
+      const broken = writePlugin(
+        project,
+        'broken-blob',
+        `${HEAD}export default definePlugin({ name: 'vault', providers: { blob: [{ name: 'vault', open() { throw new Error('VAULT_URL is not set') } }] } })\n`,
+      )
+      const closed = await bootStops({ SVC_PLUGINS: broken, SVC_BLOB_DRIVER: 'vault', NODE_PATH: modules })
+      expect(closed.code).toBe(1)
+      expect(closed.stderr.trim()).toBe(
+        '[boot] fatal: [config] SVC_BLOB_DRIVER="vault": the store did not open: VAULT_URL is not set',
       )
     })
 

@@ -6,6 +6,8 @@ import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSeededServer, type SeededServer } from '../helpers/agents'
 import type { Api } from '../helpers/api'
+import { blobChecks, registerChecks } from '@svc/plugin-kit/testing'
+import s3Provider from '../../providers/blob/s3'
 import { startS3Stub, type S3Stub } from '../helpers/s3-stub'
 import { startServer } from '../helpers/server'
 import { refused, VoiceChatClient } from '../helpers/voice-chat'
@@ -58,6 +60,9 @@ afterAll(async () => {
 })
 
 describe('blobs in an S3-compatible store (SVC_BLOB_DRIVER=s3)', () => {
+  describe('the s3 provider meets the blob contract (kit blobChecks) against the bucket', () =>
+    registerChecks(blobChecks(s3Provider, { context: () => ({ url: s3.url, dir: '' }) }), it))
+
   it('an uploaded file is stored in the bucket, signed, and read back by the ingest job', async () => {
     verifies('blobs.driver')
     const text = 'Example Co ships parcels to Norway within five working days.'

@@ -9,6 +9,7 @@ import { loadConfig } from '~/config'
 import { ProviderConfigError, resolveProviders } from '~/kit/providers'
 import { createRegistries } from '~/kit/registries'
 import { defineSpeechProvider, type SpeechProvider } from '~/kit/speech'
+import fsBlobs from '../../providers/blob/fs'
 import local from '../../providers/chat/local'
 import outbox from '../../providers/mail/outbox'
 import simulated from '../../providers/speech/simulated'
@@ -126,6 +127,7 @@ describe('the speech suite', () => {
     registries.chat.register(local)
     registries.mail.register(outbox)
     registries.telephony.register(simulatedTelephony)
+    registries.blob.register(fsBlobs)
     registries.speech.registerAll([simulated, speaker])
     // loadConfig answers the process's config once; each case is that config with its speech settings.
     const base = loadConfig({ SVC_SECRET: `test-secret-${'x'.repeat(40)}`, SVC_DATA_DIR: scratch })

@@ -2,6 +2,7 @@
 // the shape it relies on before any call (names, description, a valibot object schema, usable intents, the
 // functions of the kind). Cheap and synchronous; behaviour is the contract suites' job (./testing), which
 // run these first.
+import type { BlobProvider } from './blob.ts'
 import { COMPLETION_KEYS, type Capability } from './capability.ts'
 import type { ChatEngine } from './chat-engine.ts'
 import { intentProblems } from './intent-checks.ts'
@@ -64,3 +65,5 @@ export function checkVoiceProvider(p: VoiceProvider): Problem {
   if (typeof p.realtimeModel !== 'string' || !p.realtimeModel) return 'realtimeModel must be a non-empty string'
   return methods(p, ['voices'])
 }
+
+export const checkBlobProvider = (p: BlobProvider): Problem => methods(p, ['open'])

@@ -1,5 +1,6 @@
 // @svc/plugin-kit: everything a plugin imports. Nothing here imports the host; the host imports this.
 // The contract suites are the `./testing` entry (src/testing), so a plugin's runtime never loads them.
+export * from './blob.ts'
 export * from './capability.ts'
 export * from './chat-engine.ts'
 export * from './checks.ts'

@@ -1,6 +1,7 @@
 // A plugin package default-exports one definePlugin({...}) value: a name and any capabilities and
 // providers. The host (SVC_PLUGINS) registers each of them as it registers the files of its own folders,
 // with the same checks; providers are then chosen by the usual settings (SVC_SPEECH=<name>...).
+import type { BlobProvider } from './blob.ts'
 import type { Capability } from './capability.ts'
 import type { ChatEngine } from './chat-engine.ts'
 import type { Mailer } from './mailer.ts'
@@ -14,6 +15,7 @@ export interface PluginProviders {
   telephony?: readonly TelephonyProvider[]
   mail?: readonly Mailer[]
   voice?: readonly VoiceProvider[]
+  blob?: readonly BlobProvider[]
 }
 
 export interface PluginDefinition {
@@ -35,7 +37,7 @@ export interface Plugin extends PluginDefinition {
 }
 
 /** The kinds a plugin may provide, in the order the host registers them. */
-export const PROVIDER_KINDS = ['chat', 'speech', 'telephony', 'mail', 'voice'] as const
+export const PROVIDER_KINDS = ['chat', 'speech', 'telephony', 'mail', 'voice', 'blob'] as const
 export type ProviderKind = (typeof PROVIDER_KINDS)[number]
 
 export const definePlugin = (p: PluginDefinition): Plugin => Object.freeze({ ...p, [PLUGIN_BRAND]: 1 as const })

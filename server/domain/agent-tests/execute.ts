@@ -48,6 +48,7 @@ export function dryRuntime(
     queue: { send: ctx.send },
     providers: {
       chat: ctx.providers.chat,
+      blob: ctx.providers.blob,
       mail: DRY_MAIL,
       telephony: {
         ...network,

@@ -63,6 +63,8 @@ Uploaded originals and call recordings are blobs; nothing else is.
   one database must share this directory (a shared mount): any of them may run the ingest of another's upload.
 - \`SVC_BLOB_DRIVER=s3\` with \`SVC_BLOB_URL=https://KEY_ID:SECRET@s3.example.com/bucket?region=eu-west-1\`: any
   S3-compatible store, path-style, key id and secret URL-encoded. A URL that is missing or unusable stops the boot.
+- \`SVC_BLOB_DRIVER=<name>\`: a plugin package's blob provider (\`SVC_PLUGINS\`; see Writing a plugin), opened at boot
+  with \`SVC_BLOB_URL\` and \`SVC_BLOB_DIR\`. A store that does not open stops the boot with one line.
 
 ## Several instances
 

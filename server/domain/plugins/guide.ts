@@ -3,7 +3,7 @@
 // packages loaded through SVC_PLUGINS, and boot errors (issue 35).
 export const PLUGIN_GUIDE_TITLE = 'Writing a plugin'
 
-export const PLUGIN_GUIDE = `How to add a tool (a capability) or a provider (chat engine, speech, telephony, mail, voice) to the service:
+export const PLUGIN_GUIDE = `How to add a tool (a capability) or a provider (chat engine, speech, telephony, mail, voice, blob) to the service:
 inside the repository as one file, or as a package loaded at boot. It covers the contract each kind meets,
 how to test it, how a capability fires offline through its intents, and what happens when something is wrong.
 
@@ -19,6 +19,7 @@ A plugin is one TypeScript file with a default export, in the folder of its kind
 | Telephony | \`providers/telephony/\` | \`defineTelephony\` | \`test/contract/telephony.contract.ts\` |
 | Mail | \`providers/mail/\` | \`defineMailer\` | \`test/contract/mailer.contract.ts\` |
 | Voice catalogue | \`providers/voice/\` | \`defineVoiceProvider\` | \`test/contract/voice.contract.ts\` |
+| Blob store (uploaded originals, call recordings) | \`providers/blob/\` | \`defineBlobProvider\` | \`blobChecks\` (kit) |
 
 - The build lists every \`.ts\` file of these folders at any depth (\`capabilities/acme/book.ts\` too); a file whose
   name starts with \`_\` is a helper, not a plugin. One finder (\`scripts/plugin-files.mjs\`) serves the build and
@@ -26,7 +27,7 @@ A plugin is one TypeScript file with a default export, in the folder of its kind
   else needs editing: the next build registers the file.
 - Names are unique per kind. A capability's name is snake_case and is what engines and \`GET /capabilities\` see;
   a provider's name is what \`SVC_CHAT_ENGINE\`, \`SVC_SPEECH\` (or \`SVC_STT\` and \`SVC_TTS\`), \`SVC_TELEPHONY\` or
-  \`SVC_MAIL\` select.
+  \`SVC_MAIL\` or \`SVC_BLOB_DRIVER\` select.
 - A plugin file imports the kit (\`@svc/plugin-kit\`, or the host's re-exports under \`~/kit/...\`) and packages;
   inside the tree it may also use what its layer allows (\`docs/architecture.md\`), e.g. \`~/lib/phone\` for phone
   arguments read by libphonenumber. A package may import only the kit and its own dependencies.
@@ -125,7 +126,8 @@ mocha, \`node:test\`) or run them with \`runChecks\`:
 |---|---|
 | \`capabilityChecks(c)\` | the host's boot checks (snake_case name, description, a valibot object schema, known \`needs\`, usable intents); a JSON Schema object; \`example.args\` valid and an unknown argument refused; \`run\` on \`example\` answering \`ok\`, a message, a known outcome, a record, and mailing exactly the destinations its \`*_emails\` setting names; without settings still an answer and no mail |
 | \`speechChecks(p, { mode })\` | \`'full'\` (default): PCM16 at each requested rate (8, 16, 24 kHz) **really at that rate** (the same text's duration and pitch agree within 1.25× across rates: audio labelled 8 kHz but left at 22,050 Hz would play 2.75× slow and low), longer text longer, the speaking rate acting, empty text short, streaming the same samples as \`synthesize\`, abort with the reason, a round trip through its own \`transcribe\`, silence heard as nothing. \`'synthesis'\`: a provider without \`transcribe\`; pass \`hearWith\` (a provider that transcribes) for the round trip. \`'shape'\`: the boot checks only, for a provider that needs a network the test has not |
-| \`pluginChecks(plugin, { speech })\` | a \`definePlugin\` value as the loader takes it, then every capability and speech provider it holds through the suites above, and its other providers through the host's boot checks |
+| \`blobChecks(p, { context })\` | opened with \`context\` (\`{ url, dir }\`, as the host passes \`SVC_BLOB_URL\` and \`SVC_BLOB_DIR\`): every byte value and a megabyte come back exactly, under keys with slashes; a put replaces; a missing key is \`null\`; remove (twice) forgets one key and leaves the others. Without a context, the shape only |
+| \`pluginChecks(plugin, { speech, blob })\` | a \`definePlugin\` value as the loader takes it, then every capability, speech and blob provider it holds through the suites above, and its other providers through the host's boot checks |
 | \`registerChecks(checks, it)\`, \`runChecks(checks)\` | register each check as a test; or run them all and answer \`{ name, ok, error }\` for each |
 
 In the tree, \`npx vitest run test/contract/plugins.test.ts\` runs the suite of its kind on every plugin file (the
@@ -167,8 +169,10 @@ export default definePlugin({ name: 'acme', capabilities: [bookTable], providers
   nothing of the host; \`@svc/plugin-kit/testing\` holds the contract suites. Declare the kit and \`valibot\` as
   \`peerDependencies\` (the host's copies are used at run time) and as \`devDependencies\` for your tests. Until the
   kit is on a registry, pack it from a checkout: \`npm pack ./packages/kit\` (its \`prepack\` compiles it).
-- **Providers.** \`providers\` takes \`chat\`, \`speech\`, \`telephony\`, \`mail\` and \`voice\` lists; a packaged provider is
-  chosen by its name like an in-tree one (\`SVC_SPEECH=acme\`, \`SVC_TTS=acme\`). A speech provider without
+- **Providers.** \`providers\` takes \`chat\`, \`speech\`, \`telephony\`, \`mail\`, \`voice\` and \`blob\` lists; a packaged
+  provider is chosen by its name like an in-tree one (\`SVC_SPEECH=acme\`, \`SVC_TTS=acme\`, \`SVC_BLOB_DRIVER=vault\`). A blob
+  provider's \`open({ url, dir })\` is called once at boot with \`SVC_BLOB_URL\` and \`SVC_BLOB_DIR\` and answers
+  \`put\`, \`get\` and \`remove\` over bytes. A speech provider without
   \`transcribe\` synthesizes only: it can serve \`SVC_TTS\`, and the boot refuses it as \`SVC_STT\`.
 - **Loading.** \`SVC_PLUGINS\` lists packages, comma-separated, each an npm package name (resolved as Node resolves an
   import from the server's working directory: its \`node_modules\` and its parents', then \`NODE_PATH\`) or a path to a
@@ -217,6 +221,7 @@ the plugin came from (its file, or its \`SVC_PLUGINS\` entry and plugin name) an
 | A module that is no plugin | \`… has no default export\` (it must \`export default definePlugin({...})\`), or \`… its default export is not a definePlugin({...}) value from @svc/plugin-kit\` |
 | Two packages with one plugin name | \`[boot] fatal: [plugins] SVC_PLUGINS "./twin" (plugin acme): plugin name "acme" is already used by SVC_PLUGINS "acme-booking" (plugin acme)\` |
 | An unknown provider selected | \`[boot] fatal: [config] SVC_CHAT_ENGINE="lcoal" names no chat engine (known: local, openai)\` |
+| A blob store that does not open | \`[boot] fatal: [config] SVC_BLOB_DRIVER="vault": the store did not open: VAULT_URL is not set\` |
 | A synthesis-only provider as SVC_STT | \`[boot] fatal: [config] SVC_STT="acme-tts" synthesizes only (no transcribe): set SVC_STT to a provider that transcribes (simulated, openai, deepgram)\` |
 
 At run time nothing a capability does stops a turn: a call whose arguments fail the schema, a call to a tool not

@@ -6,6 +6,7 @@
 //   import plugin from '../index.js'
 //   registerChecks(pluginChecks(plugin), it)
 export { pitchHz, seconds, words } from './audio.ts'
+export { type BlobCheckOptions, blobChecks } from './blob.ts'
 export { CAPABILITY_OUTCOMES, capabilityChecks } from './capability.ts'
 export {
   type Check,

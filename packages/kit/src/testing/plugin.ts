@@ -1,10 +1,12 @@
 // Everything a plugin package holds, checked: the plugin itself as the host's loader takes it, every
-// capability and speech provider through its contract, and the other providers (chat, telephony, mail,
+// capability, speech and blob provider through its contract, and the other providers (chat, telephony, mail,
 // voice) through the host's boot checks, whose behaviour needs the host's own fakes (the host runs them in
 // its test suite).
 import { checkChatEngine, checkMailer, checkTelephony, checkVoiceProvider } from '../checks.ts'
 import { isPlugin, PROVIDER_KINDS, type Plugin } from '../plugin.ts'
+import type { BlobProvider } from '../blob.ts'
 import type { SpeechProvider } from '../speech.ts'
+import { type BlobCheckOptions, blobChecks } from './blob.ts'
 import { capabilityChecks } from './capability.ts'
 import { type Check, check, ensure, show } from './checks.ts'
 import { type SpeechCheckOptions, speechChecks } from './speech.ts'
@@ -12,6 +14,8 @@ import { type SpeechCheckOptions, speechChecks } from './speech.ts'
 export interface PluginCheckOptions {
   /** How each speech provider is checked: one set of options, or one per provider. Default 'full'. */
   speech?: SpeechCheckOptions | ((provider: SpeechProvider) => SpeechCheckOptions)
+  /** How each blob provider is opened for its checks; without a context only its shape is checked. */
+  blob?: BlobCheckOptions | ((provider: BlobProvider) => BlobCheckOptions)
 }
 
 const SHAPES = {
@@ -42,6 +46,8 @@ export function pluginChecks(plugin: Plugin, opts: PluginCheckOptions = {}): Che
   for (const c of plugin.capabilities ?? []) checks.push(...capabilityChecks(c))
   for (const p of plugin.providers?.speech ?? [])
     checks.push(...speechChecks(p, typeof opts.speech === 'function' ? opts.speech(p) : opts.speech))
+  for (const p of plugin.providers?.blob ?? [])
+    checks.push(...blobChecks(p, typeof opts.blob === 'function' ? opts.blob(p) : opts.blob))
   for (const [kind, shape] of Object.entries(SHAPES)) {
     const list = (plugin.providers?.[kind as keyof typeof SHAPES] ?? []) as readonly { name?: unknown }[]
     for (const p of list)
