@@ -233,6 +233,11 @@ export const requirements = {
     behavior:
       "A plugin may provide blob providers (defineBlobProvider: open({url, dir}) → put/get/remove); SVC_BLOB_DRIVER names one (the host's own are fs and s3, now in-tree providers), and uploads are stored and read back through it; an unknown name, or a store whose open() throws, stops the boot with one line. The kit's blobChecks hold every provider to the byte-exact round trip.",
   },
+  'docs.node-version': {
+    source: 'issue 35 Align the Node version in the README with what the dependencies need',
+    behavior:
+      "The README's Node versions are package.json's engines, and it names every locked package whose engines exclude that minimum (npm ci's EBADENGINE warnings on Node 20), with why each is harmless.",
+  },
   'plugins.contract.finder': {
     source: 'issue 35 Contract suites find plugins exactly as the build does',
     behavior:
