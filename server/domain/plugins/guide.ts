@@ -203,9 +203,29 @@ npm install ./acme-booking
 cd ../service && SVC_PLUGINS=acme-booking NODE_PATH=../plugins/node_modules npm start
 \`\`\`
 
-(\`../service\` is the checkout's folder.) \`GET /v1/capabilities\` now lists \`book_table\`. Enable it on an agent
-(\`PATCH /agents/{agent_id}\` with \`capabilities: ['book_table']\`) and write to it: "I would like to book a table for 4 on
-2027-03-14 at 19:30" calls it through its intent with the \`local\` engine, and the answer carries its reference.
+(\`../service\` is the checkout's folder.) Then, with the master key the first boot wrote, a user, a key, an agent built
+from a website (a local one needs \`SVC_ALLOW_PRIVATE_HOSTS=127.0.0.1\` on the server), and one message:
+
+\`\`\`sh
+B=http://127.0.0.1:3000/v1; M="Authorization: Bearer $(cat .data/master.key)"; J='content-type: application/json'
+curl -s -H "$M" -H "$J" -d '{"email":"ada@example.com","name":"Ada","password":"correct-horse-battery"}' $B/users
+#   → {"user_id":"usr_1","account_id":"acc_1",…}
+curl -s -H "$M" -H "$J" -d '{"name":"dev","scopes":["agents:read","agents:write","conversations:read","conversations:write"]}' \\
+     $B/users/usr_1/credentials                    # → {"secret":"svc_sk_live_…",…}
+K="Authorization: Bearer svc_sk_live_…"
+curl -s -H "$K" $B/capabilities                    # book_table is listed
+curl -s -H "$K" $B/voices                          # pick a voice_id
+curl -s -H "$K" -H "$J" -d '{"website_url":"https://your-site.example/","voice_id":"…"}' $B/accounts/acc_1/agents/build
+#   → {"agent_id":"agt_1",…}; GET $B/agents/agt_1/build until "status":"succeeded"
+curl -s -X PATCH -H "$K" -H "$J" -d '{"capabilities":["book_table"]}' $B/agents/agt_1
+curl -s -H "$K" -H "$J" -d '{"agent_id":"agt_1"}' $B/conversations               # → {"conversation_id":"conv_…"}
+curl -s -H "$K" -H "$J" -d '{"text":"I would like to book a table for 4 on 2027-03-14 at 19:30"}' \\
+     $B/conversations/conv_…/messages
+\`\`\`
+
+The answer's \`turns\` hold a \`tool\` turn: \`book_table\` called through its intent by the \`local\` engine with
+\`{ "party_size": 4, "date": "2027-03-14", "time": "19:30" }\`, and the reply carries the booking's reference
+(\`ACME-20270314-1930-4\`).
 
 ## When something is wrong
 
