@@ -38,6 +38,7 @@ const kinds = {
   mail: await load('providers/mail'),
   speech: await load('providers/speech'),
   blob: await load('providers/blob'),
+  telephony: await load('providers/telephony'),
 }
 
 describe('plugin files', () => {
@@ -51,6 +52,41 @@ describe('plugin files', () => {
     expect(kinds.capabilities.length).toBeGreaterThanOrEqual(5)
     expect(kinds.chat.map((x) => x.plugin.name)).toEqual(expect.arrayContaining(['local', 'openai']))
     expect(kinds.speech.map((x) => x.plugin.name)).toEqual(expect.arrayContaining(['simulated', 'openai']))
+  })
+
+  it('every provider that needs a network has its behaviour checked in a test of its own', () => {
+    verifies('plugins.contract', 'plugins.contract.finder')
+    // Only the offline ones run their behaviour here; any other file found in the folder, a new one
+    // included, must be driven by a test under test/plugins against a fake server (speech: through the
+    // kit's suite; smtp: by the real receiver below), or this fails naming it.
+    const ownTests = readdirSync(resolve(ROOT, 'test/plugins')).map((f) =>
+      readFileSync(resolve(ROOT, 'test/plugins', f), 'utf8'),
+    )
+    const networked = [
+      ...kinds.chat
+        .filter((x) => !OFFLINE_ENGINES.has(x.plugin.name))
+        .map((x) => ({ dir: 'providers/chat', ...x, suite: '' })),
+      ...kinds.speech
+        .filter((x) => !OFFLINE_SPEECH.has(x.plugin.name))
+        .map((x) => ({ dir: 'providers/speech', ...x, suite: 'testSpeechProvider(' })),
+      ...kinds.telephony
+        .filter((x) => x.plugin.name !== 'simulated')
+        .map((x) => ({ dir: 'providers/telephony', ...x, suite: 'testTelephony' })),
+    ]
+    expect(networked.map((x) => `${x.dir}/${x.file}`)).toEqual(
+      expect.arrayContaining([
+        'providers/chat/openai.ts',
+        'providers/speech/openai.ts',
+        'providers/telephony/twilio.ts',
+      ]),
+    )
+    const unchecked = networked
+      .filter(({ dir, file, suite }) => {
+        const from = `'../../${dir}/${file.replace(/\.ts$/, '')}'`
+        return !ownTests.some((t) => t.includes(from) && t.includes(suite))
+      })
+      .map((x) => `${x.dir}/${x.file}`)
+    expect(unchecked, 'providers that need a network and no test/plugins file runs').toEqual([])
   })
 
   it('voice ids are unique across providers', async () => {
