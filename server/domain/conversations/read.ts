@@ -4,7 +4,6 @@ import { and, asc, eq, inArray, isNull } from 'drizzle-orm'
 import { SignJWT, jwtVerify } from 'jose'
 import { createHash } from 'node:crypto'
 import type { Database, Executor } from '~/db/client'
-import { defaultRedaction } from '~/domain/accounts/accounts'
 import { accounts, conversations, turns } from '~/db/schema'
 import { Errors, apiError } from '~/lib/errors'
 import type { Principal } from '~/domain/credentials/principal'
@@ -15,6 +14,14 @@ import { DETAIL_INCLUDE_OPTIONS, DETAIL_INCLUDES, type DetailQuery } from './sch
 export const conversationDeleted = () =>
   apiError('conversation_deleted', 'This conversation was deleted; see GET /conversations/deleted.')
 
+const liveOf = (accountIds: readonly string[], id: string) =>
+  and(
+    eq(conversations.id, id),
+    inArray(conversations.accountId, [...accountIds]),
+    // The calls of an agent test run are no conversation of the API (decisions "Test runs").
+    isNull(conversations.testRunId),
+  )
+
 /** The live conversation of one of `accountIds`; 404 for unknown or another account's, 410 when soft-deleted. */
 export async function loadConversation(
   ex: Executor,
@@ -22,21 +29,23 @@ export async function loadConversation(
   id: string,
   lock = false,
 ): Promise<ConversationRow> {
-  const q = ex
-    .select()
-    .from(conversations)
-    .where(
-      and(
-        eq(conversations.id, id),
-        inArray(conversations.accountId, [...accountIds]),
-        // The calls of an agent test run are no conversation of the API (decisions "Test runs").
-        isNull(conversations.testRunId),
-      ),
-    )
+  const q = ex.select().from(conversations).where(liveOf(accountIds, id))
   const [row] = lock ? await q.for('update') : await q
   if (!row) throw Errors.notFound('Conversation')
   if (row.deletedAt) throw conversationDeleted()
   return row
+}
+
+/** loadConversation with its account's default_redaction, in one round trip (the detail's hot path). */
+async function loadWithRedaction(ex: Executor, accountIds: readonly string[], id: string) {
+  const [hit] = await ex
+    .select({ row: conversations, redact: accounts.defaultRedaction })
+    .from(conversations)
+    .innerJoin(accounts, eq(accounts.id, conversations.accountId))
+    .where(liveOf(accountIds, id))
+  if (!hit) throw Errors.notFound('Conversation')
+  if (hit.row.deletedAt) throw conversationDeleted()
+  return hit
 }
 
 export async function getConversation(
@@ -51,8 +60,8 @@ export async function getConversation(
   }
   const include = parseInclude(q.include, DETAIL_INCLUDE_OPTIONS, DETAIL_INCLUDES)
   const ex = database.db
-  const row = await loadConversation(ex, accountIds, id)
-  const redact = q.redact ?? (await defaultRedaction(database, row.accountId))
+  const { row, redact: byDefault } = await loadWithRedaction(ex, accountIds, id)
+  const redact = q.redact ?? byDefault
   const turnRows = include.has('transcript')
     ? await ex.select().from(turns).where(eq(turns.conversationId, row.id)).orderBy(asc(turns.turnIndex))
     : []
@@ -73,9 +82,9 @@ export async function conversationResource(ex: Executor, row: ConversationRow, t
 
 /** GET /conversations/{conv}/summary: masked by the account's default_redaction (the route takes no redact). */
 export async function getConversationSummary(database: Database, accountIds: readonly string[], id: string) {
-  const row = await loadConversation(database.db, accountIds, id)
+  const { row, redact } = await loadWithRedaction(database.db, accountIds, id)
   const out = presentSummary(row)
-  return (await defaultRedaction(database, row.accountId)) ? redactReadable(out) : out
+  return redact ? redactReadable(out) : out
 }
 
 // Recording URLs: an HS256 JWT keyed from SVC_SECRET (its own derivation, so a cursor key never signs
