@@ -53,7 +53,11 @@ export const pgliteSnapshotChunk = () => ({
   resolveId: (id) => (id === '#svc/pglite-snapshot' ? '\0svc-pglite-snapshot' : null),
   async load(id) {
     if (id !== '\0svc-pglite-snapshot') return null
-    const ref = this.emitFile({ type: 'asset', fileName: 'chunks/pglite-initdb.tar.gz', source: await pgliteSnapshot() })
+    const ref = this.emitFile({
+      type: 'asset',
+      fileName: 'chunks/pglite-initdb.tar.gz',
+      source: await pgliteSnapshot(),
+    })
     return `export default import.meta.ROLLUP_FILE_URL_${ref}`
   },
 })

@@ -42,7 +42,9 @@ export async function openDatabase(opts: {
   /** The URL (or path) of a PGlite snapshot to load into an empty data dir instead of running initdb. */
   snapshot?: string
 }): Promise<Database> {
-  return opts.url ? openPostgres(opts.url, opts.prepare ?? true) : openPglite(join(opts.dataDir, 'pglite'), opts.snapshot)
+  return opts.url
+    ? openPostgres(opts.url, opts.prepare ?? true)
+    : openPglite(join(opts.dataDir, 'pglite'), opts.snapshot)
 }
 
 async function openPostgres(url: string, prepare: boolean): Promise<Database> {
