@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import { defineNitroConfig } from 'nitropack/config'
 import type { Plugin } from 'rollup'
 import { WORKERS, bundleWorker } from './scripts/bundle-worker.mjs'
+import { pgliteSnapshotChunk } from './scripts/pglite-snapshot.mjs'
 import { pluginFiles } from './scripts/plugin-files.mjs'
 
 // Plugin manifests are generated at build time from the folders (no list kept by hand): one import per
@@ -108,5 +109,6 @@ export default defineNitroConfig({
     { route: '/widget-demo', method: 'get', handler: resolve('server/site/widget-demo.ts'), lazy: true },
   ],
   externals: { inline: [], traceInclude: Object.keys(WORKERS).map(workerBundle) },
-  rollupConfig: { plugins: [workerChunks()] },
+  // A fresh PGlite cluster, loaded by a first boot instead of running initdb (scripts/pglite-snapshot.mjs).
+  rollupConfig: { plugins: [workerChunks(), pgliteSnapshotChunk()] },
 })

@@ -16,6 +16,13 @@
 //                                                 BENCH_CONVERSATIONS / 10 conversations and sending to them
 //                                                 in turn (a conversation takes one turn at a time, 409
 //                                                 otherwise); goal ratio ≥ 0.6, p50 ≤ 15 ms, p99 ≤ 50 ms
+//   7. idle: the share of one core a server with no requests and no jobs due uses over BENCH_IDLE_SECONDS (60),
+//      after boot settles (bench/idle-boot.mjs: /proc utime + stime); goal ≤ 2 %
+//   8. first boot: a fresh data dir (on PostgreSQL, a fresh queue schema) to the first 200 of /v1/health; goal ≤ 5 s
+// Interleaving (issue 36: bare node:http moved 1.9× between runs of issue 14): each row with a reference runs
+// BENCH_ROUNDS (3) times, each time right after its reference, and its ratio is the median of the rounds' ratios;
+// req/s, p50 and p99 are the medians of the rounds too. Rows 2–4 are interleaved with bare, row 4 also with the
+// pgbench row when there is one (the list's goal is against it), row 6 with row 5.
 // The bench measures only: a missed goal is printed as met = no, never asserted, and the exit code is 0.
 // non-2xx counts non-2xx answers plus socket errors and timeouts.
 //
@@ -38,11 +45,12 @@
 // DATABASE_URL, BENCH_OTLP (1: tracing on, exporting to a loopback receiver; the spans it accepted are printed).
 import { spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { entry, listening, root, sleep, startBuiltServer, startOtlpSink } from './_server.mjs'
+import { measureIdleBoot } from './idle-boot.mjs'
 import { call, chatAgentSql, execSql, giveChatKnowledge, listStatementSql, seedConversationsSql } from './_fixtures.mjs'
 
 const databaseUrl = process.env.DATABASE_URL
@@ -53,6 +61,8 @@ const ROWS = Number(process.env.BENCH_ROWS ?? (databaseUrl ? 1_000_000 : 100_000
 const LOAD_CONNECTIONS = 50
 const CHAT_CONNECTIONS = 10
 const CONVERSATIONS = Math.max(CHAT_CONNECTIONS, Number(process.env.BENCH_CONVERSATIONS ?? 500))
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60)
 const CHAT_AGENT = 'agt_900000009'
 const QUESTIONS = [
   'How much does a puncture repair cost?',
@@ -121,7 +131,7 @@ const startSvc = () =>
 // ---- measuring -------------------------------------------------------------------------------------------
 /** One statement from pgbench (prepared, LOAD_CONNECTIONS clients, on autocannon's CPU): req/s is its tps;
  *  pgbench gives an average latency, not percentiles, so p50 holds the average and p99 stays empty. */
-function pgbenchRow(name, statement) {
+function pgbenchRow(name, statement, warm = true) {
   const file = join(dataDir, 'pgbench.sql')
   writeFileSync(file, `${statement}\n`)
   const args = ['-n', '-M', 'prepared', '-c', String(LOAD_CONNECTIONS), '-j', '1', '-f', file, databaseUrl]
@@ -129,7 +139,7 @@ function pgbenchRow(name, statement) {
     spawnSync(pin ? 'taskset' : 'pgbench', [...(pin ? ['-c', '0', 'pgbench'] : []), '-T', String(seconds), ...args], {
       encoding: 'utf8',
     })
-  runFor(WARMUP)
+  if (warm) runFor(WARMUP)
   const r = runFor(SECONDS)
   const tps = Number(/tps = ([\d.]+)/.exec(r.stdout)?.[1])
   const avg = Number(/latency average = ([\d.]+) ms/.exec(r.stdout)?.[1])
@@ -156,10 +166,12 @@ function cannon(opts) {
 }
 
 /** Warm-up, then the measured run, with the same autocannon options (`make()` builds fresh ones per run). */
-async function measure(name, connections, make) {
-  await cannon({ ...make(), connections, duration: WARMUP })
-  // A request cut off by the end of the warm-up may still be running on the server: let it finish.
-  await sleep(500)
+async function measure(name, connections, make, warm = true) {
+  if (warm) {
+    await cannon({ ...make(), connections, duration: WARMUP })
+    // A request cut off by the end of the warm-up may still be running on the server: let it finish.
+    await sleep(500)
+  }
   const r = await cannon({ ...make(), connections, duration: SECONDS })
   await sleep(500)
   const codes = Object.entries(r.statusCodeStats ?? {})
@@ -209,6 +221,46 @@ function perConnection(origin, cursors, request) {
   }
 }
 
+const median = (xs) => {
+  const v = xs.filter(Number.isFinite).sort((a, b) => a - b)
+  return v.length ? (v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2) : null
+}
+/** The row of the median ratio's round-by-round medians: req/s, p50 and p99 each their own median. */
+function medianRow(rounds) {
+  const [first] = rounds
+  return {
+    ...first,
+    rps: median(rounds.map((r) => r.rps)),
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    non2xx: rounds.reduce((n, r) => n + r.non2xx, 0),
+    total: rounds.reduce((n, r) => n + r.total, 0),
+    codes: rounds.flatMap((r) => r.codes),
+  }
+}
+/**
+ * Runs `ref` then `row`, ROUNDS times (warm-ups in the first round only), and answers both as medianRow and the
+ * median of the rounds' ratios row/ref. A round whose reference could not run (null) is left out.
+ */
+async function interleaved(ref, row) {
+  const refs = []
+  const rows = []
+  const ratios = []
+  for (let i = 0; i < ROUNDS; i++) {
+    const a = await ref(i === 0)
+    const b = await row(i === 0)
+    if (b) rows.push(b)
+    if (a) refs.push(a)
+    if (a && b) ratios.push(b.rps / a.rps)
+  }
+  return {
+    ref: refs.length ? medianRow(refs) : null,
+    row: medianRow(rows),
+    ratio: median(ratios),
+    rounds: ratios.length,
+  }
+}
+
 // ---- the run ---------------------------------------------------------------------------------------------
 const bare = await startBare()
 let svc = await startSvc()
@@ -244,11 +296,25 @@ try {
   seedSeconds = (Date.now() - seedStart) / 1000
   const origin = svc.origin
 
-  // Rows 1–4: one URL each, 50 connections.
-  results.push(await measure('bare node:http hello-world', LOAD_CONNECTIONS, () => ({ url: `${bare.origin}/` })))
-  results.push(await measure('GET /v1/health', LOAD_CONNECTIONS, () => ({ url: `${origin}/v1/health` })))
+  // Rows 1–4: one URL each, 50 connections, each interleaved with bare node:http.
+  const bareRun = (warm) =>
+    measure('bare node:http hello-world', LOAD_CONNECTIONS, () => ({ url: `${bare.origin}/` }), warm)
+  const bareRounds = []
+  const vsBare = async (name, make) => {
+    const r = await interleaved(
+      async (warm) => {
+        const b = await bareRun(warm)
+        bareRounds.push(b)
+        return b
+      },
+      (warm) => measure(name, LOAD_CONNECTIONS, make, warm),
+    )
+    return { ...r.row, ratio: r.ratio, of: 'bare node:http hello-world', rounds: r.rounds }
+  }
+  const bareIndex = results.push(null) - 1
+  results.push(await vsBare('GET /v1/health', () => ({ url: `${origin}/v1/health` })))
   results.push(
-    await measure('GET /v1/accounts/{acc}', LOAD_CONNECTIONS, () => ({
+    await vsBare('GET /v1/accounts/{acc}', () => ({
       url: `${origin}/v1/accounts/${user.account_id}`,
       headers: auth,
     })),
@@ -258,19 +324,39 @@ try {
   const page = await probe.json().catch(() => null)
   if (probe.status !== 200 || page?.data?.length !== 50)
     throw new Error(`probe ${listUrl}: ${probe.status} ${JSON.stringify(page).slice(0, 300)}`)
-  results.push(
-    await measure('GET /v1/conversations?limit=50', LOAD_CONNECTIONS, () => ({ url: listUrl, headers: auth })),
-  )
+  const listRun = (warm) =>
+    measure('GET /v1/conversations?limit=50', LOAD_CONNECTIONS, () => ({ url: listUrl, headers: auth }), warm)
+  results.push(await vsBare('GET /v1/conversations?limit=50', () => ({ url: listUrl, headers: auth })))
   // The list's PostgreSQL-bound reference: the same statement from pgbench, same connections, no HTTP or
-  // Node at all. Its ratio to bare node:http is the most the list row could reach on this machine.
+  // Node at all; the list's goal (issue 36) is a ratio of it, so the two are interleaved too.
   if (databaseUrl && spawnSync('pgbench', ['--version']).status === 0) {
     const now = Date.now()
-    const row = pgbenchRow(
-      'PostgreSQL alone: the list statement (pgbench)',
-      listStatementSql(user.account_id, new Date(now - 30 * 86_400_000).toISOString(), new Date(now).toISOString()),
+    const statement = listStatementSql(
+      user.account_id,
+      new Date(now - 30 * 86_400_000).toISOString(),
+      new Date(now).toISOString(),
     )
-    if (row) results.push(row)
+    const name = 'PostgreSQL alone: the list statement (pgbench)'
+    const r = await interleaved(
+      async (warm) => pgbenchRow(name, statement, warm),
+      (warm) => listRun(warm),
+    )
+    if (r.ref) {
+      results.push({
+        ...r.ref,
+        ratio: median(bareRounds.map((b) => r.ref.rps / b.rps)),
+        of: 'bare node:http hello-world',
+      })
+      results.push({
+        ...r.row,
+        name: 'GET /v1/conversations?limit=50 (vs pgbench)',
+        ratio: r.ratio,
+        of: name,
+        rounds: r.rounds,
+      })
+    }
   }
+  results[bareIndex] = { ...medianRow(bareRounds), ratio: null, of: null }
 
   // Chat set-up over HTTP: the agent's knowledge, then the conversations (each with its greeting).
   await giveChatKnowledge(origin, key, CHAT_AGENT)
@@ -287,57 +373,92 @@ try {
   const answer = await call(origin, 'POST', `/conversations/${convs[0]}/messages`, key, { text: QUESTIONS[2] })
   probeNote = `probe answer ${JSON.stringify(answer.turn.text.slice(0, 80))} (unanswered ${answer.turn.unanswered})`
 
-  // Rows 5–6: 10 connections, connection c owns conversations [c·per, (c+1)·per) and cycles over them.
+  // Rows 5–6: 10 connections, connection c owns conversations [c·per, (c+1)·per) and cycles over them; row 6
+  // interleaved with row 5, its reference.
   const per = Math.floor(CONVERSATIONS / CHAT_CONNECTIONS)
   const convOf = (c, i) => convs[c * per + (i % per)]
   const getCursors = new Array(CHAT_CONNECTIONS).fill(0)
-  results.push(
-    await measure(
-      'GET /v1/conversations/{conv}',
-      CHAT_CONNECTIONS,
-      perConnection(origin, getCursors, (c, i) => ({
-        method: 'GET',
-        path: `/v1/conversations/${convOf(c, i)}`,
-        headers: auth,
-      })),
-    ),
-  )
   // Client 0 starts after the probe's conversation.
   const postCursors = new Array(CHAT_CONNECTIONS).fill(0)
   postCursors[0] = 1
-  results.push(
-    await measure(
-      'POST /v1/conversations/{conv}/messages',
-      CHAT_CONNECTIONS,
-      perConnection(origin, postCursors, (c, i) => ({
-        method: 'POST',
-        path: `/v1/conversations/${convOf(c, i)}/messages`,
-        headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ text: QUESTIONS[(i + c) % QUESTIONS.length] }),
-      })),
-    ),
+  const chat = await interleaved(
+    (warm) =>
+      measure(
+        'GET /v1/conversations/{conv}',
+        CHAT_CONNECTIONS,
+        perConnection(origin, getCursors, (c, i) => ({
+          method: 'GET',
+          path: `/v1/conversations/${convOf(c, i)}`,
+          headers: auth,
+        })),
+        warm,
+      ),
+    (warm) =>
+      measure(
+        'POST /v1/conversations/{conv}/messages',
+        CHAT_CONNECTIONS,
+        perConnection(origin, postCursors, (c, i) => ({
+          method: 'POST',
+          path: `/v1/conversations/${convOf(c, i)}/messages`,
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ text: QUESTIONS[(i + c) % QUESTIONS.length] }),
+        })),
+        warm,
+      ),
   )
+  results.push({ ...chat.ref, ratio: null, of: null })
+  results.push({ ...chat.row, ratio: chat.ratio, of: 'GET /v1/conversations/{conv}', rounds: chat.rounds })
 } finally {
   await svc.stop()
   await bare.stop()
   rmSync(dataDir, { recursive: true, force: true })
 }
 
-// ---- ratios, goals, table --------------------------------------------------------------------------------
-const [bareRow] = results
-const getRow = results.find((r) => r.name === 'GET /v1/conversations/{conv}')
+// Rows 7–8: a server of its own on a fresh data dir (and a fresh queue schema on PostgreSQL), nothing else running.
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+const idleBoot =
+  IDLE_SECONDS > 0 || process.env.BENCH_BOOT !== '0'
+    ? await measureIdleBoot({ idleSeconds: IDLE_SECONDS, spawnWith: run })
+    : null
+const figures = idleBoot
+  ? [
+      {
+        name: 'first boot on a fresh database: s to /v1/health ok',
+        value: round(idleBoot.bootSeconds, 1),
+        note: `${round(idleBoot.bootCpuSeconds, 1)} s of CPU`,
+        goal: databaseUrl ? null : '≤ 5 s',
+        met: databaseUrl ? null : idleBoot.bootSeconds <= 5,
+      },
+      ...(idleBoot.idleShare === null
+        ? []
+        : [
+            {
+              name: `idle: % of one core over ${idleBoot.idleSeconds} s`,
+              value: round(idleBoot.idleShare * 100, 2),
+              note: `load average ${loadavg()}`,
+              goal: '≤ 2 %',
+              met: idleBoot.idleShare <= 0.02,
+            },
+          ]),
+    ]
+  : []
+
+// ---- goals, table --------------------------------------------------------------------------------------
 const goals = {
-  'GET /v1/health': { of: bareRow, ratio: 0.4 },
-  'GET /v1/accounts/{acc}': { of: bareRow, ratio: databaseUrl ? 0.08 : 0.05 },
-  'GET /v1/conversations?limit=50': { of: bareRow, ratio: 0.05, p99: 60 },
-  'PostgreSQL alone: the list statement (pgbench)': { of: bareRow },
-  'GET /v1/conversations/{conv}': { of: null },
-  'POST /v1/conversations/{conv}/messages': { of: getRow, ratio: 0.6, p50: 15, p99: 50 },
+  'GET /v1/health': { ratio: 0.4 },
+  'GET /v1/accounts/{acc}': { ratio: databaseUrl ? 0.08 : 0.05 },
+  'GET /v1/conversations?limit=50': { ratio: 0.05, p99: 60 },
+  'GET /v1/conversations?limit=50 (vs pgbench)': { ratio: 0.6, p99: 100 },
+  'POST /v1/conversations/{conv}/messages': databaseUrl
+    ? { ratio: 0.7, p50: 12, p99: 40 }
+    : { ratio: 0.6, p50: 15, p99: 50 },
 }
-const round = (x, d) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : null)
-const rows = results.map((r) => {
+function round(x, d) {
+  return Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : null
+}
+const rows = results.map((r, i) => {
   const g = goals[r.name]
-  const ratio = g?.of ? r.rps / g.of.rps : null
+  const ratio = r.ratio ?? null
   const parts = []
   const checks = []
   if (g?.ratio !== undefined) {
@@ -355,14 +476,15 @@ const rows = results.map((r) => {
   const met = checks.length ? checks.every(Boolean) : null
   return {
     name: r.name,
-    engine: r === bareRow ? null : ENGINE,
+    engine: i === 0 ? null : ENGINE,
     connections: r.connections,
     rps: round(r.rps, 1),
     p50: r.p50,
     p99: r.p99,
     non2xx: r.non2xx,
     ratio: round(ratio, 3),
-    of: g?.of ? g.of.name : null,
+    of: r.of ?? null,
+    rounds: r.rounds ?? null,
     goal: parts.length ? parts.join(', ') : null,
     met,
     total: r.total,
@@ -379,6 +501,8 @@ console.log(`date     ${date}`)
 console.log(
   `tracing  ${otlp ? `on: ${otlp.spans} spans in ${otlp.posts} exports accepted by the loopback receiver` : 'off'}`,
 )
+console.log(`rounds   ${ROUNDS} (each row right after its reference; ratio = median of the rounds' ratios)`)
+console.log(`loadavg  ${loadavg()} at the end`)
 console.log(
   `load     autocannon, ${SECONDS} s per row after a ${WARMUP} s warm-up; ${ROWS} seeded conversations (${seedSeconds.toFixed(1)} s to seed), ${CONVERSATIONS} chat conversations; ${probeNote}\n`,
 )
@@ -389,6 +513,14 @@ for (const r of rows)
   console.log(
     `| ${r.name} | ${dash(r.engine)} | ${r.connections} | ${r.rps === null ? '—' : r.rps.toFixed(0)} | ${dash(r.p50)} | ${dash(r.p99)} | ${r.non2xx} | ${r.ratio === null ? '—' : r.ratio.toFixed(3)} | ${dash(r.of)} | ${dash(r.goal)} | ${r.met === null ? '—' : r.met ? 'yes' : 'no'} |`,
   )
+if (figures.length) {
+  console.log('\n| figure | engine | value | | goal | met |')
+  console.log('|---|---|---|---|---|---|')
+  for (const f of figures)
+    console.log(
+      `| ${f.name} | ${ENGINE} | ${f.value} | ${f.note} | ${dash(f.goal)} | ${f.met === null ? '—' : f.met ? 'yes' : 'no'} |`,
+    )
+}
 for (const r of rows) if (r.codes.length) console.log(`\n${r.name}: ${r.codes.join(', ')} (of ${r.total} requests)`)
 
 if (process.env.BENCH_JSON) {
@@ -398,6 +530,8 @@ if (process.env.BENCH_JSON) {
     date,
     tracing: !!otlp,
     seconds: SECONDS,
+    rounds: ROUNDS,
+    figures,
     rows: rows.map(({ name, connections, rps, p50, p99, non2xx, ratio, of, goal, met }) => ({
       name,
       connections,

@@ -35,6 +35,8 @@ import type { VoiceProvider } from '~/kit/voice'
 /** What the build generates from the folders (virtual manifests in nitro.config.ts). */
 export interface Installed {
   migrations: Migration[]
+  /** The URL of a migrated PGlite snapshot, loaded into an empty embedded data dir instead of running initdb. */
+  pgliteSnapshot?: string
   jobs: JobDefinition[]
   capabilities: Capability[]
   chat: ChatEngine[]
@@ -115,10 +117,18 @@ export async function buildRuntime(
     const { startTracing } = await import('~/kit/tracing-sdk')
     stopTracing = startTracing(config.tracing)
   }
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, prepare: config.pgPrepare })
+  const t0 = performance.now()
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    prepare: config.pgPrepare,
+    snapshot: installed.pgliteSnapshot,
+  })
   setMetricsSources({ callsActive: () => liveSessions.size, dbPool: () => database.poolStats() })
+  const t1 = performance.now()
   const applied = await migrate(database, installed.migrations)
   if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
+  const t2 = performance.now()
   const blobs = await openBlobStore(providers.blob, config)
   const queue = await startQueue({
     database,
@@ -130,6 +140,7 @@ export async function buildRuntime(
     config,
     blobs,
   })
+  const t3 = performance.now()
   let redis: unknown
   if (config.redisUrl) {
     const { default: Redis } = await import('ioredis')
@@ -163,8 +174,10 @@ export async function buildRuntime(
   applyConfig(runtime, await readStoredConfig(database.db))
   configStops.set(runtime, startConfigPoller(runtime))
   outboundStops.set(runtime, startOutbound(runtime))
+  // Where a boot spends its time (decisions "Issue 36": a first boot on a fresh embedded database).
+  const s = (a: number, b: number) => ((b - a) / 1000).toFixed(1)
   console.log(
-    `[boot] ready on ${database.kind === 'pglite' ? `embedded PGlite (${config.dataDir})` : 'PostgreSQL'}: ${config.publicUrl}/v1`,
+    `[boot] ready on ${database.kind === 'pglite' ? `embedded PGlite (${config.dataDir})` : 'PostgreSQL'}: ${config.publicUrl}/v1 (database ${s(t0, t1)} s, migrations ${s(t1, t2)} s, queue ${s(t2, t3)} s, rest ${s(t3, performance.now())} s)`,
   )
   return runtime
 }

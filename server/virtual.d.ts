@@ -48,6 +48,11 @@ declare module '#svc/mp3-worker' {
   const url: string
   export default url
 }
+declare module '#svc/pglite-snapshot' {
+  /** The URL of a PGlite cluster with the migrations applied, in the build: scripts/pglite-snapshot.mjs. */
+  const url: string
+  export default url
+}
 declare module '#svc/widget-script' {
   /** The built widget (scripts/build-widget.mjs): minified IIFE, its sizes and its version hash. */
   const w: { code: string; bytes: number; gzipBytes: number; hash: string }

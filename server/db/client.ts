@@ -1,7 +1,8 @@
 // Two engines, one dialect: postgres.js when DATABASE_URL is set, PGlite (in-process PostgreSQL) otherwise.
 import { randomBytes } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { ExtractTablesWithRelations } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
 import { createInvalidationBus, INVALIDATE_CHANNEL, type InvalidationBus } from './bus'
@@ -34,8 +35,16 @@ export interface Database {
   bus: InvalidationBus
 }
 
-export async function openDatabase(opts: { url?: string; dataDir: string; prepare?: boolean }): Promise<Database> {
-  return opts.url ? openPostgres(opts.url, opts.prepare ?? true) : openPglite(join(opts.dataDir, 'pglite'))
+export async function openDatabase(opts: {
+  url?: string
+  dataDir: string
+  prepare?: boolean
+  /** The URL (or path) of a PGlite snapshot to load into an empty data dir instead of running initdb. */
+  snapshot?: string
+}): Promise<Database> {
+  return opts.url
+    ? openPostgres(opts.url, opts.prepare ?? true)
+    : openPglite(join(opts.dataDir, 'pglite'), opts.snapshot)
 }
 
 async function openPostgres(url: string, prepare: boolean): Promise<Database> {
@@ -106,11 +115,15 @@ const POOL_MAX = 10
 /** How long open transactions vouch for the embedded engine in the health probe (see ping). */
 const BUSY_TRUST_MS = 30_000
 
-async function openPglite(dir: string): Promise<Database> {
+async function openPglite(dir: string, snapshot?: string): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite')
   const { drizzle } = await import('drizzle-orm/pglite')
   mkdirSync(dir, { recursive: true })
-  const pg = await PGlite.create(dir)
+  // A new data dir starts from the build's snapshot (initdb and the migrations done: most of a first boot's CPU;
+  // decisions "Issue 36: hot paths and idle cost"). Without the file (a test opening PGlite from the sources),
+  // initdb runs as before and migrate() applies every migration.
+  const file = snapshot && !existsSync(join(dir, 'PG_VERSION')) ? snapshotFile(snapshot) : undefined
+  const pg = file ? await PGlite.create(dir, { loadDataDir: new Blob([readFileSync(file)]) }) : await PGlite.create(dir)
   const db = drizzle({ client: pg, schema }) as unknown as Db
   // Transactions of this process now running (each holds the engine's mutex while it runs), and since when
   // at least one has been.
@@ -148,6 +161,12 @@ async function openPglite(dir: string): Promise<Database> {
     poolStats: async () => ({ max: 1, active: open > 0 ? 1 : 0, idle: open > 0 ? 0 : 1 }),
     close: () => pg.close(),
   }
+}
+
+/** The snapshot's path when it exists (a URL from the build, or a path). */
+function snapshotFile(snapshot: string): string | undefined {
+  const path = snapshot.startsWith('file:') ? fileURLToPath(snapshot) : snapshot
+  return existsSync(path) ? path : undefined
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -14,9 +14,18 @@ const LOCK_ID = 727001
 export async function migrate(database: Database, migrations: Migration[]): Promise<string[]> {
   await database.executeSql(`CREATE TABLE IF NOT EXISTS schema_migrations (
     name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
+  // Most boots find every migration applied (a restart, a data dir made from the build's snapshot): one read
+  // then, instead of a locked transaction per file. Anything missing takes the locked path below.
+  const known = new Map(
+    rowsOf<{ name: string; checksum: string }>(
+      await database.executeSql('SELECT name, checksum FROM schema_migrations'),
+    ).map((r) => [r.name, r.checksum]),
+  )
+  const checksumOf = (m: Migration) => createHash('sha256').update(m.sql).digest('hex')
+  if (migrations.every((m) => known.get(m.name) === checksumOf(m))) return []
   const applied: string[] = []
   for (const m of [...migrations].sort((a, b) => a.name.localeCompare(b.name))) {
-    const checksum = createHash('sha256').update(m.sql).digest('hex')
+    const checksum = checksumOf(m)
     const statements = m.sql
       .split('--> statement-breakpoint')
       .map((s) => s.trim())

@@ -10,9 +10,15 @@ import { createRegistry } from '~/kit/registry'
 import { createFsBlobStore, type BlobStore } from '~/kit/blob-store'
 import { inSpan, SpanKind } from '~/kit/tracing'
 import { INSTANCE_ID } from '~/domain/calls/instance'
+import { createWaker, type Waker } from './_waker'
 
 /** How often each instance looks for jobs held by an instance that stopped beating. */
 const REAP_MS = 5_000
+/** On PGlite, once the start-up windows have passed (see the reaper). */
+const REAP_IDLE_MS = 60_000
+
+/** How often a worker looks for jobs on its own: a backstop only, the waker tells it when (jobs/_waker.ts). */
+const WORKER_BACKSTOP_SECONDS = 300
 
 export async function startQueue(opts: {
   database: Database
@@ -27,13 +33,21 @@ export async function startQueue(opts: {
   blobs?: BlobStore
   log?: (m: string, extra?: Record<string, unknown>) => void
 }): Promise<Queue> {
+  let waker: Waker | undefined
   const registry = createRegistry<JobDefinition>('job')
   registry.registerAll(opts.jobs)
   const log = opts.log ?? ((m, extra) => console.log(`[jobs] ${m}`, extra ?? ''))
   const boss = opts.databaseUrl
     ? new PgBoss({ connectionString: opts.databaseUrl, max: 4, schema: opts.config.queueSchema })
     : new PgBoss({
-        db: { executeSql: (text: string, values?: unknown[]) => opts.database.executeSql(text, values) },
+        // Every statement pg-boss runs passes here on PGlite: the waker sees the writes that make jobs due.
+        db: {
+          executeSql: async (text: string, values?: unknown[]) => {
+            const result = await opts.database.executeSql(text, values)
+            waker?.watch(text)
+            return result
+          },
+        },
         schema: opts.config.queueSchema,
       } as any)
   let lastErrorAt = 0
@@ -43,8 +57,16 @@ export async function startQueue(opts: {
   })
   await boss.start()
 
-  const send: JobContext['send'] = (name, data = {}, o = {}) =>
-    boss.send(name, data, { singletonKey: o.singletonKey, startAfter: o.startAfter as any })
+  // The workers of each queue, by name, for the waker (decisions "Issue 36").
+  const workerIds = new Map<string, string[]>()
+  const wake = (name: string) => {
+    for (const id of workerIds.get(name) ?? []) boss.notifyWorker(id)
+  }
+  const send: JobContext['send'] = async (name, data = {}, o = {}) => {
+    const id = await boss.send(name, data, { singletonKey: o.singletonKey, startAfter: o.startAfter as any })
+    if (id) waker?.sent(name, o.startAfter)
+    return id
+  }
   const ctx: JobContext = {
     database: opts.database,
     send,
@@ -67,11 +89,13 @@ export async function startQueue(opts: {
   // CI chaos run left a document processing past its drain): it is failed too. Handlers are idempotent,
   // so a job whose instance only looked dead, or was slow to name it, runs twice at worst.
   const schema = opts.config.queueSchema
-  const own = (id: string) =>
+  // By name too: the job table is partitioned by queue name, and a statement without it plans every partition.
+  const own = (name: string, id: string) =>
     opts.database
       .executeSql(
-        `UPDATE ${schema}.job SET output = jsonb_build_object('instance', $1::text) WHERE id = $2::uuid AND state = 'active'`,
-        [INSTANCE_ID, id],
+        `UPDATE ${schema}.job SET output = jsonb_build_object('instance', $1::text)
+          WHERE name = $3 AND id = $2::uuid AND state = 'active'`,
+        [INSTANCE_ID, id, name],
       )
       .catch((err) => log(`own ${id}: ${err instanceof Error ? err.message : err}`))
   const stale = opts.config.callStaleSeconds
@@ -95,8 +119,20 @@ export async function startQueue(opts: {
       log(`reap: ${err instanceof Error ? err.message : err}`)
     }
   }
-  const reaper = setInterval(reap, REAP_MS)
-  reaper.unref()
+  // On PGlite this process is the only instance: only jobs of a process that ran before it can be stranded,
+  // and the reaper finds them within the first stale windows. After those it looks once a minute (each look
+  // plans every partition of the job table; decisions "Issue 36").
+  const startedAt = Date.now()
+  const reapEvery = () =>
+    !opts.databaseUrl && Date.now() - startedAt > 2 * (stale * 1000 + REAP_MS) ? REAP_IDLE_MS : REAP_MS
+  let reaper: NodeJS.Timeout | undefined
+  let reaping = true
+  const nextReap = () => {
+    if (!reaping) return
+    reaper = setTimeout(() => void reap().finally(nextReap), reapEvery())
+    reaper.unref()
+  }
+  nextReap()
 
   for (const job of registry.list()) {
     await boss.createQueue(job.name, {
@@ -108,13 +144,18 @@ export async function startQueue(opts: {
       policy: job.policy ?? 'standard',
     } as any)
     const workers = Math.max(1, job.concurrency ?? 1)
+    const ids: string[] = []
+    workerIds.set(job.name, ids)
     for (let i = 0; i < workers; i++) {
-      await boss.work(
+      let self = ''
+      self = await boss.work(
         job.name,
-        { pollingIntervalSeconds: Math.max(0.5, opts.pollSeconds), batchSize: 1, includeMetadata: true },
+        { pollingIntervalSeconds: WORKER_BACKSTOP_SECONDS, batchSize: 1, includeMetadata: true },
         async (batch) => {
+          // Fetch again as soon as this job ends: a backlog drains without waiting for the next probe.
+          if (batch.length) boss.notifyWorker(self)
           for (const j of batch) {
-            await own(j.id)
+            await own(job.name, j.id)
             try {
               await inSpan(
                 `job ${job.name}`,
@@ -130,11 +171,26 @@ export async function startQueue(opts: {
           }
         },
       )
+      ids.push(self)
     }
     if (job.schedule) await boss.schedule(job.name, job.schedule, {}, { tz: 'UTC' })
     // No singleton key: another instance's start must not swallow this one's catch-up run.
     if (job.runAtStart) await boss.send(job.name, {})
   }
+
+  waker = createWaker({
+    names: [...workerIds.keys()],
+    wake,
+    executeSql: (text, values) => opts.database.executeSql(text, values),
+    schema,
+    pollMs: Math.max(0.5, opts.pollSeconds) * 1000,
+    watched: !opts.databaseUrl,
+    onError: (err) => {
+      lastErrorAt = Date.now()
+      log(`probe: ${err instanceof Error ? err.message : err}`)
+    },
+  })
+  waker.start()
 
   return {
     boss,
@@ -145,7 +201,9 @@ export async function startQueue(opts: {
       return Date.now() - lastErrorAt < 60_000 ? 'degraded' : 'ok'
     },
     stop: () => {
-      clearInterval(reaper)
+      reaping = false
+      clearTimeout(reaper)
+      waker?.stop()
       return boss.stop({ graceful: true, wait: true, timeout: 5000 })
     },
   }

@@ -5,6 +5,7 @@
 // imported asynchronously, so with them it stops before serving any request.
 import { defineNitroPlugin } from 'nitropack/runtime'
 import migrations from '#svc/migrations'
+import pgliteSnapshot from '#svc/pglite-snapshot'
 import jobs from '#svc/jobs'
 import capabilities, { files as capabilityFiles } from '#svc/capabilities'
 import chatEngines, { files as chatFiles } from '#svc/providers/chat'
@@ -33,6 +34,7 @@ function fatal(err: unknown): never {
 export default defineNitroPlugin((nitroApp) => {
   const installed: Installed = {
     migrations,
+    pgliteSnapshot,
     jobs,
     capabilities,
     chat: chatEngines,

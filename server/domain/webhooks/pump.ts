@@ -133,6 +133,16 @@ export function accountShare(max: number, otherAccountsInFlight: number): number
  * tenant's backlog to a dead receiver thus cannot take every slot, and another tenant's delivery is
  * claimed on the next pass. Without `max` the claim is oldest first with no per-account bound.
  */
+/** One cheap look for both kinds of work: an event not yet fanned out, or a delivery that may be due now. */
+async function anythingDue(database: Database): Promise<boolean> {
+  const { rows } = await database.executeSql(
+    `SELECT EXISTS (SELECT 1 FROM events WHERE dispatched_at IS NULL)
+      OR EXISTS (SELECT 1 FROM webhook_deliveries WHERE status IN ('pending', 'retrying') AND next_attempt_at <= now()
+        AND (locked_until IS NULL OR locked_until < now())) AS due`,
+  )
+  return rows[0]?.due === true
+}
+
 export async function claimDue(
   database: Database,
   n: number,
@@ -301,6 +311,9 @@ export function startWebhookPump(opts: {
   }
 
   const pass = async () => {
+    // An idle poll is one statement (decisions "Issue 36"): the claim's UPDATE and the events' look only run
+    // when there is something to claim or dispatch.
+    if (!(await anythingDue(database))) return
     while ((await dispatchBatch(database)) === DISPATCH_BATCH && !stopped) {
       /* drain the backlog */
     }
