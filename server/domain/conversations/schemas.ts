@@ -48,6 +48,8 @@ const EnumList = (name: string, values: readonly string[]) =>
         (xs) => xs.every((x) => values.includes(x)),
         coded('unsupported_filter', `Unknown ${name} value; expected one of ${values.join(', ')}.`),
       ),
+      // The values, for OpenAPI: the check above is invisible to the JSON Schema conversion.
+      v.metadata({ items: { type: 'string', enum: [...values] } }),
     ),
   )
 
@@ -183,7 +185,7 @@ export type ImportBody = v.InferOutput<typeof ImportBody>
 export const Tombstone = v.object({
   conversation_id: v.string(),
   account_id: v.string(),
-  deleted_at: v.string(),
+  deleted_at: v.pipe(v.string(), v.isoTimestamp()),
   reason: v.string(),
 })
 export const ConversationOut = v.looseObject({
@@ -193,5 +195,5 @@ export const ConversationOut = v.looseObject({
   agent_type: v.string(),
   status: v.string(),
   channel_detail: v.object({ channel: v.string() }),
-  started_at: v.string(),
+  started_at: v.pipe(v.string(), v.isoTimestamp()),
 })
