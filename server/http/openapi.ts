@@ -466,8 +466,9 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
               type: 'boolean',
               description: 'Dated lists and reports: true when the default window applied',
             },
-            from: { type: 'string', format: 'date-time' },
-            to: { type: 'string', format: 'date-time' },
+            // null where the window is open on that side (GET /agent-versions without from or to).
+            from: { type: ['string', 'null'], format: 'date-time' },
+            to: { type: ['string', 'null'], format: 'date-time' },
           },
         },
         Error: ErrorEnvelope,

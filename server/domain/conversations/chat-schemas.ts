@@ -6,6 +6,8 @@ import { presentTurn } from './present'
 import { apiError } from '~/lib/errors'
 import { coded } from '~/lib/errors'
 import { Id, JsonRecord } from '~/lib/schemas'
+import { AGENT_TYPES } from '~/domain/agents/schemas'
+import { CHANNELS, CONVERSATION_STATUSES, OUTCOMES, SPEAKERS } from './schemas'
 import type { conversations, turns } from '~/db/schema'
 
 export type ConversationRow = typeof conversations.$inferSelect
@@ -104,7 +106,7 @@ export { presentTurn }
 
 const TurnOut = v.object({
   turn_index: v.number(),
-  speaker: v.string(),
+  speaker: v.picklist(SPEAKERS),
   text: v.string(),
   timestamp: v.string(),
   confidence: v.null(),
@@ -141,20 +143,20 @@ export const ChatConversationOut = v.object({
   conversation_id: v.string(),
   account_id: v.string(),
   agent_id: v.nullable(v.string()),
-  agent_type: v.string(),
-  status: v.string(),
+  agent_type: v.picklist(AGENT_TYPES),
+  status: v.picklist(CONVERSATION_STATUSES),
   session_id: v.string(),
   external_session_id: v.nullable(v.string()),
   agent_version: v.nullable(v.string()),
   prompt_version: v.nullable(v.string()),
   model: v.nullable(v.string()),
-  channel_detail: v.object({ channel: v.string() }),
+  channel_detail: v.object({ channel: v.picklist(CHANNELS) }),
   started_at: v.pipe(v.string(), v.isoTimestamp()),
   ended_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
   updated_at: v.pipe(v.string(), v.isoTimestamp()),
   duration_s: v.nullable(v.number()),
   language: v.nullable(v.string()),
-  outcome: v.nullable(v.string()),
+  outcome: v.nullable(v.picklist(OUTCOMES)),
   escalated: v.boolean(),
   has_identity: v.boolean(),
   has_recording: v.boolean(),

@@ -192,8 +192,8 @@ export const ConversationOut = v.looseObject({
   conversation_id: v.string(),
   account_id: v.string(),
   agent_id: v.nullable(v.string()),
-  agent_type: v.string(),
-  status: v.string(),
-  channel_detail: v.object({ channel: v.string() }),
+  agent_type: v.picklist(AGENT_TYPES),
+  status: v.picklist(CONVERSATION_STATUSES),
+  channel_detail: v.object({ channel: v.picklist(CHANNELS) }),
   started_at: v.pipe(v.string(), v.isoTimestamp()),
 })
