@@ -1,6 +1,7 @@
 // Counts the gaps that keep a client generator from trusting /v1/openapi.json (issue 37). Prints four
 // numbers, each 0 when the document is complete:
-//   lists_without_pagination    2xx list responses (a `data` array) without `pagination` (or `meta`)
+//   lists_without_pagination    2xx responses with a `data` array without `meta`, or without `pagination`
+//                               where the operation pages (a cursor or limit parameter)
 //   empty_schema_properties     response properties whose schema is `{}` (says nothing)
 //   at_without_date_time        response `*_at` properties without `format: date-time`
 //   string_typed_query_params   query parameters that mean an integer or a boolean but are typed string
@@ -83,7 +84,9 @@ export function countGaps(doc) {
         const schema = deref(doc, res.content?.['application/json']?.schema)
         if (!schema) continue
         const props = schema.properties ?? {}
-        if (deref(doc, props.data)?.type === 'array' && !(props.pagination && props.meta))
+        // A report with a data array (usage, metrics) is a single object: it needs meta but no pagination.
+        const pages = (op.parameters ?? []).some((p) => p.in === 'query' && (p.name === 'cursor' || p.name === 'limit'))
+        if (deref(doc, props.data)?.type === 'array' && (!props.meta || (pages && !props.pagination)))
           counts.lists_without_pagination++
         walk(
           doc,

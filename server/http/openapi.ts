@@ -3,6 +3,7 @@
 import type * as v from 'valibot'
 import { toJsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema'
 import type { RouteEntry } from './route-table'
+import type { ApiRouteMeta } from './route-meta'
 import { VERSION } from '~/domain/platform/health'
 import { ERROR_CODES, isErrorCode, statusOf } from '~/lib/errors'
 import { AccountId } from '~/lib/schemas'
@@ -122,10 +123,15 @@ function responseConverter(entries: RouteEntry[]) {
 const META_REF = { $ref: COMPONENT_REF('Meta') }
 const PAGINATION_REF = { $ref: COMPONENT_REF('Pagination') }
 
-/** The 2xx envelope around a payload schema: a list (data[], pagination, meta) or a single object plus meta. */
-function enveloped(payload: Json, resolve: (ref: string) => Json | undefined): Json {
+/**
+ * The 2xx envelope around a payload schema: a list (data[], pagination, meta) or a single object plus meta.
+ * A payload with a top-level data array is a list (asList), except on a raw route without a cursor: a report
+ * that writes its own single envelope (GET /accounts/{acc}/usage, GET /metrics/conversations).
+ */
+function enveloped(payload: Json, resolve: (ref: string) => Json | undefined, meta: ApiRouteMeta): Json {
   const shape = payload.$ref ? resolve(payload.$ref) : payload
-  const isList = shape?.type === 'object' && shape.properties?.data?.type === 'array'
+  const paged = !meta.raw || 'cursor' in ((meta.query as { entries?: object } | undefined)?.entries ?? {})
+  const isList = paged && shape?.type === 'object' && shape.properties?.data?.type === 'array'
   if (isList)
     return {
       ...shape,
@@ -317,7 +323,7 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
                   schema: meta.response
                     ? meta.errorFormat === 'oauth'
                       ? responseSchemas.convert(meta.response)
-                      : enveloped(responseSchemas.convert(meta.response), resolve)
+                      : enveloped(responseSchemas.convert(meta.response), resolve, meta)
                     : { type: 'object' },
                   ...(meta.example ? { example: meta.example } : {}),
                 },

@@ -124,6 +124,14 @@ export async function checkConformance(r: Received): Promise<void> {
       for (const e of validate.errors ?? [])
         problems.push(`${e.instancePath || '(root)'} ${e.message} ${JSON.stringify(e.params)}`)
   }
+  if (LOG && target && !problems.length) {
+    const extra = undocumentedKeys(checker.doc, target, r.body, '')
+    if (extra.length)
+      appendFileSync(
+        LOG,
+        `${JSON.stringify({ kind: 'undocumented-keys', where: `${r.method} ${op?.template ?? url.pathname} → ${r.status}`, keys: extra.slice(0, 20) })}\n`,
+      )
+  }
   if (!problems.length) return
   const where = `${r.method} ${url.pathname} → ${r.status} (${op ? `${op.method} ${op.template}` : 'no operation'})`
   if (LOG) appendFileSync(LOG, `${JSON.stringify({ where, problems: problems.slice(0, 8), test: currentTest() })}\n`)
@@ -137,4 +145,36 @@ function currentTest(): string | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * Keys of the body that no schema of the document names (objects with properties and no
+ * additionalProperties), for the log only: the document allows them, so they are findings, not failures.
+ */
+function undocumentedKeys(doc: Json, schema: Json | undefined, body: unknown, at: string, depth = 0): string[] {
+  if (!schema || depth > 12 || body === null || typeof body !== 'object') return []
+  const resolve = (s: Json): Json =>
+    s?.$ref
+      ? resolve(
+          s.$ref
+            .split('/')
+            .slice(1)
+            .reduce((o: Json, k: string) => o?.[k], doc),
+        )
+      : s
+  const s = resolve(schema)
+  const branches = [s, ...(s.allOf ?? []), ...(s.anyOf ?? []), ...(s.oneOf ?? [])].map(resolve).filter(Boolean)
+  if (Array.isArray(body)) {
+    const items = branches.find((b) => b.items)?.items
+    return items ? body.flatMap((x, i) => (i < 3 ? undocumentedKeys(doc, items, x, `${at}[]`, depth + 1) : [])) : []
+  }
+  const withProps = branches.filter((b) => b.properties)
+  if (!withProps.length || branches.some((b) => b.additionalProperties)) return []
+  const props: Json = Object.assign({}, ...withProps.map((b) => b.properties))
+  const out: string[] = []
+  for (const [k, value] of Object.entries(body as Json)) {
+    if (!(k in props)) out.push(`${at}/${k}`)
+    else out.push(...undocumentedKeys(doc, props[k], value, `${at}/${k}`, depth + 1))
+  }
+  return out
 }

@@ -108,7 +108,7 @@ const TurnOut = v.object({
   turn_index: v.number(),
   speaker: v.picklist(SPEAKERS),
   text: v.string(),
-  timestamp: v.string(),
+  timestamp: v.pipe(v.string(), v.isoTimestamp()),
   confidence: v.null(),
   audio_offset_ms: v.nullable(v.number()),
   audio_duration_ms: v.nullable(v.number()),
