@@ -7,7 +7,7 @@ import { apiError } from '~/lib/errors'
 import { coded } from '~/lib/errors'
 import { Id, JsonRecord } from '~/lib/schemas'
 import { AGENT_TYPES } from '~/domain/agents/schemas'
-import { CHANNELS, CONVERSATION_STATUSES, OUTCOMES, SPEAKERS } from './schemas'
+import { CHANNELS, CONVERSATION_STATUSES, ConversationOut, OUTCOMES, SPEAKERS } from './schemas'
 import type { conversations, turns } from '~/db/schema'
 
 export type ConversationRow = typeof conversations.$inferSelect
@@ -175,6 +175,16 @@ export const ChatConversationOut = v.object({
   identity: JsonRecord(v.string(), v.unknown()),
   metrics: v.nullable(JsonRecord(v.string(), v.unknown())),
   transcript: v.array(TurnOut),
+  custom: JsonRecord(v.string(), v.unknown()),
+  redacted: v.boolean(),
+  redaction_rules_applied: v.array(v.string()),
+})
+
+/** GET /conversations/{conv}: the list item plus, by `include`, the transcript (and its text rendering). */
+export const ConversationDetail = v.object({
+  ...ConversationOut.entries,
+  transcript: v.optional(v.array(TurnOut)),
+  transcript_text: v.optional(v.string()),
   custom: JsonRecord(v.string(), v.unknown()),
   redacted: v.boolean(),
   redaction_rules_applied: v.array(v.string()),

@@ -114,7 +114,7 @@ export const Delivery = v.object({
   delivery_id: v.string(),
   endpoint_id: v.string(),
   event_id: v.string(),
-  event_type: v.picklist(EVENT_TYPES),
+  event_type: v.picklist([...EVENT_TYPES, 'ping']),
   status: v.picklist(DELIVERY_STATUSES),
   attempt_count: v.number(),
   attempts: v.array(Attempt),
