@@ -330,6 +330,8 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
               },
             },
     }
+    for (const other of meta.otherStatuses ?? [])
+      responses[String(other)] = { ...(responses[success] as Json), description: `Success (${other})` }
     if (meta.errorFormat === 'oauth') byStatus.clear()
     for (const code of meta.errorFormat === 'oauth' ? [...(meta.errors ?? []), 'server_error'] : []) {
       const status = OAUTH_ERROR_STATUS[code as OAuthErrorCode] ?? 400
