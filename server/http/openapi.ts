@@ -474,6 +474,8 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
               type: 'boolean',
               description: 'Dated lists and reports: true when the default window applied',
             },
+            group_by: { type: 'string', description: 'Reports: the grouping applied' },
+            currency_code: { type: 'string', description: 'Usage report: the currency of cost figures' },
             // null where the window is open on that side (GET /agent-versions without from or to).
             from: { type: ['string', 'null'], format: 'date-time' },
             to: { type: ['string', 'null'], format: 'date-time' },

@@ -423,6 +423,8 @@ export const AgentWriteResult = v.object({
   changed: v.array(v.string()),
   deployed: v.array(PromptVersion),
   refinement: v.optional(RefinementReport),
+  /** Present when the body set analysis (its own version, bumped by each change). */
+  analysis_version: v.optional(v.number()),
 })
 export const DeployResult = v.object({
   agent_id: v.string(),
