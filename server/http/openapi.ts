@@ -1,19 +1,150 @@
 // The OpenAPI 3.1 document is built from the route table: each route's valibot schemas, scope, rate
 // class and error codes, so the document cannot drift from what the code validates.
 import type * as v from 'valibot'
-import { toJsonSchema } from '@valibot/to-json-schema'
+import { toJsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema'
 import type { RouteEntry } from './route-table'
+import type { ApiRouteMeta } from './route-meta'
 import { VERSION } from '~/domain/platform/health'
 import { ERROR_CODES, isErrorCode, statusOf } from '~/lib/errors'
 import { AccountId } from '~/lib/schemas'
 import { ACCOUNT_KEY, takesAccountId } from './pipeline/parse'
 import { OAUTH_ERROR_STATUS, type OAuthErrorCode } from '~/domain/oauth/errors'
+import { SCHEMA_NAMES } from './openapi-components'
 
 /** A valibot schema as JSON Schema 2020-12 (also the MCP tool inputs, server/http/mcp/tools.ts). */
 export const jsonSchema = (s: v.GenericSchema) => {
   const out = toJsonSchema(s, { errorMode: 'ignore', target: 'draft-2020-12' }) as Record<string, unknown>
   delete out.$schema
   return out
+}
+
+type Json = Record<string, any>
+
+/** A digits-only pattern (`^\\d{1,6}$`, `^\\d{3}$`): the query text of a non-negative integer. */
+const DIGITS = /^\^\\d(\{\d+(,\d+)?\}|\+)\$$/
+
+/**
+ * A query parameter typed as what it means: the schemas read text (every query value arrives as a string),
+ * so a digits-only string is an integer and the picklist true/false a boolean; minimum and maximum come
+ * from the schema's metadata (Limit), the default is the number. Repeatable keys are arrays of those scalars.
+ */
+export function queryParamSchema(schema: Json): Json {
+  if (schema.type === 'array') return { ...schema, items: queryParamSchema(schema.items ?? {}) }
+  const { pattern, enum: values, default: fallback, ...rest } = schema
+  if (schema.type === 'string' && typeof pattern === 'string' && DIGITS.test(pattern))
+    return {
+      ...rest,
+      type: 'integer',
+      minimum: rest.minimum ?? 0,
+      ...(fallback !== undefined ? { default: Number(fallback) } : {}),
+    }
+  if (
+    schema.type === 'string' &&
+    Array.isArray(values) &&
+    values.length === 2 &&
+    values.every((x) => x === 'true' || x === 'false')
+  )
+    return { ...rest, type: 'boolean', ...(fallback !== undefined ? { default: fallback === 'true' } : {}) }
+  return schema
+}
+
+/** Ids the contract names by prefix (contract "Conventions": the id table), as response patterns. */
+const ID_PATTERNS: Record<string, string> = {
+  agent_id: '^agt_\\d+$',
+  account_id: '^acc_\\d+$',
+  user_id: '^usr_\\d+$',
+  conversation_id: '^conv_[pud]\\d+$',
+  call_id: '^call_\\d+$',
+  key_id: '^key_\\d+$',
+  endpoint_id: '^whk_\\d+$',
+  delivery_id: '^dlv_[A-Za-z0-9_]+$',
+  doc_id: '^doc_[fc]\\d+$',
+  prompt_version_id: '^pv_\\d+$',
+  dnc_id: '^dnc_\\d+$',
+  profile_id: '^prf_\\d+$',
+}
+
+/** Adds the id patterns to a response schema's `<x>_id` string properties (in place, recursively). */
+function withIdPatterns(schema: unknown): void {
+  if (!schema || typeof schema !== 'object') return
+  const s = schema as Json
+  for (const [name, p] of Object.entries((s.properties ?? {}) as Json)) {
+    const pattern = ID_PATTERNS[name]
+    if (pattern && p.type === 'string' && !p.pattern && !p.enum && p.const === undefined) p.pattern = pattern
+    const nullable = (p.anyOf ?? []).find((o: Json) => o.type === 'string')
+    if (pattern && nullable && !nullable.pattern && !nullable.enum) nullable.pattern = pattern
+  }
+  for (const value of Object.values(s)) {
+    if (Array.isArray(value)) value.forEach(withIdPatterns)
+    else if (value && typeof value === 'object') withIdPatterns(value)
+  }
+}
+
+const COMPONENT_REF = (name: string) => `#/components/schemas/${name}`
+
+/**
+ * Response schemas: the ones several operations return (the response, or a list's item) become components,
+ * by their export name in the domain schema modules (openapi-components.ts); the rest stay inline.
+ */
+function responseConverter(entries: RouteEntry[]) {
+  const uses = new Map<v.GenericSchema, number>()
+  const count = (s: v.GenericSchema | undefined) => s && uses.set(s, (uses.get(s) ?? 0) + 1)
+  for (const { meta } of entries) {
+    if (!meta?.response) continue
+    count(meta.response)
+    const data = (meta.response as any).entries?.data
+    if (data?.type === 'array') count(data.item)
+  }
+  const definitions: Record<string, v.GenericSchema> = {}
+  for (const [schema, n] of uses) {
+    const name = SCHEMA_NAMES.get(schema)
+    if (n >= 2 && name) definitions[name] = schema
+  }
+  const options = {
+    errorMode: 'ignore' as const,
+    target: 'draft-2020-12' as const,
+    definitions,
+    overrideRef: ({ referenceId }: { referenceId: string }) => COMPONENT_REF(referenceId),
+  }
+  const components = toJsonSchemaDefs(definitions, options) as Record<string, Json>
+  for (const c of Object.values(components)) withIdPatterns(c)
+  return {
+    components,
+    convert(s: v.GenericSchema): Json {
+      const out = toJsonSchema(s, options) as Json
+      delete out.$schema
+      delete out.$defs
+      withIdPatterns(out)
+      return out
+    },
+  }
+}
+
+const META_REF = { $ref: COMPONENT_REF('Meta') }
+const PAGINATION_REF = { $ref: COMPONENT_REF('Pagination') }
+
+/**
+ * The 2xx envelope around a payload schema: a list (data[], pagination, meta) or a single object plus meta.
+ * A payload with a top-level data array is a list (asList), except on a raw route without a cursor: a report
+ * that writes its own single envelope (GET /accounts/{acc}/usage, GET /metrics/conversations).
+ */
+function enveloped(payload: Json, resolve: (ref: string) => Json | undefined, meta: ApiRouteMeta): Json {
+  const shape = payload.$ref ? resolve(payload.$ref) : payload
+  const paged = !meta.raw || 'cursor' in ((meta.query as { entries?: object } | undefined)?.entries ?? {})
+  const isList = paged && shape?.type === 'object' && shape.properties?.data?.type === 'array'
+  if (isList)
+    return {
+      ...shape,
+      required: [...new Set([...(shape.required ?? []), 'data', 'pagination', 'meta'])],
+      properties: { ...shape.properties, pagination: PAGINATION_REF, meta: META_REF },
+    }
+  if (payload.type === 'object' && !payload.$ref)
+    return {
+      ...payload,
+      required: [...new Set([...(payload.required ?? []), 'meta'])],
+      properties: { ...(payload.properties ?? {}), meta: META_REF },
+    }
+  return { allOf: [payload, { type: 'object', required: ['meta'], properties: { meta: META_REF } }] }
 }
 
 const ErrorEnvelope = {
@@ -62,7 +193,12 @@ const OAuthErrorSchema = {
   properties: { error: { type: 'string' }, error_description: { type: 'string' } },
 }
 
+/** A repeatable key's schema: already an array when the route's query schema reads a list. */
+const asArray = (s: Json): Json => (s.type === 'array' ? s : { type: 'array', items: s })
+
 export function buildOpenApi(entries: RouteEntry[], origin: string) {
+  const responseSchemas = responseConverter(entries)
+  const resolve = (ref: string) => responseSchemas.components[ref.replace(COMPONENT_REF(''), '')]
   const paths: Record<string, Record<string, unknown>> = {}
   const tags = new Set<string>()
   const rootPaths = new Set<string>()
@@ -92,7 +228,9 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         name,
         in: 'query',
         required: !(s.type === 'optional' || s.type === 'nullish'),
-        ...(repeat ? { schema: { type: 'array', items: jsonSchema(s) }, explode: true } : { schema: jsonSchema(s) }),
+        ...(repeat
+          ? { schema: queryParamSchema(asArray(jsonSchema(s))), style: 'form', explode: true }
+          : { schema: queryParamSchema(jsonSchema(s)) }),
       })
     }
     // Data routes: the account_id the pipeline takes itself (unless the route's query declares it) and the header.
@@ -182,12 +320,18 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
               description: 'Success',
               content: {
                 'application/json': {
-                  schema: meta.response ? jsonSchema(meta.response) : { type: 'object' },
+                  schema: meta.response
+                    ? meta.errorFormat === 'oauth'
+                      ? responseSchemas.convert(meta.response)
+                      : enveloped(responseSchemas.convert(meta.response), resolve, meta)
+                    : { type: 'object' },
                   ...(meta.example ? { example: meta.example } : {}),
                 },
               },
             },
     }
+    for (const other of meta.otherStatuses ?? [])
+      responses[String(other)] = { ...(responses[success] as Json), description: `Success (${other})` }
     if (meta.errorFormat === 'oauth') byStatus.clear()
     for (const code of meta.errorFormat === 'oauth' ? [...(meta.errors ?? []), 'server_error'] : []) {
       const status = OAUTH_ERROR_STATUS[code as OAuthErrorCode] ?? 400
@@ -319,10 +463,23 @@ export function buildOpenApi(entries: RouteEntry[], origin: string) {
         },
       },
       schemas: {
+        ...responseSchemas.components,
         Meta: {
           type: 'object',
           required: ['request_id', 'environment'],
-          properties: { request_id: { type: 'string' }, environment: { const: 'production' } },
+          properties: {
+            request_id: { type: 'string' },
+            environment: { const: 'production' },
+            applied_default_range: {
+              type: 'boolean',
+              description: 'Dated lists and reports: true when the default window applied',
+            },
+            group_by: { type: 'string', description: 'Reports: the grouping applied' },
+            currency_code: { type: 'string', description: 'Usage report: the currency of cost figures' },
+            // null where the window is open on that side (GET /agent-versions without from or to).
+            from: { type: ['string', 'null'], format: 'date-time' },
+            to: { type: ['string', 'null'], format: 'date-time' },
+          },
         },
         Error: ErrorEnvelope,
         Pagination: {

@@ -89,6 +89,9 @@ export interface ApiRouteOptions<PS, QS, BS, R> {
    *  is stored only encrypted, bound to the credential and key (issue 12). */
   secretResponse?: boolean
   status?: number
+  /** Other 2xx statuses the handler may pick with withStatus (POST /dnc: 200 for a number already listed);
+   *  the document lists them with the same body. */
+  otherStatuses?: number[]
   /** Schema of the success payload (without meta), for the OpenAPI document only. */
   response?: v.GenericSchema
   /** Error codes this route can answer beyond the generic ones, for the OpenAPI document (OAuth codes on

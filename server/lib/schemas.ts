@@ -44,6 +44,8 @@ export const Limit = (max = 100, fallback = 50) =>
       v.transform(Number),
       v.minValue(1, coded('invalid_limit', `limit must be an integer from 1 to ${max}.`)),
       v.maxValue(max, coded('invalid_limit', `limit must be an integer from 1 to ${max}.`)),
+      // The bounds of the integer the text means, for OpenAPI (the builder types the parameter integer).
+      v.metadata({ minimum: 1, maximum: max }),
     ),
     String(fallback),
   )

@@ -1,5 +1,7 @@
 import { expect } from 'vitest'
-// A thin fetch wrapper for black-box tests: answers status, headers and parsed JSON (or text).
+import { checkConformance } from './openapi-conformance'
+// A thin fetch wrapper for black-box tests: answers status, headers and parsed JSON (or text). Every answer
+// is checked against the server's OpenAPI document (openapi-conformance.ts): a mismatch fails the test.
 export interface ApiResponse<T = any> {
   status: number
   headers: Headers
@@ -58,7 +60,15 @@ export function createApi(base: string, key?: string): Api {
     })
     const text = await res.text()
     let parsed: any = text
-    if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text)
+    const contentType = res.headers.get('content-type') ?? ''
+    if (contentType.includes('json') && text) parsed = JSON.parse(text)
+    await checkConformance({
+      method,
+      url: base + path,
+      status: res.status,
+      contentType,
+      body: text ? parsed : undefined,
+    })
     return { status: res.status, headers: res.headers, body: parsed, text }
   }
   return {

@@ -7,6 +7,7 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js'
+import { checkConformance } from './openapi-conformance'
 import type { Tenant } from './tenant'
 
 export const pkce = () => {
@@ -45,7 +46,11 @@ export class Browser {
       if (!value || /max-age=0\b/i.test(set)) this.cookies.delete(name)
       else this.cookies.set(name, value)
     }
-    return { status: res.status, location: res.headers.get('location'), html: await res.text(), headers: res.headers }
+    const html = await res.text()
+    const contentType = res.headers.get('content-type') ?? ''
+    const body = contentType.includes('json') && html ? JSON.parse(html) : undefined
+    await checkConformance({ method, url: new URL(url, this.origin).toString(), status: res.status, contentType, body })
+    return { status: res.status, location: res.headers.get('location'), html, headers: res.headers }
   }
 
   /** The login form's fields as the page rendered them (return_to and the CSRF token), plus the credentials. */
@@ -146,7 +151,7 @@ export async function registerClient(
     headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
     body: JSON.stringify(body),
   })
-  return { status: res.status, body: (await res.json()) as any, headers: res.headers }
+  return checked('POST', `${origin}/oauth/register`, res)
 }
 
 export async function tokenRequest(
@@ -159,7 +164,14 @@ export async function tokenRequest(
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams(params).toString(),
   })
-  return { status: res.status, body: (await res.json()) as any, headers: res.headers }
+  return checked('POST', `${origin}/oauth/token`, res)
+}
+
+/** The JSON answer of an OAuth endpoint, checked against the OpenAPI document. */
+async function checked(method: string, url: string, res: Response) {
+  const body = (await res.json()) as any
+  await checkConformance({ method, url, status: res.status, contentType: res.headers.get('content-type') ?? '', body })
+  return { status: res.status, body, headers: res.headers }
 }
 
 /**

@@ -12,7 +12,7 @@ export const AdminAction = v.object({
   target: v.nullable(v.pipe(v.string(), v.description('The id it was done to (usr_, agt_, key_…), or null'))),
   params: JsonRecord(v.string(), v.unknown()),
   request_id: v.string(),
-  created_at: v.string(),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
 })
 
 export const AdminActionQuery = v.object({
@@ -166,7 +166,7 @@ export const CustomerOverview = v.object({
       path: v.string(),
       status_code: v.number(),
       error_code: v.nullable(v.string()),
-      created_at: v.string(),
+      created_at: v.pipe(v.string(), v.isoTimestamp()),
     }),
   ),
 })
@@ -178,7 +178,7 @@ import { ApiKey } from '~/domain/credentials/schemas'
 import { RATE_LIMIT_NAMES } from '~/kit/rate-limit'
 import { QUOTA_KINDS } from '~/domain/limits/quotas'
 
-const IsoOrNull = v.nullable(v.string())
+const IsoOrNull = v.nullable(v.pipe(v.string(), v.isoTimestamp()))
 
 export const AdminAgent = v.object({
   agent_id: v.string(),
@@ -191,8 +191,8 @@ export const AdminAgent = v.object({
   prompt_version: v.nullable(v.string()),
   paused: v.boolean(),
   paused_at: IsoOrNull,
-  created_at: v.string(),
-  updated_at: v.string(),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+  updated_at: v.pipe(v.string(), v.isoTimestamp()),
 })
 
 export const AdminAgentQuery = v.object({
@@ -222,7 +222,7 @@ export const AdminCredential = v.object({
   ...ApiKey.entries,
   source: v.string(),
   revoked_at: IsoOrNull,
-  updated_at: v.string(),
+  updated_at: v.pipe(v.string(), v.isoTimestamp()),
   user: v.nullable(
     v.object({
       user_id: v.string(),
@@ -240,7 +240,7 @@ const CountOrNull = v.nullable(v.number())
 export const SystemStatus = v.object({
   status: Component,
   version: v.string(),
-  started_at: v.string(),
+  started_at: v.pipe(v.string(), v.isoTimestamp()),
   uptime_s: v.number(),
   instance_id: v.string(),
   components: JsonRecord(v.string(), Component),
@@ -256,8 +256,8 @@ export const SystemStatus = v.object({
   instances: v.array(
     v.object({
       instance_id: v.string(),
-      started_at: v.string(),
-      seen_at: v.string(),
+      started_at: v.pipe(v.string(), v.isoTimestamp()),
+      seen_at: v.pipe(v.string(), v.isoTimestamp()),
       live: v.boolean(),
       current: v.boolean(),
     }),
@@ -294,7 +294,7 @@ export const SystemErrors = v.object({
       credential_id: v.nullable(v.string()),
       account_ids: v.array(v.string()),
       duration_ms: v.number(),
-      created_at: v.string(),
+      created_at: v.pipe(v.string(), v.isoTimestamp()),
     }),
   ),
   jobs: v.array(
@@ -322,7 +322,7 @@ export const AiModels = v.object({
 })
 
 export const Migrations = v.object({
-  data: v.array(v.object({ name: v.string(), checksum: v.string(), applied_at: v.string() })),
+  data: v.array(v.object({ name: v.string(), checksum: v.string(), applied_at: v.pipe(v.string(), v.isoTimestamp()) })),
 })
 
 const Figure = v.pipe(

@@ -175,8 +175,8 @@ export const AgentTest = v.object({
   surface: v.picklist(SURFACES),
   turns: v.array(v.object({ user: v.string(), expect: v.array(Assertion) })),
   reference_answers: v.nullable(v.array(v.string())),
-  created_at: v.string(),
-  updated_at: v.string(),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+  updated_at: v.pipe(v.string(), v.isoTimestamp()),
 })
 
 export const RUN_STATUSES = ['queued', 'running', 'passed', 'failed', 'error'] as const
@@ -220,8 +220,8 @@ const RunFields = {
   skipped: v.number(),
   pass_rate: v.pipe(v.nullable(v.number()), v.description('passed / (passed + failed); null until one is graded')),
   error: v.nullable(v.string()),
-  created_at: v.string(),
-  finished_at: v.nullable(v.string()),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+  finished_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
 }
 export const TestRun = v.object({ ...RunFields, results: v.array(AttemptResult) })
 export const TestRunSummary = v.object(RunFields)

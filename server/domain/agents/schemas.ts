@@ -257,6 +257,37 @@ export const AGENT_PATCH_DESCRIPTION =
 const Ts = v.pipe(v.string(), v.isoTimestamp())
 const Str = v.nullable(v.string())
 
+type AgentField = (typeof BEHAVIOURAL_FIELDS)[number] | (typeof NON_BEHAVIOURAL_FIELDS)[number]
+/** Whitelisted fields that always read as a value: NOT NULL columns and settings with a default (present.ts);
+ *  every other field reads null when unknown (contract "Conventions"). */
+const NEVER_NULL = new Set<string>([
+  'refinement_rules',
+  'ai_provider',
+  'use_large_model',
+  'temperature',
+  'capabilities',
+  'capability_settings',
+  'speaking_rate',
+  'barge_in',
+  'greetings',
+  'languages',
+  'notification_emails',
+  'end_call_phrases',
+  'tags',
+  'external_ids',
+  'collect_identity',
+  'record_calls',
+  'end_of_speech_ms',
+  'kb_sync',
+])
+const unwrap = (s: v.GenericSchema): v.GenericSchema =>
+  s.type === 'optional' || s.type === 'nullable' ? unwrap((s as unknown as { wrapped: v.GenericSchema }).wrapped) : s
+/** A whitelisted field as the agent record shows it: the patch's own type, null where it may be unknown. */
+const presented = (field: keyof typeof AgentPatch.entries): v.GenericSchema => {
+  const inner = unwrap(AgentPatch.entries[field] as v.GenericSchema)
+  return NEVER_NULL.has(field) ? inner : v.nullable(inner)
+}
+
 export const VoiceConfig = v.object({
   provider: v.string(),
   model: Str,
@@ -309,10 +340,10 @@ export const Agent = v.object({
   agent_version: v.string(),
   prompt_version: Str,
   model: v.string(),
-  ...Object.fromEntries(
-    [...BEHAVIOURAL_FIELDS, ...NON_BEHAVIOURAL_FIELDS].filter((f) => f !== 'name').map((f) => [f, v.unknown()]),
-  ),
-  analysis: v.unknown(),
+  ...(Object.fromEntries(
+    [...BEHAVIOURAL_FIELDS, ...NON_BEHAVIOURAL_FIELDS].filter((f) => f !== 'name').map((f) => [f, presented(f)]),
+  ) as Record<Exclude<AgentField, 'name'>, v.GenericSchema>),
+  analysis: presented('analysis'),
   analysis_version: v.pipe(v.number(), v.description('Bumped by each change of analysis; 0 when never set.')),
   refinement_rules_cost: v.object({
     per_rule: v.array(v.object({ chars: v.number(), tokens: v.number() })),
@@ -392,6 +423,8 @@ export const AgentWriteResult = v.object({
   changed: v.array(v.string()),
   deployed: v.array(PromptVersion),
   refinement: v.optional(RefinementReport),
+  /** Present when the body set analysis (its own version, bumped by each change). */
+  analysis_version: v.optional(v.number()),
 })
 export const DeployResult = v.object({
   agent_id: v.string(),

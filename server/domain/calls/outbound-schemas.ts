@@ -74,7 +74,7 @@ export const CallListQuery = v.strictObject({
 })
 export type CallListQuery = v.InferOutput<typeof CallListQuery>
 
-const Ts = v.nullable(v.string())
+const Ts = v.nullable(v.pipe(v.string(), v.isoTimestamp()))
 
 export const CallResource = v.object({
   call_id: v.string(),
@@ -94,7 +94,7 @@ export const CallResource = v.object({
   answered_at: Ts,
   ended_at: Ts,
   duration_s: v.nullable(v.number()),
-  created_at: v.string(),
-  updated_at: v.string(),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+  updated_at: v.pipe(v.string(), v.isoTimestamp()),
 })
 export type CallResource = v.InferOutput<typeof CallResource>

@@ -147,10 +147,10 @@ export const Campaign = v.object({
   max_attempts: v.number(),
   retry_delay_minutes: v.number(),
   progress: Progress,
-  created_at: v.string(),
-  updated_at: v.string(),
-  started_at: v.nullable(v.string()),
-  finished_at: v.nullable(v.string()),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+  updated_at: v.pipe(v.string(), v.isoTimestamp()),
+  started_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
+  finished_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
 })
 export type Campaign = v.InferOutput<typeof Campaign>
 
@@ -161,5 +161,5 @@ export const CampaignContact = v.object({
   attempts: v.number(),
   last_call_id: v.nullable(v.string()),
   outcome: v.nullable(v.string()),
-  next_attempt_at: v.nullable(v.string()),
+  next_attempt_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
 })

@@ -70,8 +70,8 @@ export const ContactList = v.object({
   name: v.string(),
   default_region: v.nullable(v.string()),
   item_count: v.number(),
-  created_at: v.string(),
-  updated_at: v.string(),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+  updated_at: v.pipe(v.string(), v.isoTimestamp()),
 })
 
 export const ContactItem = v.object({
@@ -81,7 +81,7 @@ export const ContactItem = v.object({
   timezone: v.nullable(v.string()),
   variables: JsonRecord(v.string(), v.string()),
   dnc: v.boolean(),
-  created_at: v.string(),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
 })
 
 export const ImportResult = v.object({

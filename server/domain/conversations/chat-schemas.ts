@@ -6,6 +6,8 @@ import { presentTurn } from './present'
 import { apiError } from '~/lib/errors'
 import { coded } from '~/lib/errors'
 import { Id, JsonRecord } from '~/lib/schemas'
+import { AGENT_TYPES } from '~/domain/agents/schemas'
+import { CHANNELS, CONVERSATION_STATUSES, ConversationOut, OUTCOMES, SPEAKERS } from './schemas'
 import type { conversations, turns } from '~/db/schema'
 
 export type ConversationRow = typeof conversations.$inferSelect
@@ -104,9 +106,9 @@ export { presentTurn }
 
 const TurnOut = v.object({
   turn_index: v.number(),
-  speaker: v.string(),
+  speaker: v.picklist(SPEAKERS),
   text: v.string(),
-  timestamp: v.string(),
+  timestamp: v.pipe(v.string(), v.isoTimestamp()),
   confidence: v.null(),
   audio_offset_ms: v.nullable(v.number()),
   audio_duration_ms: v.nullable(v.number()),
@@ -141,20 +143,20 @@ export const ChatConversationOut = v.object({
   conversation_id: v.string(),
   account_id: v.string(),
   agent_id: v.nullable(v.string()),
-  agent_type: v.string(),
-  status: v.string(),
+  agent_type: v.picklist(AGENT_TYPES),
+  status: v.picklist(CONVERSATION_STATUSES),
   session_id: v.string(),
   external_session_id: v.nullable(v.string()),
   agent_version: v.nullable(v.string()),
   prompt_version: v.nullable(v.string()),
   model: v.nullable(v.string()),
-  channel_detail: v.object({ channel: v.string() }),
-  started_at: v.string(),
-  ended_at: v.nullable(v.string()),
-  updated_at: v.string(),
+  channel_detail: v.object({ channel: v.picklist(CHANNELS) }),
+  started_at: v.pipe(v.string(), v.isoTimestamp()),
+  ended_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
+  updated_at: v.pipe(v.string(), v.isoTimestamp()),
   duration_s: v.nullable(v.number()),
   language: v.nullable(v.string()),
-  outcome: v.nullable(v.string()),
+  outcome: v.nullable(v.picklist(OUTCOMES)),
   escalated: v.boolean(),
   has_identity: v.boolean(),
   has_recording: v.boolean(),
@@ -173,6 +175,16 @@ export const ChatConversationOut = v.object({
   identity: JsonRecord(v.string(), v.unknown()),
   metrics: v.nullable(JsonRecord(v.string(), v.unknown())),
   transcript: v.array(TurnOut),
+  custom: JsonRecord(v.string(), v.unknown()),
+  redacted: v.boolean(),
+  redaction_rules_applied: v.array(v.string()),
+})
+
+/** GET /conversations/{conv}: the list item plus, by `include`, the transcript (and its text rendering). */
+export const ConversationDetail = v.object({
+  ...ConversationOut.entries,
+  transcript: v.optional(v.array(TurnOut)),
+  transcript_text: v.optional(v.string()),
   custom: JsonRecord(v.string(), v.unknown()),
   redacted: v.boolean(),
   redaction_rules_applied: v.array(v.string()),

@@ -15,7 +15,7 @@ export const OutboxItem = v.object({
   tags: JsonRecord(v.string(), v.string()),
   status: v.string(),
   error: v.nullable(v.string()),
-  created_at: v.string(),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
 })
 
 type Row = typeof mailOutbox.$inferSelect

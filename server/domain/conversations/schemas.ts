@@ -2,7 +2,7 @@
 // reading, import and delete routes.
 import * as v from 'valibot'
 import { coded } from '~/lib/errors'
-import { AccountId, Cursor, Id, Limit, QueryBoolean, Timestamp } from '~/lib/schemas'
+import { AccountId, Cursor, Id, JsonRecord, Limit, QueryBoolean, Timestamp } from '~/lib/schemas'
 import { AGENT_TYPES } from '~/domain/agents/schemas'
 
 export const CONVERSATION_STATUSES = ['in_progress', 'completed', 'abandoned', 'failed'] as const
@@ -48,6 +48,8 @@ const EnumList = (name: string, values: readonly string[]) =>
         (xs) => xs.every((x) => values.includes(x)),
         coded('unsupported_filter', `Unknown ${name} value; expected one of ${values.join(', ')}.`),
       ),
+      // The values, for OpenAPI: the check above is invisible to the JSON Schema conversion.
+      v.metadata({ items: { type: 'string', enum: [...values] } }),
     ),
   )
 
@@ -183,15 +185,50 @@ export type ImportBody = v.InferOutput<typeof ImportBody>
 export const Tombstone = v.object({
   conversation_id: v.string(),
   account_id: v.string(),
-  deleted_at: v.string(),
+  deleted_at: v.pipe(v.string(), v.isoTimestamp()),
   reason: v.string(),
 })
-export const ConversationOut = v.looseObject({
+const JsonObject = JsonRecord(v.string(), v.unknown())
+const Iso = v.pipe(v.string(), v.isoTimestamp())
+/** The keys every conversation read shows (present.ts presentListItem), whatever it includes. */
+export const CONVERSATION_ENTRIES = {
   conversation_id: v.string(),
   account_id: v.string(),
   agent_id: v.nullable(v.string()),
-  agent_type: v.string(),
-  status: v.string(),
-  channel_detail: v.object({ channel: v.string() }),
-  started_at: v.string(),
+  agent_type: v.picklist(AGENT_TYPES),
+  status: v.picklist(CONVERSATION_STATUSES),
+  session_id: v.string(),
+  external_session_id: v.nullable(v.string()),
+  agent_version: v.nullable(v.string()),
+  prompt_version: v.nullable(v.string()),
+  model: v.nullable(v.string()),
+  channel_detail: v.object({ channel: v.picklist(CHANNELS) }),
+  started_at: Iso,
+  ended_at: v.nullable(Iso),
+  updated_at: Iso,
+  duration_s: v.nullable(v.number()),
+  language: v.nullable(v.string()),
+  outcome: v.nullable(v.picklist(OUTCOMES)),
+  escalated: v.boolean(),
+  has_identity: v.boolean(),
+  has_recording: v.boolean(),
+  turn_count: v.number(),
+  country: v.nullable(v.string()),
+  ip_country_only: v.boolean(),
+  utm: v.object({
+    source: v.nullable(v.string()),
+    medium: v.nullable(v.string()),
+    campaign: v.nullable(v.string()),
+    term: v.nullable(v.string()),
+    content: v.nullable(v.string()),
+  }),
+  summary_status: v.string(),
+}
+/** A conversation of the list; summary, identity, metrics and analysis are there when `include` names them. */
+export const ConversationOut = v.object({
+  ...CONVERSATION_ENTRIES,
+  summary: v.optional(v.nullable(JsonObject)),
+  identity: v.optional(JsonObject),
+  metrics: v.optional(v.nullable(JsonObject)),
+  analysis: v.optional(v.nullable(JsonObject)),
 })

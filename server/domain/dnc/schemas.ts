@@ -49,5 +49,5 @@ export const DncEntry = v.object({
   phone_e164: v.string(),
   reason: v.nullable(v.string()),
   source: v.picklist(DNC_SOURCES),
-  created_at: v.string(),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
 })

@@ -51,7 +51,7 @@ export const KbSync = v.object({
   removed: Urls,
   summary_rebuild: v.boolean(),
   error: v.nullable(v.string()),
-  started_at: v.string(),
-  finished_at: v.nullable(v.string()),
+  started_at: v.pipe(v.string(), v.isoTimestamp()),
+  finished_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
 })
 export type KbSync = v.InferOutput<typeof KbSync>

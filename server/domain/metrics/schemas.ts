@@ -79,7 +79,7 @@ export const DeployMarker = v.object({
   agent_version: v.string(),
   prompt_version: v.nullable(v.string()),
   reason: v.string(),
-  deployed_at: v.string(),
+  deployed_at: v.pipe(v.string(), v.isoTimestamp()),
 })
 
 export const ConversationMetricsRow = v.object({

@@ -24,7 +24,7 @@ export const RegisterBody = v.looseObject({
 
 export const RegisteredClient = v.object({
   client_id: v.string(),
-  client_id_issued_at: v.number(),
+  client_id_issued_at: v.pipe(v.number(), v.integer(), v.description('Epoch seconds (RFC 7591)')),
   client_secret: v.optional(
     v.pipe(v.string(), v.description('Only for client_secret_post / client_secret_basic; shown once')),
   ),
@@ -84,6 +84,6 @@ export const Connection = v.object({
   resource: v.string(),
   key_id: v.string(),
   account_id: v.string(),
-  created_at: v.string(),
-  last_used_at: v.nullable(v.string()),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+  last_used_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
 })

@@ -61,6 +61,6 @@ export const PhoneNumber = v.object({
   provider: v.string(),
   agent_id: v.nullable(v.string()),
   label: v.nullable(v.string()),
-  created_at: v.string(),
-  updated_at: v.string(),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+  updated_at: v.pipe(v.string(), v.isoTimestamp()),
 })

@@ -102,8 +102,8 @@ export const Profile = v.object({
   max_call_duration_s: v.number(),
   status: v.picklist(['draft', 'ready']),
   prompt_version: v.nullable(v.string()),
-  created_at: v.string(),
-  updated_at: v.string(),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+  updated_at: v.pipe(v.string(), v.isoTimestamp()),
 })
 export type Profile = v.InferOutput<typeof Profile>
 

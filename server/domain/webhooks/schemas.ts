@@ -97,9 +97,9 @@ export const Endpoint = v.object({
   enabled: v.boolean(),
   environment: v.literal('live'),
   api_version: v.literal('v1'),
-  previous_secret_expires_at: v.nullable(v.string()),
-  created_at: v.string(),
-  updated_at: v.string(),
+  previous_secret_expires_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+  updated_at: v.pipe(v.string(), v.isoTimestamp()),
 })
 export const EndpointWithSecret = v.object({ ...Endpoint.entries, secret: v.string() })
 
@@ -114,17 +114,17 @@ export const Delivery = v.object({
   delivery_id: v.string(),
   endpoint_id: v.string(),
   event_id: v.string(),
-  event_type: v.string(),
+  event_type: v.picklist([...EVENT_TYPES, 'ping']),
   status: v.picklist(DELIVERY_STATUSES),
   attempt_count: v.number(),
   attempts: v.array(Attempt),
-  next_attempt_at: v.nullable(v.string()),
+  next_attempt_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
   last_status_code: v.nullable(v.number()),
   last_error: v.nullable(v.string()),
   replayed_from: v.nullable(v.string()),
-  delivered_at: v.nullable(v.string()),
-  created_at: v.string(),
-  updated_at: v.string(),
+  delivered_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+  updated_at: v.pipe(v.string(), v.isoTimestamp()),
 })
 export const DeliveryDetail = v.object({ ...Delivery.entries, payload: JsonRecord(v.string(), v.unknown()) })
 

@@ -133,7 +133,12 @@ const jsonRpcAnswer = (description: string, example?: unknown) => ({
       schema: {
         type: 'object',
         required: ['jsonrpc'],
-        properties: { jsonrpc: { const: '2.0' }, id: {}, result: { type: 'object' }, error: { type: 'object' } },
+        properties: {
+          jsonrpc: { const: '2.0' },
+          id: { type: ['string', 'integer', 'null'] },
+          result: { type: 'object' },
+          error: { type: 'object' },
+        },
       },
       ...(example ? { example } : {}),
     },

@@ -1,6 +1,7 @@
 import { defineApiRoute } from '~/http/define-api-route'
 import { agentAccount } from '~/domain/agents/agents'
-import { ConversationOut, ImportBody } from '~/domain/conversations/schemas'
+import { ImportBody } from '~/domain/conversations/schemas'
+import { ChatConversationOut } from '~/domain/conversations/chat-schemas'
 import { importConversation } from '~/domain/conversations/import'
 
 export default defineApiRoute({
@@ -14,7 +15,7 @@ export default defineApiRoute({
   dataRoute: true,
   body: ImportBody,
   status: 201,
-  response: ConversationOut,
+  response: ChatConversationOut,
   errors: [
     'invalid_id',
     'invalid_date',

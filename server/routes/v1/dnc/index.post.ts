@@ -12,6 +12,7 @@ export default defineApiRoute({
   scope: 'outbound:write',
   dataRoute: true,
   status: 201,
+  otherStatuses: [200],
   body: CreateDncBody,
   response: DncEntry,
   errors: ['invalid_phone', 'unsupported_field', 'validation_error'],

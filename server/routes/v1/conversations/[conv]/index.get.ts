@@ -1,5 +1,6 @@
 import { defineApiRoute } from '~/http/define-api-route'
-import { ConversationOut, ConversationParams, DetailQuery } from '~/domain/conversations/schemas'
+import { ConversationParams, DetailQuery } from '~/domain/conversations/schemas'
+import { ConversationDetail } from '~/domain/conversations/chat-schemas'
 import { getConversation } from '~/domain/conversations/read'
 
 export default defineApiRoute({
@@ -16,7 +17,7 @@ export default defineApiRoute({
   params: ConversationParams,
   query: DetailQuery,
   repeatable: ['account_id'],
-  response: ConversationOut,
+  response: ConversationDetail,
   errors: ['invalid_id', 'unsupported_filter', 'conversation_deleted'],
   handler: ({ runtime, principal, account, params, query }) =>
     getConversation(runtime.database, principal, account.ids, params.conv, query),

@@ -18,7 +18,7 @@ export default defineApiRoute({
   response: v.object({
     conversation_id: v.string(),
     url: v.string(),
-    expires_at: v.string(),
+    expires_at: v.pipe(v.string(), v.isoTimestamp()),
     duration_s: v.nullable(v.number()),
   }),
   errors: ['invalid_id', 'conversation_deleted'],
