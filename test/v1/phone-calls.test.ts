@@ -218,7 +218,12 @@ describe('inbound phone calls (simulated network)', () => {
     expect(refused.status, refused.text).toBe(202)
     expect(refused.body).toMatchObject({ conversation_id: expect.stringMatching(/^conv_u/), status: 'failed' })
     const conv = await t.api.get(`/conversations/${refused.body.conversation_id}?include=metrics`)
-    expect(conv.body).toMatchObject({ status: 'failed', channel_detail: { channel: 'phone_inbound' }, agent_id: null })
+    expect(conv.body).toMatchObject({
+      status: 'failed',
+      channel_detail: { channel: 'phone_inbound' },
+      agent_id: null,
+      agent_type: 'phone',
+    })
   })
 
   it('ends calls by the agent settings: silence timeout, end-call phrases; transfers through the provider', async () => {

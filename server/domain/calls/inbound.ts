@@ -115,7 +115,8 @@ export async function acceptInboundCall(
         id: sql`'conv_u' || nextval('conversation_seq')`,
         accountId,
         agentId: agent?.id ?? null,
-        agentType: agent?.agentType ?? 'none',
+        // A number without an agent still took a phone call: agent_type is one of the contract's AgentType.
+        agentType: agent?.agentType ?? 'phone',
         channel: 'phone_inbound',
         status: refusal ? 'failed' : 'in_progress',
         sessionId,
