@@ -111,7 +111,18 @@ describe.skipIf(!url)('Idempotency-Key fenced by the write (PostgreSQL)', () => 
       `CREATE FUNCTION ${queueSchema}.refuse_ingest() RETURNS trigger LANGUAGE plpgsql AS $$
          BEGIN RAISE EXCEPTION 'the test refuses kb.ingest'; END $$`,
     )
-    await db.executeSql(
+    // DDL on the partitioned job table locks its partitions while the server's workers read and write them:
+    // PostgreSQL may pick the DDL as a deadlock's victim (40P01), which says nothing about the fence. Retry it.
+    const ddl = async (statement: string) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await db.executeSql(statement)
+        } catch (err) {
+          if ((err as { code?: string }).code !== '40P01' || attempt === 5) throw err
+        }
+      }
+    }
+    await ddl(
       `CREATE TRIGGER refuse_ingest BEFORE INSERT ON ${queueSchema}.job FOR EACH ROW
          WHEN (NEW.name = 'kb.ingest') EXECUTE FUNCTION ${queueSchema}.refuse_ingest()`,
     )
@@ -119,7 +130,7 @@ describe.skipIf(!url)('Idempotency-Key fenced by the write (PostgreSQL)', () => 
     try {
       failed = await add(key, title)
     } finally {
-      await db.executeSql(`DROP TRIGGER refuse_ingest ON ${queueSchema}.job`)
+      await ddl(`DROP TRIGGER refuse_ingest ON ${queueSchema}.job`)
     }
     expect(failed.status, failed.text).toBe(500)
     expect((await claimOf(key))?.state).toBe('lost')

@@ -11,13 +11,17 @@ import { seedAgent } from '../helpers/agents'
 import { freshNumber } from '../helpers/phone'
 import { family, parseExposition, type Family } from '../helpers/prometheus'
 import { startReceiver, type Receiver } from '../helpers/receiver'
+import { ownDatabase, type OwnDatabase } from '../helpers/own-database'
 import { startServer, type TestServer } from '../helpers/server'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { until } from '../helpers/wait'
 import { verifies } from '../requirements'
 
 const TOKEN = `mt_${randomBytes(24).toString('hex')}`
-const env = { SVC_METRICS_TOKEN: TOKEN }
+// A database of its own on PostgreSQL: another file's server on the shared database would otherwise take this
+// file's webhook delivery (and its series would not move here).
+let own: OwnDatabase
+let env: Record<string, string> = { SVC_METRICS_TOKEN: TOKEN }
 let server: TestServer
 let t: Tenant
 let chatAgent: string
@@ -40,6 +44,8 @@ const countOf = (families: Family[], name: string, labels: Record<string, string
     .reduce((n, s) => n + Number(s.count ?? s.value ?? 0), 0)
 
 beforeAll(async () => {
+  own = await ownDatabase('prometheus')
+  env = { ...env, ...own.env }
   rx = await startReceiver()
   server = await startServer({ env })
   t = await createTenant(createApi(server.base, server.masterKey))
@@ -56,6 +62,7 @@ beforeAll(async () => {
 }, 90_000)
 afterAll(async () => {
   await server?.stop('SIGKILL')
+  await own?.drop()
   await rx?.close()
 })
 
