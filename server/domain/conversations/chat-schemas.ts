@@ -6,8 +6,7 @@ import { presentTurn } from './present'
 import { apiError } from '~/lib/errors'
 import { coded } from '~/lib/errors'
 import { Id, JsonRecord } from '~/lib/schemas'
-import { AGENT_TYPES } from '~/domain/agents/schemas'
-import { CHANNELS, CONVERSATION_STATUSES, ConversationOut, OUTCOMES, SPEAKERS } from './schemas'
+import { CONVERSATION_ENTRIES, ConversationOut, SPEAKERS } from './schemas'
 import type { conversations, turns } from '~/db/schema'
 
 export type ConversationRow = typeof conversations.$inferSelect
@@ -140,37 +139,7 @@ const TurnOut = v.object({
  * /conversations/{conv} shows it with no query (conversationResource): the detail object.
  */
 export const ChatConversationOut = v.object({
-  conversation_id: v.string(),
-  account_id: v.string(),
-  agent_id: v.nullable(v.string()),
-  agent_type: v.picklist(AGENT_TYPES),
-  status: v.picklist(CONVERSATION_STATUSES),
-  session_id: v.string(),
-  external_session_id: v.nullable(v.string()),
-  agent_version: v.nullable(v.string()),
-  prompt_version: v.nullable(v.string()),
-  model: v.nullable(v.string()),
-  channel_detail: v.object({ channel: v.picklist(CHANNELS) }),
-  started_at: v.pipe(v.string(), v.isoTimestamp()),
-  ended_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
-  updated_at: v.pipe(v.string(), v.isoTimestamp()),
-  duration_s: v.nullable(v.number()),
-  language: v.nullable(v.string()),
-  outcome: v.nullable(v.picklist(OUTCOMES)),
-  escalated: v.boolean(),
-  has_identity: v.boolean(),
-  has_recording: v.boolean(),
-  turn_count: v.number(),
-  country: v.nullable(v.string()),
-  ip_country_only: v.boolean(),
-  utm: v.object({
-    source: v.nullable(v.string()),
-    medium: v.nullable(v.string()),
-    campaign: v.nullable(v.string()),
-    term: v.nullable(v.string()),
-    content: v.nullable(v.string()),
-  }),
-  summary_status: v.string(),
+  ...CONVERSATION_ENTRIES,
   summary: v.nullable(JsonRecord(v.string(), v.unknown())),
   identity: JsonRecord(v.string(), v.unknown()),
   metrics: v.nullable(JsonRecord(v.string(), v.unknown())),
