@@ -21,7 +21,7 @@ describe.skipIf(!process.env.DATABASE_URL)('documents beside summary writes (Pos
   let firstDoc: string
   beforeAll(async () => {
     server = await startServer({
-      env: { SVC_RATE_LIMITS: 'read=100000,write=100000', SVC_QUOTAS: 'kb_documents=100000' },
+      env: { SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000', SVC_QUOTAS: 'kb_documents=100000,reindexes=100000' },
     })
     t = await createTenant(createApi(server.base, server.masterKey))
     site = await serveSite({ '/': { body: html('Wombat Wheels', '<h1>Wombat Wheels</h1><p>Bikes in Hobart.</p>') } })
@@ -35,7 +35,7 @@ describe.skipIf(!process.env.DATABASE_URL)('documents beside summary writes (Pos
     await site?.close()
   })
 
-  it('indexes every document and answers every summary write and patch', async () => {
+  it('indexes every document and answers every summary write, patch and reindex request', async () => {
     verifies('kb.lock-order')
     const ids: string[] = []
     for (let round = 0; round < 5; round++) {
@@ -52,8 +52,9 @@ describe.skipIf(!process.env.DATABASE_URL)('documents beside summary writes (Pos
         ...Array.from({ length: 2 }, (_, i) =>
           t.api.patch(`/agents/${agent}/kb/documents/${firstDoc}`, { keep_verbatim: (round + i) % 2 === 0 }),
         ),
+        ...Array.from({ length: 4 }, () => t.api.post(`/agents/${agent}/kb/reindex`, {})),
       ])
-      expect(answers.map((r) => r.status)).toEqual([...Array(16).fill(202), ...Array(8).fill(200)])
+      expect(answers.map((r) => r.status)).toEqual([...Array(16).fill(202), ...Array(8).fill(200), ...Array(4).fill(202)])
       ids.push(...answers.slice(0, 16).map((r) => r.body.doc_id as string))
     }
     const deadline = Date.now() + 60_000

@@ -16,7 +16,7 @@ import { verifies } from '../requirements'
 import { buildAgent } from '../helpers/build'
 import { agents, kbDocuments, kbSummaries } from '~/db/schema'
 import { nextDocumentId } from '~/domain/agents/create'
-import { knowledgeFor, requestReindex, runReindex } from '~/domain/kb/summary'
+import { acceptReindex, knowledgeFor, runReindex } from '~/domain/kb/summary'
 import local from '../../providers/chat/local'
 import { sleep, until } from '../helpers/wait'
 
@@ -407,12 +407,12 @@ describe('pending, stale and keep-as-is sizes with seeded documents (own server)
         (await db.db.select().from(kbSummaries).where(eq(kbSummaries.agentId, small)))[0].version
       const logs: string[] = []
       const before = await version()
-      await requestReindex(db.db, agent, 'req-a')
+      await db.tx((tx) => acceptReindex(tx, agent, 'req-a'))
       expect(await runReindex(db, local, small, 'req-a', (m) => logs.push(m))).toMatchObject({ status: 'succeeded' })
       expect(await runReindex(db, local, small, 'req-a', (m) => logs.push(m))).toBeNull()
       expect(await version()).toBe(before + 1)
-      await requestReindex(db.db, agent, 'req-b')
-      await requestReindex(db.db, agent, 'req-c')
+      await db.tx((tx) => acceptReindex(tx, agent, 'req-b'))
+      await db.tx((tx) => acceptReindex(tx, agent, 'req-c'))
       expect(await runReindex(db, local, small, 'req-b', (m) => logs.push(m))).toBeNull()
       expect(await runReindex(db, local, small, 'req-c', (m) => logs.push(m))).toMatchObject({
         status: 'succeeded',

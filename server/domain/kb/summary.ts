@@ -4,6 +4,9 @@ import { and, asc, count, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
 import type { Database, Executor } from '~/db/client'
 import { agents, kbDocuments, kbSummaries } from '~/db/schema'
 import type { ChatEngine } from '~/kit/chat-engine'
+import { retryTransient } from '~/db/transient'
+import { checkBalance } from '~/domain/conversations/billing'
+import { consumeQuota } from '~/domain/limits/quotas'
 import { assembleKnowledgeBlock, droppedIds, planVerbatim, type KnowledgeSurface, type VerbatimPlan } from './verbatim'
 import { internalDetail, PUBLIC_MESSAGES, publicMessage } from './public-error'
 
@@ -201,11 +204,21 @@ export function reindexInFlight(lastJob: unknown, now = Date.now()): boolean {
 
 /** Records the request on the summary (creating an empty one, version 0, if the agent has none yet). The
  *  newest request wins: an older queued job finds another request_id and does nothing. */
-export async function requestReindex(
-  ex: Executor,
+/**
+ * Accepts a reindex request in the caller's transaction: billable engine work (402 when billing blocks),
+ * one unit of the daily reindexes quota, and last_job queued under a new request id. The agent row is
+ * locked first (lockKnowledge): the last_job write bumps the agent's revision by trigger, and a page
+ * admitted beside it holds the agent and then the quota row, so taking the quota or the summary first
+ * deadlocked (CI on PostgreSQL, stop 40: POST kb/reindex answered 500 beside an ingest).
+ */
+export async function acceptReindex(
+  tx: Executor,
   agent: { id: string; accountId: string },
   requestId: string,
 ): Promise<ReindexJob> {
+  await lockKnowledge(tx, agent.id)
+  await checkBalance(tx, agent.accountId)
+  await consumeQuota(tx, agent.accountId, 'reindexes')
   const job: ReindexJob = {
     job: 'reindex',
     status: 'queued',
@@ -215,14 +228,20 @@ export async function requestReindex(
     finished_at: null,
     error: null,
   }
-  await ex
+  await tx
     .insert(kbSummaries)
     .values({ agentId: agent.id, accountId: agent.accountId, lastJob: job as unknown as Record<string, unknown> })
     .onConflictDoUpdate({ target: kbSummaries.agentId, set: { lastJob: job as unknown as Record<string, unknown> } })
   return job
 }
 
+/** Records `job` as last_job if `requestId` is still the current request. Its own transaction, agent row first. */
+export async function recordJobIfCurrent(ex: Database, agentId: string, requestId: string, job: ReindexJob) {
+  await retryTransient(() => ex.tx((tx) => setJobIfCurrent(tx, agentId, requestId, job)))
+}
+
 export async function setJobIfCurrent(ex: Executor, agentId: string, requestId: string, job: ReindexJob) {
+  await lockKnowledge(ex, agentId)
   await ex
     .update(kbSummaries)
     .set({ lastJob: job as unknown as Record<string, unknown> })
@@ -243,25 +262,31 @@ export async function runReindex(
   log: (m: string, extra?: Record<string, unknown>) => void,
 ): Promise<ReindexJob | null> {
   const startedAt = new Date().toISOString()
-  const [claimed] = await ex.db
-    .update(kbSummaries)
-    .set({
-      lastJob: sql`jsonb_set(jsonb_set(${kbSummaries.lastJob}, '{status}', '"running"'), '{started_at}', ${JSON.stringify(startedAt)}::jsonb)`,
-    })
-    .where(
-      and(
-        eq(kbSummaries.agentId, agentId),
-        sql`${kbSummaries.lastJob}->>'request_id' = ${requestId}`,
-        or(
-          sql`${kbSummaries.lastJob}->>'status' = 'queued'`,
+  // The claim bumps the agent's revision by trigger: agent row first, in a transaction (lockKnowledge).
+  const [claimed] = await retryTransient(() =>
+    ex.tx(async (tx) => {
+      await lockKnowledge(tx, agentId)
+      return tx
+        .update(kbSummaries)
+        .set({
+          lastJob: sql`jsonb_set(jsonb_set(${kbSummaries.lastJob}, '{status}', '"running"'), '{started_at}', ${JSON.stringify(startedAt)}::jsonb)`,
+        })
+        .where(
           and(
-            sql`${kbSummaries.lastJob}->>'status' = 'running'`,
-            sql`(${kbSummaries.lastJob}->>'started_at')::timestamptz < now() - make_interval(secs => ${REINDEX_STALE_MS / 1000})`,
+            eq(kbSummaries.agentId, agentId),
+            sql`${kbSummaries.lastJob}->>'request_id' = ${requestId}`,
+            or(
+              sql`${kbSummaries.lastJob}->>'status' = 'queued'`,
+              and(
+                sql`${kbSummaries.lastJob}->>'status' = 'running'`,
+                sql`(${kbSummaries.lastJob}->>'started_at')::timestamptz < now() - make_interval(secs => ${REINDEX_STALE_MS / 1000})`,
+              ),
+            ),
           ),
-        ),
-      ),
-    )
-    .returning()
+        )
+        .returning()
+    }),
+  )
   if (!claimed) return null
   const job = { ...(claimed.lastJob as unknown as ReindexJob), status: 'running' as const, started_at: startedAt }
   const agent = { id: claimed.agentId, accountId: claimed.accountId }
@@ -285,7 +310,7 @@ export async function runReindex(
     const error = publicMessage(err, PUBLIC_MESSAGES.engine)
     const failed: ReindexJob = { ...job, status: 'failed', finished_at: new Date().toISOString(), error }
     log(`kb reindex for ${agentId} failed: ${internalDetail(err)}`, { agent_id: agentId, request_id: requestId })
-    await setJobIfCurrent(ex.db, agentId, requestId, failed)
+    await recordJobIfCurrent(ex, agentId, requestId, failed)
     return failed
   }
 }

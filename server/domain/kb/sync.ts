@@ -18,7 +18,6 @@ import { agents, kbCrawls, kbDocuments, kbSyncs } from '~/db/schema'
 import { retryTransient } from '~/db/transient'
 import { nextDocumentId } from '~/domain/agents/create'
 import { loadAgent } from '~/domain/agents/rows'
-import { checkBalance } from '~/domain/conversations/billing'
 import { emitEvent } from '~/domain/events/emit'
 import { consumeQuota } from '~/domain/limits/quotas'
 import type { JobContext } from '~/kit/job'
@@ -30,7 +29,7 @@ import { contentHash, opensWithVerbatimPhrase } from './document-text'
 import { FetchError } from './safe-fetch'
 import { internalDetail, publicMessage } from './public-error'
 import { loadSitemap, SITEMAP_LIMITS } from './sitemap'
-import { REINDEX_JOB, lockKnowledge, markSummaryStale, requestReindex } from './summary'
+import { REINDEX_JOB, acceptReindex, lockKnowledge, markSummaryStale } from './summary'
 import { isDue } from './sync-schedule'
 import { kbSyncOf, type KbSync } from './sync-schemas'
 
@@ -268,11 +267,7 @@ async function finishSync(ctx: JobContext, sync: SyncRow, tally: Tally, error: s
   if (tally.documentsChanged > 0 && reindex) {
     const id = randomUUID()
     try {
-      await ctx.database.tx(async (tx) => {
-        await checkBalance(tx, agent.accountId)
-        await consumeQuota(tx, agent.accountId, 'reindexes')
-        await requestReindex(tx, agent, id)
-      })
+      await retryTransient(() => ctx.database.tx((tx) => acceptReindex(tx, agent, id)))
       requestId = id
     } catch (e) {
       if (!(e instanceof ApiError)) throw e

@@ -3,9 +3,7 @@ import * as v from 'valibot'
 import { defineApiRoute } from '~/http/define-api-route'
 import { agentAccount, loadAgent } from '~/domain/agents/agents'
 import { AgentParams } from '~/domain/agents/schemas'
-import { REINDEX_JOB, requestReindex, setJobIfCurrent } from '~/domain/kb/summary'
-import { checkBalance } from '~/domain/conversations/billing'
-import { consumeQuota } from '~/domain/limits/quotas'
+import { REINDEX_JOB, acceptReindex, recordJobIfCurrent } from '~/domain/kb/summary'
 
 export default defineApiRoute({
   summary: 'Rebuild the knowledge summary',
@@ -22,17 +20,12 @@ export default defineApiRoute({
   async handler({ runtime, principal, account, params }) {
     const agent = await loadAgent(runtime.database.db, agentAccount(principal, account), params.agt)
     const requestId = randomUUID()
-    // The summary runs the engine: billable work (402 when billing blocks) counted by the daily reindexes quota.
-    const job = await runtime.database.tx(async (tx) => {
-      await checkBalance(tx, agent.accountId)
-      await consumeQuota(tx, agent.accountId, 'reindexes')
-      return requestReindex(tx, agent, requestId)
-    })
+    const job = await runtime.database.tx((tx) => acceptReindex(tx, agent, requestId))
     try {
       await runtime.queue.send(REINDEX_JOB, { agent_id: agent.id, request_id: requestId })
     } catch (e) {
       // Not left showing rebuilding: the request failed before any job could run.
-      await setJobIfCurrent(runtime.database.db, agent.id, requestId, {
+      await recordJobIfCurrent(runtime.database, agent.id, requestId, {
         ...job,
         status: 'failed',
         finished_at: new Date().toISOString(),
