@@ -21,7 +21,10 @@ describe.skipIf(!process.env.DATABASE_URL)('documents beside summary writes (Pos
   let firstDoc: string
   beforeAll(async () => {
     server = await startServer({
-      env: { SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000', SVC_QUOTAS: 'kb_documents=100000,reindexes=100000' },
+      env: {
+        SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000',
+        SVC_QUOTAS: 'kb_documents=100000,reindexes=100000',
+      },
     })
     t = await createTenant(createApi(server.base, server.masterKey))
     site = await serveSite({ '/': { body: html('Wombat Wheels', '<h1>Wombat Wheels</h1><p>Bikes in Hobart.</p>') } })
@@ -54,7 +57,11 @@ describe.skipIf(!process.env.DATABASE_URL)('documents beside summary writes (Pos
         ),
         ...Array.from({ length: 4 }, () => t.api.post(`/agents/${agent}/kb/reindex`, {})),
       ])
-      expect(answers.map((r) => r.status)).toEqual([...Array(16).fill(202), ...Array(8).fill(200), ...Array(4).fill(202)])
+      expect(answers.map((r) => r.status)).toEqual([
+        ...Array(16).fill(202),
+        ...Array(8).fill(200),
+        ...Array(4).fill(202),
+      ])
       ids.push(...answers.slice(0, 16).map((r) => r.body.doc_id as string))
     }
     const deadline = Date.now() + 60_000
