@@ -17,6 +17,7 @@ import { stopRecordingPool } from '~/domain/calls/recording'
 import { liveSessions } from '~/domain/calls/session'
 import { setMetricsSources } from '~/kit/metrics'
 import { startQueue } from '~/jobs/_queue'
+import { queueManifest } from '~/jobs/_queue-options'
 import { createAuditWriter } from '~/kit/audit-writer'
 import { type BlobProvider, hostBlobStore } from '~/kit/blob-store'
 import type { Capability } from '~/kit/capability'
@@ -37,6 +38,8 @@ export interface Installed {
   migrations: Migration[]
   /** The URL of a migrated PGlite snapshot, loaded into an empty embedded data dir instead of running initdb. */
   pgliteSnapshot?: string
+  /** The queue schema that snapshot holds made, and its queues (scripts/pglite-snapshot.mjs). */
+  pgliteSnapshotQueues?: { schema: string; manifest: string }
   jobs: JobDefinition[]
   capabilities: Capability[]
   chat: ChatEngine[]
@@ -128,6 +131,7 @@ export async function buildRuntime(
   const t1 = performance.now()
   const applied = await migrate(database, installed.migrations)
   if (applied.length) console.log(`[boot] applied migrations: ${applied.join(', ')}`)
+  if (database.fromSnapshot) await keepSnapshotQueues(database, installed, config.queueSchema)
   const t2 = performance.now()
   const blobs = await openBlobStore(providers.blob, config)
   const queue = await startQueue({
@@ -180,6 +184,20 @@ export async function buildRuntime(
     `[boot] ready on ${database.kind === 'pglite' ? `embedded PGlite (${config.dataDir})` : 'PostgreSQL'}: ${config.publicUrl}/v1 (database ${s(t0, t1)} s, migrations ${s(t1, t2)} s, queue ${s(t2, t3)} s, rest ${s(t3, performance.now())} s)`,
   )
   return runtime
+}
+
+/**
+ * A data dir just made from the build's snapshot holds pg-boss's schema with the queues of the build's jobs
+ * (scripts/pglite-snapshot.mjs). Kept when they are this process's queues in this process's schema; otherwise
+ * (SVC_QUEUE_SCHEMA set to another schema, or jobs that differ from the build's) the schema is dropped before
+ * pg-boss starts, so the queue schema is the one pg-boss makes itself, as without a snapshot.
+ */
+async function keepSnapshotQueues(database: Database, installed: Installed, queueSchema: string) {
+  const made = installed.pgliteSnapshotQueues
+  if (!made) return
+  if (made.schema === queueSchema && made.manifest === queueManifest(installed.jobs)) return
+  console.log(`[boot] the snapshot's queue schema ${made.schema} is not this process's queues: dropped`)
+  await database.executeSql(`DROP SCHEMA IF EXISTS ${made.schema} CASCADE`)
 }
 
 /** Invalidations also travel over Redis pub/sub (a subscriber needs its own connection). */

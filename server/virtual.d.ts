@@ -52,6 +52,8 @@ declare module '#svc/pglite-snapshot' {
   /** The URL of a PGlite cluster with the migrations applied, in the build: scripts/pglite-snapshot.mjs. */
   const url: string
   export default url
+  /** The queue schema the snapshot holds and its queues (jobs/_queue-options.ts `queueManifest`). */
+  export const queues: { schema: string; manifest: string }
 }
 declare module '#svc/widget-script' {
   /** The built widget (scripts/build-widget.mjs): minified IIFE, its sizes and its version hash. */

@@ -7,6 +7,7 @@ import type { ExtractTablesWithRelations } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
 import { createInvalidationBus, INVALIDATE_CHANNEL, type InvalidationBus } from './bus'
 import { fenced } from './commit-fence'
+import { isEmptyDir, unpackSnapshot } from './snapshot'
 import * as schema from './schema'
 
 type Schema = typeof schema
@@ -17,6 +18,8 @@ export type Executor = Db | Tx
 
 export interface Database {
   kind: 'pglite' | 'postgres'
+  /** Set when this open made the embedded data dir from the build's snapshot (a first boot). */
+  fromSnapshot?: boolean
   db: Db
   /** Runs `fn` in one transaction. On PGlite transactions are serialised by the engine's own mutex;
    *  never call the outer `db` inside `fn` (it would wait for the transaction that waits for it). Inside a
@@ -118,12 +121,19 @@ const BUSY_TRUST_MS = 30_000
 async function openPglite(dir: string, snapshot?: string): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite')
   const { drizzle } = await import('drizzle-orm/pglite')
-  mkdirSync(dir, { recursive: true })
   // A new data dir starts from the build's snapshot (initdb and the migrations done: most of a first boot's CPU;
-  // decisions "Issue 36: hot paths and idle cost"). Without the file (a test opening PGlite from the sources),
-  // initdb runs as before and migrate() applies every migration.
+  // decisions "Issue 36: hot paths and idle cost"), unpacked by node:fs onto the disk (snapshot.ts); PGlite then
+  // opens it as it opens any existing data dir (decisions "Issue 36: first boot"). Without the file (a test
+  // opening PGlite from the sources), initdb runs as before and migrate() applies every migration.
   const file = snapshot && !existsSync(join(dir, 'PG_VERSION')) ? snapshotFile(snapshot) : undefined
-  const pg = file ? await PGlite.create(dir, { loadDataDir: new Blob([readFileSync(file)]) }) : await PGlite.create(dir)
+  if (file && isEmptyDir(dir)) unpackSnapshot(readFileSync(file), dir)
+  mkdirSync(dir, { recursive: true })
+  // A directory that holds files but no cluster (not ours to clear): PGlite loads the snapshot into it as before.
+  const fromSnapshot = !!file
+  const pg =
+    file && !existsSync(join(dir, 'PG_VERSION'))
+      ? await PGlite.create(dir, { loadDataDir: new Blob([readFileSync(file)]) })
+      : await PGlite.create(dir)
   const db = drizzle({ client: pg, schema }) as unknown as Db
   // Transactions of this process now running (each holds the engine's mutex while it runs), and since when
   // at least one has been.
@@ -131,6 +141,7 @@ async function openPglite(dir: string, snapshot?: string): Promise<Database> {
   let busySince = 0
   return {
     kind: 'pglite',
+    fromSnapshot,
     // One process owns an embedded database: invalidations stay in this process.
     bus: createInvalidationBus(),
     db,

@@ -11,6 +11,7 @@ import { createFsBlobStore, type BlobStore } from '~/kit/blob-store'
 import { inSpan, SpanKind } from '~/kit/tracing'
 import { INSTANCE_ID } from '~/domain/calls/instance'
 import { createWaker, type Waker } from './_waker'
+import { queueOptions } from './_queue-options'
 
 /** How often each instance looks for jobs held by an instance that stopped beating. */
 const REAP_MS = 5_000
@@ -135,14 +136,9 @@ export async function startQueue(opts: {
   nextReap()
 
   for (const job of registry.list()) {
-    await boss.createQueue(job.name, {
-      name: job.name,
-      retryLimit: job.retryLimit ?? 3,
-      retryDelay: job.retryDelaySeconds ?? 5,
-      retryBackoff: true,
-      ...(job.expireInSeconds ? { expireInSeconds: job.expireInSeconds } : {}),
-      policy: job.policy ?? 'standard',
-    } as any)
+    // A no-op for a queue that exists (pg-boss's create_queue ends at ON CONFLICT), as on a data dir made
+    // from the build's snapshot, which holds these very queues (_queue-options.ts).
+    await boss.createQueue(job.name, queueOptions(job) as any)
     const workers = Math.max(1, job.concurrency ?? 1)
     const ids: string[] = []
     workerIds.set(job.name, ids)

@@ -5,7 +5,7 @@
 // imported asynchronously, so with them it stops before serving any request.
 import { defineNitroPlugin } from 'nitropack/runtime'
 import migrations from '#svc/migrations'
-import pgliteSnapshot from '#svc/pglite-snapshot'
+import pgliteSnapshot, { queues as pgliteSnapshotQueues } from '#svc/pglite-snapshot'
 import jobs from '#svc/jobs'
 import capabilities, { files as capabilityFiles } from '#svc/capabilities'
 import chatEngines, { files as chatFiles } from '#svc/providers/chat'
@@ -35,6 +35,7 @@ export default defineNitroPlugin((nitroApp) => {
   const installed: Installed = {
     migrations,
     pgliteSnapshot,
+    pgliteSnapshotQueues,
     jobs,
     capabilities,
     chat: chatEngines,
