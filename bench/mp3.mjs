@@ -18,7 +18,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
 import { Mp3Encoder } from '@breezystack/lamejs'
 import { build } from 'esbuild'
-import { bundleWorker } from '../scripts/bundle-worker.mjs'
+import { bundleWorker, NODE_BUNDLE } from '../scripts/bundle-worker.mjs'
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 8)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 120)
@@ -36,12 +36,7 @@ await build({
     loader: 'ts',
   },
   outfile: lib,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  alias: { '~': resolve(root, 'server') },
+  ...NODE_BUNDLE,
   logLevel: 'silent',
   plugins: [
     {

@@ -19,6 +19,16 @@ export const WORKERS = {
  * Bundles the worker `name` into `outfile` (default: under node_modules/.cache, where its package imports
  * resolve) and answers the file's URL.
  */
+/** esbuild's options for a server module bundled to run on Node outside the Nitro build (packages stay external). */
+export const NODE_BUNDLE = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  alias: { '~': resolve(root, 'server') },
+}
+
 export async function bundleWorker(name, outfile = resolve(root, `node_modules/.cache/svc-workers/${name}.mjs`)) {
   const entry = WORKERS[name]
   if (!entry) throw new Error(`unknown worker ${name}`)
@@ -26,12 +36,7 @@ export async function bundleWorker(name, outfile = resolve(root, `node_modules/.
   await build({
     entryPoints: [entry],
     outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    alias: { '~': resolve(root, 'server') },
+    ...NODE_BUNDLE,
     logLevel: 'silent',
   })
   return pathToFileURL(outfile)

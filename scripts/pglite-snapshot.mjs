@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { NODE_BUNDLE } from './bundle-worker.mjs'
 import { pluginFiles } from './plugin-files.mjs'
 
 const root = resolve(import.meta.dirname, '..')
@@ -40,12 +41,7 @@ export async function jobQueueManifest() {
   await build({
     stdin: { contents, resolveDir: root, loader: 'ts' },
     outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    alias: { '~': resolve(root, 'server') },
+    ...NODE_BUNDLE,
     logLevel: 'error',
     plugins: [
       {
