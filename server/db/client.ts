@@ -36,7 +36,7 @@ export interface Database {
   /** LISTENs on `channel` (postgres.js: its listener connection, re-listened after a drop; PGlite: the engine's
    *  own notifications). Answers false when the LISTEN failed (a pooler that cannot LISTEN): the caller then
    *  polls as it would without notifications. */
-  listen(channel: string, fn: () => void): Promise<boolean>
+  listen(channel: string, fn: (payload: string) => void): Promise<boolean>
 }
 
 export async function openDatabase(opts: {
@@ -91,7 +91,7 @@ async function openPostgres(url: string, prepare: boolean): Promise<Database> {
     db,
     listen: (channel, fn) =>
       sql
-        .listen(channel, () => fn())
+        .listen(channel, (payload) => fn(payload))
         .then(
           () => true,
           (err: Error) => {
@@ -150,7 +150,7 @@ async function openPglite(dir: string, snapshot?: string): Promise<Database> {
     db,
     listen: (channel, fn) =>
       pg
-        .listen(channel, () => fn())
+        .listen(channel, (payload) => fn(payload))
         .then(
           () => true,
           (err: Error) => {

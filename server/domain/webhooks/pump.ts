@@ -402,9 +402,11 @@ export function startWebhookPump(opts: {
     )
     timer.unref()
   }
-  void database.listen(EVENTS_CHANNEL, tick).then((ok) => {
-    listening = ok
-  })
+  void database
+    .listen(EVENTS_CHANNEL, () => tick())
+    .then((ok) => {
+      listening = ok
+    })
   tick()
   const pump: WebhookPump = {
     kick: tick,
