@@ -2317,6 +2317,11 @@ export const requirements = {
     behavior:
       'Without OTEL_EXPORTER_OTLP_ENDPOINT no span is exported (even with the per-signal OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set) and no traceparent is sent to webhook receivers.',
   },
+  'ops.idle-wakeups': {
+    source: 'issue 36; decisions Issue 36: idle wake-ups',
+    behavior:
+      'An idle server (no requests, no job due) wakes on timers a few times in 10 s, not on polls: no loop of its own runs more often than every 5 s once the start-up windows have passed (the operator config poll), the webhook pump is woken by the outbox NOTIFY, the audit writer only while rows wait, and on PGlite the heartbeat and the reconciliation slow down once the process is alone; no statement outside the job queue runs more than twice in 10 s.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

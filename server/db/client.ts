@@ -36,6 +36,10 @@ export interface Database {
   poolStats(): Promise<Record<string, number>>
   /** Cache invalidation for this database's rows, across every instance that uses it (db/bus.ts). */
   bus: InvalidationBus
+  /** LISTENs on `channel` (postgres.js: its listener connection, re-listened after a drop; PGlite: the engine's
+   *  own notifications). Answers false when the LISTEN failed (a pooler that cannot LISTEN): the caller then
+   *  polls as it would without notifications. */
+  listen(channel: string, fn: (payload: string) => void): Promise<boolean>
 }
 
 export async function openDatabase(opts: {
@@ -88,6 +92,16 @@ async function openPostgres(url: string, prepare: boolean): Promise<Database> {
     kind: 'postgres',
     bus,
     db,
+    listen: (channel, fn) =>
+      sql
+        .listen(channel, (payload) => fn(payload))
+        .then(
+          () => true,
+          (err: Error) => {
+            console.error(`[db] LISTEN ${channel} failed: ${err.message}`)
+            return false
+          },
+        ),
     tx: (fn) => db.transaction(fenced(fn) as any) as any,
     async executeSql(text, values) {
       // Without values: the simple protocol, which alone accepts multi-statement scripts (migrations).
@@ -145,6 +159,16 @@ async function openPglite(dir: string, snapshot?: string): Promise<Database> {
     // One process owns an embedded database: invalidations stay in this process.
     bus: createInvalidationBus(),
     db,
+    listen: (channel, fn) =>
+      pg
+        .listen(channel, (payload) => fn(payload))
+        .then(
+          () => true,
+          (err: Error) => {
+            console.error(`[db] LISTEN ${channel} failed: ${err.message}`)
+            return false
+          },
+        ),
     async tx(fn) {
       if (open++ === 0) busySince = Date.now()
       try {

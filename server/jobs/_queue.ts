@@ -10,7 +10,7 @@ import { createRegistry } from '~/kit/registry'
 import { createFsBlobStore, type BlobStore } from '~/kit/blob-store'
 import { inSpan, SpanKind } from '~/kit/tracing'
 import { INSTANCE_ID } from '~/domain/calls/instance'
-import { createWaker, type Waker } from './_waker'
+import { createWaker, JOBS_CHANNEL, type Waker } from './_waker'
 import { queueOptions } from './_queue-options'
 
 /** How often each instance looks for jobs held by an instance that stopped beating. */
@@ -58,6 +58,8 @@ export async function startQueue(opts: {
   })
   await boss.start()
 
+  // Instances with another queue schema on the same database have queues of their own.
+  const jobsChannel = `${JOBS_CHANNEL}_${opts.config.queueSchema}`
   // The workers of each queue, by name, for the waker (decisions "Issue 36").
   const workerIds = new Map<string, string[]>()
   const wake = (name: string) => {
@@ -65,7 +67,14 @@ export async function startQueue(opts: {
   }
   const send: JobContext['send'] = async (name, data = {}, o = {}) => {
     const id = await boss.send(name, data, { singletonKey: o.singletonKey, startAfter: o.startAfter as any })
-    if (id) waker?.sent(name, o.startAfter)
+    if (id) {
+      waker?.sent(name, o.startAfter)
+      // The other instances' workers of the queue too (PostgreSQL; the insert above has committed).
+      if (opts.databaseUrl)
+        await opts.database
+          .executeSql('SELECT pg_notify($1, $2)', [jobsChannel, name])
+          .catch((err) => log(`notify ${name}: ${err instanceof Error ? err.message : err}`))
+    }
     return id
   }
   const ctx: JobContext = {
@@ -116,6 +125,8 @@ export async function startQueue(opts: {
         await boss.fail(r.name, r.id, { error: 'the instance running this job stopped' })
         log(`retrying ${r.name} job ${r.id}: its instance stopped${r.unnamed ? ' before naming itself on it' : ''}`)
       }
+      // The probe reads when the retries fall due and sets its timer for them.
+      if (rows.length) waker?.soon()
     } catch (err) {
       log(`reap: ${err instanceof Error ? err.message : err}`)
     }
@@ -161,6 +172,8 @@ export async function startQueue(opts: {
               )
             } catch (err) {
               countJob(job.name, 'failed')
+              // pg-boss records the failure and the retry's time once this throws; the probe then reads it.
+              waker?.soon()
               throw err
             }
             countJob(job.name, 'completed')
@@ -187,6 +200,15 @@ export async function startQueue(opts: {
     },
   })
   waker.start()
+  // PostgreSQL: a send on any instance wakes this one's workers of its queue (the payload is the queue's name).
+  if (opts.databaseUrl) {
+    const w = waker
+    void opts.database
+      .listen(jobsChannel, (name) => {
+        if (workerIds.has(name)) wake(name)
+      })
+      .then((ok) => w.notified(ok))
+  }
 
   return {
     boss,

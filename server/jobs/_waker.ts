@@ -6,7 +6,9 @@
 //   - one probe reads, for every queue of this process, its earliest job waiting or due for retry (pg-boss's
 //     partial index job_i5 (name, start_after) WHERE state < 'active'): due queues are woken, and a timer is
 //     set for the earliest job still to come.
-// On PostgreSQL other instances write jobs too, so the probe runs every poll (SVC_JOB_POLL_SECONDS). On PGlite
+// On PostgreSQL other instances write jobs too: a send NOTIFYs the queue schema's channel (JOBS_CHANNEL) with its queue, which wakes that
+// queue's workers on every instance, and the probe runs every PROBE_NOTIFIED_MS for the rest (every poll,
+// SVC_JOB_POLL_SECONDS, as before, when the LISTEN failed). On PGlite
 // this process is the only writer and every statement pg-boss runs passes through `watch`: the probe runs
 // after a statement that may have made a job due (an insert, a retry), at the earliest known start, and every
 // PROBE_BACKSTOP_MS; an idle embedded instance probes about twice a minute (each probe plans every partition
@@ -15,6 +17,12 @@
 /** An embedded instance's probe interval when nothing happens (cron slots and retries are written by pg-boss
  *  through `watch`, so this only bounds what nothing else foresaw). */
 const PROBE_BACKSTOP_MS = 30_000
+/** On PostgreSQL with notifications (a send on any instance NOTIFYs JOBS_CHANNEL with its queue): the probe's
+ *  interval for what no notification announces, pg-boss's own inserts (cron slots) and retries written by
+ *  another instance (decisions "Issue 36: idle wake-ups"). */
+export const PROBE_NOTIFIED_MS = 5_000
+/** NOTIFY channel of job sends (`svc_jobs_<queue schema>`); the payload is the queue's name. */
+export const JOBS_CHANNEL = 'svc_jobs'
 
 /** pg-boss statements that may add a job that is due now or later: an insert (send, cron, dead letter), a
  *  failure retried, an expiry, a resume (pg-boss 10 plans.js). */
@@ -25,6 +33,10 @@ export interface Waker {
   sent(name: string, startAfter?: number | Date | string): void
   /** On PGlite, called with each statement pg-boss ran (after it ran). */
   watch(text: string): void
+  /** A probe shortly (a job failed here: its retry's time is read and a timer set for it). */
+  soon(): void
+  /** PostgreSQL: notifications of other instances' sends arrive, so the probe only backs them up. */
+  notified(on: boolean): void
   /** The first probe; then the waker keeps itself running until stop. */
   start(): void
   stop(): void
@@ -43,6 +55,7 @@ export function createWaker(opts: {
   onError(err: unknown): void
 }): Waker {
   const { names, wake, pollMs, watched } = opts
+  let notified = false
   const list = names.join(',')
   const sql = `SELECT q.name, n.start_after FROM unnest(string_to_array($1::text, ',')) AS q(name)
     CROSS JOIN LATERAL (SELECT j.start_after FROM ${opts.schema}.job j WHERE j.name = q.name AND j.state < 'active'
@@ -94,7 +107,7 @@ export function createWaker(opts: {
     }
     // pg-boss fetches jobs whose start_after < now(): a little after it.
     if (watched) probeAt(Math.min(next + 20, now + PROBE_BACKSTOP_MS))
-    else probeAt(now + pollMs)
+    else probeAt(Math.min(next + 20, now + (notified ? Math.max(pollMs, PROBE_NOTIFIED_MS) : pollMs)))
   }
 
   return {
@@ -102,8 +115,9 @@ export function createWaker(opts: {
       const at = startAfter === undefined ? 0 : new Date(startAfter).getTime()
       const wait = Number.isFinite(at) ? at - Date.now() : 0
       if (wait <= 0) return wake(name)
-      // A timer per job sent to start within a poll; later ones are the probe's (it sets its own timer).
-      if (wait > pollMs || stopped) return
+      // A timer per job sent to start within a poll; later ones are the probe's (it sets its own timer, and is
+      // told of this one).
+      if (wait > pollMs || stopped) return probeAt(at + 20)
       const t = setTimeout(() => {
         later.delete(t)
         wake(name)
@@ -114,6 +128,12 @@ export function createWaker(opts: {
     watch(text) {
       // At most one probe per poll for these: a backlog of sends must not turn into a probe per send.
       if (watched && MAY_ADD_DUE_JOB.test(text)) probeAt(Math.max(Date.now(), lastProbe + pollMs))
+    },
+    soon() {
+      probeAt(Date.now() + 250)
+    },
+    notified(on) {
+      notified = on
     },
     start() {
       probeAt(Date.now())

@@ -1,5 +1,6 @@
 // Audit rows are buffered and written in batches after the response has gone out, so auditing never adds
-// a database round trip to a request. A flush runs every 250 ms or at 200 rows, and at shutdown.
+// a database round trip to a request. A flush runs 250 ms after the first row of a batch (no timer while nothing
+// is buffered: an idle process is not woken; decisions "Issue 36: idle wake-ups") or at 200 rows, and at shutdown.
 import type { Database } from '~/db/client'
 import type { auditLog } from '~/db/schema'
 
@@ -65,19 +66,27 @@ export function createAuditWriter(
     })
     return flushing
   }
-  const timer = setInterval(() => {
-    if (buffer.length) void flush()
-  }, intervalMs)
-  timer.unref()
+  // Armed by the first row after a flush, so the rows of a burst still share one statement.
+  let timer: NodeJS.Timeout | undefined
+  const arm = () => {
+    if (timer) return
+    timer = setTimeout(() => {
+      timer = undefined
+      if (buffer.length) void flush()
+    }, intervalMs)
+    timer.unref()
+  }
 
   return {
     record(row) {
       buffer.push(row)
       if (buffer.length >= maxBatch) void flush()
+      else arm()
     },
     flush,
     async stop() {
-      clearInterval(timer)
+      clearTimeout(timer)
+      timer = undefined
       await flush()
     },
   }

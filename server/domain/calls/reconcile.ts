@@ -79,7 +79,8 @@ export async function reconcileCalls(ctx: OutboundCtx, staleS: number, now = new
         inArray(calls.status, ['ringing', 'in_progress']),
         or(
           isNull(calls.ownerInstance),
-          notInArray(calls.ownerInstance, alive),
+          // This process is alive whatever its last beat says (on PGlite it beats seldom once it is alone).
+          and(ne(calls.ownerInstance, INSTANCE_ID), notInArray(calls.ownerInstance, alive)),
           and(eq(calls.status, 'ringing'), lt(calls.startedAt, new Date(now.getTime() - RING_TIMEOUT_S * 1000))),
         ),
       ),

@@ -2,9 +2,14 @@
 // exists exactly when the change that caused it commits. Payload per decisions "Events":
 // {id: "evt_…", type, created_at, api_version: "v1", account_id, data}. A delivery job (issue 7) fans
 // the undispatched rows out to webhook endpoints.
+import { sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
 import type { Executor } from '~/db/client'
-import { events } from '~/db/schema'
+
+/** NOTIFY channel of the outbox: every instance's webhook pump LISTENs, so an event is fanned out as soon as the
+ *  transaction that wrote it commits (PostgreSQL delivers a notification at commit, and not at all after a
+ *  rollback), on any instance, without polling (decisions "Issue 36: idle wake-ups"). */
+export const EVENTS_CHANNEL = 'svc_events'
 
 export type EventType =
   | 'conversation.started'
@@ -40,12 +45,11 @@ export async function emitEvent(
     account_id: e.accountId,
     data: e.data,
   }
-  await tx.insert(events).values({
-    id: payload.id,
-    accountId: e.accountId,
-    type: e.type,
-    payload: payload as unknown as Record<string, unknown>,
-    createdAt: at,
-  })
+  // One statement: the row and its notification (identical notifications of a transaction are sent once).
+  await tx.execute(sql`WITH e AS (
+      INSERT INTO events (id, account_id, type, payload, created_at)
+      VALUES (${payload.id}, ${e.accountId}, ${e.type}, ${JSON.stringify(payload)}::jsonb, ${at.toISOString()}::timestamptz)
+      RETURNING 1)
+    SELECT pg_notify(${EVENTS_CHANNEL}, '') FROM e`)
   return payload
 }

@@ -132,7 +132,7 @@ export async function getEndpoint(runtime: Runtime, accountId: string, id: strin
 export async function patchEndpoint(runtime: Runtime, accountId: string, id: string, patch: PatchEndpointBody) {
   // The URL is checked (DNS included) before the transaction, which must not wait on the network.
   const url = patch.url === undefined ? undefined : await checkEndpointUrl(patch.url, runtime.config.allowPrivateHosts)
-  return runtime.database.tx(async (tx) => {
+  const out = await runtime.database.tx(async (tx) => {
     await loadEndpoint(tx, accountId, id, true)
     const [row] = await tx
       .update(webhookEndpoints)
@@ -147,6 +147,9 @@ export async function patchEndpoint(runtime: Runtime, accountId: string, id: str
       .returning()
     return presentEndpoint(row)
   })
+  // Deliveries that waited for the endpoint go now, not at the pump's next backstop look.
+  if (patch.enabled === true) runtime.webhooks.kick()
+  return out
 }
 
 /**

@@ -14,6 +14,7 @@ import { ulid } from 'ulid'
 import type { Config } from '~/config'
 import { rowsOf, type Database } from '~/db/client'
 import { events, webhookDeliveries, webhookEndpoints } from '~/db/schema'
+import { EVENTS_CHANNEL } from '~/domain/events/emit'
 import { activeSecrets, type EndpointRow } from './endpoints'
 import { DELIVERY_TIMEOUT_MS, postSigned } from './send'
 import type { WebhookPump } from '~/kit/runtime'
@@ -21,6 +22,9 @@ import type { WebhookPump } from '~/kit/runtime'
 const DISPATCH_BATCH = 200
 /** Deliveries in flight per process: a dead receiver holds one slot for at most the 10 s timeout. */
 export const MAX_IN_FLIGHT = 64
+/** With notifications, the look on a timer is a backstop: for what no notification announces (a delivery
+ *  whose lease lapsed, one retried by an instance that has died since). */
+export const IDLE_BACKSTOP_MS = 15_000
 /** Longer than the timeout, so a live sender always finishes before its lease lapses. */
 const LEASE_SECONDS = Math.ceil(DELIVERY_TIMEOUT_MS / 1000) + 10
 
@@ -334,6 +338,8 @@ export function startWebhookPump(opts: {
           ? attemptDelivery(config, c, ep).then((o) => {
               pending.push(o)
               scheduleFlush()
+              // This process's retries are due when it said: a look then (a little after, as now() moves on).
+              if (o.next_at) wakeAt(Date.parse(o.next_at) + 50)
             })
           : release(database, c)
       )
@@ -369,12 +375,38 @@ export function startWebhookPump(opts: {
         if (!stopped) log(`pass failed: ${e instanceof Error ? e.message : e}`)
       } finally {
         ticking = false
+        wakeAt(Date.now() + (listening ? Math.max(IDLE_BACKSTOP_MS, opts.intervalMs) : opts.intervalMs))
       }
     })()
   }
 
-  const timer = setInterval(tick, Math.max(50, opts.intervalMs))
-  timer.unref()
+  // When the pump looks (decisions "Issue 36: idle wake-ups"): at boot; when an event is written, on any
+  // instance (emitEvent's NOTIFY on EVENTS_CHANNEL, delivered at commit); when this process's retry falls due;
+  // on kick (a replay, the catch-up job, slots freed); and every IDLE_BACKSTOP_MS. Without notifications (the
+  // LISTEN failed) every intervalMs (SVC_JOB_POLL_SECONDS), as before.
+  let listening = false
+  let timer: NodeJS.Timeout | undefined
+  let timerAt = Number.POSITIVE_INFINITY
+  /** A look at `at` (epoch ms) unless one is already set sooner. */
+  function wakeAt(at: number) {
+    if (stopped || at >= timerAt) return
+    clearTimeout(timer)
+    timerAt = at
+    timer = setTimeout(
+      () => {
+        timer = undefined
+        timerAt = Number.POSITIVE_INFINITY
+        tick()
+      },
+      Math.max(0, at - Date.now()),
+    )
+    timer.unref()
+  }
+  void database
+    .listen(EVENTS_CHANNEL, () => tick())
+    .then((ok) => {
+      listening = ok
+    })
   tick()
   const pump: WebhookPump = {
     kick: tick,
@@ -382,13 +414,17 @@ export function startWebhookPump(opts: {
     inFlight: () => running.size,
     async stop() {
       stopped = true
-      clearInterval(timer)
+      clearTimeout(timer)
       // Sends in flight get 2 s to finish; the leases of the others are given back so another instance sends
       // them at once instead of after the lease lapses (at least once: this one may still land its send,
       // but its outcome is not written, the claim token having changed).
       await Promise.race([Promise.allSettled([...running.keys()]), new Promise((r) => setTimeout(r, 2000))])
       await flush()
-      await Promise.allSettled([...running.values()].map((c) => release(database, c)))
+      if (running.size) {
+        await Promise.allSettled([...running.values()].map((c) => release(database, c)))
+        // The other instances' pumps look at once.
+        await database.executeSql(`SELECT pg_notify('${EVENTS_CHANNEL}', '')`).catch(() => {})
+      }
       if (current === pump) current = undefined
     },
   }
