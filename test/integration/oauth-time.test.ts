@@ -223,8 +223,15 @@ describe('a deleted client and the OAuth sweep', () => {
       await db.db.update(oauthTokens).set({ scopes: wide }).where(eq(oauthTokens.grantId, grant.id))
       await db.db.update(apiKeys).set({ scopes: wide }).where(eq(apiKeys.id, grant.keyId))
     })
-    server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
-    // Access tokens live 2 s here: refresh for one that carries the widened scopes.
+    // This test is about scopes, not expiry: tokens live 60 s here. With the file's 2 s, a server just restarted
+    // on PGlite, busy with its start-up jobs beside two other test files, let a fresh token expire before its
+    // first use (CI, stop 41: 401 expired_token where 403 was expected).
+    server = await startServer({
+      dataDir: server.dataDir,
+      masterKey: server.masterKey,
+      env: { ...env, SVC_OAUTH_ACCESS_TTL_SECONDS: '60' },
+    })
+    // Refresh for a token that carries the widened scopes.
     const fresh = await tokenRequest(server.origin, {
       grant_type: 'refresh_token',
       refresh_token: tokens.refresh_token,

@@ -28,7 +28,13 @@ export const lifetimesOf = (config: Config): TokenLifetimes => ({
   refreshGraceMs: config.oauthRefreshGraceSeconds * 1000,
 })
 
-async function issuePair(tx: Tx, grantId: string, scopes: string[], life: TokenLifetimes, now: Date) {
+/**
+ * A token's life starts when it is written, not when the request began: a request that waited for the
+ * transaction (an embedded database busy just after a restart held a refresh 1.5 s) would otherwise hand
+ * out an access token with part of its life already gone (2 s tokens expired before their first use).
+ */
+async function issuePair(tx: Tx, grantId: string, scopes: string[], life: TokenLifetimes) {
+  const now = new Date()
   const access = mintToken(ACCESS_PREFIX)
   const refresh = mintToken(REFRESH_PREFIX)
   await tx.insert(oauthTokens).values([
@@ -121,7 +127,7 @@ export async function exchangeCode(
     }
     const grant = await liveGrant(tx, row.grantId)
     if (!grant) return { error: OAuthErrors.invalidGrant('The authorization was revoked.') }
-    return { tokens: await issuePair(tx, grant.id, row.scopes, life, now) }
+    return { tokens: await issuePair(tx, grant.id, row.scopes, life) }
   })
   if ('replayOf' in outcome) {
     // OAuth 2.1 §4.1.3: a code presented twice was probably stolen; revoke what it issued.
@@ -182,7 +188,7 @@ export async function refreshTokens(
     const grant = await liveGrant(tx, t.grantId)
     if (!grant) return { error: OAuthErrors.invalidGrant('The authorization was revoked.') }
     if (!t.rotatedAt) await tx.update(oauthTokens).set({ rotatedAt: now }).where(eq(oauthTokens.tokenHash, t.tokenHash))
-    return { tokens: await issuePair(tx, grant.id, scopes, life, now) }
+    return { tokens: await issuePair(tx, grant.id, scopes, life) }
   })
   if ('theft' in outcome) {
     await revokeGrant(database, outcome.theft!, now)
