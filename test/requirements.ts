@@ -187,6 +187,8 @@ export const requirements = {
   },
   'storage.first-boot-snapshot': {
     source: 'issue 36 (first boot ≤ 5 s on PGlite)',
+    // The snapshot is the embedded database's: a PostgreSQL boot never reads it.
+    engines: ['pglite'],
     behavior:
       "A new embedded data dir is made from the build's snapshot: the committed migrations and pg-boss's schema with every job kind's queue are in it before the process starts (none is applied or created at boot), its queue schema is the one pg-boss makes itself, a migration newer than the snapshot still applies on top of it, an existing data dir is opened as it is, and another SVC_QUEUE_SCHEMA (or other jobs) drops the snapshot's queue schema so pg-boss makes its own.",
   },
