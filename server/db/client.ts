@@ -93,15 +93,10 @@ async function openPostgres(url: string, prepare: boolean): Promise<Database> {
     bus,
     db,
     listen: (channel, fn) =>
-      sql
-        .listen(channel, (payload) => fn(payload))
-        .then(
-          () => true,
-          (err: Error) => {
-            console.error(`[db] LISTEN ${channel} failed: ${err.message}`)
-            return false
-          },
-        ),
+      listening(
+        channel,
+        sql.listen(channel, (payload) => fn(payload)),
+      ),
     tx: (fn) => db.transaction(fenced(fn) as any) as any,
     async executeSql(text, values) {
       // Without values: the simple protocol, which alone accepts multi-statement scripts (migrations).
@@ -132,6 +127,17 @@ const POOL_MAX = 10
 /** How long open transactions vouch for the embedded engine in the health probe (see ping). */
 const BUSY_TRUST_MS = 30_000
 
+/** Whether a LISTEN took: a failure is logged and answered false, so the caller falls back to polling. */
+function listening(channel: string, subscribed: Promise<unknown>): Promise<boolean> {
+  return subscribed.then(
+    () => true,
+    (err: Error) => {
+      console.error(`[db] LISTEN ${channel} failed: ${err.message}`)
+      return false
+    },
+  )
+}
+
 async function openPglite(dir: string, snapshot?: string): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite')
   const { drizzle } = await import('drizzle-orm/pglite')
@@ -160,15 +166,10 @@ async function openPglite(dir: string, snapshot?: string): Promise<Database> {
     bus: createInvalidationBus(),
     db,
     listen: (channel, fn) =>
-      pg
-        .listen(channel, (payload) => fn(payload))
-        .then(
-          () => true,
-          (err: Error) => {
-            console.error(`[db] LISTEN ${channel} failed: ${err.message}`)
-            return false
-          },
-        ),
+      listening(
+        channel,
+        pg.listen(channel, (payload) => fn(payload)),
+      ),
     async tx(fn) {
       if (open++ === 0) busySince = Date.now()
       try {
