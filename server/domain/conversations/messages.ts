@@ -192,7 +192,8 @@ export async function postMessage(
 ): Promise<MessageAnswer> {
   const { database } = runtime
   const key = body.idempotency_key
-  const textHash = sha256Hex(body.text)
+  // Only a message with an idempotency_key is hashed (a turn without one has no use for it).
+  const textHash = key === undefined ? '' : sha256Hex(body.text)
   if (key !== undefined) {
     // As its reads: 404 for another account's (its existence is not revealed), 410 once soft-deleted.
     const conv = await loadConversation(database.db, [accountId], convId)
