@@ -99,7 +99,7 @@ export function smallTalkAnswer(kind: SmallTalk, language: string | null): strin
 
 // ---- Contact details the visitor states ---------------------------------------------------------------------
 /** Two decimal digits anywhere (any script: libphonenumber reads Arabic-Indic and full-width digits too). */
-const TWO_DIGITS = /\p{Nd}[^]*\p{Nd}/u
+const TWO_DIGITS = /\p{Nd}.*\p{Nd}/su
 const EMAIL = /(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}/u
 
 /** An e-mail address and an E.164 phone number found in the text (international numbers, or national ones in
