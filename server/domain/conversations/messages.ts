@@ -192,7 +192,8 @@ export async function postMessage(
 ): Promise<MessageAnswer> {
   const { database } = runtime
   const key = body.idempotency_key
-  const textHash = sha256Hex(body.text)
+  // Only a message with an idempotency_key is hashed (a turn without one has no use for it).
+  const textHash = key === undefined ? '' : sha256Hex(body.text)
   if (key !== undefined) {
     // As its reads: 404 for another account's (its existence is not revealed), 410 once soft-deleted.
     const conv = await loadConversation(database.db, [accountId], convId)
@@ -365,6 +366,12 @@ function claimStatement(database: Database, quota: boolean) {
           (v) => (v === null ? null : Number(v)),
         )
       : sql<number | null>`null::int`,
+    // The claim's commit does not wait for its WAL flush (issue 36): it only takes a lock (and a quota unit),
+    // and the turn's write, which commits synchronously later, flushes the WAL up to and past it, so an
+    // answered turn is as durable as before. A crash of the database in between loses at most the claim of a
+    // turn that was never written (lock and unit gone together). Without the wait the quota row, which every
+    // turn of the account updates, is locked for the statement only, not for a disk flush.
+    asyncCommit: sql<string>`set_config('synchronous_commit', 'off', true)`,
   }
   return (quota ? db.with(claimed, prev, taken) : db.with(claimed))
     .select(fields)
@@ -401,7 +408,7 @@ export async function claimTurn(
     limit: quota?.limit ?? null,
   })
   if (!row) return null
-  const { history, agentRevision, quotaUsed, ...conv } = row
+  const { history, agentRevision, quotaUsed, asyncCommit: _, ...conv } = row
   if (quota && quotaUsed === null) {
     await releaseTurn(database, conv.id)
     throw quotaExceeded('chat_messages', quota.limit, quota.now)
