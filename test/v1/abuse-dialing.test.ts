@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApi, err, expectError, type Api } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
+import { ownDatabase, type OwnDatabase } from '../helpers/own-database'
 import { freshNumber } from '../helpers/phone'
 import { startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
@@ -35,13 +36,15 @@ const endingIn = (tail: string) => `${freshNumber().slice(0, -4)}${tail}`
 let server: TestServer
 let site: TestSite
 let master: Api
+let own: OwnDatabase
 
 beforeAll(async () => {
-  // Always an embedded database of its own: call_countries is platform-wide, and on a shared PostgreSQL every
-  // other test server would apply it within its 5 s poll.
+  // Always a database of its own (on PostgreSQL, one created for this file): call_countries is platform-wide,
+  // and on the run's shared PostgreSQL every other test server would apply it within its 5 s poll.
+  own = await ownDatabase('dialing')
   server = await startServer({
     env: {
-      DATABASE_URL: undefined,
+      ...own.env,
       SVC_RATE_LIMITS: 'read=100000,write=100000,build=100000,calls=100000',
       SVC_CAMPAIGN_SWEEP_BATCH: '2',
     },
@@ -50,10 +53,12 @@ beforeAll(async () => {
   site = await serveSite({
     '/': { body: html('Harbour Taxis', '<h1>Harbour Taxis</h1><p>Harbour Taxis drives people around Hobart.</p>') },
   })
-}, 120_000)
+  sweep = await sweepCampaigns()
+}, 180_000)
 afterAll(async () => {
   await site?.close()
   await server?.stop()
+  await own?.drop()
 })
 
 /** A tenant with a phone agent and a profile of it. */
@@ -64,6 +69,26 @@ async function phoneTenant() {
   expect(p.status, p.text).toBe(201)
   return { t, agent, profile: p.body.profile_id as string }
 }
+
+/**
+ * The minute sweep's campaigns, started when the file starts so that its minute passes (70–135 s of waiting)
+ * run while the other tests do; the file's last test checks them. Two campaigns whose window stays closed,
+ * then one whose window opens at the next minute: the start's round dials nothing, so only a sweep pass can
+ * dial it, and each pass serves two campaigns. Its contact is in GB, so that the call_countries test (GB, IE
+ * for a few seconds) cannot make it undiallable, and it never answers (…0000).
+ */
+async function sweepCampaigns() {
+  const o = await phoneTenant()
+  await campaign(o, [endingIn('0000')], { schedule: CLOSED() })
+  await campaign(o, [endingIn('0000')], { schedule: CLOSED() })
+  const next = new Date(Date.now() + 60_000)
+  const hhmm = `${String(next.getUTCHours()).padStart(2, '0')}:${String(next.getUTCMinutes()).padStart(2, '0')}`
+  const late = await campaign(o, ['+447911120000'], {
+    schedule: { timezone: 'UTC', days: ALL_DAYS, start: hhmm, end: '24:00' },
+  })
+  return { o, late, started: Date.now() }
+}
+let sweep: Awaited<ReturnType<typeof sweepCampaigns>>
 
 /** A started campaign of the agent over `phones`. */
 async function campaign(
@@ -445,23 +470,13 @@ describe('inbound quotas', () => {
 describe('the minute sweep', () => {
   it('serves a campaign beyond its first window (SVC_CAMPAIGN_SWEEP_BATCH=2, three running campaigns)', async () => {
     verifies('abuse.dial.sweep-fair')
-    const o = await phoneTenant()
-    // Two campaigns whose window stays closed, then one whose window opens at the next minute: the start's
-    // round dials nothing, so only a sweep pass can dial it, and each pass serves two campaigns.
-    await campaign(o, [endingIn('0000')], { schedule: CLOSED() })
-    await campaign(o, [endingIn('0000')], { schedule: CLOSED() })
-    const next = new Date(Date.now() + 60_000)
-    const hhmm = `${String(next.getUTCHours()).padStart(2, '0')}:${String(next.getUTCMinutes()).padStart(2, '0')}`
-    const late = await campaign(o, [endingIn('0000')], {
-      schedule: { timezone: 'UTC', days: ALL_DAYS, start: hhmm, end: '24:00' },
-    })
-    const started = Date.now()
+    // Started by the file's beforeAll (see sweepCampaigns): the minute passes ran while the tests above did.
     await until(
       'a sweep pass to dial the third campaign',
-      async () => (await callsOf(o.t.api, `campaign_id=${late}`)).length > 0,
+      async () => (await callsOf(sweep.o.t.api, `campaign_id=${sweep.late}`)).length > 0,
       300_000,
       1_000,
     )
-    console.log(`[abuse-dialing] the third campaign was dialled ${Date.now() - started} ms after its start`)
-  }, 360_000) // two or three minute passes of pg-boss's cron: 70–135 s measured
+    console.log(`[abuse-dialing] the third campaign was dialled ${Date.now() - sweep.started} ms after its start`)
+  }, 360_000) // two or three minute passes of pg-boss's cron: 70–135 s after the start, most of it spent above
 })
