@@ -1,8 +1,9 @@
 // A refused transfer on the real phone network (issue 30; decisions, Security rules "Calls cost money"): an
 // agent's transfer_directory number that the dial rules refuse when transfer_call runs (call_countries set by
 // the operator after the directory was saved) places no leg at Twilio, and the tool result says why. A server
-// of its own with SVC_TELEPHONY=twilio against the fake Twilio, always on an embedded database: call_countries
-// is platform-wide, and on a shared PostgreSQL every other test server would apply it within its 5 s poll.
+// of its own with SVC_TELEPHONY=twilio against the fake Twilio, always on a database of its own (on PostgreSQL,
+// one created for this file): call_countries is platform-wide, and on the run's shared PostgreSQL every other
+// test server would apply it within its 5 s poll.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { encodeToneText } from '~/lib/audio'
 import { createApi, type Api } from '../helpers/api'
@@ -15,6 +16,7 @@ import {
   twilioServerEnv,
 } from '../helpers/fake-twilio'
 import { startFakeSpeech, type FakeSpeech } from '../helpers/fake-speech'
+import { ownDatabase, type OwnDatabase } from '../helpers/own-database'
 import { freshNumber } from '../helpers/phone'
 import { freePort, startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
@@ -29,6 +31,7 @@ let speech: FakeSpeech
 let site: TestSite
 let master: Api
 let t: Tenant
+let own: OwnDatabase
 const TO = freshNumber()
 const CALLER = '+14155550142'
 /** Sales, in the US: allowed when the directory is saved, outside call_countries once the operator sets GB. */
@@ -38,8 +41,9 @@ beforeAll(async () => {
   fake = await startFakeTwilio()
   speech = await startFakeSpeech()
   const port = await freePort()
+  own = await ownDatabase('gaps_transfer')
   origin = `http://127.0.0.1:${port}`
-  server = await startServer({ env: { ...twilioServerEnv(fake, speech.url, port), DATABASE_URL: undefined } })
+  server = await startServer({ env: { ...twilioServerEnv(fake, speech.url, port), ...own.env } })
   master = createApi(server.base, server.masterKey)
   site = await serveSite({
     '/': { body: html('Quokka Bakery', '<h1>Quokka Bakery</h1><p>Quokka Bakery opens at seven.</p>') },
@@ -61,6 +65,7 @@ afterAll(async () => {
   await fake?.close()
   await speech?.close()
   await site?.close()
+  await own?.drop()
 })
 
 /** A caller rings the agent's number and asks for Sales (the agent's audio plays 20× real time). */

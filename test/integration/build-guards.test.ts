@@ -1,5 +1,5 @@
-// On a server of its own (PGlite even with DATABASE_URL: its jobs must run with its own engine
-// settings, not on another test server sharing a PostgreSQL queue), whose openai engine points at a
+// On a server of its own and a database of its own (on PostgreSQL, one created for this file: its jobs must
+// run with its own engine settings, never meet another test server's), whose openai engine points at a
 // gateway that refuses connections:
 // - build step errors, kb/status last_job.error and document errors show public sentences, never the
 //   gateway URL, the refused address or the error code (the server log keeps the detail);
@@ -11,6 +11,7 @@ import { eq } from 'drizzle-orm'
 import { createApi, err } from '../helpers/api'
 import { waitForBuild } from '../helpers/build'
 import { openDatabase } from '~/db/client'
+import { ownDatabase, type OwnDatabase } from '../helpers/own-database'
 import { startServer, type TestServer } from '../helpers/server'
 import { html, serveSite, type TestSite } from '../helpers/site'
 import { createTenant, type Tenant } from '../helpers/tenant'
@@ -24,6 +25,7 @@ let t: Tenant
 let agentId: string
 let deadPort: number
 let env: Record<string, string | undefined>
+let own: OwnDatabase
 const INTERNAL = () => ['internal-gateway', `127.0.0.1:${deadPort}`, 'ECONNREFUSED', '[chat]', 'chat/completions']
 
 /** A port that refuses connections: bound once for a free number, then closed. */
@@ -39,8 +41,9 @@ const leaks = (text: string | null | undefined) => INTERNAL().filter((s) => (tex
 
 beforeAll(async () => {
   deadPort = await refusingPort()
+  own = await ownDatabase('build_guards')
   env = {
-    DATABASE_URL: undefined,
+    ...own.env,
     SVC_CHAT_ENGINE: 'openai',
     OPENAI_BASE_URL: `http://127.0.0.1:${deadPort}/internal-gateway/v1`,
     OPENAI_API_KEY: 'sk-test-dead',
@@ -53,6 +56,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop('SIGKILL')
   await site?.close()
+  await own?.drop()
 })
 
 describe('public error texts', () => {
@@ -126,8 +130,8 @@ describe('reindexes quota and billing', () => {
   it('reindex and both build routes are 402 payment_required when billing blocks', async () => {
     verifies('limits.reindexes')
     await server.stop('SIGTERM')
-    // This server's own PGlite directory, whatever DATABASE_URL says.
-    const db = await openDatabase({ url: undefined, dataDir: server.dataDir })
+    // This server's own database: its PGlite directory, or the PostgreSQL database made for this file.
+    const db = await openDatabase({ url: own.on.url ?? undefined, dataDir: server.dataDir })
     try {
       await db.db.update(subscriptions).set({ walletBalance: 0 }).where(eq(subscriptions.accountId, t.accountId))
       await db.db.insert(usageRecords).values({

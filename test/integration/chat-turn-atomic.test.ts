@@ -2,8 +2,8 @@
 // half-written. The failure is real: the openai engine talks to a fake /chat/completions server of this
 // file, which answers one turn with a token count PostgreSQL's integer columns cannot hold, so the write
 // itself is refused by the database after the claim, the quota and the engine have run.
-// Own server on the embedded database: on PostgreSQL every test server shares one job queue, and this
-// file's engine would then answer other files' summary jobs. The last test kills the server while the
+// Own server on a database of its own (on PostgreSQL, one created for this file): on the run's shared
+// PostgreSQL this file's engine settings would meet other files' servers and their jobs. The last test kills the server while the
 // engine holds a turn (the fake never answers it) and retries the message on the restarted server.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSeededServer, type SeededServer } from '../helpers/agents'
 import { createApi, type Api } from '../helpers/api'
 import { withDatabase } from '../helpers/db'
+import { ownDatabase, type OwnDatabase } from '../helpers/own-database'
 import { startServer } from '../helpers/server'
 import { createTenant, type Tenant } from '../helpers/tenant'
 import { verifies } from '../requirements'
@@ -23,16 +24,18 @@ let hang = false
 let held: (() => void)[] = []
 let seeded: SeededServer<Tenant>
 let api: Api
+let own: OwnDatabase
 
-/** This file's server: its own PGlite, the openai engine pointed at the fake. */
+/** This file's server: its own database, the openai engine pointed at the fake. */
 const engineEnv = () => ({
-  DATABASE_URL: undefined as unknown as string,
+  ...own.env,
   SVC_CHAT_ENGINE: 'openai',
   OPENAI_BASE_URL: `http://127.0.0.1:${(fake.address() as AddressInfo).port}/v1`,
   OPENAI_API_KEY: 'sk-test-fake',
 })
 
 beforeAll(async () => {
+  own = await ownDatabase('turn_atomic')
   fake = createServer((req, res) => {
     req.resume()
     req.on('end', () => {
@@ -63,6 +66,7 @@ afterAll(async () => {
   await seeded?.server.stop('SIGKILL')
   fake?.closeAllConnections()
   await new Promise((ok) => fake?.close(ok))
+  await own?.drop()
 })
 
 /** A new conversation with the seeded agent; answers its id. */
@@ -183,7 +187,7 @@ describe('a chat turn that fails after its claim', () => {
           `UPDATE conversations SET turn_locked_until = now() - interval '1 second' WHERE id = '${id}'`,
         )
       },
-      { url: null },
+      own.on,
     )
     seeded.server = await startServer({ dataDir: old.dataDir, masterKey: old.masterKey, env: engineEnv() })
     api = createApi(seeded.server.base, seeded.prepared.key)

@@ -3,14 +3,16 @@
 // /proc while the crawl runs), each page keeps at most 200,000 characters of text and the agent at most
 // the plan's pages; a slow site stops at the whole-crawl deadline with the pages so far.
 //
-// Both servers run on PGlite even when DATABASE_URL is set: on a shared PostgreSQL queue another test
-// server could run the crawl job, and the job must run in the process being measured.
+// Both servers run on a database of this file's own (on PostgreSQL, one created for the file): on the run's
+// shared PostgreSQL another test server could run the crawl job, and the job must run in the process being
+// measured.
 import { readFileSync } from 'node:fs'
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createApi, type Api } from '../helpers/api'
 import { buildAgent } from '../helpers/build'
+import { ownDatabase, type OwnDatabase } from '../helpers/own-database'
 import { startServer, type TestServer } from '../helpers/server'
 import { html, serveSite } from '../helpers/site'
 import { createTenant } from '../helpers/tenant'
@@ -24,6 +26,11 @@ const PARAGRAPH_TEXT = 'Kites have been flown for centuries and come in many sha
 
 const servers: TestServer[] = []
 const sites: { close(): Promise<void> }[] = []
+let own: OwnDatabase
+beforeAll(async () => {
+  own = await ownDatabase('crawl_limits')
+})
+afterAll(() => own?.drop())
 // Each test's server and sites go when it ends, pass or fail: a server left parsing would starve the next.
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.stop('SIGKILL')
@@ -130,7 +137,7 @@ describe('crawl memory bound', () => {
   it('a site of 5 MB pages and 300,000 links crawls within a fixed memory bound and the per-page caps', async () => {
     verifies('kb.crawl.memory-bound')
     // A 60 s deadline keeps the test's length bounded on a loaded machine; unloaded, the 49 pages take 20–30 s.
-    const server = await startServer({ env: { DATABASE_URL: undefined, SVC_CRAWL_DEADLINE_SECONDS: '60' } })
+    const server = await startServer({ env: { ...own.env, SVC_CRAWL_DEADLINE_SECONDS: '60' } })
     servers.push(server)
     const master = createApi(server.base, server.masterKey)
     const t = await createTenant(master, { plan: 'trial' })
@@ -192,7 +199,7 @@ describe('crawl memory bound', () => {
 describe('crawl deadline', () => {
   it('a slow site stops at the whole-crawl deadline with the pages so far', async () => {
     verifies('kb.crawl.deadline')
-    const server = await startServer({ env: { DATABASE_URL: undefined, SVC_CRAWL_DEADLINE_SECONDS: '3' } })
+    const server = await startServer({ env: { ...own.env, SVC_CRAWL_DEADLINE_SECONDS: '3' } })
     servers.push(server)
     const master = createApi(server.base, server.masterKey)
     const t = await createTenant(master, { plan: 'trial' })

@@ -13,6 +13,7 @@ import { refused, VoiceChatClient } from '../helpers/voice-chat'
 import { sleep, until } from '../helpers/wait'
 import { freshNumber } from '../helpers/phone'
 import { withDatabase } from '../helpers/db'
+import { ownDatabase, type OwnDatabase } from '../helpers/own-database'
 import { verifies } from '../requirements'
 import { openWidget } from '../helpers/widget'
 
@@ -387,21 +388,25 @@ describe('operator surface: agents, credentials, system, config (shared server)'
   })
 })
 
-// A server of this file's own on its own embedded database (never the shared one: lowering a rate class
-// there would limit the other files' tenants).
+// A server of this file's own on a database of its own (its PGlite, or on PostgreSQL one made for it; never
+// the shared one: lowering a rate class there would limit the other files' tenants).
 describe('operator config takes effect through the ordinary API without a restart (own server)', () => {
   let server: TestServer
   let master: Api
   let t: Tenant
-  const env = { DATABASE_URL: undefined, SVC_RATE_LIMITS: 'read=1000' }
+  let own: OwnDatabase
+  let env: Record<string, string>
 
   beforeAll(async () => {
+    own = await ownDatabase('admin_config')
+    env = { ...own.env, SVC_RATE_LIMITS: 'read=1000' }
     server = await startServer({ env })
     master = createApi(server.base, server.masterKey)
     t = await createTenant(master)
   }, 90_000)
   afterAll(async () => {
     await server?.stop()
+    await own?.drop()
   })
 
   /** Reads until one is refused; answers how many passed. */
@@ -455,7 +460,7 @@ describe('operator config takes effect through the ordinary API without a restar
            ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = now()`,
         )
       },
-      { url: null },
+      own.on,
     )
     server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
     master = createApi(server.base, server.masterKey)

@@ -23,7 +23,19 @@ let agentId: string
 let poorAgent: string
 let convId: string
 
-async function restartWith(fn: (db: Awaited<Parameters<Parameters<typeof withDatabase>[1]>[0]>) => Promise<void>) {
+/**
+ * Writes (or reads) `fn` in the server's database as another instance would. On PGlite the server owns its
+ * database, so it is stopped around `fn` and started again; on PostgreSQL `fn` runs beside the running server
+ * (what another instance does), saving a restart, unless `sweep`: the test needs the sweeps a start runs.
+ */
+async function restartWith(
+  fn: (db: Awaited<Parameters<Parameters<typeof withDatabase>[1]>[0]>) => Promise<void>,
+  opts: { sweep?: boolean } = {},
+) {
+  if (process.env.DATABASE_URL && !opts.sweep) {
+    await withDatabase(server.dataDir, fn)
+    return createApi(server.base, t.key)
+  }
   await server.stop('SIGTERM')
   await withDatabase(server.dataDir, fn)
   server = await startServer({ dataDir: server.dataDir, masterKey: server.masterKey, env })
@@ -128,23 +140,26 @@ describe('turn claim in the database', () => {
     const used = async () => (await api.get(`/accounts/${t.accountId}/limits`)).body.quotas.chat_messages.used as number
     const before = await used()
     // What two claims of an instance that then died left: each a hold and the unit it took; one has lapsed.
-    api = await restartWith(async (db) => {
-      await db.db
-        .update(conversations)
-        .set({ turnLockedUntil: sql`now() - interval '1 second'` })
-        .where(eq(conversations.id, dead))
-      await db.db
-        .update(conversations)
-        .set({ turnLockedUntil: sql`now() + interval '60 seconds'` })
-        .where(eq(conversations.id, live))
-      await db.db
-        .insert(quotaUsage)
-        .values({ accountId: t.accountId, day: utcDay(), kind: 'chat_messages', used: before + 2 })
-        .onConflictDoUpdate({
-          target: [quotaUsage.accountId, quotaUsage.day, quotaUsage.kind],
-          set: { used: before + 2 },
-        })
-    })
+    api = await restartWith(
+      async (db) => {
+        await db.db
+          .update(conversations)
+          .set({ turnLockedUntil: sql`now() - interval '1 second'` })
+          .where(eq(conversations.id, dead))
+        await db.db
+          .update(conversations)
+          .set({ turnLockedUntil: sql`now() + interval '60 seconds'` })
+          .where(eq(conversations.id, live))
+        await db.db
+          .insert(quotaUsage)
+          .values({ accountId: t.accountId, day: utcDay(), kind: 'chat_messages', used: before + 2 })
+          .onConflictDoUpdate({
+            target: [quotaUsage.accountId, quotaUsage.day, quotaUsage.kind],
+            set: { used: before + 2 },
+          })
+      },
+      { sweep: true },
+    )
     // The sweep at start gives the lapsed hold's unit back, not the live one's.
     await until('the lapsed unit given back', async () => (await used()) === before + 1, 20_000)
     const held = await api.post(`/conversations/${live}/messages`, { text: 'Hello?' })
@@ -223,12 +238,15 @@ describe('turn claim in the database', () => {
     const old = await api.post(`/conversations/${id}/messages`, { text: 'Where are you?', idempotency_key: 'old-key' })
     expect(old.status).toBe(200)
     // Restarting runs the sweep (at start and hourly); old-key is made 25 hours old first.
-    api = await restartWith(async (db) => {
-      await db.db
-        .update(messageKeys)
-        .set({ createdAt: sql`now() - interval '25 hours'` })
-        .where(eq(messageKeys.key, 'old-key'))
-    })
+    api = await restartWith(
+      async (db) => {
+        await db.db
+          .update(messageKeys)
+          .set({ createdAt: sql`now() - interval '25 hours'` })
+          .where(eq(messageKeys.key, 'old-key'))
+      },
+      { sweep: true },
+    )
     const replay = await api.post(`/conversations/${id}/messages`, {
       text: 'What do you sell?',
       idempotency_key: 'live-key',
