@@ -2324,6 +2324,16 @@ export const requirements = {
     behavior:
       'An idle server (no requests, no job due) wakes on timers a few times in 10 s, not on polls: no loop of its own runs more often than every 5 s once the start-up windows have passed (the operator config poll), the webhook pump is woken by the outbox NOTIFY, the audit writer only while rows wait, and on PGlite the heartbeat and the reconciliation slow down once the process is alone; no statement outside the job queue runs more than twice in 10 s.',
   },
+  'jobs.cron': {
+    source: 'issue 36; decisions Issue 36: idle, the minute sweeps',
+    behavior:
+      "The jobs' schedules (five-field cron, UTC) are evaluated by the service, one timer for the next due minute slot: each job is sent once in each slot it is due, after a start from the next slot on; with several instances on one PostgreSQL database exactly one instance sends a slot (a conditional UPDATE of the queue schema's slot), and slots no instance sent are sent by the next claim, back to five minutes.",
+  },
+  'jobs.local-sweeps': {
+    source: 'issue 36; decisions Issue 36: idle, the minute sweeps',
+    behavior:
+      'On the embedded database a scheduled job (a sweep) runs in the process instead of through the queue: at start when it asks to, in each due slot, and a run it sends to start later runs then, with one run at a time and at most one waiting; on PostgreSQL it goes through the queue as before.',
+  },
 } satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

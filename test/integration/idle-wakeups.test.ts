@@ -49,6 +49,8 @@ describe('an idle server', () => {
     }
     const fires = Object.values(timers).reduce((a, b) => a + b, 0)
     const report = JSON.stringify({ timers, statements }, null, 1)
+    const run = Object.values(statements).reduce((a, b) => a + b, 0)
+    console.log(`[idle-wakeups] ${fires} timer callbacks, ${run} statements in ${WINDOW_S} s`)
     // Before issue 36's idle work: ~40 audit-writer ticks, ~20 webhook pump polls (SVC_JOB_POLL_SECONDS 0.5 in
     // tests), 5 heartbeats; on PostgreSQL also the job probe, every 0.5 s here. Now: the config poll (2), the
     // heartbeat on PostgreSQL (5), a backstop or two (pump, probe, reaper), the engine's and pg-boss's own
