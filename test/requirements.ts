@@ -1922,6 +1922,12 @@ export const requirements = {
     behavior:
       'With two instances on one PostgreSQL database, a PATCH /admin/config through one, or a platform_config row written by hand, limits reads on the other (429) within 10 s, without a restart or a reload.',
   },
+  'admin.config-notify': {
+    source: 'issue 36; decisions Issue 36: idle, the minute sweeps',
+    engines: ['postgres'],
+    behavior:
+      "A write to platform_config notifies every instance (the table's trigger), which reads it at once: a row written by hand limits reads within 3 s, sooner than the 5 s poll it replaces (the poll stays as a 60 s backstop while the LISTEN is in place).",
+  },
   'admin.system-errors': {
     source: 'decisions Run surfaces (Operator surface): GET /admin/system/errors (recent 5xx and failed jobs)',
     engines: ['postgres'],
