@@ -17,6 +17,8 @@ import { NODE_BUNDLE } from './bundle-worker.mjs'
 import { pluginFiles } from './plugin-files.mjs'
 
 const root = resolve(import.meta.dirname, '..')
+/** What this script makes beyond the inputs of the key; a change to it (2: no pg-boss cron queue) makes a new snapshot. */
+const MADE = 2
 const sha256 = (text) => createHash('sha256').update(text).digest('hex')
 const versionOf = (pkg) => JSON.parse(readFileSync(resolve(root, `node_modules/${pkg}/package.json`), 'utf8')).version
 
@@ -70,7 +72,7 @@ export async function pgliteSnapshot() {
     .map((name) => ({ name, sql: readFileSync(resolve(dir, name), 'utf8') }))
   const manifest = await jobQueueManifest()
   const versions = [versionOf('@electric-sql/pglite'), versionOf('pg-boss')]
-  const key = sha256(JSON.stringify([versions, migrations, QUEUE_SCHEMA, manifest])).slice(0, 16)
+  const key = sha256(JSON.stringify([versions, migrations, QUEUE_SCHEMA, manifest, MADE])).slice(0, 16)
   const queues = { schema: QUEUE_SCHEMA, manifest }
   const cached = resolve(root, `node_modules/.cache/svc-pglite/snapshot-${key}.tar.gz`)
   if (existsSync(cached)) return { bytes: readFileSync(cached), queues }
@@ -90,8 +92,9 @@ export async function pgliteSnapshot() {
     })
   }
   // pg-boss makes its schema and the queues as a boot would: through the same executeSql adapter as
-  // db/client.ts, the queues of the jobs with their options, and the cron queue its timekeeper creates at
-  // start (with no options, as it does). Neither supervision nor the timekeeper runs: no job, no schedule.
+  // db/client.ts, the queues of the jobs with their options. Neither supervision nor the timekeeper runs (a
+  // boot runs no timekeeper either since the jobs' cron is ours, jobs/_cron.ts, so there is no cron queue):
+  // no job, no schedule.
   const { default: PgBoss } = await import('pg-boss')
   const boss = new PgBoss({
     db: {
@@ -105,7 +108,6 @@ export async function pgliteSnapshot() {
     schedule: false,
   })
   await boss.start()
-  await boss.createQueue('__pgboss__send-it')
   for (const options of JSON.parse(manifest)) await boss.createQueue(options.name, options)
   await boss.stop({ graceful: false, wait: true })
   const bytes = Buffer.from(await (await pg.dumpDataDir('gzip')).arrayBuffer())

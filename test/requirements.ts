@@ -1922,6 +1922,12 @@ export const requirements = {
     behavior:
       'With two instances on one PostgreSQL database, a PATCH /admin/config through one, or a platform_config row written by hand, limits reads on the other (429) within 10 s, without a restart or a reload.',
   },
+  'admin.config-notify': {
+    source: 'issue 36; decisions Issue 36: idle, the minute sweeps',
+    engines: ['postgres'],
+    behavior:
+      "A write to platform_config notifies every instance (the table's trigger), which reads it at once: a row written by hand limits reads within 3 s, sooner than the 5 s poll it replaces (the poll stays as a 60 s backstop while the LISTEN is in place).",
+  },
   'admin.system-errors': {
     source: 'decisions Run surfaces (Operator surface): GET /admin/system/errors (recent 5xx and failed jobs)',
     engines: ['postgres'],
@@ -2323,6 +2329,16 @@ export const requirements = {
     source: 'issue 36; decisions Issue 36: idle wake-ups',
     behavior:
       'An idle server (no requests, no job due) wakes on timers a few times in 10 s, not on polls: no loop of its own runs more often than every 5 s once the start-up windows have passed (the operator config poll), the webhook pump is woken by the outbox NOTIFY, the audit writer only while rows wait, and on PGlite the heartbeat and the reconciliation slow down once the process is alone; no statement outside the job queue runs more than twice in 10 s.',
+  },
+  'jobs.cron': {
+    source: 'issue 36; decisions Issue 36: idle, the minute sweeps',
+    behavior:
+      "The jobs' schedules (five-field cron, UTC) are evaluated by the service, one timer for the next due minute slot: each job is sent once in each slot it is due, after a start from the next slot on; with several instances on one PostgreSQL database exactly one instance sends a slot (a conditional UPDATE of the queue schema's slot), and slots no instance sent are sent by the next claim, back to five minutes.",
+  },
+  'jobs.local-sweeps': {
+    source: 'issue 36; decisions Issue 36: idle, the minute sweeps',
+    behavior:
+      'On the embedded database a scheduled job (a sweep) runs in the process instead of through the queue: at start when it asks to, in each due slot, and a run it sends to start later runs then, with one run at a time and at most one waiting; on PostgreSQL it goes through the queue as before.',
   },
 } satisfies Record<string, Requirement>
 

@@ -12,6 +12,8 @@ import { inSpan, SpanKind } from '~/kit/tracing'
 import { INSTANCE_ID } from '~/domain/calls/instance'
 import { createWaker, JOBS_CHANNEL, type Waker } from './_waker'
 import { queueOptions } from './_queue-options'
+import { type Cron, claimSlot, startCron } from './_cron'
+import { createLocalRunner, type LocalRunner } from './_local'
 
 /** How often each instance looks for jobs held by an instance that stopped beating. */
 const REAP_MS = 5_000
@@ -20,6 +22,17 @@ const REAP_IDLE_MS = 60_000
 
 /** How often a worker looks for jobs on its own: a backstop only, the waker tells it when (jobs/_waker.ts). */
 const WORKER_BACKSTOP_SECONDS = 300
+
+/**
+ * A scheduled job that runs in the process that sends it, not through the queue (_local.ts; decisions "Issue 36:
+ * idle, the minute sweeps"). PGlite: every scheduled job (one process owns the database). PostgreSQL: a job
+ * due every minute and not a `short` chain: the instance that claims a slot runs it (and each start its own
+ * start-up run); a run lost with its instance is the next minute's. The `short` chains (idle sweep, knowledge
+ * sync sweep) stay in the queue on PostgreSQL, where the queue keeps one link for all instances, and so do the
+ * hourly and daily jobs, which the queue's reaper hands to another instance when theirs stops.
+ */
+export const runsHere = (job: JobDefinition, postgres: boolean) =>
+  !!job.schedule && (!postgres || (job.schedule.trim() === '* * * * *' && job.policy !== 'short'))
 
 export async function startQueue(opts: {
   database: Database
@@ -39,8 +52,10 @@ export async function startQueue(opts: {
   registry.registerAll(opts.jobs)
   const log = opts.log ?? ((m, extra) => console.log(`[jobs] ${m}`, extra ?? ''))
   const boss = opts.databaseUrl
-    ? new PgBoss({ connectionString: opts.databaseUrl, max: 4, schema: opts.config.queueSchema })
+    ? // No timekeeper (`schedule: false`): the jobs' schedules are this module's cron (_cron.ts).
+      new PgBoss({ connectionString: opts.databaseUrl, max: 4, schema: opts.config.queueSchema, schedule: false })
     : new PgBoss({
+        schedule: false,
         // Every statement pg-boss runs passes here on PGlite: the waker sees the writes that make jobs due.
         db: {
           executeSql: async (text: string, values?: unknown[]) => {
@@ -65,7 +80,11 @@ export async function startQueue(opts: {
   const wake = (name: string) => {
     for (const id of workerIds.get(name) ?? []) boss.notifyWorker(id)
   }
+  // The sweeps that run in this process, not through the queue (runsHere, _local.ts).
+  const local = new Map<string, LocalRunner>()
   const send: JobContext['send'] = async (name, data = {}, o = {}) => {
+    const runner = local.get(name)
+    if (runner) return runner.request(o.startAfter)
     const id = await boss.send(name, data, { singletonKey: o.singletonKey, startAfter: o.startAfter as any })
     if (id) {
       waker?.sent(name, o.startAfter)
@@ -150,6 +169,11 @@ export async function startQueue(opts: {
     // A no-op for a queue that exists (pg-boss's create_queue ends at ON CONFLICT), as on a data dir made
     // from the build's snapshot, which holds these very queues (_queue-options.ts).
     await boss.createQueue(job.name, queueOptions(job) as any)
+    if (runsHere(job, !!opts.databaseUrl)) {
+      local.set(job.name, createLocalRunner(job, ctx))
+      // PGlite: no other process sends it. PostgreSQL: the workers stay for jobs an older instance sent.
+      if (!opts.databaseUrl) continue
+    }
     const workers = Math.max(1, job.concurrency ?? 1)
     const ids: string[] = []
     workerIds.set(job.name, ids)
@@ -182,9 +206,8 @@ export async function startQueue(opts: {
       )
       ids.push(self)
     }
-    if (job.schedule) await boss.schedule(job.name, job.schedule, {}, { tz: 'UTC' })
     // No singleton key: another instance's start must not swallow this one's catch-up run.
-    if (job.runAtStart) await boss.send(job.name, {})
+    if (job.runAtStart && !local.has(job.name)) await boss.send(job.name, {})
   }
 
   waker = createWaker({
@@ -200,6 +223,19 @@ export async function startQueue(opts: {
     },
   })
   waker.start()
+  for (const [name, runner] of local) if (registry.get(name)?.runAtStart) runner.request()
+
+  // The schedules (UTC). On PostgreSQL the instance that moves pg-boss's `version.cron_on` (unused without
+  // its timekeeper) forward to a slot sends that slot's jobs, and any it moved over; the row lock makes
+  // the UPDATEs of instances that race for a slot wait, then find it taken.
+  const cron: Cron = startCron({
+    jobs: registry.list().flatMap((j) => (j.schedule ? [{ name: j.name, schedule: j.schedule }] : [])),
+    send: (name) => send(name, {}),
+    claim: opts.databaseUrl
+      ? (slot) => claimSlot(opts.database.executeSql.bind(opts.database), schema, slot)
+      : undefined,
+    log,
+  })
   // PostgreSQL: a send on any instance wakes this one's workers of its queue (the payload is the queue's name).
   if (opts.databaseUrl) {
     const w = waker
@@ -221,8 +257,11 @@ export async function startQueue(opts: {
     stop: () => {
       reaping = false
       clearTimeout(reaper)
+      cron.stop()
       waker?.stop()
-      return boss.stop({ graceful: true, wait: true, timeout: 5000 })
+      return Promise.all([...local.values()].map((r) => r.stop())).then(() =>
+        boss.stop({ graceful: true, wait: true, timeout: 5000 }),
+      )
     },
   }
 }

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase, type Database } from '~/db/client'
 import { migrate } from '~/db/migrate'
 import { startQueue } from '~/jobs/_queue'
+import { claimSlot } from '~/jobs/_cron'
 import { defineJob } from '~/kit/job'
 import { createRegistries } from '~/kit/registries'
 import { loadConfig } from '~/config'
@@ -85,5 +86,85 @@ describe('job queue', () => {
     verifies('storage.migrations')
     const d = open[0] ?? (await db())
     expect(await migrate(d, migrations)).toEqual([])
+  })
+
+  it('a cron slot is claimed by one instance: racing claims of a slot, one wins and learns the slot before', async () => {
+    verifies('jobs.cron')
+    const d = open[0] ?? (await db())
+    // loadConfig answers its first result: the schema of this test is set on a copy.
+    const schema = `pgboss_cron_${process.pid}`
+    const config = { ...loadConfig({ SVC_DATA_DIR: dataDir }), queueSchema: schema }
+    const q = await startQueue({
+      database: d,
+      databaseUrl: url,
+      jobs: [],
+      pollSeconds: 0.5,
+      log: () => {},
+      registries: createRegistries(),
+      config,
+    })
+    try {
+      const sql = d.executeSql.bind(d)
+      // Another database connection each on PostgreSQL (the row lock is what serialises them).
+      const others = url ? await Promise.all([1, 2, 3].map(() => openDatabase({ url, dataDir }))) : []
+      open.push(...others)
+      const claimers = [sql, ...others.map((o) => o.executeSql.bind(o))]
+      const minute = 60_000
+      const slot = Math.floor(Date.now() / minute) * minute - 10 * minute
+      const first = await Promise.all(claimers.map((c) => claimSlot(c, schema, slot)))
+      expect(first.filter((r) => r !== undefined)).toHaveLength(1)
+      expect(await claimSlot(sql, schema, slot)).toBeUndefined()
+      expect(await claimSlot(sql, schema, slot - minute)).toBeUndefined()
+      const later = await Promise.all(claimers.map((c) => claimSlot(c, schema, slot + 2 * minute)))
+      expect(later.filter((r) => r !== undefined)).toEqual([slot])
+    } finally {
+      await q.stop()
+      if (url) await d.executeSql(`DROP SCHEMA ${schema} CASCADE`)
+    }
+  })
+
+  it('a scheduled job runs at start and its sub-minute chain runs; on PGlite without the queue', async () => {
+    verifies('jobs.local-sweeps')
+    const d = open[0] ?? (await db())
+    const name = `test.sweep.${process.pid}.${Date.now()}`
+    const runs: number[] = []
+    const job = defineJob({
+      name,
+      schedule: '0 0 1 1 *',
+      runAtStart: true,
+      policy: 'short',
+      retryLimit: 0,
+      async run(_data, ctx) {
+        runs.push(Date.now())
+        // The chain, as the idle sweep's: two sends while one waits fold into the one waiting run.
+        if (runs.length < 3) {
+          await ctx.send(name, {}, { startAfter: new Date(Date.now() + 300) })
+          await ctx.send(name, {}, { startAfter: new Date(Date.now() + 600) })
+        }
+      },
+    })
+    const q = await startQueue({
+      database: d,
+      databaseUrl: url,
+      jobs: [job],
+      pollSeconds: 0.5,
+      log: () => {},
+      registries: createRegistries(),
+      config: loadConfig({ SVC_DATA_DIR: dataDir }),
+    })
+    try {
+      const deadline = Date.now() + 20_000
+      while (runs.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      await new Promise((r) => setTimeout(r, 1500))
+      expect(runs).toHaveLength(3)
+      expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(250)
+      if (!url) {
+        const schema = loadConfig({ SVC_DATA_DIR: dataDir }).queueSchema
+        const { rows } = await d.executeSql(`SELECT count(*)::int AS n FROM ${schema}.job WHERE name = $1`, [name])
+        expect(rows).toEqual([{ n: 0 }])
+      }
+    } finally {
+      await q.stop()
+    }
   })
 })

@@ -540,7 +540,9 @@ describe.skipIf(!process.env.DATABASE_URL)('operator config reaches every instan
       { url: env.DATABASE_URL },
     )
     const onA = createApi(a.base, t.key)
-    expect(await limitedWithin(onA, 4, 10_000)).toBeLessThan(10_000)
+    // Notified by the table's trigger, not found by the poll (every 5 s before issue 36, now a 60 s backstop).
+    verifies('admin.config-notify')
+    expect(await limitedWithin(onA, 4, 10_000)).toBeLessThan(3_000)
     const cleared = await createApi(b.base, b.masterKey).patch('/admin/config', { rate_limits: { read: null } })
     expect(cleared.body.rate_limits.read).toBe(1000)
   }, 60_000)

@@ -4,9 +4,10 @@
 // per agent (widget_conversations_per_day, voice_chat_minutes_per_day), stored in platform_config (one row
 // per section: `rate_limits`, `quotas`, each a jsonb object of overrides; one row per single figure, a jsonb
 // number or null). Layers, lowest first: the built-in figures, the boot environment (SVC_RATE_LIMITS,
-// SVC_QUOTAS, SVC_CONVERSATION_IDLE_SECONDS), the stored overrides. Every instance polls the table every
-// CONFIG_POLL_MS (one small read), so a change reaches
-// every instance within that period without a restart; the instance that writes applies it at once, and
+// SVC_QUOTAS, SVC_CONVERSATION_IDLE_SECONDS), the stored overrides. A write to the table notifies every
+// instance (a trigger, LISTEN svc_config), which reads it at once; without the LISTEN every instance polls the
+// table every CONFIG_POLL_MS (one small read), so a change reaches every instance within that period without a
+// restart; the instance that writes applies it at once, and
 // POST /admin/reload applies the stored rows at once. `call_countries` (issue 30) is one more row: a jsonb
 // array of ISO country codes or null, the countries outbound calls, campaign dials and transfers may reach.
 import { inArray, sql } from 'drizzle-orm'
@@ -24,6 +25,10 @@ import { applyCallCountries, countryCode, currentCallCountries } from '~/domain/
 import { RATE_LIMIT_DEFAULTS, RATE_LIMIT_NAMES, type RateLimitName } from '~/kit/rate-limit'
 
 export const CONFIG_POLL_MS = 5_000
+/** The poll once the LISTEN on CONFIG_CHANNEL is in place (decisions "Issue 36: idle, the minute sweeps"). */
+export const CONFIG_BACKSTOP_MS = 60_000
+/** Notified by platform_config's trigger (migration 0026) at the commit of any write to it. */
+export const CONFIG_CHANNEL = 'svc_config'
 const SECTIONS = ['rate_limits', 'quotas'] as const
 type Section = (typeof SECTIONS)[number]
 /** Single-figure settings: each its own row, the figure itself as the jsonb value; its range and the
@@ -141,11 +146,25 @@ export async function reloadConfig(runtime: Runtime) {
   return presentConfig(runtime, stored)
 }
 
-/** Polls platform_config; answers the stop function. A failed read is logged and retried on the next tick. */
+/**
+ * Reads platform_config when it changes and as a backstop; answers the stop function. A write to the table
+ * (through the API or by hand) notifies CONFIG_CHANNEL (its trigger, migration 0026) and every instance reads it
+ * at once; the poll runs every CONFIG_POLL_MS while the LISTEN is not (yet) in place, and every
+ * CONFIG_BACKSTOP_MS once it is, for a notification lost while the listener's connection was re-made. A failed
+ * read is logged and retried on the next tick.
+ */
 export function startConfigPoller(runtime: Runtime, intervalMs = CONFIG_POLL_MS): () => void {
   let running = false
-  const tick = async () => {
-    if (running) return
+  let again = false
+  let stopped = false
+  let listening = false
+  let timer: NodeJS.Timeout | undefined
+  const tick = async (): Promise<void> => {
+    if (running) {
+      // A notification during a read: read once more after it (the read may have missed the change).
+      again = true
+      return
+    }
     running = true
     try {
       applyConfig(runtime, await readStoredConfig(runtime.database.db))
@@ -154,10 +173,31 @@ export function startConfigPoller(runtime: Runtime, intervalMs = CONFIG_POLL_MS)
     } finally {
       running = false
     }
+    if (again && !stopped) {
+      again = false
+      return tick()
+    }
   }
-  const timer = setInterval(tick, intervalMs)
-  timer.unref?.()
-  return () => clearInterval(timer)
+  const arm = () => {
+    if (stopped) return
+    clearTimeout(timer)
+    timer = setTimeout(() => void tick().finally(arm), listening ? CONFIG_BACKSTOP_MS : intervalMs)
+    timer.unref?.()
+  }
+  arm()
+  void runtime.database
+    .listen(CONFIG_CHANNEL, () => {
+      if (!stopped) void tick()
+    })
+    .then((ok) => {
+      listening = ok
+      // Read once now: a change committed before the LISTEN was in place notified nobody here.
+      if (ok && !stopped) void tick().finally(arm)
+    })
+  return () => {
+    stopped = true
+    clearTimeout(timer)
+  }
 }
 
 export function presentConfig(runtime: Runtime, stored: StoredConfig) {

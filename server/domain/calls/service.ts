@@ -7,6 +7,9 @@ import { beat, outboundCtx } from './outbound'
 import { reconcileCalls } from './reconcile'
 import { startSimulatedNetwork } from './simulator'
 
+/** The beat on PostgreSQL is a third of SVC_CALL_STALE_SECONDS (the other instances judge this one dead once
+ *  its last beat is that old: two beats may be lost or late before it is), and at least this. The start-up
+ *  windows of PGlite beat as PostgreSQL (decisions "Issue 36: idle, the minute sweeps"). */
 const BEAT_MS = 2_000
 /** On PGlite this process is the only instance: once the windows in which a previous process's calls are
  *  reconciled have passed, its beat only tells `GET /admin/system/status` that it is live (seen in 60 s); no
@@ -22,13 +25,14 @@ export function startOutbound(runtime: Runtime): () => void {
   // On PGlite only calls of a process that ran before this one can be orphaned, and they are found in the first
   // stale windows; after those the minute sweep (outbound.sweep, which reconciles too) is enough.
   const early = () => Date.now() - startedAt <= 2 * (staleS * 1000 + 5_000)
+  const beatMs = Math.max(BEAT_MS, Math.floor((staleS * 1000) / 3))
   let stopped = false
   let ticks = 0
   const tick = async () => {
     try {
       await beat(runtime.database.db)
       // Reconcile about twice per stale window.
-      if (++ticks % Math.max(1, Math.floor((staleS * 1000) / BEAT_MS / 2)) === 0 && (!embedded || early()))
+      if (++ticks % Math.max(1, Math.round((staleS * 1000) / beatMs / 2)) === 0 && (!embedded || early()))
         await reconcileCalls(ctx, staleS)
     } catch (err) {
       console.error(`[calls] heartbeat: ${err instanceof Error ? err.message : err}`)
@@ -37,7 +41,7 @@ export function startOutbound(runtime: Runtime): () => void {
   let timer: NodeJS.Timeout | undefined
   const next = () => {
     if (stopped) return
-    timer = setTimeout(() => void tick().finally(next), embedded && !early() ? EMBEDDED_BEAT_MS : BEAT_MS)
+    timer = setTimeout(() => void tick().finally(next), embedded && !early() ? EMBEDDED_BEAT_MS : beatMs)
     timer.unref()
   }
   void tick().finally(next)
