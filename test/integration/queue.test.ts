@@ -28,6 +28,18 @@ async function db() {
   return d
 }
 
+/** The queue as a process starts it, on `database`, with these jobs only. */
+const queueOn = (database: Database, jobs: Parameters<typeof startQueue>[0]['jobs']) =>
+  startQueue({
+    database,
+    databaseUrl: url,
+    jobs,
+    pollSeconds: 0.5,
+    log: () => {},
+    registries: createRegistries(),
+    config: loadConfig({ SVC_DATA_DIR: dataDir }),
+  })
+
 afterAll(async () => {
   for (const d of open) await d.close().catch(() => {})
 })
@@ -46,15 +58,7 @@ describe('job queue', () => {
 
     // First process: declares the queue but has no worker for it, sends, then goes away.
     const first = await db()
-    const q1 = await startQueue({
-      database: first,
-      databaseUrl: url,
-      jobs: [],
-      pollSeconds: 0.5,
-      log: () => {},
-      registries: createRegistries(),
-      config: loadConfig({ SVC_DATA_DIR: dataDir }),
-    })
+    const q1 = await queueOn(first, [])
     await q1.boss.createQueue(name)
     const id = await q1.send(name, { n: 42 })
     expect(id).toBeTruthy()
@@ -66,15 +70,7 @@ describe('job queue', () => {
 
     // Second process: starts the worker and picks the job up.
     const second = url ? first : await db()
-    const q2 = await startQueue({
-      database: second,
-      databaseUrl: url,
-      jobs: [job],
-      pollSeconds: 0.5,
-      log: () => {},
-      registries: createRegistries(),
-      config: loadConfig({ SVC_DATA_DIR: dataDir }),
-    })
+    const q2 = await queueOn(second, [job])
     const deadline = Date.now() + 20_000
     while (!seen.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
     await new Promise((r) => setTimeout(r, 1500))
@@ -143,15 +139,7 @@ describe('job queue', () => {
         }
       },
     })
-    const q = await startQueue({
-      database: d,
-      databaseUrl: url,
-      jobs: [job],
-      pollSeconds: 0.5,
-      log: () => {},
-      registries: createRegistries(),
-      config: loadConfig({ SVC_DATA_DIR: dataDir }),
-    })
+    const q = await queueOn(d, [job])
     try {
       const deadline = Date.now() + 20_000
       while (runs.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
