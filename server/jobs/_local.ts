@@ -20,6 +20,28 @@ export interface LocalRunner {
 
 let seq = 0
 
+/** One run of a job, through the queue or in the process: its span and its count in `svc_jobs_total`; a
+ *  failure is counted and thrown on to the caller, which retries it. */
+export async function runJob(
+  job: JobDefinition,
+  data: unknown,
+  ctx: JobContext,
+  meta: { id: string; retryCount: number },
+): Promise<void> {
+  try {
+    await inSpan(
+      `job ${job.name}`,
+      { 'svc.job.queue': job.name, 'svc.job.retry': meta.retryCount },
+      () => job.run(data as any, ctx, meta),
+      SpanKind.CONSUMER,
+    )
+  } catch (err) {
+    countJob(job.name, 'failed')
+    throw err
+  }
+  countJob(job.name, 'completed')
+}
+
 export function createLocalRunner(job: JobDefinition, ctx: JobContext): LocalRunner {
   let running: Promise<void> | undefined
   /** The waiting run: its time (epoch ms) and its timer. */
@@ -29,15 +51,8 @@ export function createLocalRunner(job: JobDefinition, ctx: JobContext): LocalRun
   const run = async (retryCount: number) => {
     const id = `local-${job.name}-${++seq}`
     try {
-      await inSpan(
-        `job ${job.name}`,
-        { 'svc.job.queue': job.name, 'svc.job.retry': retryCount },
-        () => job.run({}, ctx, { id, retryCount }),
-        SpanKind.CONSUMER,
-      )
-      countJob(job.name, 'completed')
+      await runJob(job, {}, ctx, { id, retryCount })
     } catch (err) {
-      countJob(job.name, 'failed')
       const limit = job.retryLimit ?? 3
       ctx.log(`${job.name} failed${retryCount < limit ? ', retried' : ''}: ${err instanceof Error ? err.message : err}`)
       if (retryCount < limit)

@@ -1,6 +1,5 @@
 // pg-boss on the same database: directly on PostgreSQL, through the `db.executeSql` adapter on PGlite.
 // Jobs live in the database, so a restart (or a crash) resumes them; any number of instances share them.
-import { countJob } from '~/kit/metrics'
 import PgBoss from 'pg-boss'
 import type { Database } from '~/db/client'
 import type { JobContext, JobDefinition, Queue } from '~/kit/job'
@@ -8,12 +7,11 @@ import { resolveProviders, type Providers } from '~/kit/providers'
 export type { Queue } from '~/kit/job'
 import { createRegistry } from '~/kit/registry'
 import { createFsBlobStore, type BlobStore } from '~/kit/blob-store'
-import { inSpan, SpanKind } from '~/kit/tracing'
 import { INSTANCE_ID } from '~/domain/calls/instance'
 import { createWaker, JOBS_CHANNEL, type Waker } from './_waker'
 import { queueOptions } from './_queue-options'
 import { type Cron, claimSlot, startCron } from './_cron'
-import { createLocalRunner, type LocalRunner } from './_local'
+import { createLocalRunner, type LocalRunner, runJob } from './_local'
 
 /** How often each instance looks for jobs held by an instance that stopped beating. */
 const REAP_MS = 5_000
@@ -188,19 +186,12 @@ export async function startQueue(opts: {
           for (const j of batch) {
             await own(job.name, j.id)
             try {
-              await inSpan(
-                `job ${job.name}`,
-                { 'svc.job.queue': job.name, 'svc.job.retry': j.retryCount },
-                () => job.run(j.data as any, ctx, { id: j.id, retryCount: j.retryCount }),
-                SpanKind.CONSUMER,
-              )
+              await runJob(job, j.data, ctx, { id: j.id, retryCount: j.retryCount })
             } catch (err) {
-              countJob(job.name, 'failed')
               // pg-boss records the failure and the retry's time once this throws; the probe then reads it.
               waker?.soon()
               throw err
             }
-            countJob(job.name, 'completed')
           }
         },
       )
